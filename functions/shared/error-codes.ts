@@ -1,0 +1,72 @@
+/**
+ * The Plant Store's stable error codes: the one table behind every failure the API answers,
+ * used by the functions, the gateway responses (deployed and local) and the OpenAPI document.
+ * Every failure is answered with exactly an {@link ErrorBody}.
+ */
+
+/** The body of every failure response: `{"error": <int32>, "message": <string>}` and nothing else. */
+export interface ErrorBody {
+  readonly error: number;
+  readonly message: string;
+}
+
+/** One row of the contract's error table. `message` is the default, written for the client. */
+export interface ErrorCode {
+  readonly error: number;
+  readonly statusCode: number;
+  readonly message: string;
+}
+
+export const errorCodes = {
+  /** The gateway rejected the request for a reason no other code names. */
+  badRequest: { error: 40000, statusCode: 400, message: 'The request was rejected.' },
+  invalidJson: { error: 40001, statusCode: 400, message: 'The request body is not valid JSON.' },
+  invalidPlant: {
+    error: 40002,
+    statusCode: 400,
+    message: 'The request body is not a valid plant.',
+  },
+  unsupportedMediaType: {
+    error: 40003,
+    statusCode: 400,
+    message: 'The request content type must be application/json.',
+  },
+  bodyTooLarge: {
+    error: 40004,
+    statusCode: 400,
+    message: 'The request body is larger than 16384 bytes.',
+  },
+  plantConflict: {
+    error: 40009,
+    statusCode: 400,
+    message: 'A plant with this id already exists with different content.',
+  },
+  unauthorized: {
+    error: 40100,
+    statusCode: 401,
+    message: 'A valid bearer token is required.',
+  },
+  forbidden: {
+    error: 40300,
+    statusCode: 403,
+    message: 'The bearer token does not grant the required scope.',
+  },
+  notFound: { error: 40400, statusCode: 404, message: 'No such resource or method.' },
+  throttled: { error: 42900, statusCode: 429, message: 'Too many requests; retry later.' },
+  internal: { error: 50000, statusCode: 500, message: 'An unexpected error occurred.' },
+  storeUnavailable: {
+    error: 50300,
+    statusCode: 503,
+    message: 'The plant store is temporarily unavailable; it is safe to retry.',
+  },
+} as const satisfies Record<string, ErrorCode>;
+
+export type ErrorCodeName = keyof typeof errorCodes;
+
+/** The largest request body the API accepts, in bytes (16 KiB). */
+export const maxBodyBytes = 16 * 1024;
+
+/** The Error body of a code, with its default message unless another is given. */
+export function errorBody(code: ErrorCode, message: string = code.message): ErrorBody {
+  return { error: code.error, message };
+}

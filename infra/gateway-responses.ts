@@ -1,0 +1,77 @@
+/**
+ * The answers API Gateway gives itself (before or instead of the function): one definition used
+ * by the CDK stack (`AWS::ApiGateway::GatewayResponse`) and by the local API, so the two cannot
+ * drift. Every one carries the Error body, so no response of the API has another shape.
+ *
+ * This module is plain data: it must not import aws-cdk-lib, since the local API loads it.
+ */
+import {
+  type ErrorBody,
+  type ErrorCode,
+  errorBody,
+  errorCodes,
+} from '../functions/shared/error-codes.ts';
+
+/** The API Gateway response types the Plant Store customises (names as in CloudFormation). */
+export type GatewayResponseType =
+  | 'UNAUTHORIZED'
+  | 'ACCESS_DENIED'
+  | 'MISSING_AUTHENTICATION_TOKEN'
+  | 'RESOURCE_NOT_FOUND'
+  | 'THROTTLED'
+  | 'QUOTA_EXCEEDED'
+  | 'REQUEST_TOO_LARGE'
+  | 'UNSUPPORTED_MEDIA_TYPE'
+  | 'INTEGRATION_TIMEOUT'
+  | 'DEFAULT_4XX'
+  | 'DEFAULT_5XX';
+
+export interface GatewayResponse {
+  readonly type: GatewayResponseType;
+  readonly statusCode: number;
+  /** Header names and literal values (the CDK stack quotes them for API Gateway). */
+  readonly headers: Readonly<Record<string, string>>;
+  readonly body: ErrorBody;
+}
+
+/** The realm named in `WWW-Authenticate` challenges (RFC 6750). */
+export const authenticationRealm = 'plant-store';
+
+const json = { 'Content-Type': 'application/json' } as const;
+
+function respond(
+  type: GatewayResponseType,
+  code: ErrorCode,
+  headers: Record<string, string> = {},
+): GatewayResponse {
+  return {
+    type,
+    statusCode: code.statusCode,
+    headers: { ...json, ...headers },
+    body: errorBody(code),
+  };
+}
+
+export const gatewayResponses: Readonly<Record<GatewayResponseType, GatewayResponse>> = {
+  // No, malformed or rejected token: the authorizer threw "Unauthorized" or the header is missing.
+  UNAUTHORIZED: respond('UNAUTHORIZED', errorCodes.unauthorized, {
+    'WWW-Authenticate': `Bearer realm="${authenticationRealm}"`,
+  }),
+  // The authorizer answered Deny: a valid token without the required scope.
+  ACCESS_DENIED: respond('ACCESS_DENIED', errorCodes.forbidden, {
+    'WWW-Authenticate': `Bearer realm="${authenticationRealm}", error="insufficient_scope"`,
+  }),
+  // REST APIs answer an unknown path or method with 403 "Missing Authentication Token";
+  // the contract calls that what it is: 404.
+  MISSING_AUTHENTICATION_TOKEN: respond('MISSING_AUTHENTICATION_TOKEN', errorCodes.notFound),
+  RESOURCE_NOT_FOUND: respond('RESOURCE_NOT_FOUND', errorCodes.notFound),
+  THROTTLED: respond('THROTTLED', errorCodes.throttled, { 'Retry-After': '1' }),
+  QUOTA_EXCEEDED: respond('QUOTA_EXCEEDED', errorCodes.throttled, { 'Retry-After': '1' }),
+  // The gateway's own 10 MB limit: far above the function's 16 KiB one, answered the same way.
+  REQUEST_TOO_LARGE: respond('REQUEST_TOO_LARGE', errorCodes.bodyTooLarge),
+  UNSUPPORTED_MEDIA_TYPE: respond('UNSUPPORTED_MEDIA_TYPE', errorCodes.unsupportedMediaType),
+  // The function did not answer in time. Creates are idempotent, so a retry is safe.
+  INTEGRATION_TIMEOUT: respond('INTEGRATION_TIMEOUT', errorCodes.storeUnavailable),
+  DEFAULT_4XX: respond('DEFAULT_4XX', errorCodes.badRequest),
+  DEFAULT_5XX: respond('DEFAULT_5XX', errorCodes.internal),
+};
