@@ -1,0 +1,92 @@
+/**
+ * The DynamoDB document client, configured so that a hung or unreachable store fails fast.
+ *
+ * Time bound of one store call (see also `storeDeadlineMilliseconds`): each attempt gives up
+ * after `connectionTimeoutMilliseconds` to connect and `requestTimeoutMilliseconds` for the whole
+ * request; `maxAttempts` attempts with the SDK's standard jittered backoff; and the caller's
+ * deadline aborts whatever is still running. The Lambda timeout (about 10 s) is far beyond that,
+ * so the client always gets a 503 it may retry, never a gateway timeout.
+ */
+import { Agent as HttpAgent } from 'node:http';
+import { Agent as HttpsAgent } from 'node:https';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { isServerError, isThrottlingError, isTransientError } from '@smithy/core/retry';
+
+export interface DocumentClientOptions {
+  /** A DynamoDB-compatible endpoint (DynamoDB Local); the AWS regional endpoint when absent. */
+  endpoint?: string;
+  /** Per attempt: time to establish the connection. */
+  connectionTimeoutMilliseconds?: number;
+  /** Per attempt: time for the whole request and response. */
+  requestTimeoutMilliseconds?: number;
+  /** Attempts in total, first one included. */
+  maxAttempts?: number;
+}
+
+/** The defaults, chosen so that three attempts plus backoff fit in the deadline below. */
+export const defaultDocumentClientOptions = {
+  connectionTimeoutMilliseconds: 500,
+  requestTimeoutMilliseconds: 1_000,
+  maxAttempts: 3,
+} as const;
+
+/** The overall deadline of one store call, retries included (an `abortSignal` on `send`). */
+export const storeDeadlineMilliseconds = 3_000;
+
+/**
+ * Creates a document client with bounded timeouts and exact numbers: numbers are never turned
+ * into a lossy JavaScript `number` on the way in (bigint or `NumberValue` are written as N) or
+ * out (`wrapNumbers` reads N as `NumberValue`).
+ */
+export function createDocumentClient(options: DocumentClientOptions = {}): DynamoDBDocumentClient {
+  const { endpoint } = options;
+  const settings = { ...defaultDocumentClientOptions, ...withoutUndefined(options) };
+  const client = new DynamoDBClient({
+    ...(endpoint === undefined ? {} : localStoreSettings(endpoint)),
+    maxAttempts: settings.maxAttempts,
+    requestHandler: {
+      connectionTimeout: settings.connectionTimeoutMilliseconds,
+      requestTimeout: settings.requestTimeoutMilliseconds,
+      throwOnRequestTimeout: true,
+      // Reusing connections saves a TLS handshake on every warm invocation.
+      httpAgent: new HttpAgent({ keepAlive: true }),
+      httpsAgent: new HttpsAgent({ keepAlive: true }),
+    },
+  });
+  return DynamoDBDocumentClient.from(client, {
+    marshallOptions: { removeUndefinedValues: true },
+    unmarshallOptions: { wrapNumbers: true },
+  });
+}
+
+/**
+ * Whether a store error means "unavailable, safe to retry" (503): throttling after the SDK's
+ * retries, timeouts, the deadline's abort, connection failures and 5xx answers.
+ */
+export function isStoreUnavailableError(error: unknown): boolean {
+  if (!(error instanceof Error)) return false;
+  if (error.name === 'AbortError' || error.name === 'TimeoutError') return true;
+  const classified = error as Parameters<typeof isTransientError>[0];
+  return isThrottlingError(classified) || isTransientError(classified) || isServerError(classified);
+}
+
+/**
+ * DynamoDB Local accepts any credentials; without some, the SDK's default chain would end up
+ * asking the EC2 metadata service, which is slow or absent on a developer's machine.
+ */
+function localStoreSettings(endpoint: string) {
+  const environment = process.env;
+  const hasCredentials = environment.AWS_ACCESS_KEY_ID !== undefined;
+  return {
+    endpoint,
+    region: environment.AWS_REGION ?? environment.AWS_DEFAULT_REGION ?? 'us-east-1',
+    ...(hasCredentials ? {} : { credentials: { accessKeyId: 'local', secretAccessKey: 'local' } }),
+  };
+}
+
+function withoutUndefined<T extends object>(value: T): Partial<T> {
+  return Object.fromEntries(
+    Object.entries(value).filter(([, entry]) => entry !== undefined),
+  ) as Partial<T>;
+}

