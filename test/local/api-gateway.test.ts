@@ -1,0 +1,380 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import type {
+  APIGatewayAuthorizerResult,
+  APIGatewayProxyEvent,
+  APIGatewayProxyResult,
+  APIGatewayTokenAuthorizerEvent,
+} from 'aws-lambda';
+import { createLogger } from '../../functions/shared/logger.ts';
+import { gatewayResponses } from '../../infra/gateway-responses.ts';
+import {
+  type ApiGateway,
+  type ApiGatewayOptions,
+  createTokenBucket,
+  PortInUseError,
+  type ProxyIntegrationHandler,
+  startApiGateway,
+} from '../../local/api-gateway.ts';
+
+/** A stand-in authorizer: the token names the outcome, as the real one decides from a JWT. */
+function fakeAuthorizer(calls: APIGatewayTokenAuthorizerEvent[]) {
+  return async (event: APIGatewayTokenAuthorizerEvent): Promise<APIGatewayAuthorizerResult> => {
+    calls.push(event);
+    const stageArn = event.methodArn.split('/').slice(0, 2).join('/');
+    const policy = (effect: string, resource: string, context?: Record<string, unknown>) =>
+      ({
+        principalId: 'client-1',
+        policyDocument: {
+          Version: '2012-10-17',
+          Statement: [{ Action: 'execute-api:Invoke', Effect: effect, Resource: resource }],
+        },
+        context,
+      }) as APIGatewayAuthorizerResult;
+    switch (event.authorizationToken) {
+      case 'Bearer allow':
+        return policy('Allow', `${stageArn}/*/*`, { sub: 'client-1', scope: 'plants/write' });
+      case 'Bearer deny':
+        return policy('Deny', `${stageArn}/*/*`);
+      case 'Bearer allow-get-only':
+        return policy('Allow', `${stageArn}/GET/*`);
+      case 'Bearer nested-context':
+        return policy('Allow', `${stageArn}/*/*`, { claims: { sub: 'client-1' } });
+      case 'Bearer broken':
+        throw new TypeError('cannot read properties of undefined');
+      default:
+        throw new Error('Unauthorized');
+    }
+  };
+}
+
+/** Echoes the proxy event it received, so tests can look at it. */
+const echo: ProxyIntegrationHandler = async (event) => ({
+  statusCode: 200,
+  body: JSON.stringify(event),
+});
+
+interface Started {
+  gateway: ApiGateway;
+  authorizerCalls: APIGatewayTokenAuthorizerEvent[];
+  logLines: string[];
+}
+
+async function startWith(
+  handler: ProxyIntegrationHandler,
+  options: Partial<ApiGatewayOptions> = {},
+): Promise<Started> {
+  const authorizerCalls: APIGatewayTokenAuthorizerEvent[] = [];
+  const logLines: string[] = [];
+  const gateway = await startApiGateway({
+    port: 0,
+    routes: [
+      { httpMethod: 'POST', resourcePath: '/plants', functionName: 'create-plant', handler },
+    ],
+    authorizer: fakeAuthorizer(authorizerCalls),
+    logger: createLogger({}, (line) => logLines.push(line)),
+    ...options,
+  });
+  return { gateway, authorizerCalls, logLines };
+}
+
+function post(gateway: ApiGateway, token: string | undefined, body = '{"id":1}', path = '/plants') {
+  return fetch(`${gateway.url}${path}`, {
+    method: 'POST',
+    headers: {
+      'Content-Type': 'application/json',
+      ...(token === undefined ? {} : { Authorization: token }),
+    },
+    body,
+  });
+}
+
+async function expectGatewayAnswer(
+  response: Response,
+  type: keyof typeof gatewayResponses,
+): Promise<void> {
+  const expected = gatewayResponses[type];
+  expect(response.status).toBe(expected.statusCode);
+  for (const [name, value] of Object.entries(expected.headers)) {
+    expect(response.headers.get(name)).toBe(value);
+  }
+  expect(await response.json()).toEqual(expected.body);
+}
+
+describe('local API Gateway stand-in', () => {
+  let started: Started;
+
+  beforeAll(async () => {
+    started = await startWith(echo);
+  });
+
+  afterAll(async () => {
+    await started?.gateway.close();
+  });
+
+  describe('integration', () => {
+    it('passes a REST API proxy event with the authorizer context to the function', async () => {
+      const response = await fetch(`${started.gateway.url}/plants?dry=1&dry=2`, {
+        method: 'POST',
+        headers: {
+          Authorization: 'Bearer allow',
+          'Content-Type': 'application/json',
+          'X-Trace': 'a',
+        },
+        body: '{"id":7,"name":"Fern"}',
+      });
+      expect(response.status).toBe(200);
+      const event = (await response.json()) as APIGatewayProxyEvent;
+
+      expect(event).toMatchObject({
+        resource: '/plants',
+        path: '/plants',
+        httpMethod: 'POST',
+        body: '{"id":7,"name":"Fern"}',
+        isBase64Encoded: false,
+        pathParameters: null,
+        stageVariables: null,
+        queryStringParameters: { dry: '2' },
+        multiValueQueryStringParameters: { dry: ['1', '2'] },
+      });
+      expect(event.headers['Content-Type']).toBe('application/json');
+      expect(event.multiValueHeaders['X-Trace']).toEqual(['a']);
+      expect(event.requestContext).toMatchObject({
+        stage: 'local',
+        resourcePath: '/plants',
+        httpMethod: 'POST',
+        authorizer: { principalId: 'client-1', sub: 'client-1', scope: 'plants/write' },
+        identity: { sourceIp: '127.0.0.1' },
+      });
+      expect(event.requestContext.requestId).toMatch(/^[0-9a-f-]{36}$/);
+      expect(event.requestContext.requestTimeEpoch).toBeLessThanOrEqual(Date.now());
+      expect(response.headers.get('x-amzn-RequestId')).toBe(event.requestContext.requestId);
+    });
+
+    it('passes no query strings and a null body as null', async () => {
+      const response = await post(started.gateway, 'Bearer allow', '');
+      const event = (await response.json()) as APIGatewayProxyEvent;
+      expect(event.queryStringParameters).toBeNull();
+      expect(event.multiValueQueryStringParameters).toBeNull();
+      expect(event.body).toBeNull();
+    });
+
+    it("answers the function's status, headers and body", async () => {
+      const { gateway } = await startWith(async () => ({
+        statusCode: 201,
+        headers: { 'Content-Type': 'text/plain', 'X-Count': 2 },
+        multiValueHeaders: { 'Set-Cookie': ['a=1', 'b=2'] },
+        body: Buffer.from('hello').toString('base64'),
+        isBase64Encoded: true,
+      }));
+      try {
+        const response = await post(gateway, 'Bearer allow');
+        expect(response.status).toBe(201);
+        expect(response.headers.get('content-type')).toBe('text/plain');
+        expect(response.headers.get('x-count')).toBe('2');
+        expect(response.headers.getSetCookie()).toEqual(['a=1', 'b=2']);
+        expect(await response.text()).toBe('hello');
+      } finally {
+        await gateway.close();
+      }
+    });
+
+    it('labels a function answer without a content type as JSON, as API Gateway does', async () => {
+      const { gateway } = await startWith(async () => ({ statusCode: 200, body: '{}' }));
+      try {
+        const response = await post(gateway, 'Bearer allow');
+        expect(response.headers.get('content-type')).toBe('application/json');
+      } finally {
+        await gateway.close();
+      }
+    });
+
+    it.each<[string, ProxyIntegrationHandler]>([
+      [
+        'throws',
+        async () => {
+          throw new Error('store exploded');
+        },
+      ],
+      ['answers no status code', async () => ({ body: '{}' }) as unknown as APIGatewayProxyResult],
+      ['answers a non-string body', async () => ({ statusCode: 200, body: {} }) as never],
+    ])('answers DEFAULT_5XX when the function %s', async (_case, handler) => {
+      const { gateway } = await startWith(handler);
+      try {
+        await expectGatewayAnswer(await post(gateway, 'Bearer allow'), 'DEFAULT_5XX');
+      } finally {
+        await gateway.close();
+      }
+    });
+
+    it('answers INTEGRATION_TIMEOUT when the function outlives the integration timeout', async () => {
+      const { gateway } = await startWith(
+        () =>
+          new Promise((resolve) => setTimeout(() => resolve({ statusCode: 200, body: '' }), 500)),
+        { integrationTimeoutMilliseconds: 50 },
+      );
+      try {
+        await expectGatewayAnswer(await post(gateway, 'Bearer allow'), 'INTEGRATION_TIMEOUT');
+      } finally {
+        await gateway.close();
+      }
+    });
+  });
+
+  describe('authorizer', () => {
+    it('calls the authorizer with a TOKEN event naming the method ARN', async () => {
+      const { gateway, authorizerCalls } = await startWith(echo);
+      try {
+        await post(gateway, 'Bearer allow');
+        expect(authorizerCalls).toEqual([
+          {
+            type: 'TOKEN',
+            authorizationToken: 'Bearer allow',
+            methodArn: expect.stringMatching(
+              /^arn:aws:execute-api:[a-z0-9-]+:\d{12}:[a-z0-9]+\/local\/POST\/plants$/,
+            ),
+          },
+        ]);
+      } finally {
+        await gateway.close();
+      }
+    });
+
+    it('reuses a policy for the same token within the cache TTL', async () => {
+      const { gateway, authorizerCalls } = await startWith(echo);
+      try {
+        await post(gateway, 'Bearer allow');
+        await post(gateway, 'Bearer allow');
+        await post(gateway, 'Bearer deny');
+        await post(gateway, 'Bearer deny');
+        expect(authorizerCalls.map((call) => call.authorizationToken)).toEqual([
+          'Bearer allow',
+          'Bearer deny',
+        ]);
+      } finally {
+        await gateway.close();
+      }
+    });
+
+    it('asks the authorizer every time when the cache is off, and never caches a 401', async () => {
+      const { gateway, authorizerCalls } = await startWith(echo, { authorizerCacheTtlSeconds: 0 });
+      const cached = await startWith(echo);
+      try {
+        await post(gateway, 'Bearer allow');
+        await post(gateway, 'Bearer allow');
+        expect(authorizerCalls).toHaveLength(2);
+        await post(cached.gateway, 'Bearer expired');
+        await post(cached.gateway, 'Bearer expired');
+        expect(cached.authorizerCalls).toHaveLength(2);
+      } finally {
+        await gateway.close();
+        await cached.gateway.close();
+      }
+    });
+
+    it.each([undefined, '', '   '])(
+      'answers UNAUTHORIZED without asking the authorizer when Authorization is %p',
+      async (token) => {
+        const before = started.authorizerCalls.length;
+        await expectGatewayAnswer(await post(started.gateway, token), 'UNAUTHORIZED');
+        expect(started.authorizerCalls).toHaveLength(before);
+      },
+    );
+
+    it('answers UNAUTHORIZED when the authorizer fails with "Unauthorized"', async () => {
+      await expectGatewayAnswer(await post(started.gateway, 'Bearer forged'), 'UNAUTHORIZED');
+    });
+
+    it.each(['Bearer deny', 'Bearer allow-get-only'])(
+      'answers ACCESS_DENIED when the policy for %p does not allow the method',
+      async (token) => {
+        await expectGatewayAnswer(await post(started.gateway, token), 'ACCESS_DENIED');
+      },
+    );
+
+    it.each(['Bearer broken', 'Bearer nested-context'])(
+      'answers DEFAULT_5XX when the authorizer fails otherwise or answers nonsense (%p)',
+      async (token) => {
+        await expectGatewayAnswer(await post(started.gateway, token), 'DEFAULT_5XX');
+      },
+    );
+  });
+
+  describe('before the authorizer', () => {
+    it.each([
+      ['POST', '/unknown'],
+      ['GET', '/plants'],
+      ['DELETE', '/plants'],
+      ['POST', '/plants/1'],
+      ['POST', '/'],
+    ])('answers %s %s with MISSING_AUTHENTICATION_TOKEN (404)', async (method, path) => {
+      const before = started.authorizerCalls.length;
+      const response = await fetch(`${started.gateway.url}${path}`, {
+        method,
+        headers: { Authorization: 'Bearer allow' },
+      });
+      await expectGatewayAnswer(response, 'MISSING_AUTHENTICATION_TOKEN');
+      expect(started.authorizerCalls).toHaveLength(before);
+    });
+
+    it('answers THROTTLED (429) once the burst is spent', async () => {
+      const { gateway } = await startWith(echo, {
+        throttling: { rateLimit: 0.001, burstLimit: 2 },
+      });
+      try {
+        expect((await post(gateway, 'Bearer allow')).status).toBe(200);
+        expect((await post(gateway, 'Bearer allow')).status).toBe(200);
+        await expectGatewayAnswer(await post(gateway, 'Bearer allow'), 'THROTTLED');
+      } finally {
+        await gateway.close();
+      }
+    });
+
+    it('answers REQUEST_TOO_LARGE for a body over 10 MB, without calling the function', async () => {
+      const before = started.authorizerCalls.length;
+      const body = 'x'.repeat(10 * 1024 * 1024 + 1);
+      await expectGatewayAnswer(
+        await post(started.gateway, 'Bearer allow', body),
+        'REQUEST_TOO_LARGE',
+      );
+      expect(started.authorizerCalls).toHaveLength(before);
+    });
+  });
+
+  it('logs one line per request, without the token or the body', async () => {
+    const { gateway, logLines } = await startWith(echo);
+    try {
+      const response = await post(gateway, 'Bearer allow', '{"secret":"do-not-log"}');
+      expect(logLines).toHaveLength(1);
+      const line = JSON.parse(logLines[0] as string);
+      expect(line).toMatchObject({
+        method: 'POST',
+        path: '/plants',
+        status: 200,
+        requestId: response.headers.get('x-amzn-RequestId'),
+      });
+      expect(line.durationMs).toEqual(expect.any(Number));
+      expect(logLines[0]).not.toContain('allow');
+      expect(logLines[0]).not.toContain('do-not-log');
+    } finally {
+      await gateway.close();
+    }
+  });
+
+  it('fails with PortInUseError when the port is taken', async () => {
+    await expect(startWith(echo, { port: started.gateway.port })).rejects.toThrow(PortInUseError);
+  });
+});
+
+describe('token bucket', () => {
+  it('allows a burst, then refills at the rate', () => {
+    let now = 0;
+    const take = createTokenBucket({ rateLimit: 2, burstLimit: 3 }, () => now);
+    expect([take(), take(), take(), take()]).toEqual([true, true, true, false]);
+    now = 499;
+    expect(take()).toBe(false);
+    now = 500;
+    expect(take()).toBe(true);
+    now = 10_000;
+    expect([take(), take(), take(), take()]).toEqual([true, true, true, false]);
+  });
+});
