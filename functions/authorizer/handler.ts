@@ -1,0 +1,143 @@
+/**
+ * The TOKEN authorizer: API Gateway passes the `Authorization` header; an invalid or missing
+ * token is answered by throwing `Unauthorized` (401), a valid token without the required scope
+ * by a Deny policy (403), and a valid token with it by an Allow policy whose context carries the
+ * subject and scopes to the function.
+ *
+ * No middy here: the handler has no HTTP body or response to shape, so the middleware stack
+ * would only add bundle size and cold-start time.
+ */
+import type { APIGatewayAuthorizerResult, APIGatewayTokenAuthorizerEvent } from 'aws-lambda';
+import { createLogger, type Logger } from '../shared/logger.ts';
+import { type AuthorizerConfig, readAuthorizerConfig } from './authorizer-config.ts';
+import {
+  type BearerTokenVerifierOptions,
+  createBearerTokenVerifier,
+  type RejectionReason,
+  rejectionReasonOf,
+  type VerifiedToken,
+} from './verify-bearer-token.ts';
+
+export {
+  type AuthorizerConfig,
+  AuthorizerConfigError,
+  readAuthorizerConfig,
+} from './authorizer-config.ts';
+
+export type TokenAuthorizerHandler = (
+  event: APIGatewayTokenAuthorizerEvent,
+) => Promise<APIGatewayAuthorizerResult>;
+
+export interface AuthorizerOptions extends BearerTokenVerifierOptions {
+  readonly logger?: Logger;
+}
+
+/** What the function behind the gateway finds in `requestContext.authorizer`. */
+export interface AuthorizerContext {
+  readonly sub: string;
+  /** Space-separated, as in the token. */
+  readonly scope: string;
+  // API Gateway context values must be strings, numbers or booleans.
+  readonly [key: string]: string;
+}
+
+/**
+ * Creates the authorizer for one configuration: the JWKS cache lives as long as the handler.
+ * Used by the Lambda entry below, the local API and the tests.
+ */
+export function createHandler(
+  config: AuthorizerConfig,
+  options: AuthorizerOptions = {},
+): TokenAuthorizerHandler {
+  const verifyBearerToken = createBearerTokenVerifier(config, options);
+  const logger = options.logger ?? createLogger({ function: 'authorizer' });
+
+  return async (event) => {
+    const resource = apiWideResource(event.methodArn);
+    if (resource === undefined) {
+      logger.error('Rejected a request with an unexpected methodArn', {
+        methodArn: event.methodArn,
+      });
+      throw new Error('Unauthorized');
+    }
+    let token: VerifiedToken;
+    try {
+      token = await verifyBearerToken(event.authorizationToken);
+    } catch (error) {
+      logRejection(logger, error);
+      // The exact message API Gateway turns into its UNAUTHORIZED (401) response.
+      throw new Error('Unauthorized');
+    }
+    if (!token.scopes.includes(config.requiredScope)) {
+      logger.warn('Denied a token without the required scope', {
+        sub: token.subject,
+        requiredScope: config.requiredScope,
+      });
+      return policy(token, 'Deny', resource);
+    }
+    return policy(token, 'Allow', resource);
+  };
+}
+
+/**
+ * The policy's resource: every method and path of the stage (`…/{stage}/*\/*`), because API
+ * Gateway caches the result per token and reuses it for every method.
+ * `undefined` for anything but an execute-api method ARN.
+ */
+export function apiWideResource(methodArn: string): string | undefined {
+  const [arn, partition, service, region, account, path] = methodArn.split(':');
+  const [apiId, stage] = path?.split('/') ?? [];
+  if (arn !== 'arn' || service !== 'execute-api' || !partition || !region || !account) {
+    return undefined;
+  }
+  if (!apiId || !stage) return undefined;
+  return `arn:${partition}:execute-api:${region}:${account}:${apiId}/${stage}/*/*`;
+}
+
+function policy(
+  token: VerifiedToken,
+  effect: 'Allow' | 'Deny',
+  resource: string,
+): APIGatewayAuthorizerResult {
+  const context: AuthorizerContext = { sub: token.subject, scope: token.scope };
+  return {
+    principalId: token.subject,
+    policyDocument: {
+      Version: '2012-10-17',
+      Statement: [{ Action: 'execute-api:Invoke', Effect: effect, Resource: resource }],
+    },
+    context,
+  };
+}
+
+// Failures an operator must hear about: the issuer's keys are unavailable, or a fault of ours.
+const operatorReasons: readonly RejectionReason[] = [
+  'jwks-unavailable',
+  'jwks-invalid',
+  'unexpected',
+];
+
+/** The reason goes to the log only: the caller learns nothing but "Unauthorized". */
+function logRejection(logger: Logger, error: unknown): void {
+  const reason = rejectionReasonOf(error);
+  if (operatorReasons.includes(reason)) {
+    logger.error('Could not verify the bearer token; failing closed', { reason, error });
+  } else {
+    const detail = error instanceof Error ? error.message : String(error);
+    logger.warn('Rejected the bearer token', { reason, detail });
+  }
+}
+// In Lambda the environment is read and checked while the module loads, so a missing or wrong
+// setting fails the cold start (an init error naming every problem). Elsewhere (the local API,
+// tests) importing this module needs no environment: they call createHandler with their own
+// configuration, and `handler` reads the environment on its first call.
+const runsInLambda = process.env.AWS_LAMBDA_FUNCTION_NAME !== undefined;
+let environmentHandler: TokenAuthorizerHandler | undefined = runsInLambda
+  ? createHandler(readAuthorizerConfig(process.env))
+  : undefined;
+
+/** The Lambda entry: configuration from the environment, read once. */
+export const handler: TokenAuthorizerHandler = (event) => {
+  environmentHandler ??= createHandler(readAuthorizerConfig(process.env));
+  return environmentHandler(event);
+};

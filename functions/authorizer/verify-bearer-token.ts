@@ -1,0 +1,266 @@
+/**
+ * Bearer-token verification with aws-jwt-verify: AWS's own verifier, written for Cognito and any
+ * OIDC issuer, with no dependencies of its own; it keeps the JWKS and the parsed public keys in
+ * memory across invocations and rate-limits refetches for unknown key ids.
+ */
+import {
+  FetchError,
+  JwkInvalidKtyError,
+  JwkInvalidUseError,
+  JwksValidationError,
+  JwkValidationError,
+  JwtExpiredError,
+  JwtInvalidAudienceError,
+  JwtInvalidIssuerError,
+  JwtInvalidSignatureAlgorithmError,
+  JwtInvalidSignatureError,
+  JwtNotBeforeError,
+  JwtParseError,
+  JwtWithoutValidKidError,
+  KidNotFoundInJwksError,
+  NonRetryableFetchError,
+  WaitPeriodNotYetEndedJwkError,
+} from 'aws-jwt-verify/error';
+import { type Fetcher, SimpleFetcher } from 'aws-jwt-verify/https';
+import type { Jwk } from 'aws-jwt-verify/jwk';
+import { SimpleJwksCache, SimplePenaltyBox } from 'aws-jwt-verify/jwk';
+import type { DecomposedJwt } from 'aws-jwt-verify/jwt';
+import type { JwtHeader, JwtPayload } from 'aws-jwt-verify/jwt-model';
+import { JwtVerifier } from 'aws-jwt-verify/jwt-verifier';
+import { type AuthorizerConfig, isSecureUrl } from './authorizer-config.ts';
+
+/** Clock skew tolerated on `exp` and `nbf`, in seconds: enough for drift, too little to matter. */
+export const leewaySeconds = 5;
+
+/** Seconds before the JWKS may be fetched again after an unknown `kid` or a failed fetch. */
+export const defaultJwksRefetchWaitSeconds = 10;
+
+/**
+ * The accepted signature algorithms, each with the only key type it may be used with. Asymmetric
+ * only: `none` and the HMAC family (which a forger could key with the public key) are absent.
+ */
+export const keyTypeOfAlgorithm: Readonly<Record<string, string>> = {
+  RS256: 'RSA',
+  RS384: 'RSA',
+  RS512: 'RSA',
+  ES256: 'EC',
+  ES384: 'EC',
+  ES512: 'EC',
+  EdDSA: 'OKP',
+};
+
+/** What the rest of the request may know about a verified token. */
+export interface VerifiedToken {
+  /** The token's `sub`: the user, or the app client for a client-credentials token. */
+  readonly subject: string;
+  /** The `scope` claim as issued: space-separated scopes, `''` when it has none. */
+  readonly scope: string;
+  readonly scopes: readonly string[];
+}
+
+/**
+ * Why a token was rejected, for the log only (the caller learns nothing but "Unauthorized").
+ * Codes rather than class names, which a minifying bundler may rename.
+ */
+export type RejectionReason =
+  | 'missing-bearer-token'
+  | 'malformed'
+  | 'algorithm-not-allowed'
+  | 'bad-signature'
+  | 'expired'
+  | 'not-yet-valid'
+  | 'no-expiry'
+  | 'no-subject'
+  | 'wrong-issuer'
+  | 'wrong-audience'
+  | 'wrong-client'
+  | 'unknown-key'
+  | 'jwks-refetch-wait'
+  | 'jwks-unavailable'
+  | 'jwks-invalid'
+  | 'unexpected';
+
+/** A token this module rejects itself (the library's own rejections are its `JwtBaseError`s). */
+export class InvalidTokenError extends Error {
+  readonly reason: RejectionReason;
+
+  constructor(reason: RejectionReason, message: string) {
+    super(message);
+    this.name = 'InvalidTokenError';
+    this.reason = reason;
+  }
+}
+
+// Most specific first: several of the library's errors share a base class.
+const reasonOfLibraryError: ReadonlyArray<
+  readonly [new (...args: never[]) => Error, RejectionReason]
+> = [
+  [JwtParseError, 'malformed'],
+  [JwtInvalidSignatureAlgorithmError, 'algorithm-not-allowed'],
+  [JwtInvalidSignatureError, 'bad-signature'],
+  [JwtExpiredError, 'expired'],
+  [JwtNotBeforeError, 'not-yet-valid'],
+  [JwtInvalidIssuerError, 'wrong-issuer'],
+  [JwtInvalidAudienceError, 'wrong-audience'],
+  [JwtWithoutValidKidError, 'unknown-key'],
+  [KidNotFoundInJwksError, 'unknown-key'],
+  [WaitPeriodNotYetEndedJwkError, 'jwks-refetch-wait'],
+  [FetchError, 'jwks-unavailable'],
+  [JwksValidationError, 'jwks-invalid'],
+  [JwkValidationError, 'jwks-invalid'],
+  [JwkInvalidUseError, 'jwks-invalid'],
+  [JwkInvalidKtyError, 'jwks-invalid'],
+];
+
+/** The reason code of an error thrown by a {@link BearerTokenVerifier}. */
+export function rejectionReasonOf(error: unknown): RejectionReason {
+  if (error instanceof InvalidTokenError) return error.reason;
+  const known = reasonOfLibraryError.find(([errorClass]) => error instanceof errorClass);
+  return known?.[1] ?? 'unexpected';
+}
+
+export interface BearerTokenVerifierOptions {
+  /** How long a failed JWKS lookup blocks the next fetch (tests shorten it). */
+  readonly jwksRefetchWaitSeconds?: number;
+}
+
+/** Verifies the value of an `Authorization` header and returns the token's subject and scopes. */
+export type BearerTokenVerifier = (authorization: string | undefined) => Promise<VerifiedToken>;
+
+/**
+ * Creates the verifier once (per cold start): the JWKS it fetches is cached for the life of the
+ * Lambda instance. The scope is not checked here: a token without it is valid but denied (403),
+ * which the caller decides.
+ */
+export function createBearerTokenVerifier(
+  config: AuthorizerConfig,
+  options: BearerTokenVerifierOptions = {},
+): BearerTokenVerifier {
+  const penaltyBox = new SimplePenaltyBox({
+    waitSeconds: options.jwksRefetchWaitSeconds ?? defaultJwksRefetchWaitSeconds,
+  });
+  const jwksCache = new FailClosedJwksCache({ penaltyBox, fetcher: new LoopbackHttpFetcher() });
+  const verifier = JwtVerifier.create(
+    {
+      issuer: config.issuer,
+      jwksUri: config.jwksUri,
+      // Cognito access tokens have no `aud`: their app client is checked below instead.
+      audience: config.audienceClaim === 'aud' ? [...config.audiences] : null,
+      graceSeconds: leewaySeconds,
+      customJwtCheck: ({ header, payload, jwk }) => checkToken(config, header, payload, jwk),
+    },
+    { jwksCache },
+  );
+
+  return async (authorization) => {
+    const payload = await verifier.verify(readBearerToken(authorization));
+    const scope = payload.scope ?? '';
+    return {
+      // checkToken has made sure `sub` is a non-empty string; the library's type cannot know it.
+      subject: String(payload.sub),
+      scope,
+      scopes: scope.split(' ').filter((item) => item !== ''),
+    };
+  };
+}
+
+// RFC 6750 §2.1: `Bearer` (any case), one or more spaces, a b64token.
+const bearerPattern = /^bearer +([A-Za-z0-9\-._~+/]+=*)$/i;
+
+/** The token of an `Authorization: Bearer <token>` header value. */
+export function readBearerToken(authorization: string | undefined): string {
+  const match = bearerPattern.exec(authorization?.trim() ?? '');
+  if (match?.[1] === undefined) {
+    throw new InvalidTokenError(
+      'missing-bearer-token',
+      'The Authorization header does not hold a bearer token.',
+    );
+  }
+  return match[1];
+}
+
+/** The checks aws-jwt-verify leaves to its user; run after the signature, `iss` and `aud`. */
+function checkToken(
+  config: AuthorizerConfig,
+  header: JwtHeader,
+  payload: JwtPayload,
+  jwk: Jwk,
+): void {
+  const keyType = header.alg === undefined ? undefined : keyTypeOfAlgorithm[header.alg];
+  if (keyType === undefined || keyType !== jwk.kty) {
+    throw new InvalidTokenError(
+      'algorithm-not-allowed',
+      `Algorithm ${header.alg} is not allowed for a ${jwk.kty} key.`,
+    );
+  }
+  // The library checks `exp` only when present; a token that never expires is not accepted.
+  if (typeof payload.exp !== 'number') {
+    throw new InvalidTokenError('no-expiry', 'The token has no expiry (exp).');
+  }
+  if (typeof payload.sub !== 'string' || payload.sub === '') {
+    throw new InvalidTokenError('no-subject', 'The token has no subject (sub).');
+  }
+  if (config.audienceClaim === 'client_id') {
+    const clientId = payload.client_id;
+    if (typeof clientId !== 'string' || !config.audiences.includes(clientId)) {
+      throw new InvalidTokenError(
+        'wrong-client',
+        'The token was issued for another client (client_id).',
+      );
+    }
+  }
+}
+
+/**
+ * The library rate-limits refetches only after an unknown `kid`. A JWKS that cannot be fetched
+ * or parsed gets the same wait, so an issuer outage costs each request a quick 401 instead of a
+ * slow one, and the issuer is not hammered meanwhile.
+ */
+class FailClosedJwksCache extends SimpleJwksCache {
+  override async getJwk(jwksUri: string, decomposedJwt: DecomposedJwt) {
+    try {
+      return await super.getJwk(jwksUri, decomposedJwt);
+    } catch (error) {
+      if (
+        error instanceof FetchError ||
+        error instanceof JwksValidationError ||
+        error instanceof JwkValidationError
+      ) {
+        this.penaltyBox.registerFailedAttempt(jwksUri, decomposedJwt.header.kid ?? '');
+      }
+      throw error;
+    }
+  }
+}
+
+/** How long the local JWKS server may take to answer, in milliseconds. */
+const loopbackFetchTimeoutMilliseconds = 3000;
+
+/**
+ * The library fetches with Node's `https` module, which refuses `http:` URLs outright. https
+ * stays with the library's fetcher (timeouts, one retry); plain http is allowed only for a
+ * loopback host, where the local issuer serves its JWKS.
+ */
+class LoopbackHttpFetcher implements Fetcher {
+  readonly #httpsFetcher = new SimpleFetcher();
+
+  async fetch(uri: string): Promise<ArrayBuffer> {
+    if (!isSecureUrl(uri)) {
+      throw new NonRetryableFetchError(uri, 'Only https, or http on a loopback host, is fetched.');
+    }
+    if (new URL(uri).protocol === 'https:') return this.#httpsFetcher.fetch(uri);
+    let response: Response;
+    try {
+      response = await fetch(uri, {
+        redirect: 'error',
+        signal: AbortSignal.timeout(loopbackFetchTimeoutMilliseconds),
+      });
+    } catch (error) {
+      throw new FetchError(uri, error instanceof Error ? error.message : String(error));
+    }
+    if (response.status !== 200) {
+      throw new NonRetryableFetchError(uri, `Status code is ${response.status}, expected 200`);
+    }
+    return response.arrayBuffer();
+  }
+}
