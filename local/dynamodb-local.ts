@@ -14,6 +14,7 @@ import { readdirSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 
 /** A running DynamoDB Local. */
@@ -105,10 +106,13 @@ async function startOnPort(port: number, options: StartDynamoDbLocalOptions) {
     path.join(jarDirectory, 'DynamoDBLocal.jar'),
     ...storage,
     '-sharedDb',
+    // Otherwise it reports usage to AWS and writes a metadata file into its working directory.
+    '-disableTelemetry',
     '-port',
     String(port),
   ];
   const guard = spawn('sh', ['-c', guardScript, 'dynamodb-local-guard', ...javaArguments], {
+    cwd: options.dataDirectory ?? tmpdir(),
     stdio: ['pipe', 'pipe', 'pipe'],
   });
   const output = collectOutput(guard);
