@@ -18,4 +18,7 @@ export default {
     ],
   },
   testTimeout: 30_000,
+  // One in-memory DynamoDB Local for the whole run: the JVM starts once, each file makes its own table.
+  globalSetup: '<rootDir>/test/support/dynamodb-local-setup.ts',
+  globalTeardown: '<rootDir>/test/support/dynamodb-local-teardown.ts',
 };

@@ -8,12 +8,17 @@ import {
   ResourceInUseException,
   waitUntilTableExists,
 } from '@aws-sdk/client-dynamodb';
+import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 
-/** Creates the table unless it exists, and resolves once it is ACTIVE. */
+/**
+ * Creates the table unless it exists, and resolves once it is ACTIVE. Takes a low-level client or
+ * a document client (which passes table commands through unchanged).
+ */
 export async function createPlantsTableIfMissing(
-  client: DynamoDBClient,
+  anyClient: DynamoDBClient | DynamoDBDocumentClient,
   tableName: string,
 ): Promise<void> {
+  const client = anyClient as DynamoDBClient;
   try {
     await client.send(
       new CreateTableCommand({

@@ -1,0 +1,61 @@
+/**
+ * Creating a plant: one conditional put, idempotent for identical repeats.
+ */
+import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
+import { type DynamoDBDocumentClient, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { unmarshall } from '@aws-sdk/util-dynamodb';
+import { isStoreUnavailableError, storeDeadlineMilliseconds } from '../shared/dynamodb.ts';
+import { PlantConflictError, StoreUnavailableError } from '../shared/errors.ts';
+import { type NewPlant, type Plant, toPlant } from './new-plant.ts';
+
+export interface CreatePlantDependencies {
+  readonly documentClient: DynamoDBDocumentClient;
+  readonly tableName: string;
+  /** Overall time for the store call, retries included; {@link storeDeadlineMilliseconds} by default. */
+  readonly deadlineMilliseconds?: number;
+}
+
+/**
+ * Stores `newPlant` unless its id exists, in one round trip: a put conditioned on the id being
+ * new, returning the old item when it is not. An identical stored plant is a safe client retry
+ * and is answered as a success; different content is a conflict.
+ *
+ * @throws PlantConflictError when the id is stored with another name or tag.
+ * @throws StoreUnavailableError when the store is unreachable, too slow or throttling.
+ */
+export async function createPlant(
+  newPlant: NewPlant,
+  dependencies: CreatePlantDependencies,
+): Promise<Plant> {
+  const { documentClient, tableName } = dependencies;
+  const plant = toPlant(newPlant);
+  const deadline = dependencies.deadlineMilliseconds ?? storeDeadlineMilliseconds;
+  try {
+    await documentClient.send(
+      new PutCommand({
+        TableName: tableName,
+        // Exactly the declared fields: nothing else the client sent reaches the table.
+        Item: { id: newPlant.id, ...plant },
+        ConditionExpression: 'attribute_not_exists(id)',
+        ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+      }),
+      { abortSignal: AbortSignal.timeout(deadline) },
+    );
+    return plant;
+  } catch (error) {
+    if (error instanceof ConditionalCheckFailedException) {
+      return answerExistingPlant(plant, error);
+    }
+    if (isStoreUnavailableError(error)) throw new StoreUnavailableError({ cause: error });
+    throw error;
+  }
+}
+
+/** The stored plant when it equals the new one; a conflict otherwise. */
+function answerExistingPlant(plant: Plant, error: ConditionalCheckFailedException): Plant {
+  // The document client does not unmarshall an exception's item; numbers stay wrapped (exact).
+  const stored = unmarshall(error.Item ?? {}, { wrapNumbers: true });
+  const same = stored.name === plant.name && stored.tag === plant.tag;
+  if (!same) throw new PlantConflictError();
+  return plant;
+}

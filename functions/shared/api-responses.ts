@@ -1,0 +1,80 @@
+/**
+ * The one middy middleware behind every answer of a REST proxy function: it logs one line per
+ * request and turns thrown errors into the Error body of the contract.
+ */
+import type { MiddlewareObj, Request } from '@middy/core';
+import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
+import { type ErrorCode, errorBody, errorCodes } from './error-codes.ts';
+import { ApiError } from './errors.ts';
+import type { Logger } from './logger.ts';
+
+/** A JSON response with exactly `body` and `Content-Type: application/json`. */
+export function jsonResponse(statusCode: number, body: unknown): APIGatewayProxyResult {
+  return {
+    statusCode,
+    headers: { 'Content-Type': 'application/json' },
+    body: JSON.stringify(body),
+  };
+}
+
+/** The Error response of a code: `{error, message}` and nothing else. */
+export function errorResponse(code: ErrorCode, message?: string): APIGatewayProxyResult {
+  return jsonResponse(code.statusCode, errorBody(code, message));
+}
+
+export interface ApiResponsesOptions {
+  readonly logger: Logger;
+  /** The clock, for the logged duration. */
+  readonly now?: () => number;
+}
+
+type ProxyRequest = Request<APIGatewayProxyEvent, APIGatewayProxyResult>;
+
+/**
+ * Logs at most one line per request: `info` for answers the client caused (2xx, 4xx), `error`
+ * with the detail for 5xx. {@link ApiError}s answer with their code and client message; anything
+ * else answers 500/50000 and its detail stays in the log. Headers, bodies and tokens are never
+ * logged.
+ */
+export function apiResponses(
+  options: ApiResponsesOptions,
+): MiddlewareObj<APIGatewayProxyEvent, APIGatewayProxyResult> {
+  const { logger } = options;
+  const now = options.now ?? Date.now;
+  const startTimes = new WeakMap<ProxyRequest, number>();
+
+  const logRequest = (request: ProxyRequest, statusCode: number, fields: object = {}) => {
+    const entry = {
+      requestId: request.event?.requestContext?.requestId,
+      awsRequestId: request.context?.awsRequestId,
+      statusCode,
+      durationMilliseconds: now() - (startTimes.get(request) ?? now()),
+      ...fields,
+    };
+    if (statusCode >= 500) logger.error('request failed', entry);
+    else logger.info('request handled', entry);
+  };
+
+  return {
+    before: (request) => {
+      startTimes.set(request, now());
+    },
+    after: (request) => {
+      logRequest(request, request.response?.statusCode ?? 0);
+    },
+    onError: (request) => {
+      const { error } = request;
+      if (error instanceof ApiError) {
+        request.response = errorResponse(error.code, error.clientMessage);
+        const detail = error.code.statusCode >= 500 ? { error } : {};
+        logRequest(request, error.code.statusCode, { errorCode: error.code.error, ...detail });
+        return;
+      }
+      request.response = errorResponse(errorCodes.internal);
+      logRequest(request, errorCodes.internal.statusCode, {
+        errorCode: errorCodes.internal.error,
+        error,
+      });
+    },
+  };
+}

@@ -1,0 +1,71 @@
+/**
+ * The failures the API answers on purpose, one class each, tied to its row of {@link errorCodes}.
+ * Anything else that is thrown is a fault: 500/50000, logged, never shown to the client.
+ */
+import { type ErrorCode, errorCodes } from './error-codes.ts';
+
+/**
+ * A failure with a stable code. Like middy's `HttpError.expose`, only client errors (4xx) send
+ * their own message; a 5xx sends the code's default message and keeps the detail for the log.
+ */
+export class ApiError extends Error {
+  readonly code: ErrorCode;
+
+  constructor(code: ErrorCode, message: string = code.message, options?: ErrorOptions) {
+    super(message, options);
+    this.code = code;
+  }
+
+  /** The message the client may read. */
+  get clientMessage(): string {
+    return this.code.statusCode < 500 ? this.message : this.code.message;
+  }
+}
+
+/** 40001: the body is empty or not JSON. */
+export class InvalidJsonError extends ApiError {
+  override readonly name = 'InvalidJsonError';
+  constructor(options?: ErrorOptions) {
+    super(errorCodes.invalidJson, errorCodes.invalidJson.message, options);
+  }
+}
+
+/** 40002: the body is JSON but not a valid plant; the message names every failing field. */
+export class InvalidPlantError extends ApiError {
+  override readonly name = 'InvalidPlantError';
+  constructor(message: string) {
+    super(errorCodes.invalidPlant, message);
+  }
+}
+
+/** 40003: the content type is missing or not `application/json`. */
+export class UnsupportedMediaTypeError extends ApiError {
+  override readonly name = 'UnsupportedMediaTypeError';
+  constructor() {
+    super(errorCodes.unsupportedMediaType);
+  }
+}
+
+/** 40004: the body is larger than the API accepts. */
+export class BodyTooLargeError extends ApiError {
+  override readonly name = 'BodyTooLargeError';
+  constructor() {
+    super(errorCodes.bodyTooLarge);
+  }
+}
+
+/** 40009: a plant with this id is stored with different content. */
+export class PlantConflictError extends ApiError {
+  override readonly name = 'PlantConflictError';
+  constructor() {
+    super(errorCodes.plantConflict);
+  }
+}
+
+/** 50300: the store is unreachable, too slow or throttling after retries; safe to retry. */
+export class StoreUnavailableError extends ApiError {
+  override readonly name = 'StoreUnavailableError';
+  constructor(options?: ErrorOptions) {
+    super(errorCodes.storeUnavailable, errorCodes.storeUnavailable.message, options);
+  }
+}

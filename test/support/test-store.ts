@@ -1,0 +1,62 @@
+/**
+ * A fresh plants table in the run's DynamoDB Local, per test file (unique names keep files
+ * independent when Jest runs them in parallel).
+ */
+import { randomUUID } from 'node:crypto';
+import { DeleteTableCommand } from '@aws-sdk/client-dynamodb';
+import { type DynamoDBDocumentClient, GetCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
+import { createDocumentClient } from '../../functions/shared/dynamodb.ts';
+import { createPlantsTableIfMissing } from '../../local/plants-table.ts';
+
+/** Set by the global setup to the endpoint of the run's DynamoDB Local. */
+export const testStoreEndpointVariable = 'PLANT_STORE_TEST_DYNAMODB_ENDPOINT';
+
+export interface TestTable {
+  readonly endpoint: string;
+  readonly tableName: string;
+  /** A client configured exactly as the Lambda's (bounded timeouts, exact numbers). */
+  readonly documentClient: DynamoDBDocumentClient;
+  /** The stored item of `id` (numbers wrapped, exact), or undefined. */
+  getItem(id: bigint | string): Promise<Record<string, unknown> | undefined>;
+  /** Every stored item. */
+  scanItems(): Promise<Record<string, unknown>[]>;
+  /** Deletes the table and closes the clients. */
+  remove(): Promise<void>;
+}
+
+/** The endpoint of the run's DynamoDB Local. */
+export function testStoreEndpoint(): string {
+  const endpoint = process.env[testStoreEndpointVariable];
+  if (endpoint === undefined) {
+    throw new Error(
+      `${testStoreEndpointVariable} is not set: run the tests with Jest's globalSetup`,
+    );
+  }
+  return endpoint;
+}
+
+/** Creates a uniquely named plants table in the run's DynamoDB Local. */
+export async function createTestTable(): Promise<TestTable> {
+  const endpoint = testStoreEndpoint();
+  const tableName = `plants-test-${randomUUID()}`;
+  const documentClient = createDocumentClient({ endpoint });
+  await createPlantsTableIfMissing(documentClient, tableName);
+  return {
+    endpoint,
+    tableName,
+    documentClient,
+    getItem: async (id) => {
+      const key = { id: typeof id === 'bigint' ? id : BigInt(id) };
+      const result = await documentClient.send(new GetCommand({ TableName: tableName, Key: key }));
+      return result.Item;
+    },
+    scanItems: async () => {
+      const result = await documentClient.send(new ScanCommand({ TableName: tableName }));
+      return result.Items ?? [];
+    },
+    remove: async () => {
+      await documentClient.send(new DeleteTableCommand({ TableName: tableName }));
+      documentClient.destroy();
+    },
+  };
+}
