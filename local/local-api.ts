@@ -1,0 +1,144 @@
+/**
+ * The whole Plant Store on one machine: DynamoDB Local (or a store you name), the development
+ * token issuer's JWKS, the authorizer and create-plant handlers, and the API Gateway stand-in in
+ * front of them. `start.ts` is its command line; tests start it in-process on a free port.
+ */
+
+import { readAuthorizerConfig } from '../functions/authorizer/authorizer-config.ts';
+import { createHandler as createAuthorizerHandler } from '../functions/authorizer/handler.ts';
+import { createHandler as createCreatePlantHandler } from '../functions/create-plant/create-handler.ts';
+import { createDocumentClient } from '../functions/shared/dynamodb.ts';
+import { createLogger, type Logger } from '../functions/shared/logger.ts';
+import { resolveStageConfig } from '../infra/stages.ts';
+import { type ApiGateway, type ApiGatewayOptions, startApiGateway } from './api-gateway.ts';
+import { type DynamoDbLocal, startDynamoDbLocal } from './dynamodb-local.ts';
+import { localAuthorizerEnvironment, startJwksServer } from './jwks-server.ts';
+import { createPlantsTableIfMissing } from './plants-table.ts';
+import {
+  type LocalTokenOptions,
+  loadOrCreateLocalKeys,
+  localJwks,
+  signLocalToken,
+} from './token-issuer.ts';
+
+export interface LocalApiOptions {
+  /** Port on 127.0.0.1; 0 picks a free one. @default 3000 */
+  readonly port?: number;
+  /** @default 'plants' */
+  readonly tableName?: string;
+  /** An already running DynamoDB-compatible store; DynamoDB Local is started when absent. */
+  readonly dynamoDbEndpoint?: string;
+  /** Where DynamoDB Local keeps its data across restarts; in memory when absent. */
+  readonly dynamoDbDataDirectory?: string;
+  /** The folder of the development issuer's key pair (created when missing). */
+  readonly keysDirectory: string;
+  /** The deployed stage whose throttling the local gateway imitates. @default 'dev' */
+  readonly throttlingStage?: string;
+  /** Gateway options for tests (throttling, timeouts), applied over the defaults. */
+  readonly gateway?: Partial<Omit<ApiGatewayOptions, 'routes' | 'authorizer' | 'port'>>;
+  /** Receives the request logs and the handlers' logs. */
+  readonly logger?: Logger;
+}
+
+export interface LocalApi {
+  /** The base URL, e.g. `http://127.0.0.1:3000`. */
+  readonly url: string;
+  readonly port: number;
+  /** The DynamoDB endpoint the API stores into. */
+  readonly storeEndpoint: string;
+  /** The JVM's process id when this local API started DynamoDB Local. */
+  readonly dynamoDbLocalPid: number | undefined;
+  readonly tableName: string;
+  /** Signs a token the local API's authorizer checks (valid with the required scope by default). */
+  signToken(options?: LocalTokenOptions): string;
+  /** Stops the gateway, the JWKS server and DynamoDB Local (waiting for the JVM to exit). */
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts everything; on a failure, stops whatever had started before rethrowing, so nothing is
+ * left running.
+ */
+export async function startLocalApi(options: LocalApiOptions): Promise<LocalApi> {
+  const tableName = options.tableName ?? 'plants';
+  const logger = options.logger ?? createLogger({ service: 'local-api' });
+  const stops: (() => Promise<void>)[] = [];
+  const stopAll = async () => {
+    // Last started, first stopped: the gateway stops taking requests before the store goes.
+    for (const stop of stops.splice(0).reverse()) await stop();
+  };
+
+  try {
+    const keys = loadOrCreateLocalKeys(options.keysDirectory);
+    // The JVM takes a second or two to start: serve the keys meanwhile. Settle both before
+    // failing, so that whichever did start is stopped.
+    const [storeStart, jwksStart] = await Promise.allSettled([
+      startStore(options, stops),
+      startJwksServer(localJwks(keys)).then((server) => {
+        stops.push(() => server.close());
+        return server;
+      }),
+    ]);
+    if (storeStart.status === 'rejected') throw storeStart.reason;
+    if (jwksStart.status === 'rejected') throw jwksStart.reason;
+    const dynamoDbLocal = storeStart.value;
+    const jwksServer = jwksStart.value;
+    const storeEndpoint = dynamoDbLocal?.endpoint ?? (options.dynamoDbEndpoint as string);
+
+    const documentClient = createDocumentClient({ endpoint: storeEndpoint });
+    stops.push(async () => documentClient.destroy());
+    await createPlantsTableIfMissing(documentClient, tableName);
+
+    const gateway: ApiGateway = await startApiGateway({
+      port: options.port ?? 3000,
+      throttling: resolveStageConfig(options.throttlingStage).throttling,
+      logger,
+      ...options.gateway,
+      authorizer: createAuthorizerHandler(
+        readAuthorizerConfig(localAuthorizerEnvironment(jwksServer.jwksUri)),
+        { logger: logger.child({ function: 'authorizer' }) },
+      ),
+      routes: [
+        {
+          httpMethod: 'POST',
+          resourcePath: '/plants',
+          functionName: 'create-plant',
+          handler: createCreatePlantHandler({
+            documentClient,
+            tableName,
+            logger: logger.child({ function: 'create-plant' }),
+          }),
+        },
+      ],
+    });
+    stops.push(() => gateway.close());
+
+    return {
+      url: gateway.url,
+      port: gateway.port,
+      storeEndpoint,
+      dynamoDbLocalPid: dynamoDbLocal?.pid,
+      tableName,
+      signToken: (tokenOptions) => signLocalToken(keys, tokenOptions),
+      stop: stopAll,
+    };
+  } catch (error) {
+    await stopAll();
+    throw error;
+  }
+}
+
+/** Starts DynamoDB Local unless the options name a store; `undefined` when they do. */
+async function startStore(
+  options: LocalApiOptions,
+  stops: (() => Promise<void>)[],
+): Promise<DynamoDbLocal | undefined> {
+  if (options.dynamoDbEndpoint !== undefined) return undefined;
+  const store = await startDynamoDbLocal(
+    options.dynamoDbDataDirectory === undefined
+      ? {}
+      : { dataDirectory: options.dynamoDbDataDirectory },
+  );
+  stops.push(() => store.stop());
+  return store;
+}
