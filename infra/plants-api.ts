@@ -1,0 +1,176 @@
+import { Duration, RemovalPolicy, Validations } from 'aws-cdk-lib';
+import {
+  AccessLogField,
+  AccessLogFormat,
+  EndpointType,
+  LambdaIntegration,
+  LogGroupLogDestination,
+  MethodLoggingLevel,
+  ResponseType,
+  RestApi,
+  TokenAuthorizer,
+} from 'aws-cdk-lib/aws-apigateway';
+import type { IFunction } from 'aws-cdk-lib/aws-lambda';
+import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
+import { CfnWebACLAssociation } from 'aws-cdk-lib/aws-wafv2';
+import { Construct } from 'constructs';
+import { type GatewayResponse, gatewayResponses } from './gateway-responses.ts';
+import type { ThrottlingConfig } from './stages.ts';
+
+export interface PlantsApiProps {
+  readonly stageName: string;
+  readonly throttling: ThrottlingConfig;
+  readonly createPlantFunction: IFunction;
+  readonly authorizerFunction: IFunction;
+  readonly logRetention: RetentionDays;
+  readonly logRemovalPolicy: RemovalPolicy;
+  /** A regional WAFv2 web ACL to associate with the stage, when the stage names one. */
+  readonly webAclArn?: string;
+}
+
+/**
+ * Seconds API Gateway caches an authorizer's answer per token. The authorizer's policy covers
+ * the whole API, so a cached Allow stays right for every method; 300 s spares most invocations
+ * while a revoked client is locked out within five minutes.
+ */
+export const authorizerCacheSeconds = 300;
+
+/**
+ * The access-log line, one JSON object per request: who, what, the outcome and where time went.
+ * Never the Authorization header or the body (tokens and customer data stay out of the logs).
+ */
+export const accessLogFields = {
+  requestId: AccessLogField.contextRequestId(),
+  xrayTraceId: AccessLogField.contextXrayTraceId(),
+  requestTime: AccessLogField.contextRequestTime(),
+  ip: AccessLogField.contextIdentitySourceIp(),
+  userAgent: AccessLogField.contextIdentityUserAgent(),
+  principalId: AccessLogField.contextAuthorizerPrincipalId(),
+  method: AccessLogField.contextHttpMethod(),
+  path: AccessLogField.contextPath(),
+  resourcePath: AccessLogField.contextResourcePath(),
+  protocol: AccessLogField.contextProtocol(),
+  status: AccessLogField.contextStatus(),
+  responseLength: AccessLogField.contextResponseLength(),
+  latencyMs: AccessLogField.contextResponseLatency(),
+  integrationLatencyMs: AccessLogField.contextIntegrationLatency(),
+  authorizerLatencyMs: AccessLogField.contextAuthorizerLatency(),
+  errorMessage: AccessLogField.contextErrorMessage(),
+  errorResponseType: AccessLogField.contextErrorResponseType(),
+  authorizerError: AccessLogField.contextAuthorizerError(),
+  integrationError: AccessLogField.contextIntegrationErrorMessage(),
+} as const;
+
+/**
+ * The Plant Store's REST API: `POST /plants` behind a TOKEN authorizer, the gateway's own
+ * answers replaced by the Error body (from `gateway-responses.ts`, shared with the local API),
+ * stage throttling, JSON access logs and X-Ray tracing.
+ */
+export class PlantsApi extends Construct {
+  readonly restApi: RestApi;
+  /** `https://…/<stage>/plants`. */
+  readonly plantsUrl: string;
+
+  constructor(scope: Construct, id: string, props: PlantsApiProps) {
+    super(scope, id);
+    const accessLogs = new LogGroup(this, 'AccessLogs', {
+      retention: props.logRetention,
+      removalPolicy: props.logRemovalPolicy,
+    });
+
+    this.restApi = new RestApi(this, 'RestApi', {
+      restApiName: `plant-store-${props.stageName}`,
+      description: 'Plant Store: POST /plants with a bearer token.',
+      // Callers are services, mostly in AWS regions: no CloudFront edge in front.
+      endpointTypes: [EndpointType.REGIONAL],
+      // API Gateway can only write logs through an account-wide role. Retained, because every
+      // stage and API of the account shares it: deleting one stack must not break the others.
+      cloudWatchRole: true,
+      cloudWatchRoleRemovalPolicy: RemovalPolicy.RETAIN,
+      deployOptions: {
+        stageName: props.stageName,
+        throttlingRateLimit: props.throttling.rateLimit,
+        throttlingBurstLimit: props.throttling.burstLimit,
+        tracingEnabled: true,
+        metricsEnabled: true,
+        // Execution logs for failures only; never request data (it holds tokens and bodies).
+        loggingLevel: MethodLoggingLevel.ERROR,
+        dataTraceEnabled: false,
+        accessLogDestination: new LogGroupLogDestination(accessLogs),
+        accessLogFormat: AccessLogFormat.custom(JSON.stringify(accessLogFields)),
+      },
+    });
+
+    const authorizer = new TokenAuthorizer(this, 'TokenAuthorizer', {
+      handler: props.authorizerFunction,
+      identitySource: 'method.request.header.Authorization',
+      resultsCacheTtl: Duration.seconds(authorizerCacheSeconds),
+    });
+
+    const plants = this.restApi.root.addResource('plants');
+    plants.addMethod('POST', new LambdaIntegration(props.createPlantFunction), { authorizer });
+    this.plantsUrl = this.restApi.urlForPath(plants.path);
+
+    for (const response of Object.values(gatewayResponses)) {
+      this.restApi.addGatewayResponse(response.type, toGatewayResponseOptions(response));
+    }
+
+    if (props.webAclArn !== undefined) {
+      new CfnWebACLAssociation(this, 'WebAclAssociation', {
+        resourceArn: this.restApi.deploymentStage.stageArn,
+        webAclArn: props.webAclArn,
+      });
+    } else {
+      Validations.of(this.restApi.deploymentStage).acknowledge({
+        id: 'AwsSolutions::AwsSolutions-APIG3',
+        reason:
+          'No web ACL configured for this stage (StageConfig.webAclArn): every request needs a ' +
+          'valid bearer token and stage throttling caps the rate; a team with an account-wide ' +
+          'WAF names its web ACL in infra/stages.ts.',
+      });
+    }
+
+    const cloudWatchRole = this.restApi.node.findChild('CloudWatchRole');
+    Validations.of(cloudWatchRole).acknowledge({
+      id: 'AwsSolutions::AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AmazonAPIGatewayPushToCloudWatchLogs]',
+      reason:
+        'The account-wide role API Gateway writes access and execution logs with. ' +
+        'AmazonAPIGatewayPushToCloudWatchLogs is the AWS-maintained policy made for exactly ' +
+        'this role, and only API Gateway can assume it.',
+    });
+
+    Validations.of(this.restApi).acknowledge(
+      {
+        id: 'AwsSolutions::AwsSolutions-APIG2',
+        reason:
+          'The create-plant function validates every request (content type, size, JSON, ' +
+          'NewPlant schema) and answers with the contract\u2019s error codes naming each failing ' +
+          'field; an API Gateway validator would answer first, with its own codes and messages.',
+      },
+      {
+        id: 'AwsSolutions::AwsSolutions-COG4',
+        reason:
+          'The TOKEN authorizer verifies Cognito access tokens (signature, issuer, client id, ' +
+          'scope) and tokens of any other OIDC issuer a stage names, and answers 401/403 with ' +
+          'the contract\u2019s Error body; a Cognito authorizer could do neither.',
+      },
+    );
+  }
+}
+
+/** A shared gateway response as CDK options: header values quoted as API Gateway requires. */
+function toGatewayResponseOptions(response: GatewayResponse) {
+  const responseHeaders: Record<string, string> = {};
+  for (const [name, value] of Object.entries(response.headers)) {
+    if (value.includes("'")) {
+      throw new Error(`Gateway response header ${name} cannot contain a single quote: ${value}`);
+    }
+    responseHeaders[name] = `'${value}'`;
+  }
+  return {
+    type: ResponseType.of(response.type),
+    statusCode: String(response.statusCode),
+    responseHeaders,
+    templates: { 'application/json': JSON.stringify(response.body) },
+  };
+}

@@ -1,0 +1,115 @@
+/**
+ * The Plant Store's deployment stages: every setting that differs between `dev` and `prod`, in
+ * one typed place. `npx cdk deploy -c stage=<name>` picks one; `dev` is the default.
+ *
+ * This module is plain data: it must not import aws-cdk-lib, since the local API reads a stage's
+ * throttling from it to imitate the deployed gateway.
+ */
+
+/** Where the bearer tokens the authorizer accepts come from. */
+export type IssuerConfig = CognitoIssuerConfig | OidcIssuerConfig;
+
+/**
+ * A Cognito user pool created by the stack: a resource server granting `plants/write` and one
+ * app client for the client-credentials grant (machine-to-machine).
+ */
+export interface CognitoIssuerConfig {
+  readonly kind: 'cognito';
+  /**
+   * First part of the hosted domain `<prefix>-<stage>-<account>.auth.<region>.amazoncognito.com`.
+   * Cognito domains are global per region and must not contain `aws`, `amazon` or `cognito`.
+   * @default 'plant-store'
+   */
+  readonly domainPrefix?: string;
+}
+
+/** An existing OIDC issuer (Auth0, Okta, Entra ID, another Cognito pool…) named by its URL. */
+export interface OidcIssuerConfig {
+  readonly kind: 'oidc';
+  /** The exact `iss` claim of the tokens, e.g. `https://example.eu.auth0.com/`. */
+  readonly issuerUrl: string;
+  /** The accepted `aud` values (the API's identifier at the issuer). */
+  readonly audience: string | readonly string[];
+  /** @default `<issuerUrl>/.well-known/jwks.json` (right for Auth0 and Cognito; Okta differs) */
+  readonly jwksUri?: string;
+  /** Shown as the `TokenUrl` output so clients know where to get tokens. */
+  readonly tokenUrl?: string;
+}
+
+/** API Gateway stage throttling (token bucket): steady requests per second and burst size. */
+export interface ThrottlingConfig {
+  readonly rateLimit: number;
+  readonly burstLimit: number;
+}
+
+/** Everything a stage decides. */
+export interface StageConfig {
+  /** Stage name: in the stack name (`PlantStore-<name>`) and the API's URL path. */
+  readonly name: string;
+  /** `true` keeps data when the stack is deleted and refuses accidental table deletion. */
+  readonly productionLike: boolean;
+  readonly throttling: ThrottlingConfig;
+  /** Days the functions' and the access logs are kept (a CloudWatch Logs retention value). */
+  readonly logRetentionDays: LogRetentionDays;
+  readonly issuer: IssuerConfig;
+  /** The scope a token must grant to create plants. */
+  readonly requiredScope: string;
+  /**
+   * ARN of an existing regional AWS WAFv2 web ACL to put in front of the API stage (web ACLs
+   * are usually managed per account, e.g. by Firewall Manager, and shared by many APIs).
+   * @default none: the authorizer and the stage throttling are the only guards
+   */
+  readonly webAclArn?: string;
+}
+
+/** Retention periods CloudWatch Logs accepts (a subset: the ones that make sense here). */
+export type LogRetentionDays = 1 | 3 | 5 | 7 | 14 | 30 | 60 | 90 | 180 | 365 | 731;
+
+/** Stage names this app knows. */
+export type StageName = 'dev' | 'prod';
+
+export const defaultStageName: StageName = 'dev';
+
+export const stages: Readonly<Record<StageName, StageConfig>> = {
+  dev: {
+    name: 'dev',
+    productionLike: false,
+    // Enough for a developer and an integration-test run, low enough that a runaway loop
+    // cannot run up a bill: 429 beyond 20 requests per second sustained, bursts of 40.
+    throttling: { rateLimit: 20, burstLimit: 40 },
+    logRetentionDays: 7,
+    issuer: { kind: 'cognito' },
+    requiredScope: 'plants/write',
+  },
+  prod: {
+    name: 'prod',
+    productionLike: true,
+    // Sized to protect the table and the account's Lambda concurrency (1000 by default, shared
+    // by every function of the region): at ~50 ms per create, 200 requests per second need about
+    // 10 concurrent functions; a burst of 400 absorbs client retries without 429s. Raise both
+    // together with a concurrency quota increase.
+    throttling: { rateLimit: 200, burstLimit: 400 },
+    logRetentionDays: 90,
+    issuer: { kind: 'cognito' },
+    requiredScope: 'plants/write',
+  },
+};
+
+/** A `-c stage=<name>` that names no stage of {@link stages}. */
+export class UnknownStageError extends Error {
+  constructor(stageName: string) {
+    super(
+      `Unknown stage "${stageName}". Known stages: ${Object.keys(stages).join(', ')} ` +
+        '(add one in infra/stages.ts).',
+    );
+    this.name = 'UnknownStageError';
+  }
+}
+
+/** The configuration of a stage by name; `undefined` means the default stage. */
+export function resolveStageConfig(stageName: string = defaultStageName): StageConfig {
+  if (!Object.hasOwn(stages, stageName)) {
+    throw new UnknownStageError(stageName);
+  }
+  return stages[stageName as StageName];
+}

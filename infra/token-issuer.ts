@@ -1,0 +1,138 @@
+import { Aws, Duration, RemovalPolicy, Validations } from 'aws-cdk-lib';
+import {
+  AccountRecovery,
+  FeaturePlan,
+  Mfa,
+  OAuthScope,
+  ResourceServerScope,
+  UserPool,
+} from 'aws-cdk-lib/aws-cognito';
+import { Construct } from 'constructs';
+import type { IssuerConfig } from './stages.ts';
+
+export interface TokenIssuerProps {
+  readonly config: IssuerConfig;
+  /** The stage name, part of the Cognito domain so that stages never collide. */
+  readonly stageName: string;
+  /** The scope a token must grant, `<resource server>/<scope>` (e.g. `plants/write`). */
+  readonly requiredScope: string;
+  readonly productionLike: boolean;
+}
+
+/** The authorizer's view of an issuer: the environment `functions/authorizer` reads. */
+export interface AuthorizerEnvironment {
+  readonly TOKEN_ISSUER: string;
+  /** Comma-separated accepted audiences (or Cognito app client ids). */
+  readonly TOKEN_AUDIENCE: string;
+  /** `client_id` for Cognito access tokens (they carry no `aud`), `aud` otherwise. */
+  readonly TOKEN_AUDIENCE_CLAIM: 'aud' | 'client_id';
+  readonly JWKS_URI: string;
+  readonly REQUIRED_SCOPE: string;
+}
+
+/**
+ * Where the API's bearer tokens come from. By default a Cognito user pool made for
+ * machine-to-machine use: a resource server granting the required scope, one app client for the
+ * client-credentials grant and a hosted domain serving the token endpoint. Or an existing OIDC
+ * issuer from the stage's configuration, of which only the URLs are recorded.
+ */
+export class TokenIssuer extends Construct {
+  readonly authorizerEnvironment: AuthorizerEnvironment;
+  /** Where clients get tokens (`POST …/oauth2/token`), when known. */
+  readonly tokenUrl: string | undefined;
+  /** The client-credentials app client, for Cognito issuers. */
+  readonly clientId: string | undefined;
+
+  constructor(scope: Construct, id: string, props: TokenIssuerProps) {
+    super(scope, id);
+    const { config } = props;
+    if (config.kind === 'oidc') {
+      const audiences = typeof config.audience === 'string' ? [config.audience] : config.audience;
+      this.authorizerEnvironment = {
+        TOKEN_ISSUER: config.issuerUrl,
+        TOKEN_AUDIENCE: audiences.join(','),
+        TOKEN_AUDIENCE_CLAIM: 'aud',
+        JWKS_URI: config.jwksUri ?? `${config.issuerUrl.replace(/\/$/, '')}/.well-known/jwks.json`,
+        REQUIRED_SCOPE: props.requiredScope,
+      };
+      this.tokenUrl = config.tokenUrl;
+      this.clientId = undefined;
+      return;
+    }
+
+    const [resourceServerId, scopeName] = splitScope(props.requiredScope);
+    const userPool = new UserPool(this, 'UserPool', {
+      // Machine-to-machine only: nobody signs up or in, clients use their id and secret.
+      selfSignUpEnabled: false,
+      featurePlan: FeaturePlan.LITE,
+      // No user ever exists, but if an operator adds one by hand it gets a strong password
+      // and a second factor, never SMS.
+      passwordPolicy: {
+        minLength: 14,
+        requireLowercase: true,
+        requireUppercase: true,
+        requireDigits: true,
+        requireSymbols: true,
+        tempPasswordValidity: Duration.days(1),
+      },
+      mfa: Mfa.REQUIRED,
+      mfaSecondFactor: { otp: true, sms: false },
+      accountRecovery: AccountRecovery.NONE,
+      deletionProtection: props.productionLike,
+      // Deleting the pool invalidates every client's credentials: keep it in production.
+      removalPolicy: props.productionLike ? RemovalPolicy.RETAIN : RemovalPolicy.DESTROY,
+    });
+    const writeScope = new ResourceServerScope({
+      scopeName,
+      scopeDescription: 'Create plants',
+    });
+    const resourceServer = userPool.addResourceServer('ResourceServer', {
+      identifier: resourceServerId,
+      scopes: [writeScope],
+    });
+    const client = userPool.addClient('ClientCredentialsClient', {
+      generateSecret: true,
+      oAuth: {
+        flows: { clientCredentials: true },
+        scopes: [OAuthScope.resourceServer(resourceServer, writeScope)],
+      },
+      accessTokenValidity: Duration.hours(1),
+      preventUserExistenceErrors: true,
+      enableTokenRevocation: true,
+    });
+    // Cognito domain prefixes are unique per region across all AWS customers: the account id
+    // makes this one unique without any configuration (it resolves at deploy time).
+    const domain = userPool.addDomain('Domain', {
+      cognitoDomain: {
+        domainPrefix: `${config.domainPrefix ?? 'plant-store'}-${props.stageName}-${Aws.ACCOUNT_ID}`,
+      },
+    });
+
+    const issuerUrl = userPool.userPoolProviderUrl;
+    this.authorizerEnvironment = {
+      TOKEN_ISSUER: issuerUrl,
+      TOKEN_AUDIENCE: client.userPoolClientId,
+      TOKEN_AUDIENCE_CLAIM: 'client_id',
+      JWKS_URI: `${issuerUrl}/.well-known/jwks.json`,
+      REQUIRED_SCOPE: props.requiredScope,
+    };
+    this.tokenUrl = `${domain.baseUrl()}/oauth2/token`;
+    this.clientId = client.userPoolClientId;
+
+    Validations.of(userPool).acknowledge({
+      id: 'AwsSolutions::AwsSolutions-COG8',
+      reason:
+        'The Plus feature plan buys threat protection for interactive user sign-ins; this pool ' +
+        'has no users and issues client-credentials tokens only, so it would cost without effect.',
+    });
+  }
+}
+
+/** `plants/write` → `['plants', 'write']`: Cognito scopes are `<resource server>/<scope>`. */
+function splitScope(scope: string): [string, string] {
+  const separator = scope.lastIndexOf('/');
+  if (separator <= 0 || separator === scope.length - 1) {
+    throw new Error(`The required scope "${scope}" must look like <resource server>/<scope>.`);
+  }
+  return [scope.slice(0, separator), scope.slice(separator + 1)];
+}

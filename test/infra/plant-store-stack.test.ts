@@ -1,0 +1,534 @@
+/**
+ * The synthesized `PlantStore-dev` and `PlantStore-prod` stacks, asserted property by property.
+ * Each stage is synthesized once (esbuild bundles both functions, cdk-nag checks the app) into a
+ * temporary cloud assembly that is removed afterwards.
+ */
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { Validations } from 'aws-cdk-lib';
+import { Match, Template } from 'aws-cdk-lib/assertions';
+import { build } from 'esbuild';
+import { createBuildOptions, createRequireBanner } from '../../infra/bundling.ts';
+import { functionSettings } from '../../infra/function-settings.ts';
+import { gatewayResponses } from '../../infra/gateway-responses.ts';
+import { createPlantStoreApp } from '../../infra/plant-store-app.ts';
+import { repositoryRoot } from '../../infra/plant-store-function.ts';
+import { accessLogFields, authorizerCacheSeconds } from '../../infra/plants-api.ts';
+import { type StageConfig, stages } from '../../infra/stages.ts';
+
+interface SynthesizedStage {
+  readonly outdir: string;
+  readonly template: Template;
+  readonly validationReport: ValidationReport;
+  /** Every `Validations.acknowledge` in the app: id → reason. */
+  readonly acknowledgments: ReadonlyMap<string, string>;
+}
+
+interface ValidationReport {
+  readonly pluginReports: readonly {
+    readonly pluginName: string;
+    readonly conclusion: string;
+    readonly violations?: readonly { readonly ruleName: string }[];
+    readonly suppressedViolations?: readonly {
+      readonly ruleName: string;
+      readonly acknowledgedId: string;
+      readonly reason: string;
+      readonly violatingConstructs: readonly { readonly constructPath: string }[];
+    }[];
+  }[];
+}
+
+/** The findings each stage acknowledges: a new finding, or one that goes away, fails a test. */
+const acknowledgedFindings = [
+  'AwsSolutions-APIG2',
+  'AwsSolutions-APIG3',
+  'AwsSolutions-COG4',
+  'AwsSolutions-COG8',
+  'AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AmazonAPIGatewayPushToCloudWatchLogs]',
+  'AwsSolutions-IAM5[Resource::*]',
+  'Serverless-LambdaDLQ',
+];
+
+const synthesized = new Map<string, SynthesizedStage>();
+
+function synthesizeStage(stage: StageConfig): SynthesizedStage {
+  const outdir = mkdtempSync(path.join(tmpdir(), `plant-store-${stage.name}-`));
+  const { app, stack } = createPlantStoreApp({
+    outdir,
+    // As the CDK CLI does: record construct paths and asset folders, which `sam local` reads.
+    context: {
+      stage: stage.name,
+      'aws:cdk:enable-path-metadata': true,
+      'aws:cdk:enable-asset-metadata': true,
+    },
+  });
+  // Throws when a cdk-nag finding is not acknowledged (the validation plugins run here).
+  app.synth();
+  const acknowledgments = new Map<string, string>();
+  for (const construct of app.node.findAll()) {
+    for (const entry of construct.node.metadata) {
+      if (entry.type !== Validations.ACKNOWLEDGED_RULES_METADATA_KEY) continue;
+      for (const [id, reason] of Object.entries(entry.data as Record<string, string>)) {
+        acknowledgments.set(id, reason);
+      }
+    }
+  }
+  return {
+    outdir,
+    template: Template.fromStack(stack),
+    validationReport: JSON.parse(
+      readFileSync(path.join(outdir, 'validation-report.json'), 'utf8'),
+    ) as ValidationReport,
+    acknowledgments,
+  };
+}
+
+function synthesizedStage(name: string): SynthesizedStage {
+  const result = synthesized.get(name);
+  if (result === undefined) throw new Error(`stage ${name} was not synthesized`);
+  return result;
+}
+
+/** The bundled code of a function, read from the cloud assembly the way SAM finds it. */
+function readBundle(result: SynthesizedStage, logicalIdPrefix: string): string {
+  const functions = result.template.findResources('AWS::Lambda::Function');
+  const entry = Object.entries(functions).find(([id]) => id.startsWith(logicalIdPrefix));
+  const assetPath = entry?.[1].Metadata?.['aws:asset:path'] as string | undefined;
+  if (assetPath === undefined) throw new Error(`no bundled asset for ${logicalIdPrefix}`);
+  return readFileSync(path.join(result.outdir, assetPath, 'index.mjs'), 'utf8');
+}
+
+beforeAll(() => {
+  for (const stage of [stages.dev, stages.prod])
+    synthesized.set(stage.name, synthesizeStage(stage));
+}, 120_000);
+
+afterAll(() => {
+  for (const { outdir } of synthesized.values()) rmSync(outdir, { recursive: true, force: true });
+});
+
+describe.each([stages.dev, stages.prod])('the PlantStore-$name stack', (stage) => {
+  const template = () => synthesizedStage(stage.name).template;
+
+  describe('REST API', () => {
+    it('serves POST /plants through a Lambda proxy integration behind the TOKEN authorizer', () => {
+      template().resourceCountIs('AWS::ApiGateway::RestApi', 1);
+      template().hasResourceProperties('AWS::ApiGateway::Resource', { PathPart: 'plants' });
+      template().resourceCountIs('AWS::ApiGateway::Method', 1);
+      template().hasResourceProperties('AWS::ApiGateway::Method', {
+        HttpMethod: 'POST',
+        AuthorizationType: 'CUSTOM',
+        AuthorizerId: { Ref: Match.stringLikeRegexp('^ApiTokenAuthorizer') },
+        Integration: {
+          Type: 'AWS_PROXY',
+          IntegrationHttpMethod: 'POST',
+          Uri: Match.objectLike({
+            'Fn::Join': Match.arrayWith([
+              Match.arrayWith([{ 'Fn::GetAtt': [Match.stringLikeRegexp('^CreatePlant'), 'Arn'] }]),
+            ]),
+          }),
+        },
+      });
+    });
+
+    it(`caches the authorizer's answer for at least ${authorizerCacheSeconds} s, keyed by the Authorization header`, () => {
+      template().hasResourceProperties('AWS::ApiGateway::Authorizer', {
+        Type: 'TOKEN',
+        IdentitySource: 'method.request.header.Authorization',
+        AuthorizerResultTtlInSeconds: authorizerCacheSeconds,
+        AuthorizerUri: Match.objectLike({
+          'Fn::Join': Match.arrayWith([
+            Match.arrayWith([{ 'Fn::GetAtt': [Match.stringLikeRegexp('^Authorizer'), 'Arn'] }]),
+          ]),
+        }),
+      });
+      expect(authorizerCacheSeconds).toBeGreaterThanOrEqual(300);
+    });
+
+    it(`throttles the ${stage.name} stage at ${stage.throttling.rateLimit}/s, bursts of ${stage.throttling.burstLimit}, with tracing and error logs`, () => {
+      template().hasResourceProperties('AWS::ApiGateway::Stage', {
+        StageName: stage.name,
+        TracingEnabled: true,
+        MethodSettings: [
+          {
+            HttpMethod: '*',
+            ResourcePath: '/*',
+            ThrottlingRateLimit: stage.throttling.rateLimit,
+            ThrottlingBurstLimit: stage.throttling.burstLimit,
+            LoggingLevel: 'ERROR',
+            DataTraceEnabled: false,
+            MetricsEnabled: true,
+          },
+        ],
+      });
+    });
+
+    it('writes JSON access logs with the request, outcome and errors, never the token or body', () => {
+      const stageResource = Object.values(template().findResources('AWS::ApiGateway::Stage'))[0];
+      const format = stageResource?.Properties.AccessLogSetting.Format as string;
+      const fields = JSON.parse(format) as Record<string, string>;
+      expect(fields).toMatchObject({
+        requestId: '$context.requestId',
+        ip: '$context.identity.sourceIp',
+        method: '$context.httpMethod',
+        path: '$context.path',
+        status: '$context.status',
+        latencyMs: '$context.responseLatency',
+        errorMessage: '$context.error.message',
+        authorizerError: '$context.authorizer.error',
+      });
+      expect(fields).toEqual(accessLogFields);
+      expect(format).not.toMatch(/authorization|header|body|requestOverride/i);
+      expect(stageResource?.Properties.AccessLogSetting.DestinationArn).toEqual({
+        'Fn::GetAtt': [expect.stringMatching(/^ApiAccessLogs/), 'Arn'],
+      });
+    });
+
+    it(`keeps access logs ${stage.logRetentionDays} days`, () => {
+      template().hasResource('AWS::Logs::LogGroup', {
+        Properties: { RetentionInDays: stage.logRetentionDays },
+        DeletionPolicy: stage.productionLike ? 'Retain' : 'Delete',
+      });
+      const logGroups = template().findResources('AWS::Logs::LogGroup');
+      expect(Object.keys(logGroups).sort()).toEqual([
+        expect.stringMatching(/^ApiAccessLogs/),
+        expect.stringMatching(/^AuthorizerLogGroup/),
+        expect.stringMatching(/^CreatePlantLogGroup/),
+      ]);
+      for (const logGroup of Object.values(logGroups)) {
+        expect(logGroup.Properties.RetentionInDays).toBe(stage.logRetentionDays);
+      }
+    });
+
+    it('is regional and keeps the account-wide logging role when the stack is deleted', () => {
+      template().hasResourceProperties('AWS::ApiGateway::RestApi', {
+        EndpointConfiguration: { Types: ['REGIONAL'] },
+      });
+      template().hasResource('AWS::IAM::Role', {
+        Properties: {
+          AssumeRolePolicyDocument: Match.objectLike({
+            Statement: [Match.objectLike({ Principal: { Service: 'apigateway.amazonaws.com' } })],
+          }),
+        },
+        DeletionPolicy: 'Retain',
+      });
+    });
+  });
+
+  describe('gateway responses', () => {
+    const responses = Object.values(gatewayResponses);
+
+    it('defines one gateway response for every entry of infra/gateway-responses.ts', () => {
+      template().resourceCountIs('AWS::ApiGateway::GatewayResponse', responses.length);
+    });
+
+    it.each(responses)('answers $type with $statusCode and the Error body', (response) => {
+      const headers = Object.fromEntries(
+        Object.entries(response.headers).map(([name, value]) => [
+          `gatewayresponse.header.${name}`,
+          `'${value}'`,
+        ]),
+      );
+      template().hasResourceProperties('AWS::ApiGateway::GatewayResponse', {
+        ResponseType: response.type,
+        StatusCode: String(response.statusCode),
+        ResponseParameters: headers,
+        ResponseTemplates: { 'application/json': JSON.stringify(response.body) },
+      });
+    });
+
+    it('challenges with WWW-Authenticate: Bearer and answers unknown routes 404/40400', () => {
+      template().hasResourceProperties('AWS::ApiGateway::GatewayResponse', {
+        ResponseType: 'UNAUTHORIZED',
+        StatusCode: '401',
+        ResponseParameters: Match.objectLike({
+          'gatewayresponse.header.WWW-Authenticate': Match.stringLikeRegexp("^'Bearer "),
+        }),
+      });
+      template().hasResourceProperties('AWS::ApiGateway::GatewayResponse', {
+        ResponseType: 'MISSING_AUTHENTICATION_TOKEN',
+        StatusCode: '404',
+        ResponseTemplates: { 'application/json': Match.stringLikeRegexp('"error":40400') },
+      });
+      for (const type of ['ACCESS_DENIED', 'THROTTLED', 'DEFAULT_4XX', 'DEFAULT_5XX']) {
+        template().hasResourceProperties('AWS::ApiGateway::GatewayResponse', {
+          ResponseType: type,
+        });
+      }
+    });
+  });
+
+  describe('functions', () => {
+    it.each([
+      ['CreatePlant', functionSettings.createPlant],
+      ['Authorizer', functionSettings.authorizer],
+    ])(
+      '%s runs on nodejs24.x, arm64, traced, with its measured memory and timeout',
+      (prefix, settings) => {
+        template().hasResourceProperties('AWS::Lambda::Function', {
+          Runtime: 'nodejs24.x',
+          Architectures: ['arm64'],
+          Handler: 'index.handler',
+          MemorySize: settings.memorySizeMb,
+          Timeout: settings.timeoutSeconds,
+          TracingConfig: { Mode: 'Active' },
+          LoggingConfig: { LogGroup: { Ref: Match.stringLikeRegexp(`^${prefix}LogGroup`) } },
+          Role: { 'Fn::GetAtt': [Match.stringLikeRegexp(`^${prefix}Role`), 'Arn'] },
+        });
+        expect(settings.memorySizeMb).toBeGreaterThan(128);
+        expect(settings.timeoutSeconds).toBeLessThan(29);
+      },
+    );
+
+    it('never enables source maps through NODE_OPTIONS', () => {
+      for (const fn of Object.values(template().findResources('AWS::Lambda::Function'))) {
+        expect(fn.Properties.Environment?.Variables?.NODE_OPTIONS).toBeUndefined();
+      }
+    });
+
+    it('keeps the bundles where SAM finds them (aws:cdk:path and aws:asset:path metadata)', () => {
+      template().hasResource('AWS::Lambda::Function', {
+        Metadata: {
+          'aws:cdk:path': `PlantStore-${stage.name}/CreatePlant/Resource`,
+          'aws:asset:path': Match.stringLikeRegexp('^asset\\.'),
+          'aws:asset:property': 'Code',
+        },
+      });
+      template().hasResource('AWS::Lambda::Function', {
+        Metadata: Match.objectLike({
+          'aws:cdk:path': `PlantStore-${stage.name}/Authorizer/Resource`,
+        }),
+      });
+    });
+
+    it('gives create-plant its table name and the authorizer its Cognito issuer settings', () => {
+      template().hasResourceProperties('AWS::Lambda::Function', {
+        Environment: {
+          Variables: { TABLE_NAME: { Ref: Match.stringLikeRegexp('^PlantsTable') } },
+        },
+      });
+      const issuerUrl = {
+        'Fn::GetAtt': [Match.stringLikeRegexp('^TokenIssuerUserPool'), 'ProviderURL'],
+      };
+      template().hasResourceProperties('AWS::Lambda::Function', {
+        Environment: {
+          Variables: {
+            TOKEN_ISSUER: issuerUrl,
+            TOKEN_AUDIENCE: {
+              Ref: Match.stringLikeRegexp('^TokenIssuerUserPoolClientCredentialsClient'),
+            },
+            TOKEN_AUDIENCE_CLAIM: 'client_id',
+            JWKS_URI: { 'Fn::Join': ['', [issuerUrl, '/.well-known/jwks.json']] },
+            REQUIRED_SCOPE: stage.requiredScope,
+          },
+        },
+      });
+    });
+
+    it('lets create-plant put items into its one table and nothing else', () => {
+      const policies = template().findResources('AWS::IAM::Policy', {
+        Properties: { Roles: [{ Ref: Match.stringLikeRegexp('^CreatePlantRole') }] },
+      });
+      const statements = Object.values(policies).flatMap(
+        (policy) => policy.Properties.PolicyDocument.Statement,
+      );
+      expect(statements).toEqual([
+        {
+          Action: ['logs:CreateLogStream', 'logs:PutLogEvents'],
+          Effect: 'Allow',
+          Resource: { 'Fn::GetAtt': [expect.stringMatching(/^CreatePlantLogGroup/), 'Arn'] },
+        },
+        {
+          // X-Ray's write actions support no resource-level permissions.
+          Action: ['xray:PutTraceSegments', 'xray:PutTelemetryRecords'],
+          Effect: 'Allow',
+          Resource: '*',
+        },
+        {
+          Action: 'dynamodb:PutItem',
+          Effect: 'Allow',
+          Resource: { 'Fn::GetAtt': [expect.stringMatching(/^PlantsTable/), 'Arn'] },
+        },
+      ]);
+    });
+
+    it('gives the function roles no managed policy and no wildcard action', () => {
+      const roles = template().findResources('AWS::IAM::Role', {
+        Properties: {
+          AssumeRolePolicyDocument: Match.objectLike({
+            Statement: [Match.objectLike({ Principal: { Service: 'lambda.amazonaws.com' } })],
+          }),
+        },
+      });
+      expect(Object.keys(roles)).toHaveLength(2);
+      for (const role of Object.values(roles)) {
+        expect(role.Properties.ManagedPolicyArns).toBeUndefined();
+      }
+      for (const policy of Object.values(template().findResources('AWS::IAM::Policy'))) {
+        for (const statement of policy.Properties.PolicyDocument.Statement) {
+          expect(
+            [statement.Action].flat().filter((action: string) => action.includes('*')),
+          ).toEqual([]);
+        }
+      }
+    });
+
+    it('bundles ESM with the createRequire banner, the AWS SDK inside and no source map', () => {
+      const bundle = readBundle(synthesizedStage(stage.name), 'CreatePlant');
+      // Matches are compared, not the bundle itself: a failure must not print 350 kB.
+      expect(bundle.slice(0, createRequireBanner.length)).toBe(createRequireBanner);
+      expect(bundle.match(/sourceMappingURL/g)).toBeNull();
+      // Bundled, not imported from the runtime: the DynamoDB client's wire protocol is inside.
+      expect(bundle.match(/from\s*["']@aws-sdk\//g)).toBeNull();
+      expect(bundle.includes('DynamoDB_20120810')).toBe(true);
+    });
+  });
+
+  describe('plants table', () => {
+    it('is keyed by the Number id, on demand, encrypted, with point-in-time recovery', () => {
+      template().resourceCountIs('AWS::DynamoDB::Table', 1);
+      template().hasResourceProperties('AWS::DynamoDB::Table', {
+        KeySchema: [{ AttributeName: 'id', KeyType: 'HASH' }],
+        AttributeDefinitions: [{ AttributeName: 'id', AttributeType: 'N' }],
+        BillingMode: 'PAY_PER_REQUEST',
+        SSESpecification: { SSEEnabled: true },
+        PointInTimeRecoverySpecification: { PointInTimeRecoveryEnabled: true },
+      });
+    });
+
+    it(
+      stage.productionLike
+        ? 'is retained and deletion-protected'
+        : 'is deleted with the stack and not deletion-protected',
+      () => {
+        template().hasResource('AWS::DynamoDB::Table', {
+          Properties: Match.objectLike({ DeletionProtectionEnabled: stage.productionLike }),
+          DeletionPolicy: stage.productionLike ? 'Retain' : 'Delete',
+          UpdateReplacePolicy: stage.productionLike ? 'Retain' : 'Delete',
+        });
+      },
+    );
+  });
+
+  describe('token issuer', () => {
+    it('is a Cognito user pool with the plants/write scope and a client-credentials client', () => {
+      template().hasResource('AWS::Cognito::UserPool', {
+        Properties: Match.objectLike({
+          AdminCreateUserConfig: { AllowAdminCreateUserOnly: true },
+          DeletionProtection: stage.productionLike ? 'ACTIVE' : 'INACTIVE',
+        }),
+        DeletionPolicy: stage.productionLike ? 'Retain' : 'Delete',
+      });
+      template().hasResourceProperties('AWS::Cognito::UserPoolResourceServer', {
+        Identifier: 'plants',
+        Scopes: [{ ScopeName: 'write', ScopeDescription: Match.anyValue() }],
+      });
+      template().resourceCountIs('AWS::Cognito::UserPoolClient', 1);
+      template().hasResourceProperties('AWS::Cognito::UserPoolClient', {
+        AllowedOAuthFlows: ['client_credentials'],
+        AllowedOAuthFlowsUserPoolClient: true,
+        AllowedOAuthScopes: [
+          {
+            'Fn::Join': [
+              '',
+              [{ Ref: Match.stringLikeRegexp('^TokenIssuerUserPoolResourceServer') }, '/write'],
+            ],
+          },
+        ],
+        GenerateSecret: true,
+      });
+    });
+
+    it('has a hosted domain unique to the stage and account', () => {
+      template().hasResourceProperties('AWS::Cognito::UserPoolDomain', {
+        Domain: { 'Fn::Join': ['', [`plant-store-${stage.name}-`, { Ref: 'AWS::AccountId' }]] },
+      });
+    });
+  });
+
+  it('outputs the API URL, the token URL and the client id', () => {
+    template().hasOutput('ApiUrl', {
+      Value: { 'Fn::Join': ['', Match.arrayWith(['/plants'])] },
+    });
+    template().hasOutput('TokenUrl', {
+      Value: {
+        'Fn::Join': [
+          '',
+          [
+            'https://',
+            { Ref: Match.stringLikeRegexp('^TokenIssuerUserPoolDomain') },
+            '.auth.',
+            { Ref: 'AWS::Region' },
+            '.amazoncognito.com/oauth2/token',
+          ],
+        ],
+      },
+    });
+    template().hasOutput('ClientId', {
+      Value: { Ref: Match.stringLikeRegexp('^TokenIssuerUserPoolClientCredentialsClient') },
+    });
+  });
+
+  describe('cdk-nag', () => {
+    const report = () => synthesizedStage(stage.name).validationReport;
+
+    it('leaves no unacknowledged AwsSolutions or Serverless finding', () => {
+      const plugins = report()
+        .pluginReports.map((plugin) => plugin.pluginName)
+        .sort();
+      expect(plugins).toEqual(['AwsSolutions', 'Serverless']);
+      for (const plugin of report().pluginReports) {
+        expect(plugin.violations ?? []).toEqual([]);
+        expect(plugin.conclusion).toBe('success');
+      }
+    });
+
+    it('acknowledges exactly the reviewed findings, each with a reason', () => {
+      const suppressed = report().pluginReports.flatMap(
+        (plugin) => plugin.suppressedViolations ?? [],
+      );
+      expect([...new Set(suppressed.map((finding) => finding.ruleName))].sort()).toEqual(
+        acknowledgedFindings,
+      );
+      for (const finding of suppressed) {
+        expect(finding.reason.length).toBeGreaterThan(80);
+      }
+    });
+
+    it('has no acknowledgment that matches no finding', () => {
+      const { acknowledgments } = synthesizedStage(stage.name);
+      const used = new Set(
+        report()
+          .pluginReports.flatMap((plugin) => plugin.suppressedViolations ?? [])
+          .map((finding) => finding.acknowledgedId),
+      );
+      expect(acknowledgments.size).toBeGreaterThan(0);
+      for (const [id, reason] of acknowledgments) {
+        expect(used).toContain(id.replace(/^Annotation::/i, ''));
+        expect(reason.length).toBeGreaterThan(80);
+      }
+    });
+  });
+});
+
+describe('the bundle options', () => {
+  it('build byte for byte the bundle the stack deploys (so benchmarks measure the real thing)', async () => {
+    const outdir = mkdtempSync(path.join(tmpdir(), 'plant-store-bundle-'));
+    try {
+      const outfile = path.join(outdir, 'index.mjs');
+      const entry = path.join(repositoryRoot, functionSettings.createPlant.entry);
+      await build({
+        ...createBuildOptions(entry, outfile),
+        absWorkingDir: repositoryRoot,
+        logLevel: 'silent',
+      });
+      expect(readFileSync(outfile, 'utf8')).toBe(
+        readBundle(synthesizedStage('dev'), 'CreatePlant'),
+      );
+    } finally {
+      rmSync(outdir, { recursive: true, force: true });
+    }
+  });
+});
