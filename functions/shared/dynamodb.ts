@@ -65,9 +65,10 @@ export function createDocumentClient(options: DocumentClientOptions = {}): Dynam
  * retries, timeouts, the deadline's abort, connection failures and 5xx answers.
  */
 export function isStoreUnavailableError(error: unknown): boolean {
-  if (!(error instanceof Error)) return false;
-  if (error.name === 'AbortError' || error.name === 'TimeoutError') return true;
+  // Not `instanceof Error`: Node's socket errors may come from another realm (Jest's VM, for one).
+  if (typeof error !== 'object' || error === null) return false;
   const classified = error as Parameters<typeof isTransientError>[0];
+  if (classified.name === 'AbortError' || classified.name === 'TimeoutError') return true;
   return isThrottlingError(classified) || isTransientError(classified) || isServerError(classified);
 }
 

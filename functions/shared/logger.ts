@@ -45,7 +45,15 @@ export function createLogger(base: LogFields = {}, write: LogWriter = writeToStd
 /** Errors serialise to `{}` by default; keep what an operator needs, causes included. */
 function replaceErrors(_key: string, value: unknown): unknown {
   if (value instanceof Error) {
-    return { name: value.name, message: value.message, stack: value.stack, cause: value.cause };
+    // `code` names socket failures (ECONNREFUSED, ETIMEDOUT…), often all an operator needs.
+    const { code } = value as { code?: unknown };
+    return {
+      name: value.name,
+      message: value.message,
+      code,
+      stack: value.stack,
+      cause: value.cause,
+    };
   }
   if (typeof value === 'bigint') return value.toString();
   return value;
