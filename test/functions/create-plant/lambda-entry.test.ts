@@ -1,0 +1,63 @@
+import { execFile } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { describe, expect, it } from '@jest/globals';
+import { readCreatePlantConfig } from '../../../functions/create-plant/create-handler.ts';
+import { createLambdaContext, createPostPlantsEvent } from '../../support/api-gateway-event.ts';
+import { createTestTable } from '../../support/test-store.ts';
+
+const run = promisify(execFile);
+const handlerPath = fileURLToPath(
+  new URL('../../../functions/create-plant/handler.ts', import.meta.url),
+);
+
+describe('the create-plant Lambda entry', () => {
+  it('fails the cold start with a clear message when TABLE_NAME is missing', async () => {
+    const environment = { ...process.env };
+    delete environment.TABLE_NAME;
+    const started = run(
+      process.execPath,
+      ['--input-type=module', '-e', `await import(${JSON.stringify(handlerPath)})`],
+      {
+        env: environment,
+      },
+    );
+    await expect(started).rejects.toMatchObject({
+      stderr: expect.stringContaining('TABLE_NAME (the plants table) is required'),
+    });
+  });
+
+  it('reads the configuration once from the environment', () => {
+    expect(readCreatePlantConfig({ TABLE_NAME: 'plants-dev' })).toEqual({
+      tableName: 'plants-dev',
+      endpoint: undefined,
+    });
+    expect(
+      readCreatePlantConfig({ TABLE_NAME: 'plants', DYNAMODB_ENDPOINT: 'http://127.0.0.1:8000' }),
+    ).toEqual({ tableName: 'plants', endpoint: 'http://127.0.0.1:8000' });
+    expect(() => readCreatePlantConfig({ TABLE_NAME: '' })).toThrow(/TABLE_NAME/);
+  });
+
+  it('creates a plant through the exported handler with TABLE_NAME and DYNAMODB_ENDPOINT', async () => {
+    const table = await createTestTable();
+    try {
+      process.env.TABLE_NAME = table.tableName;
+      process.env.DYNAMODB_ENDPOINT = table.endpoint;
+      const { handler } = await import('../../../functions/create-plant/handler.ts');
+      const response = await handler(
+        createPostPlantsEvent({ body: '{"id": 9223372036854775807, "name": "Olive"}' }),
+        createLambdaContext(),
+      );
+      expect(response).toEqual({
+        statusCode: 200,
+        headers: { 'Content-Type': 'application/json' },
+        body: '{"name":"Olive"}',
+      });
+      expect((await table.getItem(9223372036854775807n))?.name).toBe('Olive');
+    } finally {
+      delete process.env.TABLE_NAME;
+      delete process.env.DYNAMODB_ENDPOINT;
+      await table.remove();
+    }
+  });
+});
