@@ -19,7 +19,7 @@ export function formatStackName(stageName: string): string {
 
 /**
  * One Plant Store stage: the plants table, the token issuer, the two functions and the REST
- * API in front of them. Outputs the API URL, the token URL and the client id.
+ * API in front of them. Outputs the API URL, the token URL, the client id and the issuer.
  */
 export class PlantStoreStack extends Stack {
   readonly table: PlantsTable;
@@ -73,6 +73,10 @@ export class PlantStoreStack extends Stack {
     new CfnOutput(this, 'ApiUrl', {
       description: 'POST plants here.',
       value: this.api.plantsUrl,
+    });
+    new CfnOutput(this, 'IssuerUrl', {
+      description: 'The iss of accepted tokens (for a Cognito pool, its id is the last segment).',
+      value: this.tokenIssuer.authorizerEnvironment.TOKEN_ISSUER,
     });
     if (this.tokenIssuer.tokenUrl !== undefined) {
       new CfnOutput(this, 'TokenUrl', {

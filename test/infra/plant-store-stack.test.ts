@@ -303,6 +303,20 @@ describe.each([stages.dev, stages.prod])('the PlantStore-$name stack', (stage) =
       });
     });
 
+    it('has its functions named in events/sam-env-vars.json, every variable overridden', () => {
+      const samEnvironment = JSON.parse(
+        readFileSync(path.join(repositoryRoot, 'events', 'sam-env-vars.json'), 'utf8'),
+      ) as Record<string, Record<string, string>>;
+      const functions = template().findResources('AWS::Lambda::Function');
+      expect(Object.keys(samEnvironment).sort()).toEqual(Object.keys(functions).sort());
+      for (const [logicalId, fn] of Object.entries(functions)) {
+        const variables = Object.keys(fn.Properties.Environment.Variables);
+        expect(Object.keys(samEnvironment[logicalId] ?? {})).toEqual(
+          expect.arrayContaining(variables),
+        );
+      }
+    });
+
     it('gives create-plant its table name and the authorizer its Cognito issuer settings', () => {
       template().hasResourceProperties('AWS::Lambda::Function', {
         Environment: {
@@ -448,7 +462,7 @@ describe.each([stages.dev, stages.prod])('the PlantStore-$name stack', (stage) =
     });
   });
 
-  it('outputs the API URL, the token URL and the client id', () => {
+  it('outputs the API URL, the token URL, the client id and the issuer', () => {
     template().hasOutput('ApiUrl', {
       Value: { 'Fn::Join': ['', Match.arrayWith(['/plants'])] },
     });
@@ -465,6 +479,9 @@ describe.each([stages.dev, stages.prod])('the PlantStore-$name stack', (stage) =
           ],
         ],
       },
+    });
+    template().hasOutput('IssuerUrl', {
+      Value: { 'Fn::GetAtt': [Match.stringLikeRegexp('^TokenIssuerUserPool'), 'ProviderURL'] },
     });
     template().hasOutput('ClientId', {
       Value: { Ref: Match.stringLikeRegexp('^TokenIssuerUserPoolClientCredentialsClient') },

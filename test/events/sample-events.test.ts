@@ -1,0 +1,140 @@
+/**
+ * The sample events in `events/` (the ones the README hands to `sam local invoke`) run through
+ * the real Lambda entries: the create event against DynamoDB Local, the TOKEN event with a real
+ * token of the local issuer served by a local JWKS endpoint.
+ */
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import type {
+  APIGatewayProxyEvent,
+  APIGatewayProxyResult,
+  APIGatewayTokenAuthorizerEvent,
+} from 'aws-lambda';
+import {
+  type JwksServer,
+  localAuthorizerEnvironment,
+  startJwksServer,
+} from '../../local/jwks-server.ts';
+import { loadOrCreateLocalKeys, localJwks, signLocalToken } from '../../local/token-issuer.ts';
+import { createLambdaContext } from '../support/api-gateway-event.ts';
+import { createTestTable, type TestTable } from '../support/test-store.ts';
+
+const repositoryRoot = path.resolve(import.meta.dirname, '../..');
+
+function readEvent<T>(name: string): T {
+  return JSON.parse(readFileSync(path.join(repositoryRoot, 'events', name), 'utf8')) as T;
+}
+
+/** Sets environment variables for the duration of a test file, then restores them. */
+function setEnvironment(variables: Record<string, string>): () => void {
+  const previous = Object.fromEntries(
+    Object.keys(variables).map((name) => [name, process.env[name]]),
+  );
+  Object.assign(process.env, variables);
+  return () => {
+    for (const [name, value] of Object.entries(previous)) {
+      if (value === undefined) delete process.env[name];
+      else process.env[name] = value;
+    }
+  };
+}
+
+describe('events/create-plant.json', () => {
+  let table: TestTable;
+  let restoreEnvironment: () => void;
+  let handler: (event: APIGatewayProxyEvent, context: unknown) => Promise<APIGatewayProxyResult>;
+
+  beforeAll(async () => {
+    table = await createTestTable();
+    // As `sam local invoke --env-vars events/sam-env-vars.json` sets them, pointed at the test store.
+    restoreEnvironment = setEnvironment({
+      TABLE_NAME: table.tableName,
+      DYNAMODB_ENDPOINT: table.endpoint,
+    });
+    // The Lambda entry reads its environment while loading: import it after setting it.
+    ({ handler } = (await import('../../functions/create-plant/handler.ts')) as unknown as {
+      handler: typeof handler;
+    });
+  });
+
+  afterAll(async () => {
+    restoreEnvironment?.();
+    await table?.remove();
+  });
+
+  it('is a REST API proxy event for POST /plants, authorised for plants/write', () => {
+    const event = readEvent<APIGatewayProxyEvent>('create-plant.json');
+    expect(event).toMatchObject({
+      httpMethod: 'POST',
+      resource: '/plants',
+      requestContext: { stage: 'dev', authorizer: { scope: 'plants/write' } },
+      isBase64Encoded: false,
+    });
+  });
+
+  it('creates the plant with its int64 id kept exactly, and answers a retry the same', async () => {
+    const event = readEvent<APIGatewayProxyEvent>('create-plant.json');
+
+    const first = await handler(event, createLambdaContext());
+    const retry = await handler(event, createLambdaContext());
+
+    expect(first.statusCode).toBe(200);
+    expect(JSON.parse(first.body)).toEqual({ name: 'Monstera deliciosa', tag: 'tropical' });
+    expect(retry).toEqual(first);
+    const stored = await table.getItem(9_007_199_254_740_993n);
+    // 2^53 + 1: a JSON.parse round trip would have stored ...992.
+    expect(String(stored?.id)).toBe('9007199254740993');
+    expect(await table.scanItems()).toHaveLength(1);
+  });
+});
+
+describe('events/authorizer-token.json', () => {
+  let keysDirectory: string;
+  let jwksServer: JwksServer;
+  let restoreEnvironment: () => void;
+  let handler: (event: APIGatewayTokenAuthorizerEvent) => Promise<unknown>;
+  let token: string;
+
+  beforeAll(async () => {
+    keysDirectory = mkdtempSync(path.join(tmpdir(), 'plant-store-keys-'));
+    const keys = loadOrCreateLocalKeys(keysDirectory);
+    token = signLocalToken(keys);
+    jwksServer = await startJwksServer(localJwks(keys));
+    restoreEnvironment = setEnvironment(localAuthorizerEnvironment(jwksServer.jwksUri));
+    ({ handler } = (await import('../../functions/authorizer/handler.ts')) as unknown as {
+      handler: typeof handler;
+    });
+  });
+
+  afterAll(async () => {
+    restoreEnvironment?.();
+    await jwksServer?.close();
+    if (keysDirectory !== undefined) rmSync(keysDirectory, { recursive: true, force: true });
+  });
+
+  it('allows the whole dev stage once a valid token replaces the placeholder', async () => {
+    const event = readEvent<APIGatewayTokenAuthorizerEvent>('authorizer-token.json');
+    const result = await handler({ ...event, authorizationToken: `Bearer ${token}` });
+    expect(result).toMatchObject({
+      principalId: 'local-developer',
+      policyDocument: {
+        Statement: [
+          {
+            Action: 'execute-api:Invoke',
+            Effect: 'Allow',
+            Resource: 'arn:aws:execute-api:eu-west-1:123456789012:a1b2c3d4e5/dev/*/*',
+          },
+        ],
+      },
+      context: { sub: 'local-developer', scope: 'plants/write' },
+    });
+  });
+
+  it('answers Unauthorized (401) for the placeholder as committed', async () => {
+    const event = readEvent<APIGatewayTokenAuthorizerEvent>('authorizer-token.json');
+    expect(event.type).toBe('TOKEN');
+    await expect(handler(event)).rejects.toThrow('Unauthorized');
+  });
+});
