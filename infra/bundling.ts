@@ -30,7 +30,20 @@ export const bundleSettings = {
   // to the clients used, and faster to load than the runtime's full copy.
   external: [],
   banner: { js: createRequireBanner },
+  // Modules swapped for leaner ones in the bundles only; paths are relative to the repository
+  // root (esbuild's working directory). Each file says why, with its measured effect.
+  alias: {
+    '@aws-sdk/credential-provider-node': './infra/bundle-aliases/lambda-credentials.ts',
+    '@smithy/core/event-streams': './infra/bundle-aliases/no-event-streams.ts',
+    http: './infra/bundle-aliases/node-http.ts',
+    'node:http': './infra/bundle-aliases/node-http.ts',
+  },
 } as const satisfies BuildOptions;
+
+/** The aliases as esbuild command-line arguments, for the CDK's `bundling.esbuildArgs`. */
+export const aliasEsbuildArgs = {
+  '--alias': Object.entries(bundleSettings.alias).map(([from, to]) => `${from}=${to}`),
+};
 
 /** Complete esbuild options for bundling one function entry into `outfile` (for scripts). */
 export function createBuildOptions(entryPoint: string, outfile: string): BuildOptions {
@@ -38,6 +51,7 @@ export function createBuildOptions(entryPoint: string, outfile: string): BuildOp
     ...bundleSettings,
     mainFields: [...bundleSettings.mainFields],
     external: [...bundleSettings.external],
+    alias: { ...bundleSettings.alias },
     bundle: true,
     entryPoints: [entryPoint],
     outfile,

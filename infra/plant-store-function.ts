@@ -5,7 +5,7 @@ import { Architecture, Runtime, Tracing } from 'aws-cdk-lib/aws-lambda';
 import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
-import { bundleSettings } from './bundling.ts';
+import { aliasEsbuildArgs, bundleSettings } from './bundling.ts';
 import type { FunctionSettings } from './function-settings.ts';
 
 /** The repository root: entries, `package-lock.json` and the bundler's working directory. */
@@ -65,6 +65,7 @@ export class PlantStoreFunction extends NodejsFunction {
         mainFields: [...bundleSettings.mainFields],
         externalModules: [...bundleSettings.external],
         banner: bundleSettings.banner.js,
+        esbuildArgs: aliasEsbuildArgs,
       },
     });
     this.logGroupOfFunction = logGroup;

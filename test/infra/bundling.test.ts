@@ -1,0 +1,101 @@
+/**
+ * The Lambda bundles as `infra/bundling.ts` builds them: the modules it swaps out stay out, and
+ * the swapped-in ones still sign a create with the Lambda environment's credentials.
+ */
+import { execFile } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer, type IncomingHttpHeaders } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { build, type Metafile } from 'esbuild';
+import { createBuildOptions } from '../../infra/bundling.ts';
+import { repositoryRoot } from '../../infra/plant-store-function.ts';
+
+const run = promisify(execFile);
+const outputDirectory = mkdtempSync(join(tmpdir(), 'plant-store-bundling-'));
+const bundlePath = join(outputDirectory, 'create-plant.mjs');
+let metafile: Metafile;
+
+beforeAll(async () => {
+  const result = await build({
+    ...createBuildOptions(join(repositoryRoot, 'functions/create-plant/handler.ts'), bundlePath),
+    absWorkingDir: repositoryRoot,
+    metafile: true,
+    logLevel: 'silent',
+  });
+  metafile = result.metafile;
+});
+
+afterAll(() => {
+  rmSync(outputDirectory, { recursive: true, force: true });
+});
+
+describe('the create-plant bundle', () => {
+  it('leaves out the credential providers Lambda never uses and the event-stream codec', () => {
+    const inputs = Object.keys(metafile.inputs);
+    for (const excluded of [
+      '@aws-sdk/credential-provider-node/',
+      '@aws-sdk/credential-provider-ini/',
+      '@aws-sdk/credential-provider-sso/',
+      '@aws-sdk/nested-clients/',
+      '@smithy/core/dist-es/submodules/event-streams/',
+    ]) {
+      expect(inputs.filter((input) => input.includes(excluded))).toEqual([]);
+    }
+    expect(inputs).toContain('infra/bundle-aliases/lambda-credentials.ts');
+  });
+
+  it('loads node:http with require, never through an ES module import', () => {
+    const [output] = Object.values(metafile.outputs);
+    const imported = output?.imports.map((entry) => entry.path) ?? [];
+    expect(imported).toContain('node:https');
+    expect(imported).not.toContain('node:http');
+  });
+
+  it('signs its put with the credentials of the Lambda environment and answers 200', async () => {
+    const received: IncomingHttpHeaders[] = [];
+    const store = createServer((request, response) => {
+      received.push(request.headers);
+      request.resume().on('end', () => {
+        response.writeHead(200, { 'content-type': 'application/x-amz-json-1.0' });
+        response.end('{}');
+      });
+    });
+    await new Promise<void>((resolve) => store.listen(0, '127.0.0.1', resolve));
+    try {
+      const { port } = store.address() as AddressInfo;
+      const event = {
+        httpMethod: 'POST',
+        path: '/plants',
+        headers: { 'Content-Type': 'application/json' },
+        body: '{"id": 7, "name": "Fern"}',
+        isBase64Encoded: false,
+        requestContext: { requestId: 'bundle-test' },
+      };
+      const script =
+        `const { handler } = await import(${JSON.stringify(bundlePath)});` +
+        `const response = await handler(${JSON.stringify(event)}, { awsRequestId: 'bundle-test' });` +
+        'console.log(JSON.stringify(response));';
+      const { stdout } = await run(process.execPath, ['--input-type=module', '-e', script], {
+        env: {
+          AWS_ACCESS_KEY_ID: 'ASIABUNDLETEST',
+          AWS_SECRET_ACCESS_KEY: 'bundle-test-secret',
+          AWS_SESSION_TOKEN: 'bundle-test-session',
+          AWS_REGION: 'eu-west-1',
+          TABLE_NAME: 'plants',
+          DYNAMODB_ENDPOINT: `http://127.0.0.1:${port}`,
+        },
+      });
+      const response = JSON.parse(stdout.trim().split('\n').at(-1) ?? '');
+      expect(response).toMatchObject({ statusCode: 200, body: '{"name":"Fern"}' });
+      expect(received).toHaveLength(1);
+      expect(received[0]?.authorization).toContain('Credential=ASIABUNDLETEST/');
+      expect(received[0]?.['x-amz-security-token']).toBe('bundle-test-session');
+    } finally {
+      await new Promise((resolve) => store.close(resolve));
+    }
+  });
+});
