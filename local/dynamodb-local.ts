@@ -38,9 +38,11 @@ export interface StartDynamoDbLocalOptions {
   port?: number;
   /** How long to wait for the store to answer; 30 s by default (a cold JVM takes 1–3 s). */
   readyTimeoutMilliseconds?: number;
+  /** The Java launcher; `java` from the PATH by default. */
+  javaCommand?: string;
 }
 
-/** Thrown when no `java` runtime is on the PATH. */
+/** Thrown when there is no Java runtime (`java` on the PATH, or the `javaCommand` given). */
 export class JavaNotFoundError extends Error {
   override readonly name = 'JavaNotFoundError';
   constructor() {
@@ -66,8 +68,9 @@ const stopGraceMilliseconds = 5_000;
  * SIGTERM until resumed; the JVM's stdin is /dev/null, so it never reads the pipe itself.
  */
 const guardScript = `
-command -v java >/dev/null 2>&1 || exit ${javaNotFoundExitCode}
-java "$@" </dev/null &
+java=$1; shift
+command -v "$java" >/dev/null 2>&1 || exit ${javaNotFoundExitCode}
+"$java" "$@" </dev/null &
 child=$!
 echo "$child"
 stop_child() { kill -CONT "$child" 2>/dev/null; kill "$child" 2>/dev/null; wait "$child"; exit 0; }
@@ -111,7 +114,8 @@ async function startOnPort(port: number, options: StartDynamoDbLocalOptions) {
     '-port',
     String(port),
   ];
-  const guard = spawn('sh', ['-c', guardScript, 'dynamodb-local-guard', ...javaArguments], {
+  const java = options.javaCommand ?? 'java';
+  const guard = spawn('sh', ['-c', guardScript, 'dynamodb-local-guard', java, ...javaArguments], {
     cwd: options.dataDirectory ?? tmpdir(),
     stdio: ['pipe', 'pipe', 'pipe'],
   });

@@ -1,0 +1,109 @@
+import { spawn } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { afterAll, describe, expect, it } from '@jest/globals';
+import { createDocumentClient } from '../../functions/shared/dynamodb.ts';
+import {
+  type DynamoDbLocal,
+  JavaNotFoundError,
+  startDynamoDbLocal,
+} from '../../local/dynamodb-local.ts';
+import { createPlantsTableIfMissing } from '../../local/plants-table.ts';
+
+const started: DynamoDbLocal[] = [];
+const temporaryDirectories: string[] = [];
+
+afterAll(async () => {
+  await Promise.all(started.map((store) => store.stop()));
+  await Promise.all(
+    temporaryDirectories.map((directory) => rm(directory, { recursive: true, force: true })),
+  );
+});
+
+async function temporaryDirectory(): Promise<string> {
+  const directory = await mkdtemp(path.join(tmpdir(), 'plant-store-test-'));
+  temporaryDirectories.push(directory);
+  return directory;
+}
+
+function isRunning(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+async function waitUntilGone(pid: number, timeoutMilliseconds: number): Promise<boolean> {
+  const deadline = Date.now() + timeoutMilliseconds;
+  while (Date.now() < deadline) {
+    if (!isRunning(pid)) return true;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  return !isRunning(pid);
+}
+
+describe('startDynamoDbLocal', () => {
+  it('keeps data in a data directory across a stop and a restart on the same port, even after a pause', async () => {
+    const dataDirectory = await temporaryDirectory();
+    const first = await startDynamoDbLocal({ dataDirectory });
+    started.push(first);
+    expect(first.endpoint).toBe(`http://127.0.0.1:${first.port}`);
+    const client = createDocumentClient({ endpoint: first.endpoint });
+    await createPlantsTableIfMissing(client, 'plants');
+    await client.send(new PutCommand({ TableName: 'plants', Item: { id: 1n, name: 'Fern' } }));
+    client.destroy();
+
+    // A paused store must still stop: the guard resumes it before asking it to exit.
+    process.kill(first.pid, 'SIGSTOP');
+    await first.stop();
+    expect(isRunning(first.pid)).toBe(false);
+
+    const second = await startDynamoDbLocal({ dataDirectory, port: first.port });
+    started.push(second);
+    const again = createDocumentClient({ endpoint: second.endpoint });
+    await createPlantsTableIfMissing(again, 'plants');
+    const { Item } = await again.send(new GetCommand({ TableName: 'plants', Key: { id: 1n } }));
+    again.destroy();
+    expect(Item?.name).toBe('Fern');
+    await second.stop();
+    expect(isRunning(second.pid)).toBe(false);
+  });
+
+  it('never outlives its parent, even when the parent is killed with SIGKILL', async () => {
+    const harness = fileURLToPath(new URL('../../local/dynamodb-local.ts', import.meta.url));
+    const script = `const { startDynamoDbLocal } = await import(${JSON.stringify(harness)});
+      const store = await startDynamoDbLocal();
+      process.stdout.write(String(store.pid) + '\\n');
+      setInterval(() => {}, 1000);`;
+    const parent = spawn(process.execPath, ['--input-type=module', '-e', script], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    let jvmPid: number | undefined;
+    try {
+      jvmPid = await new Promise<number>((resolve, reject) => {
+        parent.stdout.once('data', (chunk: Buffer) => resolve(Number(chunk.toString().trim())));
+        parent.once('exit', (code) => reject(new Error(`parent exited early (${code})`)));
+      });
+      expect(isRunning(jvmPid)).toBe(true);
+      parent.kill('SIGKILL');
+      expect(await waitUntilGone(jvmPid, 5_000)).toBe(true);
+    } finally {
+      // Clean up even when an assertion failed, so that no JVM outlives the run.
+      parent.kill('SIGKILL');
+      if (jvmPid !== undefined && isRunning(jvmPid)) process.kill(jvmPid, 'SIGKILL');
+    }
+  });
+
+  it('explains that a Java runtime is needed when java is missing', async () => {
+    const starting = startDynamoDbLocal({ javaCommand: '/nonexistent/bin/java' });
+    // Should it start anyway, it must still be stopped after the run.
+    starting.then((store) => started.push(store)).catch(() => undefined);
+    await expect(starting).rejects.toBeInstanceOf(JavaNotFoundError);
+    await expect(starting).rejects.toThrow(/DynamoDB Local needs a Java runtime/);
+  });
+});
