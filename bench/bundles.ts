@@ -1,0 +1,132 @@
+/**
+ * The bundles the benchmark measures: each function as the CDK app deploys it (the options of
+ * `infra/bundling.ts`), as the CDK would build it with its defaults, and the steps in between,
+ * so that every bundling lever is measured on its own.
+ */
+import { statSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { type BuildOptions, build } from 'esbuild';
+import { bundleSettings, createBuildOptions } from '../infra/bundling.ts';
+import { functionSettings } from '../infra/function-settings.ts';
+
+/** The repository root: esbuild's working directory, as in the CDK's local bundling. */
+export const repositoryRoot = resolve(import.meta.dirname, '..');
+
+/** A bundle on disk. */
+export interface Bundle {
+  readonly name: string;
+  readonly path: string;
+  readonly bytes: number;
+}
+
+/**
+ * How `NodejsFunction` bundles by default for a Node.js 18+ runtime: CommonJS, not minified,
+ * `@aws-sdk/*` left out for the runtime's own copy (here: loaded from `node_modules`).
+ */
+const cdkDefaultOptions = {
+  format: 'cjs',
+  minify: false,
+  platform: 'node',
+  target: 'node24',
+  external: ['@aws-sdk/*'],
+} as const satisfies BuildOptions;
+
+/**
+ * The levers, cumulative from the CDK default towards the deployed bundle (which adds the
+ * aliases of `infra/bundling.ts`); the last one is `esm-minified` as CommonJS, to show what the
+ * module format itself is worth.
+ */
+const createPlantVariants: readonly { name: string; options: BuildOptions }[] = [
+  { name: 'cdk-default', options: cdkDefaultOptions },
+  { name: 'cjs-sdk-bundled', options: { ...cdkDefaultOptions, external: [] } },
+  {
+    name: 'esm-module-first',
+    options: {
+      ...cdkDefaultOptions,
+      external: [],
+      format: 'esm',
+      mainFields: [...bundleSettings.mainFields],
+      banner: bundleSettings.banner,
+    },
+  },
+  {
+    name: 'esm-minified',
+    options: {
+      ...cdkDefaultOptions,
+      external: [],
+      format: 'esm',
+      mainFields: [...bundleSettings.mainFields],
+      banner: bundleSettings.banner,
+      minify: true,
+    },
+  },
+  {
+    name: 'cjs-minified',
+    options: {
+      ...cdkDefaultOptions,
+      external: [],
+      mainFields: [...bundleSettings.mainFields],
+      minify: true,
+    },
+  },
+];
+
+function deployedOptions(): BuildOptions {
+  const { entryPoints: _entry, outfile: _outfile, ...options } = createBuildOptions('', '');
+  return options;
+}
+
+/** Every bundle the benchmark runs, written under `directory`. */
+export interface BenchBundles {
+  /** create-plant exactly as deployed. */
+  readonly createPlant: Bundle;
+  /** create-plant built the other ways (see `createPlantVariants`), by name. */
+  readonly createPlantVariants: readonly Bundle[];
+  /** The bare handler (body parsing and the same DocumentClient), built as deployed. */
+  readonly bareCreate: Bundle;
+  readonly authorizer: Bundle;
+  readonly authorizerCdkDefault: Bundle;
+}
+
+/** Builds every bundle into `directory` (created by esbuild when missing). */
+export async function buildBenchBundles(directory: string): Promise<BenchBundles> {
+  const createPlantEntry = functionSettings.createPlant.entry;
+  const authorizerEntry = functionSettings.authorizer.entry;
+  const bundle = (name: string, entry: string, options: BuildOptions) =>
+    buildBundle(directory, name, entry, options);
+  return {
+    createPlant: await bundle('create-plant', createPlantEntry, deployedOptions()),
+    createPlantVariants: await Promise.all(
+      createPlantVariants.map(({ name, options }) =>
+        bundle(`create-plant-${name}`, createPlantEntry, options),
+      ),
+    ),
+    bareCreate: await bundle('bare-create', 'bench/bare-create-handler.ts', deployedOptions()),
+    authorizer: await bundle('authorizer', authorizerEntry, deployedOptions()),
+    authorizerCdkDefault: await bundle(
+      'authorizer-cdk-default',
+      authorizerEntry,
+      cdkDefaultOptions,
+    ),
+  };
+}
+
+async function buildBundle(
+  directory: string,
+  name: string,
+  entry: string,
+  options: BuildOptions,
+): Promise<Bundle> {
+  // `.cjs`/`.mjs`: the repository's package.json says "type": "module", and the bundles sit
+  // inside it so that the CDK-default build finds the SDK in node_modules.
+  const path = join(directory, name, options.format === 'cjs' ? 'index.cjs' : 'index.mjs');
+  await build({
+    ...options,
+    bundle: true,
+    entryPoints: [join(repositoryRoot, entry)],
+    outfile: path,
+    absWorkingDir: repositoryRoot,
+    logLevel: 'error',
+  });
+  return { name, path, bytes: statSync(path).size };
+}
