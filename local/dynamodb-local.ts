@@ -142,6 +142,12 @@ async function startOnPort(port: number, options: StartDynamoDbLocalOptions) {
       answered = await answers(endpoint);
       if (!answered) await delay(100);
     }
+    // Once up, a store someone forgot to stop must not keep this process alive (a test run would
+    // hang); it dies with this process anyway, through the guard.
+    guard.unref();
+    for (const stream of [guard.stdin, guard.stdout, guard.stderr]) {
+      (stream as { unref?: () => void } | null)?.unref?.();
+    }
     return { endpoint, port, pid, stop };
   } catch (error) {
     await stop();
