@@ -22,11 +22,11 @@ import {
 import { measureEndToEnd } from './end-to-end.ts';
 import { startInstantDynamoDb } from './instant-dynamodb.ts';
 import { round } from './statistics.ts';
-import { measureWarmPath } from './warm-path.ts';
+import { measureWarmPath, median } from './warm-path.ts';
 
 const quick = process.argv.includes('--quick');
 const coldStartRuns = quick ? 5 : 31;
-const warmRounds = quick ? 1 : 5;
+const warmRounds = quick ? 1 : 9;
 const warmRoundMilliseconds = quick ? 500 : 1000;
 const endToEndSeconds = quick ? 2 : 10;
 
@@ -151,6 +151,11 @@ async function measureCreatePlantWarmPath(bundles: BenchBundles) {
         { name: 'create-plant', bundlePath: bundles.createPlant.path, environment },
         { name: 'bare-handler', bundlePath: bundles.bareCreate.path, environment },
         { name: 'raw-http-put', bundlePath: 'raw-http', environment },
+        {
+          name: 'bare, client per invocation',
+          bundlePath: bundles.bareCreate.path,
+          environment: { ...environment, BENCH_CLIENT_PER_INVOCATION: '1' },
+        },
       ],
       {
         eventPath: sampleEventPath,
@@ -159,12 +164,14 @@ async function measureCreatePlantWarmPath(bundles: BenchBundles) {
         roundMilliseconds: warmRoundMilliseconds,
       },
     );
-    const createPlant = figures['create-plant'];
-    const bare = figures['bare-handler'];
+    // Round by round, each create-plant round against the bare round right after it: load from
+    // elsewhere changes between rounds far more than within a pair.
+    const createPlantRounds = figures['create-plant']?.requestsPerSecondByRound ?? [];
+    const bareRounds = figures['bare-handler']?.requestsPerSecondByRound ?? [];
     return {
       figures,
       ratioToBareHandler: round(
-        (createPlant?.requestsPerSecond ?? 0) / (bare?.requestsPerSecond ?? 1),
+        median(createPlantRounds.map((value, index) => value / (bareRounds[index] ?? Number.NaN))),
         2,
       ),
     };

@@ -21,7 +21,8 @@ export interface WarmFigures {
   readonly requestsPerSecond: number;
   /** Median CPU time (user + system) per invocation, in microseconds. */
   readonly cpuMicrosecondsPerRequest: number;
-  readonly rounds: number;
+  /** Invocations per second of each round, in order (rounds of all subjects alternate). */
+  readonly requestsPerSecondByRound: readonly number[];
 }
 
 /** Runs every subject `rounds` times for `roundMilliseconds` each, interleaved. */
@@ -38,16 +39,17 @@ export async function measureWarmPath(
   return Object.fromEntries(
     subjects.map(({ name }) => {
       const rounds = results.get(name) ?? [];
+      const requestsPerSecondByRound = rounds.map((result) =>
+        Math.round((result.requests * 1000) / result.elapsedMilliseconds),
+      );
       return [
         name,
         {
-          requestsPerSecond: Math.round(
-            median(rounds.map((result) => (result.requests * 1000) / result.elapsedMilliseconds)),
-          ),
+          requestsPerSecond: median(requestsPerSecondByRound),
           cpuMicrosecondsPerRequest: round(
             median(rounds.map((result) => result.cpuMicroseconds / result.requests)),
           ),
-          rounds: rounds.length,
+          requestsPerSecondByRound,
         },
       ];
     }),
@@ -102,7 +104,8 @@ function runRound(
   });
 }
 
-function median(values: readonly number[]): number {
+/** The middle value (the upper one of an even count). */
+export function median(values: readonly number[]): number {
   const sorted = [...values].sort((a, b) => a - b);
   return sorted[Math.floor(sorted.length / 2)] ?? 0;
 }
