@@ -64,17 +64,19 @@ const stopGraceMilliseconds = 5_000;
 
 /**
  * The guard: reports the JVM's pid on its first stdout line, then waits for stdin to close
- * (stop() or the death of this process). SIGCONT first, because a paused JVM would hold the
- * SIGTERM until resumed; the JVM's stdin is /dev/null, so it never reads the pipe itself.
+ * (stop() or the death of this process). SIGPIPE is ignored so that a parent dying during
+ * start-up cannot kill the guard on that first line and orphan the JVM. SIGCONT first, because a
+ * paused JVM would hold the SIGTERM until resumed; the JVM's stdin is /dev/null.
  */
 const guardScript = `
+trap '' PIPE
 java=$1; shift
 command -v "$java" >/dev/null 2>&1 || exit ${javaNotFoundExitCode}
 "$java" "$@" </dev/null &
 child=$!
-echo "$child"
 stop_child() { kill -CONT "$child" 2>/dev/null; kill "$child" 2>/dev/null; wait "$child"; exit 0; }
 trap stop_child TERM INT HUP
+echo "$child"
 read -r _
 stop_child
 `;
@@ -122,10 +124,14 @@ async function startOnPort(port: number, options: StartDynamoDbLocalOptions) {
   const output = collectOutput(guard);
   const exited = new Promise<number | null>((resolve) => guard.once('exit', resolve));
   const endpoint = `http://127.0.0.1:${port}`;
-  const stop = createStop(guard, exited);
+  let jvmPid: number | undefined;
+  const stop = createStop(guard, exited, () => jvmPid);
   try {
     const pid = await Promise.race([
-      readJvmPid(guard),
+      readJvmPid(guard).then((pid) => {
+        jvmPid = pid;
+        return pid;
+      }),
       exited.then((code) => Promise.reject(startFailure(code, output()))),
     ]);
     const deadline = Date.now() + (options.readyTimeoutMilliseconds ?? 30_000);
@@ -155,12 +161,28 @@ async function startOnPort(port: number, options: StartDynamoDbLocalOptions) {
   }
 }
 
-function createStop(guard: ChildProcess, exited: Promise<number | null>) {
+function createStop(
+  guard: ChildProcess,
+  exited: Promise<number | null>,
+  jvmPid: () => number | undefined,
+) {
   let stopping: Promise<void> | undefined;
+  // Last resort when the JVM ignores SIGTERM: kill it first, then the guard, never the guard alone.
+  const killBoth = () => {
+    const pid = jvmPid();
+    if (pid !== undefined) {
+      try {
+        process.kill(pid, 'SIGKILL');
+      } catch {
+        // Already gone.
+      }
+    }
+    guard.kill('SIGKILL');
+  };
   return () => {
     stopping ??= (async () => {
       guard.stdin?.end();
-      const timer = setTimeout(() => guard.kill('SIGKILL'), stopGraceMilliseconds);
+      const timer = setTimeout(killBoth, stopGraceMilliseconds);
       await exited;
       clearTimeout(timer);
     })();
