@@ -37,13 +37,18 @@ export class PlantsTable extends Construct {
 
   /**
    * Lets the create-plant function use this table: its name in `TABLE_NAME` and exactly
-   * `dynamodb:PutItem` on this table's ARN. A create is one conditional put that returns the
-   * old item when the condition fails, so the function needs no read action of its own.
+   * `dynamodb:PutItem` and `dynamodb:GetItem` on this table's ARN. A create is one conditional
+   * put; when the condition fails it returns the old item (`ReturnValuesOnConditionCheckFailure`),
+   * which reads the item: `GetItem` makes sure that read is allowed, so an identical retry is
+   * answered 200 and a conflict 40009 rather than an access error.
    */
   bindCreatePlant(createPlantFunction: LambdaFunction): void {
     createPlantFunction.addEnvironment('TABLE_NAME', this.table.tableName);
     createPlantFunction.addToRolePolicy(
-      new PolicyStatement({ actions: ['dynamodb:PutItem'], resources: [this.table.tableArn] }),
+      new PolicyStatement({
+        actions: ['dynamodb:PutItem', 'dynamodb:GetItem'],
+        resources: [this.table.tableArn],
+      }),
     );
   }
 }

@@ -361,7 +361,7 @@ describe.each([stages.dev, stages.prod])('the PlantStore-$name stack', (stage) =
           Resource: '*',
         },
         {
-          Action: 'dynamodb:PutItem',
+          Action: ['dynamodb:PutItem', 'dynamodb:GetItem'],
           Effect: 'Allow',
           Resource: { 'Fn::GetAtt': [expect.stringMatching(/^PlantsTable/), 'Arn'] },
         },
