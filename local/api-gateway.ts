@@ -109,6 +109,7 @@ export async function startApiGateway(options: ApiGatewayOptions): Promise<ApiGa
     request: IncomingMessage,
     requestId: string,
   ): Promise<HttpAnswer> => {
+    if (request.headers.host === undefined) return gatewayAnswer('DEFAULT_4XX');
     const url = new URL(request.url ?? '/', 'http://localhost');
     const route = options.routes.find(
       (candidate) =>
@@ -145,7 +146,9 @@ export async function startApiGateway(options: ApiGatewayOptions): Promise<ApiGa
     return answerFromProxyResult(result);
   };
 
-  const server = createServer((request, response) => {
+  // Node would answer a request without a Host header itself, with an empty 400: let it through
+  // to be answered below in the contract's shape (API Gateway cannot route one either).
+  const server = createServer({ requireHostHeader: false }, (request, response) => {
     const started = performance.now();
     const requestId = randomUUID();
     handleRequest(request, requestId)
@@ -163,6 +166,22 @@ export async function startApiGateway(options: ApiGatewayOptions): Promise<ApiGa
           durationMs: Math.round(performance.now() - started),
         });
       });
+  });
+
+  // Requests Node's HTTP parser refuses (headers over its 16 KiB limit, broken syntax)
+  // never reach the handler above; Node would answer them with an empty 400 or 431. Answer with
+  // the gateway's Error body instead, so that no response of the API has another shape.
+  server.on('clientError', (error: NodeJS.ErrnoException, socket) => {
+    if (error.code === 'ECONNRESET' || !socket.writable) {
+      socket.destroy();
+      return;
+    }
+    const answer = gatewayAnswer('DEFAULT_4XX');
+    const headers = Object.entries(answer.headers).map(([name, value]) => `${name}: ${value}\r\n`);
+    socket.end(
+      `HTTP/1.1 ${answer.statusCode} Bad Request\r\n${headers.join('')}` +
+        `Content-Length: ${answer.body.length}\r\nConnection: close\r\n\r\n${answer.body}`,
+    );
   });
 
   const port = await listen(server, options.port ?? 3000);
