@@ -1,10 +1,10 @@
 /**
  * JSON parsing that keeps one integer field exact as a `bigint`.
  *
- * `JSON.parse` turns every number into a `number`, which rounds integers above 2^53. Since
- * Node.js 21 a reviver also receives the number's source text, from which the exact value is
- * rebuilt here, with JSON Schema's idea of an integer: any number without a fractional part
- * (`7`, `7.0`, `7e2`, `700e-2`).
+ * `JSON.parse` turns every number into a `number`, which rounds integers above 2^53. The exact
+ * value is rebuilt here from the number's source text, found by one pass over the root object,
+ * with JSON Schema's idea of an integer: any number without a fractional part (`7`, `7.0`, `7e2`,
+ * `700e-2`).
  */
 
 /** The smallest int64: −2^63. */
@@ -18,6 +18,9 @@ const int64MaxDigits = 19;
 /** A JSON number's source text: sign, integer digits, fraction digits, exponent. */
 const jsonNumberPattern = /^(-?)(\d+)(?:\.(\d+))?(?:[eE]([+-]?\d+))?$/;
 
+/** A JSON number token, after optional JSON white space, where `lastIndex` points. */
+const jsonNumberToken = /[ \t\n\r]*(-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?)/y;
+
 /**
  * Parses `text` like `JSON.parse`, except that `key` of the root object, when it is a JSON number
  * that is an int64, becomes an exact `bigint`. Every other value is left as `JSON.parse` makes it,
@@ -27,23 +30,56 @@ const jsonNumberPattern = /^(-?)(\d+)(?:\.(\d+))?(?:[eE]([+-]?\d+))?$/;
  * @throws SyntaxError when `text` is not JSON.
  */
 export function parseJsonWithInt64(text: string, key: string): unknown {
-  // Source texts are recorded per holder object: the reviver runs bottom-up, and only when the
-  // root arrives (key '') do we know which holder is the root.
-  const sources = new Map<object, string>();
-  return JSON.parse(
-    text,
-    function revive(this: unknown, name, value, context?: { source?: string }) {
-      if (name === key && typeof value === 'number' && context?.source !== undefined) {
-        sources.set(this as object, context.source);
-      }
-      if (name === '' && this !== null && typeof value === 'object' && value !== null) {
-        const source = sources.get(value);
-        const exact = source === undefined ? undefined : parseInt64(source);
-        if (exact !== undefined) (value as Record<string, unknown>)[key] = exact;
-      }
-      return value;
-    },
-  );
+  const value: unknown = JSON.parse(text);
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return value;
+  const root = value as Record<string, unknown>;
+  if (!Object.hasOwn(root, key) || typeof root[key] !== 'number') return value;
+  const source = findRootMemberSource(text, key);
+  const exact = source === undefined ? undefined : parseInt64(source);
+  if (exact !== undefined) root[key] = exact;
+  return value;
+}
+
+/**
+ * The source text of the number that is the last `key` member of the root object of `text` (which
+ * `JSON.parse` has accepted, so its structure can be trusted), as `JSON.parse` keeps the last of
+ * duplicate keys. A single loop rather than a `JSON.parse` reviver, whose walk recurses and runs
+ * out of stack near 2,500 levels of nesting: a 16 KiB body can nest 8,000 deep in a field the API
+ * ignores, and must still be read.
+ */
+function findRootMemberSource(text: string, key: string): string | undefined {
+  let depth = 0;
+  let expectingKey = false;
+  let memberKey: unknown;
+  let source: string | undefined;
+  for (let index = 0; index < text.length; index++) {
+    const char = text[index];
+    if (char === '"') {
+      const end = endOfString(text, index);
+      // Keys may be escaped (`"\u0069d"` is `id`): let JSON.parse read them.
+      if (depth === 1 && expectingKey) memberKey = JSON.parse(text.slice(index, end + 1));
+      expectingKey = false;
+      index = end;
+    } else if (char === '{' || char === '[') {
+      depth++;
+      expectingKey = depth === 1;
+    } else if (char === '}' || char === ']') {
+      depth--;
+    } else if (depth === 1 && char === ',') {
+      expectingKey = true;
+    } else if (depth === 1 && char === ':' && memberKey === key) {
+      jsonNumberToken.lastIndex = index + 1;
+      source = jsonNumberToken.exec(text)?.[1] ?? source;
+    }
+  }
+  return source;
+}
+
+/** The index of the quote that closes the string opening at `start`. */
+function endOfString(text: string, start: number): number {
+  let index = start + 1;
+  while (text[index] !== '"') index += text[index] === '\\' ? 2 : 1;
+  return index;
 }
 
 /**

@@ -112,6 +112,23 @@ describe('parseJsonWithInt64', () => {
     expect(parseJsonWithInt64('null', 'id')).toBeNull();
   });
 
+  it('reads the root id however deep the rest of the body nests', () => {
+    const deep = `${'['.repeat(8_000)}${']'.repeat(8_000)}`;
+    expect(parseJsonWithInt64(`{"ignored": ${deep}, "id": 9007199254740993}`, 'id')).toMatchObject({
+      id: 9007199254740993n,
+    });
+  });
+
+  it('finds the id behind escaped keys, strings that look like JSON, and duplicates', () => {
+    const text =
+      '{"a": "\\"id\\": 1, {[", "\\u0069d": 9007199254740993, "b": {"id": 2}, "c": [3, {"id": 4}]}';
+    expect(parseJsonWithInt64(text, 'id')).toMatchObject({ id: 9007199254740993n, b: { id: 2 } });
+    expect(parseJsonWithInt64('{"id": 1, "id": 9007199254740995}', 'id')).toMatchObject({
+      id: 9007199254740995n,
+    });
+    expect(parseJsonWithInt64('{"id": 9007199254740995, "id": "x"}', 'id')).toEqual({ id: 'x' });
+  });
+
   it('throws a SyntaxError on anything that is not JSON', () => {
     expect(() => parseJsonWithInt64('{"id": 01}', 'id')).toThrow(SyntaxError);
     expect(() => parseJsonWithInt64('', 'id')).toThrow(SyntaxError);
