@@ -51,14 +51,21 @@ const acknowledgedFindings = [
   'Serverless-LambdaDLQ',
 ];
 
+/** The CDK CLI's settings, feature flags included, so the tests synthesize what deploys. */
+const cdkJson = JSON.parse(readFileSync(path.join(repositoryRoot, 'cdk.json'), 'utf8')) as {
+  context: Record<string, unknown>;
+};
+
 const synthesized = new Map<string, SynthesizedStage>();
 
 function synthesizeStage(stage: StageConfig): SynthesizedStage {
   const outdir = mkdtempSync(path.join(tmpdir(), `plant-store-${stage.name}-`));
   const { app, stack } = createPlantStoreApp({
     outdir,
-    // As the CDK CLI does: record construct paths and asset folders, which `sam local` reads.
+    // As the CDK CLI does: cdk.json's feature flags, and construct paths and asset folders
+    // recorded for `sam local`.
     context: {
+      ...cdkJson.context,
       stage: stage.name,
       'aws:cdk:enable-path-metadata': true,
       'aws:cdk:enable-asset-metadata': true,
@@ -181,8 +188,22 @@ describe.each([stages.dev, stages.prod])('the PlantStore-$name stack', (stage) =
       });
       expect(fields).toEqual(accessLogFields);
       expect(format).not.toMatch(/authorization|header|body|requestOverride/i);
+      // The log group's ARN without the `:*` suffix GetAtt adds (feature flag
+      // @aws-cdk/aws-apigateway:logGroupDestinationArnWithoutWildcard).
       expect(stageResource?.Properties.AccessLogSetting.DestinationArn).toEqual({
-        'Fn::GetAtt': [expect.stringMatching(/^ApiAccessLogs/), 'Arn'],
+        'Fn::Join': [
+          '',
+          [
+            'arn:',
+            { Ref: 'AWS::Partition' },
+            ':logs:',
+            { Ref: 'AWS::Region' },
+            ':',
+            { Ref: 'AWS::AccountId' },
+            ':log-group:',
+            { Ref: expect.stringMatching(/^ApiAccessLogs/) },
+          ],
+        ],
       });
     });
 
@@ -356,12 +377,12 @@ describe.each([stages.dev, stages.prod])('the PlantStore-$name stack', (stage) =
         },
         {
           // X-Ray's write actions support no resource-level permissions.
-          Action: ['xray:PutTraceSegments', 'xray:PutTelemetryRecords'],
+          Action: ['xray:PutTelemetryRecords', 'xray:PutTraceSegments'],
           Effect: 'Allow',
           Resource: '*',
         },
         {
-          Action: ['dynamodb:PutItem', 'dynamodb:GetItem'],
+          Action: ['dynamodb:GetItem', 'dynamodb:PutItem'],
           Effect: 'Allow',
           Resource: { 'Fn::GetAtt': [expect.stringMatching(/^PlantsTable/), 'Arn'] },
         },
