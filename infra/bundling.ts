@@ -37,6 +37,8 @@ export const bundleSettings = {
     '@smithy/core/event-streams': './infra/bundle-aliases/no-event-streams.ts',
     http: './infra/bundle-aliases/node-http.ts',
     'node:http': './infra/bundle-aliases/node-http.ts',
+    process: './infra/bundle-aliases/node-process.ts',
+    'node:process': './infra/bundle-aliases/node-process.ts',
   },
 } as const satisfies BuildOptions;
 

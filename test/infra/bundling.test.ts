@@ -55,6 +55,14 @@ describe('the create-plant bundle', () => {
     expect(imported).not.toContain('node:http');
   });
 
+  it('takes node:process from the global process, never through an ES module import', () => {
+    const [output] = Object.values(metafile.outputs);
+    const imported = output?.imports.map((entry) => entry.path) ?? [];
+    expect(imported).not.toContain('node:process');
+    expect(imported).not.toContain('process');
+    expect(Object.keys(metafile.inputs)).toContain('infra/bundle-aliases/node-process.ts');
+  });
+
   it('signs its put with the credentials of the Lambda environment and answers 200, loading only what it needs', async () => {
     const received: IncomingHttpHeaders[] = [];
     const store = createServer((request, response) => {
@@ -79,7 +87,7 @@ describe('the create-plant bundle', () => {
         `const { handler } = await import(${JSON.stringify(bundlePath)});` +
         `const response = await handler(${JSON.stringify(event)}, { awsRequestId: 'bundle-test' });` +
         // Node.js's record of the built-ins it has loaded (the cold-start cost the bundle avoids).
-        'const loaded = process.moduleLoadList.filter((name) => /webstreams/.test(name));' +
+        'const loaded = process.moduleLoadList.filter((name) => /webstreams|process\\/report/.test(name));' +
         'console.log(JSON.stringify({ response, loaded }));';
       const { stdout } = await run(process.execPath, ['--input-type=module', '-e', script], {
         env: {
@@ -93,7 +101,8 @@ describe('the create-plant bundle', () => {
       });
       const { response, loaded } = JSON.parse(stdout.trim().split('\n').at(-1) ?? '');
       expect(response).toMatchObject({ statusCode: 200, body: '{"name":"Fern"}' });
-      // Web streams (the SDK's own response reader) are not loaded on the way to the first answer.
+      // Neither web streams (the SDK's response reader) nor the process report (the ESM facade
+      // of node:process) are loaded on the way to the first answer.
       expect(loaded).toEqual([]);
       expect(received).toHaveLength(1);
       expect(received[0]?.authorization).toContain('Credential=ASIABUNDLETEST/');
