@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { isProcessRunning } from '../support/processes.ts';
 
 const startScript = new URL('../../local/start.ts', import.meta.url).pathname;
 
@@ -69,19 +70,10 @@ async function runCurl(command: string): Promise<{ status: number; body: string 
   return { status: Number(head.split(' ')[1]), body };
 }
 
-function isRunning(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 async function stopCli(cli: StartedCli): Promise<void> {
   cli.child.kill('SIGTERM');
   expect(await cli.exited).toBe(0);
-  expect(isRunning(cli.jvmPid)).toBe(false);
+  expect(isProcessRunning(cli.jvmPid)).toBe(false);
 }
 
 beforeAll(async () => {
@@ -97,7 +89,7 @@ afterAll(async () => {
 describe('npm start', () => {
   it('answers the printed curl, keeps the data across a restart, and stops on SIGTERM', async () => {
     const first = await startCli();
-    expect(isRunning(first.jvmPid)).toBe(true);
+    expect(isProcessRunning(first.jvmPid)).toBe(true);
     const created = await runCurl(first.curl);
     expect(created).toEqual({ status: 200, body: '{"name":"Monstera","tag":"tropical"}' });
     await stopCli(first);

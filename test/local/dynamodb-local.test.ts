@@ -12,6 +12,7 @@ import {
   startDynamoDbLocal,
 } from '../../local/dynamodb-local.ts';
 import { createPlantsTableIfMissing } from '../../local/plants-table.ts';
+import { isProcessRunning } from '../support/processes.ts';
 
 const started: DynamoDbLocal[] = [];
 const temporaryDirectories: string[] = [];
@@ -29,22 +30,13 @@ async function temporaryDirectory(): Promise<string> {
   return directory;
 }
 
-function isRunning(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 async function waitUntilGone(pid: number, timeoutMilliseconds: number): Promise<boolean> {
   const deadline = Date.now() + timeoutMilliseconds;
   while (Date.now() < deadline) {
-    if (!isRunning(pid)) return true;
+    if (!isProcessRunning(pid)) return true;
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
-  return !isRunning(pid);
+  return !isProcessRunning(pid);
 }
 
 describe('startDynamoDbLocal', () => {
@@ -61,7 +53,7 @@ describe('startDynamoDbLocal', () => {
     // A paused store must still stop: the guard resumes it before asking it to exit.
     process.kill(first.pid, 'SIGSTOP');
     await first.stop();
-    expect(isRunning(first.pid)).toBe(false);
+    expect(isProcessRunning(first.pid)).toBe(false);
 
     const second = await startDynamoDbLocal({ dataDirectory, port: first.port });
     started.push(second);
@@ -71,7 +63,7 @@ describe('startDynamoDbLocal', () => {
     again.destroy();
     expect(Item?.name).toBe('Fern');
     await second.stop();
-    expect(isRunning(second.pid)).toBe(false);
+    expect(isProcessRunning(second.pid)).toBe(false);
   });
 
   it('never outlives its parent, even when the parent is killed with SIGKILL', async () => {
@@ -89,13 +81,13 @@ describe('startDynamoDbLocal', () => {
         parent.stdout.once('data', (chunk: Buffer) => resolve(Number(chunk.toString().trim())));
         parent.once('exit', (code) => reject(new Error(`parent exited early (${code})`)));
       });
-      expect(isRunning(jvmPid)).toBe(true);
+      expect(isProcessRunning(jvmPid)).toBe(true);
       parent.kill('SIGKILL');
       expect(await waitUntilGone(jvmPid, 5_000)).toBe(true);
     } finally {
       // Clean up even when an assertion failed, so that no JVM outlives the run.
       parent.kill('SIGKILL');
-      if (jvmPid !== undefined && isRunning(jvmPid)) process.kill(jvmPid, 'SIGKILL');
+      if (jvmPid !== undefined && isProcessRunning(jvmPid)) process.kill(jvmPid, 'SIGKILL');
     }
   });
 
