@@ -51,10 +51,14 @@ export async function createPlant(
   }
 }
 
-/** The stored plant when it equals the new one; a conflict otherwise. */
+/**
+ * The stored plant when it equals the new one; a conflict otherwise. Without the old item there
+ * is nothing to compare: that is a fault of ours (500), not the client's conflict to be told of.
+ */
 function answerExistingPlant(plant: Plant, error: ConditionalCheckFailedException): Plant {
+  if (error.Item === undefined) throw error;
   // The document client does not unmarshall an exception's item; numbers stay wrapped (exact).
-  const stored = unmarshall(error.Item ?? {}, { wrapNumbers: true });
+  const stored = unmarshall(error.Item, { wrapNumbers: true });
   const same = stored.name === plant.name && stored.tag === plant.tag;
   if (!same) throw new PlantConflictError();
   return plant;

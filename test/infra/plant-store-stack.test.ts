@@ -362,7 +362,7 @@ describe.each([stages.dev, stages.prod])('the PlantStore-$name stack', (stage) =
       });
     });
 
-    it('lets create-plant put items into its one table and nothing else', () => {
+    it('lets create-plant put and get items of its one table and nothing else', () => {
       const policies = template().findResources('AWS::IAM::Policy', {
         Properties: { Roles: [{ Ref: Match.stringLikeRegexp('^CreatePlantRole') }] },
       });

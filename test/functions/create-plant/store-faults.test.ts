@@ -202,13 +202,13 @@ describe('store errors from a mocked client', () => {
     expect(JSON.stringify(entry)).toContain('detail for operators only');
   });
 
-  it('answers 400/40009 without an old item rather than guessing', async () => {
+  it('answers 500/50000 when a failed condition comes without the old item, rather than guessing a conflict', async () => {
     const { documentClient, handle } = handlerForStore({ endpoint: 'http://127.0.0.1:9' });
     mockClient(documentClient)
       .on(PutCommand)
       .rejects(new ConditionalCheckFailedException(metadata));
     const { response } = await timedPost(handle);
-    expectErrorBody(response, errorCodes.plantConflict);
+    expectErrorBody(response, errorCodes.internal);
   });
 });
 
