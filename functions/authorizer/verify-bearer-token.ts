@@ -233,8 +233,12 @@ class FailClosedJwksCache extends SimpleJwksCache {
   }
 }
 
-/** How long the local JWKS server may take to answer, in milliseconds. */
-const loopbackFetchTimeoutMilliseconds = 3000;
+/**
+ * How long the issuer may take to answer a JWKS fetch, in milliseconds. The https fetcher tries
+ * twice, so a slow issuer costs at most ~3 s: well inside the authorizer's 5 s timeout, so the
+ * caller gets 401 rather than the gateway's 500 for a timed-out authorizer.
+ */
+const jwksFetchTimeoutMilliseconds = 1500;
 
 /**
  * The library fetches with Node's `https` module, which refuses `http:` URLs outright. https
@@ -242,7 +246,9 @@ const loopbackFetchTimeoutMilliseconds = 3000;
  * loopback host, where the local issuer serves its JWKS.
  */
 class LoopbackHttpFetcher implements Fetcher {
-  readonly #httpsFetcher = new SimpleFetcher();
+  readonly #httpsFetcher = new SimpleFetcher({
+    defaultRequestOptions: { responseTimeout: jwksFetchTimeoutMilliseconds },
+  });
 
   async fetch(uri: string): Promise<ArrayBuffer> {
     if (!isSecureUrl(uri)) {
@@ -253,7 +259,7 @@ class LoopbackHttpFetcher implements Fetcher {
     try {
       response = await fetch(uri, {
         redirect: 'error',
-        signal: AbortSignal.timeout(loopbackFetchTimeoutMilliseconds),
+        signal: AbortSignal.timeout(jwksFetchTimeoutMilliseconds),
       });
     } catch (error) {
       throw new FetchError(uri, error instanceof Error ? error.message : String(error));

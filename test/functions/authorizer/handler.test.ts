@@ -404,6 +404,29 @@ describe('authorizer handler', () => {
       );
     });
 
+    it('answers Unauthorized well inside the authorizer timeout when the JWKS never answers', async () => {
+      // Accepts the connection and never answers: a hung issuer.
+      const hung = createServer(() => {});
+      await new Promise<void>((resolve) => hung.listen(0, '127.0.0.1', resolve));
+      try {
+        const { port } = hung.address() as AddressInfo;
+        const authorizer = createAuthorizer({
+          jwksUri: `http://127.0.0.1:${port}/.well-known/jwks.json`,
+        });
+        const started = performance.now();
+        await expectUnauthorized(
+          `Bearer ${signToken(rsaKey, validClaims())}`,
+          'jwks-unavailable',
+          authorizer,
+        );
+        // The Lambda timeout is 5 s; past it the gateway would answer 500 instead of 401.
+        expect(performance.now() - started).toBeLessThan(3_000);
+      } finally {
+        hung.closeAllConnections();
+        await new Promise((resolve) => hung.close(resolve));
+      }
+    });
+
     it('answers Unauthorized for an invalid JWKS, and recovers after the wait period', async () => {
       let jwks: unknown = { keys: 'not a list' };
       const server = await startJwksServer(() => jwks as Jwks);
