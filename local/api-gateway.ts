@@ -41,6 +41,8 @@ export interface GatewayRoute {
   readonly resourcePath: string;
   /** Shown in the Lambda context, as the deployed function's name would be. */
   readonly functionName: string;
+  /** The function's Lambda timeout; the integration timeout when absent. */
+  readonly timeoutMilliseconds?: number;
   readonly handler: ProxyIntegrationHandler;
 }
 
@@ -134,11 +136,18 @@ export async function startApiGateway(options: ApiGatewayOptions): Promise<ApiGa
       requestId,
       authorizer: decision.authorizerContext,
     });
+    const functionTimeout = route.timeoutMilliseconds ?? integrationTimeout;
     const result = await invokeWithTimeout(
-      () => route.handler(event, createLambdaContext(route.functionName, integrationTimeout)),
-      integrationTimeout,
+      () => route.handler(event, createLambdaContext(route.functionName, functionTimeout)),
+      Math.min(functionTimeout, integrationTimeout),
     );
-    if (result === 'timeout') return gatewayAnswer('INTEGRATION_TIMEOUT');
+    if (result === 'timeout') {
+      // Lambda ends a function at its own timeout, which API Gateway answers as a failed
+      // integration; only a function allowed to outlast the gateway's wait meets its timeout.
+      return gatewayAnswer(
+        functionTimeout < integrationTimeout ? 'DEFAULT_5XX' : 'INTEGRATION_TIMEOUT',
+      );
+    }
     if (result instanceof Error || !isProxyResult(result)) {
       logger.error('integration failed', { requestId, error: result });
       return gatewayAnswer('DEFAULT_5XX');
@@ -483,7 +492,7 @@ function createLambdaContext(functionName: string, timeoutMilliseconds: number):
   };
 }
 
-/** The handler's result, the error it failed with, or `'timeout'` past the integration timeout. */
+/** The handler's result, the error it failed with, or `'timeout'` past the time it may take. */
 async function invokeWithTimeout<Result>(
   invoke: () => Promise<Result>,
   timeoutMilliseconds: number,

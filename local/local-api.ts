@@ -9,6 +9,7 @@ import { createHandler as createAuthorizerHandler } from '../functions/authorize
 import { createHandler as createCreatePlantHandler } from '../functions/create-plant/create-handler.ts';
 import { createDocumentClient } from '../functions/shared/dynamodb.ts';
 import { createLogger, type Logger } from '../functions/shared/logger.ts';
+import { functionSettings } from '../infra/function-settings.ts';
 import { resolveStageConfig } from '../infra/stages.ts';
 import { type ApiGateway, type ApiGatewayOptions, startApiGateway } from './api-gateway.ts';
 import { type DynamoDbLocal, startDynamoDbLocal } from './dynamodb-local.ts';
@@ -103,6 +104,7 @@ export async function startLocalApi(options: LocalApiOptions): Promise<LocalApi>
           httpMethod: 'POST',
           resourcePath: '/plants',
           functionName: 'create-plant',
+          timeoutMilliseconds: functionSettings.createPlant.timeoutSeconds * 1000,
           handler: createCreatePlantHandler({
             documentClient,
             tableName,

@@ -206,6 +206,36 @@ describe('local API Gateway stand-in', () => {
       }
     });
 
+    it('answers DEFAULT_5XX when the function outlives its own Lambda timeout', async () => {
+      let remainingAtStart = 0;
+      const gateway = await startApiGateway({
+        port: 0,
+        routes: [
+          {
+            httpMethod: 'POST',
+            resourcePath: '/plants',
+            functionName: 'create-plant',
+            timeoutMilliseconds: 50,
+            handler: (_event, context) => {
+              remainingAtStart = context.getRemainingTimeInMillis();
+              return new Promise((resolve) =>
+                setTimeout(() => resolve({ statusCode: 200, body: '' }), 500),
+              );
+            },
+          },
+        ],
+        authorizer: fakeAuthorizer([]),
+        logger: createLogger({}, () => {}),
+      });
+      try {
+        await expectGatewayAnswer(await post(gateway, 'Bearer allow'), 'DEFAULT_5XX');
+        expect(remainingAtStart).toBeGreaterThan(0);
+        expect(remainingAtStart).toBeLessThanOrEqual(50);
+      } finally {
+        await gateway.close();
+      }
+    });
+
     it('answers INTEGRATION_TIMEOUT when the function outlives the integration timeout', async () => {
       const { gateway } = await startWith(
         () =>
