@@ -20,10 +20,10 @@ export interface FunctionSettings {
 export const functionSettings = {
   createPlant: {
     entry: 'functions/create-plant/handler.ts',
-    // Chosen from `npm run bench` (README, Performance): a cold start costs ~53 ms of CPU above
+    // Chosen from `npm run bench` (README, Performance): a cold start costs ~48 ms of CPU above
     // Node.js's own start and a warm create ~0.7 ms, both single-threaded. At 1024 MB (0.58
-    // vCPU) that is ~90 ms and ~1.1 ms in Lambda; 512 MB doubles both (~180 ms of cold start a
-    // user waits for), while 1769 MB (a full vCPU) saves ~40 ms per cold start but bills every
+    // vCPU) that is ~83 ms and ~1.1 ms in Lambda; 512 MB doubles both (~166 ms of cold start a
+    // user waits for), while 1769 MB (a full vCPU) saves ~35 ms per cold start but bills every
     // warm create ~70 % more, as most of its duration is spent waiting for DynamoDB. Since 2025
     // the init phase is billed too, but CPU-bound work costs the same at any size.
     memorySizeMb: 1024,
