@@ -86,7 +86,7 @@ export async function startDynamoDbLocal(
   options: StartDynamoDbLocalOptions = {},
 ): Promise<DynamoDbLocal> {
   if (options.dataDirectory !== undefined) await mkdir(options.dataDirectory, { recursive: true });
-  if (options.port !== undefined) return startOnPort(options.port, options);
+  if (options.port !== undefined) return startOnPort(await reservePort(options.port), options);
   for (let attempt = 1; ; attempt += 1) {
     const port = await findFreePort();
     try {
@@ -245,10 +245,25 @@ async function answers(endpoint: string): Promise<boolean> {
 
 /** Binds port 0 on 127.0.0.1 and returns what the system chose. */
 function findFreePort(): Promise<number> {
+  return reservePort(0);
+}
+
+/**
+ * Binds `port` on 127.0.0.1 for a moment and returns the bound port; rejects when another process
+ * holds it. Checked before a named port is used, since the readiness probe cannot tell our store's
+ * answer from another server's on the same port.
+ */
+function reservePort(port: number): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
+    server.once('error', (error: NodeJS.ErrnoException) =>
+      reject(
+        error.code === 'EADDRINUSE'
+          ? new DynamoDbLocalStartError(`Port ${port} is already in use`, { cause: error })
+          : error,
+      ),
+    );
+    server.listen(port, '127.0.0.1', () => {
       const address = server.address();
       server.close(() => {
         if (address !== null && typeof address === 'object') resolve(address.port);

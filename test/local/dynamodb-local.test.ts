@@ -1,5 +1,7 @@
 import { spawn } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -8,6 +10,7 @@ import { afterAll, describe, expect, it } from '@jest/globals';
 import { createDocumentClient } from '../../functions/shared/dynamodb.ts';
 import {
   type DynamoDbLocal,
+  DynamoDbLocalStartError,
   JavaNotFoundError,
   startDynamoDbLocal,
 } from '../../local/dynamodb-local.ts';
@@ -97,5 +100,19 @@ describe('startDynamoDbLocal', () => {
     starting.then((store) => started.push(store)).catch(() => undefined);
     await expect(starting).rejects.toBeInstanceOf(JavaNotFoundError);
     await expect(starting).rejects.toThrow(/DynamoDB Local needs a Java runtime/);
+  });
+
+  it('refuses a named port another server holds, rather than taking its answers for the store', async () => {
+    const other = createServer((_request, response) => response.end('{}'));
+    await new Promise<void>((resolve) => other.listen(0, '127.0.0.1', resolve));
+    try {
+      const { port } = other.address() as AddressInfo;
+      const starting = startDynamoDbLocal({ port });
+      starting.then((store) => started.push(store)).catch(() => undefined);
+      await expect(starting).rejects.toBeInstanceOf(DynamoDbLocalStartError);
+      await expect(starting).rejects.toThrow(`Port ${port} is already in use`);
+    } finally {
+      await new Promise((resolve) => other.close(resolve));
+    }
   });
 });
