@@ -39,6 +39,9 @@ export interface ApiProcess {
   stop(): Promise<number | null>;
 }
 
+/** Throttling too generous to matter: for suites that measure the API and the store, not the bill protection. */
+export const unthrottled = { rateLimit: 1_000_000, burstLimit: 1_000_000 } as const;
+
 /** Starts the local API process on a free port, with its own key pair in a temporary folder. */
 export async function startApiProcess(options: ApiProcessOptions): Promise<ApiProcess> {
   const keysDirectory = await mkdtemp(join(tmpdir(), 'plant-store-reliability-keys-'));

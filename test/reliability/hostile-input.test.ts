@@ -8,15 +8,12 @@
  * does not share code with the API.
  */
 import { randomUUID } from 'node:crypto';
-import { DeleteTableCommand } from '@aws-sdk/client-dynamodb';
-import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import fc from 'fast-check';
-import { createDocumentClient } from '../../functions/shared/dynamodb.ts';
 import { errorCodes, maxBodyBytes } from '../../functions/shared/error-codes.ts';
 import { int64Max, int64Min } from '../../functions/shared/int64-json.ts';
-import { testStoreEndpoint } from '../support/test-store.ts';
-import { type ApiProcess, startApiProcess } from './api-process.ts';
+import { createTestTable, type TestTable } from '../support/test-store.ts';
+import { type ApiProcess, startApiProcess, unthrottled } from './api-process.ts';
 import { findLogLeaks } from './log-audit.ts';
 import { errorCodeOf, expectContractShape, postPlant } from './plant-client.ts';
 import { postRaw, type RawAnswer, sendRawText } from './raw-request.ts';
@@ -26,10 +23,9 @@ import { auditStore, cleanAudit, type ExpectedPlant, scanStoredItems } from './s
 const seed = 7_2025;
 const runs = { plants: 400, garbage: 200, truncated: 100, nesting: 60, contentTypes: 200 };
 
-const tableName = `plants-reliability-fuzz-${randomUUID()}`;
 let api: ApiProcess;
 let token: string;
-let documentClient: DynamoDBDocumentClient;
+let table: TestTable;
 /** What the clients were told is stored, by exact id text. */
 const acknowledged = new Map<string, ExpectedPlant>();
 /** Every body and Authorization value sent, for the log check. */
@@ -37,20 +33,19 @@ const sent: string[] = [];
 let casesRun = 0;
 
 beforeAll(async () => {
+  table = await createTestTable();
   api = await startApiProcess({
-    storeEndpoint: testStoreEndpoint(),
-    tableName,
-    throttling: { rateLimit: 1_000_000, burstLimit: 1_000_000 },
+    storeEndpoint: table.endpoint,
+    tableName: table.tableName,
+    throttling: unthrottled,
   });
   token = api.signToken();
   sent.push(token);
-  documentClient = createDocumentClient({ endpoint: testStoreEndpoint() });
 });
 
 afterAll(async () => {
   await api?.stop();
-  await documentClient?.send(new DeleteTableCommand({ TableName: tableName })).catch(() => {});
-  documentClient?.destroy();
+  await table?.remove();
 });
 
 // ---------------------------------------------------------------------------------------------
@@ -467,7 +462,7 @@ describe('broken HTTP', () => {
 
 describe('after the fuzzing', () => {
   it('the table holds exactly the plants the clients were told about, intact', async () => {
-    const stored = await scanStoredItems(documentClient, tableName);
+    const stored = await scanStoredItems(table.documentClient, table.tableName);
     expect(auditStore(stored, acknowledged)).toEqual(cleanAudit);
     expect(acknowledged.size).toBeGreaterThan(100);
     console.info(

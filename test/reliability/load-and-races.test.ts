@@ -4,13 +4,10 @@
  * Local, checked against a Scan of the table.
  */
 import { randomBytes, randomUUID } from 'node:crypto';
-import { DeleteTableCommand } from '@aws-sdk/client-dynamodb';
-import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { createDocumentClient } from '../../functions/shared/dynamodb.ts';
 import { int64Max, int64Min } from '../../functions/shared/int64-json.ts';
-import { testStoreEndpoint } from '../support/test-store.ts';
-import { type ApiProcess, startApiProcess } from './api-process.ts';
+import { createTestTable, type TestTable } from '../support/test-store.ts';
+import { type ApiProcess, startApiProcess, unthrottled } from './api-process.ts';
 import { findLogLeaks } from './log-audit.ts';
 import {
   errorCodeOf,
@@ -26,11 +23,10 @@ const loadClients = 30;
 const racedIds = 10;
 const racersPerId = 40;
 
-const tableName = `plants-reliability-load-${randomUUID()}`;
 const runMarker = randomUUID();
 let api: ApiProcess;
 let token: string;
-let documentClient: DynamoDBDocumentClient;
+let table: TestTable;
 /** Everything sent, for the log check at the end. */
 const sentSecrets: string[] = [];
 
@@ -58,21 +54,20 @@ function distinctIds(count: number): bigint[] {
 }
 
 beforeAll(async () => {
+  table = await createTestTable();
   api = await startApiProcess({
-    storeEndpoint: testStoreEndpoint(),
-    tableName,
+    storeEndpoint: table.endpoint,
+    tableName: table.tableName,
     // Generous: this test measures the API and the store, not the stage's bill protection.
-    throttling: { rateLimit: 1_000_000, burstLimit: 1_000_000 },
+    throttling: unthrottled,
   });
   token = api.signToken();
   sentSecrets.push(token);
-  documentClient = createDocumentClient({ endpoint: testStoreEndpoint() });
 });
 
 afterAll(async () => {
   await api?.stop();
-  await documentClient?.send(new DeleteTableCommand({ TableName: tableName })).catch(() => {});
-  documentClient?.destroy();
+  await table?.remove();
 });
 
 describe('under load', () => {
@@ -103,7 +98,10 @@ describe('under load', () => {
       acknowledged.set(String(plant.id), expected);
     });
 
-    const audit = auditStore(await scanStoredItems(documentClient, tableName), acknowledged);
+    const audit = auditStore(
+      await scanStoredItems(table.documentClient, table.tableName),
+      acknowledged,
+    );
     expect(audit).toEqual(cleanAudit);
     const milliseconds = answers.map((answer) => answer.milliseconds);
     console.info(
@@ -128,7 +126,7 @@ describe('races on one id', () => {
       expect(answer.status).toBe(200);
       expectContractShape(answer);
     }
-    const stored = await scanStoredItems(documentClient, tableName);
+    const stored = await scanStoredItems(table.documentClient, table.tableName);
     for (const plant of plants) {
       const items = stored.filter((item) => item.id === String(plant.id));
       expect(items.map((item) => item.attributes)).toEqual([
@@ -145,7 +143,7 @@ describe('races on one id', () => {
     const answers = await runConcurrently(contenders, contenders.length, (plant) =>
       postPlant(api.url, bodyOf(plant), { token }),
     );
-    const stored = await scanStoredItems(documentClient, tableName);
+    const stored = await scanStoredItems(table.documentClient, table.tableName);
     for (const id of ids) {
       const mine = answers.filter((_, index) => contenders[index]?.id === id);
       const winners = mine.filter((answer) => answer.status === 200);

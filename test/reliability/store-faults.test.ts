@@ -20,7 +20,7 @@ import {
 } from '../../functions/shared/dynamodb.ts';
 import { errorBody, errorCodes } from '../../functions/shared/error-codes.ts';
 import { type DynamoDbLocal, startDynamoDbLocal } from '../../local/dynamodb-local.ts';
-import { type ApiProcess, startApiProcess } from './api-process.ts';
+import { type ApiProcess, startApiProcess, unthrottled } from './api-process.ts';
 import { findLogLeaks } from './log-audit.ts';
 import { percentile, postPlant, runConcurrently, type TimedAnswer } from './plant-client.ts';
 import { auditStore, cleanAudit, type ExpectedPlant, scanStoredItems } from './stored-plants.ts';
@@ -141,7 +141,7 @@ beforeAll(async () => {
   api = await startApiProcess({
     storeEndpoint: store.endpoint,
     tableName: 'plants',
-    throttling: { rateLimit: 1_000_000, burstLimit: 1_000_000 },
+    throttling: unthrottled,
   });
   token = api.signToken();
   documentClient = createDocumentClient({ endpoint: store.endpoint });

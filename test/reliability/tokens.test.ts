@@ -4,12 +4,9 @@
  * real create function), plus fuzzed Authorization headers and tampered tokens. Nothing but the
  * positive controls may be stored.
  */
-import { createPublicKey, randomUUID } from 'node:crypto';
-import { DeleteTableCommand } from '@aws-sdk/client-dynamodb';
-import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { createPublicKey } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import fc from 'fast-check';
-import { createDocumentClient } from '../../functions/shared/dynamodb.ts';
 import { errorBody, errorCodes } from '../../functions/shared/error-codes.ts';
 import { localAudience, localIssuer } from '../../local/token-issuer.ts';
 import {
@@ -22,8 +19,8 @@ import {
   type TestSigningKey,
   unsignedToken,
 } from '../functions/authorizer/token-factory.ts';
-import { testStoreEndpoint } from '../support/test-store.ts';
-import { type ApiProcess, startApiProcess } from './api-process.ts';
+import { createTestTable, type TestTable } from '../support/test-store.ts';
+import { type ApiProcess, startApiProcess, unthrottled } from './api-process.ts';
 import { findLogLeaks } from './log-audit.ts';
 import { postPlant, type TimedAnswer } from './plant-client.ts';
 import { auditStore, cleanAudit, type ExpectedPlant, scanStoredItems } from './stored-plants.ts';
@@ -31,9 +28,8 @@ import { auditStore, cleanAudit, type ExpectedPlant, scanStoredItems } from './s
 const seed = 7_2025;
 const fuzzRuns = 150;
 
-const tableName = `plants-reliability-tokens-${randomUUID()}`;
 let api: ApiProcess;
-let documentClient: DynamoDBDocumentClient;
+let table: TestTable;
 /** The local issuer's key, in the shape the token factory signs with. */
 let issuerKey: TestSigningKey;
 /** A key the issuer never published. */
@@ -76,10 +72,11 @@ function expectUnauthorized(answer: TimedAnswer): void {
 }
 
 beforeAll(async () => {
+  table = await createTestTable();
   api = await startApiProcess({
-    storeEndpoint: testStoreEndpoint(),
-    tableName,
-    throttling: { rateLimit: 1_000_000, burstLimit: 1_000_000 },
+    storeEndpoint: table.endpoint,
+    tableName: table.tableName,
+    throttling: unthrottled,
   });
   const publicKey = createPublicKey(api.keys.privateKey);
   issuerKey = {
@@ -90,13 +87,11 @@ beforeAll(async () => {
     publicJwk: { ...publicKey.export({ format: 'jwk' }), kid: api.keys.kid },
   };
   attackerKey = createSigningKey('RS256', 'attacker-key');
-  documentClient = createDocumentClient({ endpoint: testStoreEndpoint() });
 });
 
 afterAll(async () => {
   await api?.stop();
-  await documentClient?.send(new DeleteTableCommand({ TableName: tableName })).catch(() => {});
-  documentClient?.destroy();
+  await table?.remove();
 });
 
 describe('through the local API', () => {
@@ -243,9 +238,9 @@ describe('through the local API', () => {
 describe('afterwards', () => {
   it('the table holds only the positive controls', async () => {
     expect(acknowledged.size).toBe(2);
-    expect(auditStore(await scanStoredItems(documentClient, tableName), acknowledged)).toEqual(
-      cleanAudit,
-    );
+    expect(
+      auditStore(await scanStoredItems(table.documentClient, table.tableName), acknowledged),
+    ).toEqual(cleanAudit);
   });
 
   it('the logs hold no token or Authorization header', () => {
