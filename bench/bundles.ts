@@ -36,39 +36,21 @@ const cdkDefaultOptions = {
  * aliases of `infra/bundling.ts`); the last one is `esm-minified` as CommonJS, to show what the
  * module format itself is worth.
  */
+const sdkBundled: BuildOptions = { ...cdkDefaultOptions, external: [] };
+const esmModuleFirst: BuildOptions = {
+  ...sdkBundled,
+  format: 'esm',
+  mainFields: [...bundleSettings.mainFields],
+  banner: bundleSettings.banner,
+};
+const esmMinified: BuildOptions = { ...esmModuleFirst, minify: true };
+
 const createPlantVariants: readonly { name: string; options: BuildOptions }[] = [
   { name: 'cdk-default', options: cdkDefaultOptions },
-  { name: 'cjs-sdk-bundled', options: { ...cdkDefaultOptions, external: [] } },
-  {
-    name: 'esm-module-first',
-    options: {
-      ...cdkDefaultOptions,
-      external: [],
-      format: 'esm',
-      mainFields: [...bundleSettings.mainFields],
-      banner: bundleSettings.banner,
-    },
-  },
-  {
-    name: 'esm-minified',
-    options: {
-      ...cdkDefaultOptions,
-      external: [],
-      format: 'esm',
-      mainFields: [...bundleSettings.mainFields],
-      banner: bundleSettings.banner,
-      minify: true,
-    },
-  },
-  {
-    name: 'cjs-minified',
-    options: {
-      ...cdkDefaultOptions,
-      external: [],
-      mainFields: [...bundleSettings.mainFields],
-      minify: true,
-    },
-  },
+  { name: 'cjs-sdk-bundled', options: sdkBundled },
+  { name: 'esm-module-first', options: esmModuleFirst },
+  { name: 'esm-minified', options: esmMinified },
+  { name: 'cjs-minified', options: { ...esmMinified, format: 'cjs', banner: {} } },
 ];
 
 function deployedOptions(): BuildOptions {
