@@ -12,6 +12,10 @@ import {
 import { parseJsonWithInt64 } from '../shared/int64-json.ts';
 import { type NewPlant, parseNewPlant } from './new-plant.ts';
 
+// `fatal`: bytes that are not UTF-8 are not JSON, rather than silently replaced characters.
+// One decoder for every request: a one-shot `decode` keeps no state between calls.
+const utf8 = new TextDecoder('utf-8', { fatal: true });
+
 /**
  * The NewPlant of a `POST /plants` request.
  * @throws UnsupportedMediaTypeError | BodyTooLargeError | InvalidJsonError | InvalidPlantError
@@ -22,8 +26,7 @@ export function readNewPlant(event: APIGatewayProxyEvent): NewPlant {
   if (body.byteLength > maxBodyBytes) throw new BodyTooLargeError();
   let parsed: unknown;
   try {
-    // `fatal`: bytes that are not UTF-8 are not JSON, rather than silently replaced characters.
-    const text = new TextDecoder('utf-8', { fatal: true }).decode(body);
+    const text = utf8.decode(body);
     parsed = parseJsonWithInt64(text, 'id');
   } catch (error) {
     throw new InvalidJsonError({ cause: error });
