@@ -4,6 +4,7 @@
  *
  * Plain data (no aws-cdk-lib) so that the benchmark can import it.
  */
+import type { RouteFunctionName } from '../functions/shared/routes.ts';
 
 /** What the stack needs to know about one function. */
 export interface FunctionSettings {
@@ -15,7 +16,24 @@ export interface FunctionSettings {
    */
   readonly memorySizeMb: number;
   readonly timeoutSeconds: number;
+  /**
+   * The DynamoDB actions the function may call on the plants table, and nothing else: a reader
+   * cannot write or delete, the deleter cannot read.
+   */
+  readonly tableActions?: readonly string[];
 }
+
+/**
+ * The API functions share their shape of work (middy, one DynamoDB call through the same client,
+ * a line of log), so the same sizing holds for each: see `createPlant` below, and the cold
+ * starts `npm run bench` measures for every bundle.
+ */
+const apiFunctionMemorySizeMb = 1024;
+/**
+ * The DynamoDB client gives up after ~3 s by design (then 503/50300); 10 s leaves room for a
+ * cold start and its retries while staying well under API Gateway's 29 s.
+ */
+const apiFunctionTimeoutSeconds = 10;
 
 export const functionSettings = {
   createPlant: {
@@ -26,10 +44,32 @@ export const functionSettings = {
     // user waits for), while 1769 MB (a full vCPU) saves ~35 ms per cold start but bills every
     // warm create ~70 % more, as most of its duration is spent waiting for DynamoDB. Since 2025
     // the init phase is billed too, but CPU-bound work costs the same at any size.
-    memorySizeMb: 1024,
-    // The DynamoDB client gives up after ~3 s by design (then 503/50300); 10 s leaves room for
-    // a cold start and its retries while staying well under API Gateway's 29 s.
-    timeoutSeconds: 10,
+    memorySizeMb: apiFunctionMemorySizeMb,
+    timeoutSeconds: apiFunctionTimeoutSeconds,
+    // A create is one conditional put; when the condition fails it returns the old item
+    // (`ReturnValuesOnConditionCheckFailure`), which reads it: GetItem makes sure that read is
+    // allowed, so an identical retry is answered 200 and a conflict 40009, not an access error.
+    tableActions: ['dynamodb:PutItem', 'dynamodb:GetItem'],
+  },
+  listPlants: {
+    entry: 'functions/list-plants/handler.ts',
+    // Same cold start as create-plant within a millisecond or two (`npm run bench`); a page of
+    // 100 plants adds ~1 ms of CPU for the JSON, so the same size keeps both short.
+    memorySizeMb: apiFunctionMemorySizeMb,
+    timeoutSeconds: apiFunctionTimeoutSeconds,
+    tableActions: ['dynamodb:Scan'],
+  },
+  getPlant: {
+    entry: 'functions/get-plant/handler.ts',
+    memorySizeMb: apiFunctionMemorySizeMb,
+    timeoutSeconds: apiFunctionTimeoutSeconds,
+    tableActions: ['dynamodb:GetItem'],
+  },
+  deletePlant: {
+    entry: 'functions/delete-plant/handler.ts',
+    memorySizeMb: apiFunctionMemorySizeMb,
+    timeoutSeconds: apiFunctionTimeoutSeconds,
+    tableActions: ['dynamodb:DeleteItem'],
   },
   authorizer: {
     entry: 'functions/authorizer/handler.ts',
@@ -42,4 +82,4 @@ export const functionSettings = {
     // A JWKS fetch (the only network call) plus a signature check; a hung fetch must fail fast.
     timeoutSeconds: 5,
   },
-} as const satisfies Record<string, FunctionSettings>;
+} as const satisfies Record<RouteFunctionName | 'authorizer', FunctionSettings>;

@@ -1,6 +1,7 @@
 import { CfnOutput, RemovalPolicy, Stack, type StackProps } from 'aws-cdk-lib';
 import type { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
+import { type RouteFunctionName, routes, scopeDescriptions } from '../functions/shared/routes.ts';
 import { functionSettings } from './function-settings.ts';
 import { PlantStoreFunction } from './plant-store-function.ts';
 import { PlantsApi } from './plants-api.ts';
@@ -18,13 +19,14 @@ export function formatStackName(stageName: string): string {
 }
 
 /**
- * One Plant Store stage: the plants table, the token issuer, the two functions and the REST
- * API in front of them. Outputs the API URL, the token URL, the client id and the issuer.
+ * One Plant Store stage: the plants table, the token issuer, one function per route of the route
+ * table, the authorizer and the REST API in front of them. Outputs the API URL, the token URL, the client id and the issuer.
  */
 export class PlantStoreStack extends Stack {
   readonly table: PlantsTable;
   readonly tokenIssuer: TokenIssuer;
-  readonly createPlantFunction: PlantStoreFunction;
+  /** The function behind each route, by its name in the route table. */
+  readonly routeFunctions: Readonly<Record<RouteFunctionName, PlantStoreFunction>>;
   readonly authorizerFunction: PlantStoreFunction;
   readonly api: PlantsApi;
 
@@ -40,17 +42,29 @@ export class PlantStoreStack extends Stack {
     this.tokenIssuer = new TokenIssuer(this, 'TokenIssuer', {
       config: stage.issuer,
       stageName: stage.name,
-      requiredScope: stage.requiredScope,
+      scopes: scopeDescriptions,
       productionLike: stage.productionLike,
     });
 
-    this.createPlantFunction = new PlantStoreFunction(this, 'CreatePlant', {
-      settings: functionSettings.createPlant,
-      description: 'Plant Store: POST /plants, stores a NewPlant in the plants table.',
-      logRetention,
-      logRemovalPolicy,
-    });
-    this.table.bindCreatePlant(this.createPlantFunction);
+    // Logical ids are the function names in PascalCase (`CreatePlant`), as SAM users call them.
+    const routeFunction = (name: RouteFunctionName) => {
+      const settings = functionSettings[name];
+      const route = routes.find((candidate) => candidate.function === name);
+      const fn = new PlantStoreFunction(this, name.charAt(0).toUpperCase() + name.slice(1), {
+        settings,
+        description: `Plant Store: ${route?.method} ${route?.path}.`,
+        logRetention,
+        logRemovalPolicy,
+      });
+      this.table.bindFunction(fn, settings.tableActions);
+      return fn;
+    };
+    this.routeFunctions = {
+      createPlant: routeFunction('createPlant'),
+      listPlants: routeFunction('listPlants'),
+      getPlant: routeFunction('getPlant'),
+      deletePlant: routeFunction('deletePlant'),
+    };
 
     this.authorizerFunction = new PlantStoreFunction(this, 'Authorizer', {
       settings: functionSettings.authorizer,
@@ -63,7 +77,7 @@ export class PlantStoreStack extends Stack {
     this.api = new PlantsApi(this, 'Api', {
       stageName: stage.name,
       throttling: stage.throttling,
-      createPlantFunction: this.createPlantFunction,
+      routeFunctions: this.routeFunctions,
       authorizerFunction: this.authorizerFunction,
       logRetention,
       logRemovalPolicy,
@@ -71,7 +85,7 @@ export class PlantStoreStack extends Stack {
     });
 
     new CfnOutput(this, 'ApiUrl', {
-      description: 'POST plants here.',
+      description: 'The plants collection: POST, GET (list), and GET or DELETE /{id} below it.',
       value: this.api.plantsUrl,
     });
     new CfnOutput(this, 'IssuerUrl', {
@@ -80,7 +94,7 @@ export class PlantStoreStack extends Stack {
     });
     if (this.tokenIssuer.tokenUrl !== undefined) {
       new CfnOutput(this, 'TokenUrl', {
-        description: `OAuth 2.0 token endpoint (client-credentials grant, scope ${stage.requiredScope}).`,
+        description: `OAuth 2.0 token endpoint (client-credentials grant, scopes ${Object.keys(scopeDescriptions).join(' ')}).`,
         value: this.tokenIssuer.tokenUrl,
       });
     }

@@ -14,13 +14,15 @@ import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { CfnWebACLAssociation } from 'aws-cdk-lib/aws-wafv2';
 import { Construct } from 'constructs';
+import { type RouteFunctionName, routes } from '../functions/shared/routes.ts';
 import { type GatewayResponse, gatewayResponses } from './gateway-responses.ts';
 import type { ThrottlingConfig } from './stages.ts';
 
 export interface PlantsApiProps {
   readonly stageName: string;
   readonly throttling: ThrottlingConfig;
-  readonly createPlantFunction: IFunction;
+  /** The function behind each route of the route table. */
+  readonly routeFunctions: Readonly<Record<RouteFunctionName, IFunction>>;
   readonly authorizerFunction: IFunction;
   readonly logRetention: RetentionDays;
   readonly logRemovalPolicy: RemovalPolicy;
@@ -29,9 +31,9 @@ export interface PlantsApiProps {
 }
 
 /**
- * Seconds API Gateway caches an authorizer's answer per token. The authorizer's policy covers
- * the whole API, so a cached Allow stays right for every method; 300 s spares most invocations
- * while a revoked client is locked out within five minutes.
+ * Seconds API Gateway caches an authorizer's answer per token. The authorizer's policy lists
+ * every route the token's scopes grant, so a cached answer stays right for every method; 300 s
+ * spares most invocations while a revoked client is locked out within five minutes.
  */
 export const authorizerCacheSeconds = 300;
 
@@ -62,7 +64,8 @@ export const accessLogFields = {
 } as const;
 
 /**
- * The Plant Store's REST API: `POST /plants` behind a TOKEN authorizer, the gateway's own
+ * The Plant Store's REST API: every route of the route table behind a TOKEN authorizer, each
+ * served by its own function through a Lambda proxy integration; the gateway's own
  * answers replaced by the Error body (from `gateway-responses.ts`, shared with the local API),
  * stage throttling, JSON access logs and X-Ray tracing.
  */
@@ -80,9 +83,15 @@ export class PlantsApi extends Construct {
 
     this.restApi = new RestApi(this, 'RestApi', {
       restApiName: `plant-store-${props.stageName}`,
-      description: 'Plant Store: POST /plants with a bearer token.',
+      description: 'Plant Store: add, list, read and delete plants with a bearer token.',
       // Callers are services, mostly in AWS regions: no CloudFront edge in front.
       endpointTypes: [EndpointType.REGIONAL],
+      // Every request body reaches the functions base64-encoded, exactly as sent. Without a
+      // binary media type API Gateway treats a body as UTF-8 text and turns bytes that are not
+      // UTF-8 into U+FFFD, so `{"name":"a\xFFb"}` would be stored as `a\uFFFDb` instead of
+      // answered 40001. Responses are unaffected: the functions answer text (isBase64Encoded
+      // false), which API Gateway passes through as it is.
+      binaryMediaTypes: ['*/*'],
       // API Gateway can only write logs through an account-wide role. Retained, because every
       // stage and API of the account shares it: deleting one stack must not break the others.
       cloudWatchRole: true,
@@ -107,9 +116,14 @@ export class PlantsApi extends Construct {
       resultsCacheTtl: Duration.seconds(authorizerCacheSeconds),
     });
 
-    const plants = this.restApi.root.addResource('plants');
-    plants.addMethod('POST', new LambdaIntegration(props.createPlantFunction), { authorizer });
-    this.plantsUrl = this.restApi.urlForPath(plants.path);
+    for (const route of routes) {
+      this.restApi.root
+        .resourceForPath(route.path)
+        .addMethod(route.method, new LambdaIntegration(props.routeFunctions[route.function]), {
+          authorizer,
+        });
+    }
+    this.plantsUrl = this.restApi.urlForPath('/plants');
 
     for (const response of Object.values(gatewayResponses)) {
       this.restApi.addGatewayResponse(response.type, toGatewayResponseOptions(response));
@@ -143,9 +157,10 @@ export class PlantsApi extends Construct {
       {
         id: 'AwsSolutions::AwsSolutions-APIG2',
         reason:
-          'The create-plant function validates every request (content type, size, JSON, ' +
-          'NewPlant schema) and answers with the contract\u2019s error codes naming each failing ' +
-          'field; an API Gateway validator would answer first, with its own codes and messages.',
+          'The functions validate every request (content type, size, JSON, NewPlant schema, ' +
+          'path and query parameters) and answer with the contract\u2019s error codes naming ' +
+          'each failing field; an API Gateway validator would answer first, with its own codes ' +
+          'and messages.',
       },
       {
         id: 'AwsSolutions::AwsSolutions-COG4',

@@ -36,19 +36,32 @@ export class PlantsTable extends Construct {
   }
 
   /**
-   * Lets the create-plant function use this table: its name in `TABLE_NAME` and exactly
-   * `dynamodb:PutItem` and `dynamodb:GetItem` on this table's ARN. A create is one conditional
-   * put; when the condition fails it returns the old item (`ReturnValuesOnConditionCheckFailure`),
-   * which reads the item: `GetItem` makes sure that read is allowed, so an identical retry is
-   * answered 200 and a conflict 40009 rather than an access error.
+   * Lets a function use this table: its name in `TABLE_NAME` (and `DYNAMODB_ENDPOINT` declared
+   * empty, meaning AWS's endpoint, so that `sam local invoke --env-vars` can point it at DynamoDB
+   * Local: SAM overrides only variables the template declares) and exactly `actions` on this
+   * table's ARN. A function without a read action may not have a write return the old item
+   * either (`dynamodb:ReturnValues` must be `NONE`), so it cannot read what it deletes.
    */
-  bindCreatePlant(createPlantFunction: LambdaFunction): void {
-    createPlantFunction.addEnvironment('TABLE_NAME', this.table.tableName);
-    createPlantFunction.addToRolePolicy(
+  bindFunction(tableFunction: LambdaFunction, actions: readonly string[]): void {
+    tableFunction.addEnvironment('TABLE_NAME', this.table.tableName);
+    tableFunction.addEnvironment('DYNAMODB_ENDPOINT', '');
+    const reads = actions.some((action) => readActions.includes(action));
+    tableFunction.addToRolePolicy(
       new PolicyStatement({
-        actions: ['dynamodb:PutItem', 'dynamodb:GetItem'],
+        actions: [...actions],
         resources: [this.table.tableArn],
+        ...(reads
+          ? {}
+          : { conditions: { StringEqualsIfExists: { 'dynamodb:ReturnValues': 'NONE' } } }),
       }),
     );
   }
 }
+
+/** DynamoDB actions that read items. */
+const readActions = [
+  'dynamodb:GetItem',
+  'dynamodb:BatchGetItem',
+  'dynamodb:Query',
+  'dynamodb:Scan',
+];

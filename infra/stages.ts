@@ -10,8 +10,8 @@
 export type IssuerConfig = CognitoIssuerConfig | OidcIssuerConfig;
 
 /**
- * A Cognito user pool created by the stack: a resource server granting `plants/write` and one
- * app client for the client-credentials grant (machine-to-machine).
+ * A Cognito user pool created by the stack: a resource server granting the API's scopes
+ * (`plants/read`, `plants/write`) and one app client for the client-credentials grant.
  */
 export interface CognitoIssuerConfig {
   readonly kind: 'cognito';
@@ -52,8 +52,6 @@ export interface StageConfig {
   /** Days the functions' and the access logs are kept (a CloudWatch Logs retention value). */
   readonly logRetentionDays: LogRetentionDays;
   readonly issuer: IssuerConfig;
-  /** The scope a token must grant to create plants. */
-  readonly requiredScope: string;
   /**
    * ARN of an existing regional AWS WAFv2 web ACL to put in front of the API stage (web ACLs
    * are usually managed per account, e.g. by Firewall Manager, and shared by many APIs).
@@ -79,7 +77,6 @@ export const stages: Readonly<Record<StageName, StageConfig>> = {
     throttling: { rateLimit: 20, burstLimit: 40 },
     logRetentionDays: 7,
     issuer: { kind: 'cognito' },
-    requiredScope: 'plants/write',
   },
   prod: {
     name: 'prod',
@@ -91,7 +88,6 @@ export const stages: Readonly<Record<StageName, StageConfig>> = {
     throttling: { rateLimit: 200, burstLimit: 400 },
     logRetentionDays: 90,
     issuer: { kind: 'cognito' },
-    requiredScope: 'plants/write',
   },
 };
 

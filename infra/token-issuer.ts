@@ -14,8 +14,11 @@ export interface TokenIssuerProps {
   readonly config: IssuerConfig;
   /** The stage name, part of the Cognito domain so that stages never collide. */
   readonly stageName: string;
-  /** The scope a token must grant, `<resource server>/<scope>` (e.g. `plants/write`). */
-  readonly requiredScope: string;
+  /**
+   * The API's scopes, `<resource server>/<scope>` (e.g. `plants/read`), each with what it grants;
+   * they must share one resource server.
+   */
+  readonly scopes: Readonly<Record<string, string>>;
   readonly productionLike: boolean;
 }
 
@@ -27,7 +30,6 @@ export interface AuthorizerEnvironment {
   /** `client_id` for Cognito access tokens (they carry no `aud`), `aud` otherwise. */
   readonly TOKEN_AUDIENCE_CLAIM: 'aud' | 'client_id';
   readonly JWKS_URI: string;
-  readonly REQUIRED_SCOPE: string;
 }
 
 /**
@@ -53,14 +55,13 @@ export class TokenIssuer extends Construct {
         TOKEN_AUDIENCE: audiences.join(','),
         TOKEN_AUDIENCE_CLAIM: 'aud',
         JWKS_URI: config.jwksUri ?? `${config.issuerUrl.replace(/\/$/, '')}/.well-known/jwks.json`,
-        REQUIRED_SCOPE: props.requiredScope,
       };
       this.tokenUrl = config.tokenUrl;
       this.clientId = undefined;
       return;
     }
 
-    const [resourceServerId, scopeName] = splitScope(props.requiredScope);
+    const [resourceServerId, scopeNames] = splitScopes(Object.keys(props.scopes));
     const userPool = new UserPool(this, 'UserPool', {
       // Machine-to-machine only: nobody signs up or in, clients use their id and secret.
       selfSignUpEnabled: false,
@@ -82,19 +83,26 @@ export class TokenIssuer extends Construct {
       // Deleting the pool invalidates every client's credentials: keep it in production.
       removalPolicy: props.productionLike ? RemovalPolicy.RETAIN : RemovalPolicy.DESTROY,
     });
-    const writeScope = new ResourceServerScope({
-      scopeName,
-      scopeDescription: 'Create plants',
-    });
+    const resourceServerScopes = scopeNames.map(
+      (scopeName) =>
+        new ResourceServerScope({
+          scopeName,
+          scopeDescription: props.scopes[`${resourceServerId}/${scopeName}`] as string,
+        }),
+    );
     const resourceServer = userPool.addResourceServer('ResourceServer', {
       identifier: resourceServerId,
-      scopes: [writeScope],
+      scopes: resourceServerScopes,
     });
+    // The client may ask for every scope; a token carries only those it asks for (all of them
+    // when the token request names none).
     const client = userPool.addClient('ClientCredentialsClient', {
       generateSecret: true,
       oAuth: {
         flows: { clientCredentials: true },
-        scopes: [OAuthScope.resourceServer(resourceServer, writeScope)],
+        scopes: resourceServerScopes.map((scope) =>
+          OAuthScope.resourceServer(resourceServer, scope),
+        ),
       },
       accessTokenValidity: Duration.hours(1),
       preventUserExistenceErrors: true,
@@ -114,7 +122,6 @@ export class TokenIssuer extends Construct {
       TOKEN_AUDIENCE: client.userPoolClientId,
       TOKEN_AUDIENCE_CLAIM: 'client_id',
       JWKS_URI: `${issuerUrl}/.well-known/jwks.json`,
-      REQUIRED_SCOPE: props.requiredScope,
     };
     this.tokenUrl = `${domain.baseUrl()}/oauth2/token`;
     this.clientId = client.userPoolClientId;
@@ -128,11 +135,22 @@ export class TokenIssuer extends Construct {
   }
 }
 
-/** `plants/write` → `['plants', 'write']`: Cognito scopes are `<resource server>/<scope>`. */
-function splitScope(scope: string): [string, string] {
-  const separator = scope.lastIndexOf('/');
-  if (separator <= 0 || separator === scope.length - 1) {
-    throw new Error(`The required scope "${scope}" must look like <resource server>/<scope>.`);
+/**
+ * `['plants/read', 'plants/write']` → `['plants', ['read', 'write']]`: Cognito scopes are
+ * `<resource server>/<scope>`, and one resource server holds the API's.
+ */
+function splitScopes(scopes: readonly string[]): [string, string[]] {
+  const split = scopes.map((scope) => {
+    const separator = scope.lastIndexOf('/');
+    if (separator <= 0 || separator === scope.length - 1) {
+      throw new Error(`The scope "${scope}" must look like <resource server>/<scope>.`);
+    }
+    return [scope.slice(0, separator), scope.slice(separator + 1)] as const;
+  });
+  const servers = new Set(split.map(([server]) => server));
+  const [server] = servers;
+  if (server === undefined || servers.size > 1) {
+    throw new Error(`The scopes must share one resource server, got ${scopes.join(', ')}.`);
   }
-  return [scope.slice(0, separator), scope.slice(separator + 1)];
+  return [server, split.map(([, name]) => name)];
 }

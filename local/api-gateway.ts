@@ -4,8 +4,9 @@
  * cache), then the function behind a Lambda proxy integration. Every answer the gateway gives
  * itself comes from `gatewayResponses`, the definition the CDK stack deploys.
  *
- * It imitates what the Plant Store relies on, not all of API Gateway: one route, no CORS, no
- * binary media types, no usage plans.
+ * It imitates what the Plant Store relies on, not all of API Gateway: resource paths with path
+ * parameters, the `*\/*` binary media type the stack sets (every request body reaches the
+ * function base64-encoded, exactly as sent), no CORS, no usage plans.
  */
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
@@ -37,7 +38,7 @@ export type ProxyIntegrationHandler = LambdaHandler<APIGatewayProxyEvent, APIGat
 /** One route of the API, served by a function behind a Lambda proxy integration. */
 export interface GatewayRoute {
   readonly httpMethod: string;
-  /** The resource path, e.g. `/plants` (no path parameters: the Plant Store has none). */
+  /** The resource path, path parameters in braces: `/plants`, `/plants/{id}`. */
   readonly resourcePath: string;
   /** Shown in the Lambda context, as the deployed function's name would be. */
   readonly functionName: string;
@@ -59,6 +60,8 @@ export interface ApiGatewayOptions {
   readonly throttling?: { readonly rateLimit: number; readonly burstLimit: number };
   /** API Gateway's maximum integration timeout. @default 29000 */
   readonly integrationTimeoutMilliseconds?: number;
+  /** The authorizer function's Lambda timeout; past it, API Gateway answers 500. @default 5000 */
+  readonly authorizerTimeoutMilliseconds?: number;
   /** Receives one line per request; never the Authorization header or the body. */
   readonly logger?: Logger;
 }
@@ -107,18 +110,18 @@ export async function startApiGateway(options: ApiGatewayOptions): Promise<ApiGa
   const takeToken = options.throttling ? createTokenBucket(options.throttling) : () => true;
   const integrationTimeout = options.integrationTimeoutMilliseconds ?? 29_000;
 
+  const matchRoute = createRouteMatcher(options.routes);
+  const authorizerTimeout = options.authorizerTimeoutMilliseconds ?? 5_000;
+
   const handleRequest = async (
     request: IncomingMessage,
     requestId: string,
+    matched: RouteMatch | undefined,
   ): Promise<HttpAnswer> => {
     if (request.headers.host === undefined) return gatewayAnswer('DEFAULT_4XX');
-    const url = new URL(request.url ?? '/', 'http://localhost');
-    const route = options.routes.find(
-      (candidate) =>
-        candidate.resourcePath === url.pathname && candidate.httpMethod === request.method,
-    );
     // A REST API answers an unknown path and an unknown method alike (MISSING_AUTHENTICATION_TOKEN).
-    if (route === undefined) return gatewayAnswer('MISSING_AUTHENTICATION_TOKEN');
+    if (matched === undefined) return gatewayAnswer('MISSING_AUTHENTICATION_TOKEN');
+    const { route } = matched;
     if (!takeToken()) return gatewayAnswer('THROTTLED');
 
     const body = await readBody(request);
@@ -126,15 +129,15 @@ export async function startApiGateway(options: ApiGatewayOptions): Promise<ApiGa
 
     const token = request.headers.authorization;
     if (token === undefined || token.trim() === '') return gatewayAnswer('UNAUTHORIZED');
-    const methodArn = `arn:aws:execute-api:${region}:${accountId}:${apiId}/${stageName}/${route.httpMethod}${route.resourcePath}`;
-    const decision = await authorize(token, methodArn);
+    const methodArn = `arn:aws:execute-api:${region}:${accountId}:${apiId}/${stageName}/${route.httpMethod}${matched.path}`;
+    const decision = await authorize(token, methodArn, authorizerTimeout);
     if (decision.outcome !== 'allow') return gatewayAnswer(decision.outcome);
 
-    const event = createProxyEvent(request, url, body, {
-      route,
+    const event = createProxyEvent(request, matched, body, {
       stageName,
       requestId,
       authorizer: decision.authorizerContext,
+      domainName: `127.0.0.1:${request.socket.localPort}`,
     });
     const functionTimeout = route.timeoutMilliseconds ?? integrationTimeout;
     const result = await invokeWithTimeout(
@@ -160,17 +163,21 @@ export async function startApiGateway(options: ApiGatewayOptions): Promise<ApiGa
   const server = createServer({ requireHostHeader: false }, (request, response) => {
     const started = performance.now();
     const requestId = randomUUID();
-    handleRequest(request, requestId)
+    const matched = matchRoute(request.method, request.url);
+    handleRequest(request, requestId, matched)
       .catch((error: unknown) => {
         logger.error('local gateway failed', { requestId, error });
         return gatewayAnswer('DEFAULT_5XX');
       })
       .then((answer) => {
         writeAnswer(response, answer, requestId);
+        // The route's resource path, never the path as sent: a client may put a token anywhere
+        // in it (`/plants/<jwt>`, `;access_token=…`), and nothing a client sends as a
+        // credential may reach a log. The deployed access log records `resourcePath` alike.
         logger.info('request', {
           requestId,
-          method: request.method,
-          path: request.url?.split('?')[0],
+          method: matched?.route.httpMethod ?? request.method,
+          resourcePath: matched?.route.resourcePath ?? null,
           status: answer.statusCode,
           durationMs: Math.round(performance.now() - started),
         });
@@ -238,8 +245,13 @@ function listen(server: Server, port: number): Promise<number> {
   });
 }
 
-/** The body as text, or `undefined` when it exceeds API Gateway's payload limit. */
-async function readBody(request: IncomingMessage): Promise<string | undefined> {
+/**
+ * The body's bytes as sent, or `undefined` when they exceed API Gateway's payload limit. The
+ * stack sets the binary media type `*\/*`, so API Gateway hands every body to the function
+ * base64-encoded and unaltered: bytes that are not UTF-8 reach the function's strict decoder
+ * (40001) instead of being turned into U+FFFD, which API Gateway does to a body it treats as text.
+ */
+async function readBody(request: IncomingMessage): Promise<Buffer | undefined> {
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of request as AsyncIterable<Buffer>) {
@@ -247,7 +259,56 @@ async function readBody(request: IncomingMessage): Promise<string | undefined> {
     // Keep reading (and dropping) the rest so the client sees the answer, not a reset.
     if (size <= maxPayloadBytes) chunks.push(chunk);
   }
-  return size > maxPayloadBytes ? undefined : Buffer.concat(chunks).toString('utf8');
+  return size > maxPayloadBytes ? undefined : Buffer.concat(chunks);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Routing
+
+/** A request matched to a route: the route, the path as sent and its path parameters. */
+interface RouteMatch {
+  readonly route: GatewayRoute;
+  /** The request path, as API Gateway passes it (not percent-decoded). */
+  readonly path: string;
+  /** Path parameters as API Gateway passes them: not percent-decoded. */
+  readonly pathParameters: Readonly<Record<string, string>> | null;
+  readonly query: string;
+}
+
+/**
+ * Matches a request line to a route as a REST API does: segment by segment, a `{name}` segment
+ * taking any one non-empty segment; an unknown path or method matches nothing.
+ */
+function createRouteMatcher(routes: readonly GatewayRoute[]) {
+  const compiled = routes.map((route) => ({
+    route,
+    segments: route.resourcePath.split('/').slice(1),
+  }));
+  return (method: string | undefined, target: string | undefined): RouteMatch | undefined => {
+    // The request target as sent, cut at the query; a fragment is never part of the path.
+    const [beforeFragment = ''] = (target ?? '/').split('#', 1);
+    const queryStart = beforeFragment.indexOf('?');
+    const path = queryStart === -1 ? beforeFragment : beforeFragment.slice(0, queryStart);
+    const query = queryStart === -1 ? '' : beforeFragment.slice(queryStart + 1);
+    const segments = path.split('/').slice(1);
+    for (const { route, segments: pattern } of compiled) {
+      if (route.httpMethod !== method || pattern.length !== segments.length) continue;
+      const parameters: Record<string, string> = Object.create(null);
+      const matches = pattern.every((part, index) => {
+        const segment = segments[index] as string;
+        if (part.startsWith('{') && part.endsWith('}')) {
+          parameters[part.slice(1, -1)] = segment;
+          return segment !== '';
+        }
+        return part === segment;
+      });
+      if (matches) {
+        const hasParameters = Object.keys(parameters).length > 0;
+        return { route, path, pathParameters: hasParameters ? parameters : null, query };
+      }
+    }
+    return undefined;
+  };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -291,14 +352,22 @@ function createCachedAuthorizer(authorizer: TokenAuthorizerHandler, ttlMilliseco
   const callAuthorizer = async (
     token: string,
     methodArn: string,
+    timeoutMilliseconds: number,
   ): Promise<APIGatewayAuthorizerResult | 'UNAUTHORIZED' | 'DEFAULT_5XX'> => {
     const cached = cache.get(token);
     if (cached !== undefined && cached.expiresAt > Date.now()) return cached.result;
     try {
-      const result = await authorizer(
-        { type: 'TOKEN', authorizationToken: token, methodArn },
-        createLambdaContext('authorizer', 30_000),
+      const result = await invokeWithTimeout(
+        () =>
+          authorizer(
+            { type: 'TOKEN', authorizationToken: token, methodArn },
+            createLambdaContext('authorizer', timeoutMilliseconds),
+          ),
+        timeoutMilliseconds,
       );
+      // Lambda ends an authorizer at its timeout, and API Gateway answers 500 (an authorizer
+      // failure, answered with DEFAULT_5XX's body); nothing is cached.
+      if (result === 'timeout' || result instanceof Error) throw result;
       if (!isAuthorizerResult(result)) return 'DEFAULT_5XX';
       if (ttlMilliseconds > 0) {
         removeExpiredEntries(cache);
@@ -313,8 +382,12 @@ function createCachedAuthorizer(authorizer: TokenAuthorizerHandler, ttlMilliseco
     }
   };
 
-  return async (token: string, methodArn: string): Promise<AuthorizerDecision> => {
-    const result = await callAuthorizer(token, methodArn);
+  return async (
+    token: string,
+    methodArn: string,
+    timeoutMilliseconds: number,
+  ): Promise<AuthorizerDecision> => {
+    const result = await callAuthorizer(token, methodArn, timeoutMilliseconds);
     if (typeof result === 'string') return { outcome: result };
     if (!isAllowed(result.policyDocument.Statement, methodArn)) return { outcome: 'ACCESS_DENIED' };
     return {
@@ -389,47 +462,58 @@ function matchesWildcard(pattern: string, value: string): boolean {
 // The Lambda proxy integration
 
 interface ProxyEventDetails {
-  readonly route: GatewayRoute;
   readonly stageName: string;
   readonly requestId: string;
   readonly authorizer: Record<string, unknown>;
+  /** The host the client called, for `requestContext.domainName`. */
+  readonly domainName: string;
 }
 
-/** The REST API Lambda proxy event (payload format 1.0) for a request. */
+/**
+ * The REST API Lambda proxy event (payload format 1.0) for a request. Every map keyed by names
+ * the client chose (headers, query, path parameters) has no prototype, so a header named
+ * `constructor` or `__proto__` is an ordinary entry, as it is in the JSON Lambda receives.
+ */
 function createProxyEvent(
   request: IncomingMessage,
-  url: URL,
-  body: string,
-  { route, stageName, requestId, authorizer }: ProxyEventDetails,
+  { route, path, pathParameters, query }: RouteMatch,
+  body: Buffer,
+  { stageName, requestId, authorizer, domainName }: ProxyEventDetails,
 ): APIGatewayProxyEvent {
-  const multiValueHeaders: Record<string, string[]> = {};
+  const multiValueHeaders: Record<string, string[]> = Object.create(null);
   for (let index = 0; index + 1 < request.rawHeaders.length; index += 2) {
     const name = request.rawHeaders[index] as string;
     const value = request.rawHeaders[index + 1] as string;
     multiValueHeaders[name] = [...(multiValueHeaders[name] ?? []), value];
   }
-  const multiValueQuery: Record<string, string[]> = {};
-  for (const [name, value] of url.searchParams) {
+  // API Gateway sets X-Forwarded-Proto itself; here the scheme is http.
+  for (const name of Object.keys(multiValueHeaders)) {
+    if (name.toLowerCase() === 'x-forwarded-proto') delete multiValueHeaders[name];
+  }
+  multiValueHeaders['X-Forwarded-Proto'] = ['http'];
+  // Query strings are percent-decoded, `+` as a space, as API Gateway does.
+  const multiValueQuery: Record<string, string[]> = Object.create(null);
+  for (const [name, value] of new URLSearchParams(query)) {
     multiValueQuery[name] = [...(multiValueQuery[name] ?? []), value];
   }
   const hasQuery = Object.keys(multiValueQuery).length > 0;
   const now = Date.now();
   return {
     resource: route.resourcePath,
-    path: url.pathname,
+    path,
     httpMethod: route.httpMethod,
     // Like API Gateway: `headers` keeps the last value of a repeated header.
     headers: lastValues(multiValueHeaders),
     multiValueHeaders,
     queryStringParameters: hasQuery ? lastValues(multiValueQuery) : null,
     multiValueQueryStringParameters: hasQuery ? multiValueQuery : null,
-    pathParameters: null,
+    pathParameters,
     stageVariables: null,
     requestContext: {
       accountId,
       apiId,
       authorizer,
-      domainName: request.headers.host ?? '127.0.0.1',
+      domainName,
       domainPrefix: '127',
       extendedRequestId: requestId,
       httpMethod: route.httpMethod,
@@ -450,7 +534,9 @@ function createProxyEvent(
         userAgent: request.headers['user-agent'] ?? null,
         userArn: null,
       },
-      path: `/${stageName}${url.pathname}`,
+      // The path the client called, as on a custom domain mapped at its root: locally the
+      // stage is not part of the URL (deployed, this is `/{stage}/plants`).
+      path,
       protocol: `HTTP/${request.httpVersion}`,
       requestId,
       requestTime: new Date(now).toUTCString(),
@@ -459,15 +545,16 @@ function createProxyEvent(
       resourcePath: route.resourcePath,
       stage: stageName,
     },
-    body: body === '' ? null : body,
-    isBase64Encoded: false,
+    // The binary media type `*\/*`: every body base64-encoded, exactly as sent.
+    body: body.length === 0 ? null : body.toString('base64'),
+    isBase64Encoded: body.length > 0,
   };
 }
 
 function lastValues(multiValues: Record<string, string[]>): Record<string, string> {
-  return Object.fromEntries(
-    Object.entries(multiValues).map(([name, values]) => [name, values.at(-1) as string]),
-  );
+  const last: Record<string, string> = Object.create(null);
+  for (const [name, values] of Object.entries(multiValues)) last[name] = values.at(-1) as string;
+  return last;
 }
 
 /** A Lambda context good enough for middy and the handlers: ids, names and the deadline. */

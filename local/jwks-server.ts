@@ -4,7 +4,6 @@
  */
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { defaultRequiredScope } from '../functions/authorizer/authorizer-config.ts';
 import { type Jwks, localAudience, localIssuer } from './token-issuer.ts';
 
 /** The path the JWKS is served at, as OIDC issuers publish it. */
@@ -59,6 +58,5 @@ export function localAuthorizerEnvironment(jwksUri: string): Record<string, stri
     TOKEN_AUDIENCE: localAudience,
     TOKEN_AUDIENCE_CLAIM: 'aud',
     JWKS_URI: jwksUri,
-    REQUIRED_SCOPE: defaultRequiredScope,
   };
 }

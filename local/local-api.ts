@@ -7,11 +7,21 @@
 import { readAuthorizerConfig } from '../functions/authorizer/authorizer-config.ts';
 import { createHandler as createAuthorizerHandler } from '../functions/authorizer/handler.ts';
 import { createHandler as createCreatePlantHandler } from '../functions/create-plant/create-handler.ts';
+import { createHandler as createDeletePlantHandler } from '../functions/delete-plant/delete-handler.ts';
+import { createHandler as createGetPlantHandler } from '../functions/get-plant/get-handler.ts';
+import { createHandler as createListPlantsHandler } from '../functions/list-plants/list-handler.ts';
 import { createDocumentClient } from '../functions/shared/dynamodb.ts';
 import { createLogger, type Logger } from '../functions/shared/logger.ts';
+import { type RouteFunctionName, routes } from '../functions/shared/routes.ts';
+import type { TableHandlerDependencies } from '../functions/shared/table-function.ts';
 import { functionSettings } from '../infra/function-settings.ts';
 import { resolveStageConfig } from '../infra/stages.ts';
-import { type ApiGateway, type ApiGatewayOptions, startApiGateway } from './api-gateway.ts';
+import {
+  type ApiGateway,
+  type ApiGatewayOptions,
+  type ProxyIntegrationHandler,
+  startApiGateway,
+} from './api-gateway.ts';
 import { type DynamoDbLocal, startDynamoDbLocal } from './dynamodb-local.ts';
 import { localAuthorizerEnvironment, startJwksServer } from './jwks-server.ts';
 import { createPlantsTableIfMissing } from './plants-table.ts';
@@ -33,7 +43,10 @@ export interface LocalApiOptions {
   readonly dynamoDbDataDirectory?: string;
   /** The folder of the development issuer's key pair (created when missing). */
   readonly keysDirectory: string;
-  /** The deployed stage whose throttling the local gateway imitates. @default 'dev' */
+  /**
+   * The deployed stage whose throttling the local gateway imitates, or `'off'` for none (local
+   * load tests). @default 'dev'
+   */
   readonly throttlingStage?: string;
   /** Gateway options for tests (throttling, timeouts), applied over the defaults. */
   readonly gateway?: Partial<Omit<ApiGatewayOptions, 'routes' | 'authorizer' | 'port'>>;
@@ -54,6 +67,21 @@ export interface LocalApi {
   signToken(options?: LocalTokenOptions): string;
   /** Stops the gateway, the JWKS server and DynamoDB Local (waiting for the JVM to exit). */
   stop(): Promise<void>;
+}
+
+/** The handler factory of each function of the route table: the same code Lambda runs. */
+const handlerFactories: Readonly<
+  Record<RouteFunctionName, (dependencies: TableHandlerDependencies) => ProxyIntegrationHandler>
+> = {
+  createPlant: createCreatePlantHandler,
+  listPlants: createListPlantsHandler,
+  getPlant: createGetPlantHandler,
+  deletePlant: createDeletePlantHandler,
+};
+
+/** `createPlant` → `create-plant`, the name its logs and Lambda context carry. */
+function kebabCase(name: string): string {
+  return name.replace(/[A-Z]/g, (letter) => `-${letter.toLowerCase()}`);
 }
 
 /**
@@ -92,26 +120,30 @@ export async function startLocalApi(options: LocalApiOptions): Promise<LocalApi>
 
     const gateway: ApiGateway = await startApiGateway({
       port: options.port ?? 3000,
-      throttling: resolveStageConfig(options.throttlingStage).throttling,
+      ...(options.throttlingStage === 'off'
+        ? {}
+        : { throttling: resolveStageConfig(options.throttlingStage).throttling }),
+      authorizerTimeoutMilliseconds: functionSettings.authorizer.timeoutSeconds * 1000,
       logger,
       ...options.gateway,
       authorizer: createAuthorizerHandler(
         readAuthorizerConfig(localAuthorizerEnvironment(jwksServer.jwksUri)),
         { logger: logger.child({ function: 'authorizer' }) },
       ),
-      routes: [
-        {
-          httpMethod: 'POST',
-          resourcePath: '/plants',
-          functionName: 'create-plant',
-          timeoutMilliseconds: functionSettings.createPlant.timeoutSeconds * 1000,
-          handler: createCreatePlantHandler({
+      routes: routes.map((route) => {
+        const functionName = kebabCase(route.function);
+        return {
+          httpMethod: route.method,
+          resourcePath: route.path,
+          functionName,
+          timeoutMilliseconds: functionSettings[route.function].timeoutSeconds * 1000,
+          handler: handlerFactories[route.function]({
             documentClient,
             tableName,
-            logger: logger.child({ function: 'create-plant' }),
+            logger: logger.child({ function: functionName }),
           }),
-        },
-      ],
+        };
+      }),
     });
     stops.push(() => gateway.close());
 

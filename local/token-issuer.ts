@@ -14,7 +14,7 @@ import {
 } from 'node:crypto';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { defaultRequiredScope } from '../functions/authorizer/authorizer-config.ts';
+import { scopes } from '../functions/shared/routes.ts';
 
 /** The local tokens' `iss`: a stable name (nothing fetches it), so tokens survive restarts. */
 export const localIssuer = 'https://plant-store.local';
@@ -24,6 +24,9 @@ export const localAudience = 'plant-store-local';
 
 /** The `sub` of a local token when none is asked for. */
 export const defaultLocalSubject = 'local-developer';
+
+/** The scopes of a local token when none are asked for: every scope of the API. */
+export const defaultLocalScope = Object.values(scopes).join(' ');
 
 /** The lifetime of a local token when none is asked for, in seconds. */
 export const defaultExpiresInSeconds = 3600;
@@ -56,7 +59,7 @@ export interface LocalKeys {
 }
 
 export interface LocalTokenOptions {
-  /** Space-separated scopes; default `plants/write`; `''` for a token without any. */
+  /** Space-separated scopes; default every scope of the API; `''` for a token without any. */
   readonly scope?: string;
   readonly subject?: string;
   /** Lifetime from now; zero or negative gives an already expired token (for trying 401s). */
@@ -117,7 +120,7 @@ export function localJwks(keys: LocalKeys): Jwks {
 /** Signs a token the local API accepts (with the default scope) or refuses (per the options). */
 export function signLocalToken(keys: LocalKeys, options: LocalTokenOptions = {}): string {
   const now = Math.floor(Date.now() / 1000);
-  const scope = options.scope ?? defaultRequiredScope;
+  const scope = options.scope ?? defaultLocalScope;
   const header = { alg: algorithm, typ: 'JWT', kid: keys.kid };
   const payload = {
     iss: localIssuer,

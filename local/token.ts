@@ -3,9 +3,9 @@
  * so `TOKEN=$(npm run -s token)` works. Options make the tokens for trying the 401 and 403 cases.
  */
 import { parseArgs } from 'node:util';
-import { defaultRequiredScope } from '../functions/authorizer/authorizer-config.ts';
 import {
   defaultExpiresInSeconds,
+  defaultLocalScope,
   defaultLocalSubject,
   type LocalTokenOptions,
   loadOrCreateLocalKeys,
@@ -18,7 +18,8 @@ const usage = `Usage: npm run -s token -- [options]
 Prints a bearer token for the local API (key pair in \${PLANT_STORE_DATA_DIR:-.data}/keys).
 
 Options:
-  --scope <scopes>        space-separated scopes (default "${defaultRequiredScope}"; "" for none: 403)
+  --scope <scopes>        space-separated scopes (default "${defaultLocalScope}");
+                          "plants/read" reads only, "plants/write" writes only, "" none: 403
   --subject <sub>         the token's subject (default "${defaultLocalSubject}")
   --expires-in <seconds>  lifetime in whole seconds (default ${defaultExpiresInSeconds});
                           0 or less, as in --expires-in=-60, gives an expired token: 401

@@ -4,9 +4,6 @@
  * letting every request through or turning every request away for a reason nobody can see.
  */
 
-/** The scope a token must carry when `REQUIRED_SCOPE` is not set. */
-export const defaultRequiredScope = 'plants/write';
-
 /** The claims that can name who a token was issued for. */
 export const audienceClaims = ['aud', 'client_id'] as const;
 
@@ -24,8 +21,6 @@ export interface AuthorizerConfig {
   readonly audienceClaim: AudienceClaim;
   /** Where the issuer's public keys are published (https, or http on a loopback host). */
   readonly jwksUri: string;
-  /** The scope a token needs to be allowed; a valid token without it is denied (403). */
-  readonly requiredScope: string;
 }
 
 /** Thrown at cold start when the environment does not describe a usable authorizer. */
@@ -39,14 +34,11 @@ export class AuthorizerConfigError extends Error {
   }
 }
 
-// RFC 6749 §3.3: a scope token is one or more printable ASCII characters except space, `"` and `\`.
-const scopeTokenPattern = /^[\x21\x23-\x5B\x5D-\x7E]+$/;
-
 /**
  * Reads and checks the authorizer's environment variables: `TOKEN_ISSUER`, `TOKEN_AUDIENCE`
  * (comma-separated), `TOKEN_AUDIENCE_CLAIM` (`aud` or `client_id`, default `aud`), `JWKS_URI`
- * (default `${TOKEN_ISSUER}/.well-known/jwks.json`) and `REQUIRED_SCOPE` (default
- * `plants/write`). An optional variable set to an empty string counts as not set.
+ * (default `${TOKEN_ISSUER}/.well-known/jwks.json`). An optional variable set to an empty string
+ * counts as not set. The scopes each operation needs come from the route table, not from here.
  *
  * @throws {AuthorizerConfigError} listing every problem found, not only the first.
  */
@@ -94,11 +86,6 @@ export function readAuthorizerConfig(env: Record<string, string | undefined>): A
     );
   }
 
-  const requiredScope = value('REQUIRED_SCOPE') ?? defaultRequiredScope;
-  if (!scopeTokenPattern.test(requiredScope)) {
-    problems.push(`REQUIRED_SCOPE must be a single scope (no spaces), got "${requiredScope}".`);
-  }
-
   if (problems.length > 0 || issuer === undefined || jwksUri === undefined) {
     throw new AuthorizerConfigError(problems);
   }
@@ -107,7 +94,6 @@ export function readAuthorizerConfig(env: Record<string, string | undefined>): A
     audiences,
     audienceClaim: audienceClaim as AudienceClaim,
     jwksUri,
-    requiredScope,
   };
 }
 

@@ -1,14 +1,19 @@
 /**
  * The TOKEN authorizer: API Gateway passes the `Authorization` header; an invalid or missing
- * token is answered by throwing `Unauthorized` (401), a valid token without the required scope
- * by a Deny policy (403), and a valid token with it by an Allow policy whose context carries the
- * subject and scopes to the function.
+ * token is answered by throwing `Unauthorized` (401). A valid token gets a policy allowing
+ * exactly the routes its scopes grant (from the route table), with the subject and scopes in the
+ * context for the functions; a valid token that grants none of them gets Deny (403).
+ *
+ * API Gateway caches the result per token (not per method) and evaluates the cached policy
+ * against every later request: a route the policy does not allow is denied (403) without calling
+ * the authorizer again, so one result is right for every method in any order.
  *
  * No middy here: the handler has no HTTP body or response to shape, so the middleware stack
  * would only add bundle size and cold-start time.
  */
 import type { APIGatewayAuthorizerResult, APIGatewayTokenAuthorizerEvent } from 'aws-lambda';
 import { createLogger, type Logger } from '../shared/logger.ts';
+import { type Route, routeResource, routes } from '../shared/routes.ts';
 import { type AuthorizerConfig, readAuthorizerConfig } from './authorizer-config.ts';
 import {
   type BearerTokenVerifierOptions,
@@ -53,8 +58,8 @@ export function createHandler(
   const logger = options.logger ?? createLogger({ function: 'authorizer' });
 
   return async (event) => {
-    const resource = apiWideResource(event.methodArn);
-    if (resource === undefined) {
+    const stage = stageArnOf(event.methodArn);
+    if (stage === undefined) {
       logger.error('Rejected a request with an unexpected methodArn', {
         methodArn: event.methodArn,
       });
@@ -68,43 +73,45 @@ export function createHandler(
       // The exact message API Gateway turns into its UNAUTHORIZED (401) response.
       throw new Error('Unauthorized');
     }
-    if (!token.scopes.includes(config.requiredScope)) {
-      logger.warn('Denied a token without the required scope', {
-        sub: token.subject,
-        requiredScope: config.requiredScope,
-      });
-      return policy(token, 'Deny', resource);
+    const granted = routes.filter((route) => token.scopes.includes(route.scope));
+    if (granted.length === 0) {
+      logger.warn('Denied a token that grants no operation', { sub: token.subject });
+      return policy(token, 'Deny', [`${stage}/*/*`]);
     }
-    return policy(token, 'Allow', resource);
+    return policy(token, 'Allow', routeResources(stage, granted));
   };
 }
 
 /**
- * The policy's resource: every method and path of the stage (`…/{stage}/*\/*`), because API
- * Gateway caches the result per token and reuses it for every method.
+ * The ARN of the stage a method ARN belongs to, `arn:…:execute-api:{region}:{account}:{api}/{stage}`;
  * `undefined` for anything but an execute-api method ARN.
  */
-export function apiWideResource(methodArn: string): string | undefined {
+export function stageArnOf(methodArn: string): string | undefined {
   const [arn, partition, service, region, account, path] = methodArn.split(':');
   const [apiId, stage] = path?.split('/') ?? [];
   if (arn !== 'arn' || service !== 'execute-api' || !partition || !region || !account) {
     return undefined;
   }
   if (!apiId || !stage) return undefined;
-  return `arn:${partition}:execute-api:${region}:${account}:${apiId}/${stage}/*/*`;
+  return `arn:${partition}:execute-api:${region}:${account}:${apiId}/${stage}`;
+}
+
+/** The method ARNs of `granted` routes on the stage (`…/{stage}/GET/plants/*`). */
+export function routeResources(stageArn: string, granted: readonly Route[]): string[] {
+  return granted.map((route) => `${stageArn}/${routeResource(route)}`);
 }
 
 function policy(
   token: VerifiedToken,
   effect: 'Allow' | 'Deny',
-  resource: string,
+  resources: readonly string[],
 ): APIGatewayAuthorizerResult {
   const context: AuthorizerContext = { sub: token.subject, scope: token.scope };
   return {
     principalId: token.subject,
     policyDocument: {
       Version: '2012-10-17',
-      Statement: [{ Action: 'execute-api:Invoke', Effect: effect, Resource: resource }],
+      Statement: [{ Action: 'execute-api:Invoke', Effect: effect, Resource: [...resources] }],
     },
     context,
   };

@@ -5,24 +5,16 @@
  * environment; `handler.ts` is the Lambda entry.
  */
 
-import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import middy from '@middy/core';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import { apiResponses, jsonResponse } from '../shared/api-responses.ts';
-import { createLogger, type Logger } from '../shared/logger.ts';
+import { createLogger } from '../shared/logger.ts';
+import type { TableHandlerDependencies } from '../shared/table-function.ts';
 import { createPlant } from './create-plant.ts';
 import { readNewPlant } from './read-new-plant.ts';
 
-export interface CreatePlantHandlerDependencies {
-  readonly documentClient: DynamoDBDocumentClient;
-  readonly tableName: string;
-  readonly logger?: Logger;
-  /** Overall time for the store call, retries included (tests shorten it). */
-  readonly storeDeadlineMilliseconds?: number;
-}
-
 /** Builds the middy handler around its dependencies (the local API and tests bring their own). */
-export function createHandler(dependencies: CreatePlantHandlerDependencies) {
+export function createHandler(dependencies: TableHandlerDependencies) {
   const { documentClient, tableName } = dependencies;
   const logger = dependencies.logger ?? createLogger({ service: 'create-plant' });
   return middy<APIGatewayProxyEvent, APIGatewayProxyResult>()
@@ -32,22 +24,8 @@ export function createHandler(dependencies: CreatePlantHandlerDependencies) {
       const plant = await createPlant(newPlant, {
         documentClient,
         tableName,
-        ...(dependencies.storeDeadlineMilliseconds === undefined
-          ? {}
-          : { deadlineMilliseconds: dependencies.storeDeadlineMilliseconds }),
+        deadlineMilliseconds: dependencies.storeDeadlineMilliseconds,
       });
       return jsonResponse(200, plant);
     });
-}
-
-/** The configuration from the environment; a missing `TABLE_NAME` fails the cold start. */
-export function readCreatePlantConfig(environment: NodeJS.ProcessEnv = process.env) {
-  const tableName = environment.TABLE_NAME;
-  if (tableName === undefined || tableName === '') {
-    throw new Error(
-      'create-plant: the environment variable TABLE_NAME (the plants table) is required',
-    );
-  }
-  const endpoint = environment.DYNAMODB_ENDPOINT || undefined;
-  return { tableName, endpoint };
 }

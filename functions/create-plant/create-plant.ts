@@ -4,14 +4,14 @@
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { type DynamoDBDocumentClient, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
-import { isStoreUnavailableError, storeDeadlineMilliseconds } from '../shared/dynamodb.ts';
-import { PlantConflictError, StoreUnavailableError } from '../shared/errors.ts';
+import { callStore } from '../shared/dynamodb.ts';
+import { PlantConflictError } from '../shared/errors.ts';
 import { type NewPlant, type Plant, toPlant } from './new-plant.ts';
 
 export interface CreatePlantDependencies {
   readonly documentClient: DynamoDBDocumentClient;
   readonly tableName: string;
-  /** Overall time for the store call, retries included; {@link storeDeadlineMilliseconds} by default. */
+  /** Overall time for the store call, retries included; the store deadline (3 s) by default. */
   readonly deadlineMilliseconds?: number;
 }
 
@@ -29,24 +29,26 @@ export async function createPlant(
 ): Promise<Plant> {
   const { documentClient, tableName } = dependencies;
   const plant = toPlant(newPlant);
-  const deadline = dependencies.deadlineMilliseconds ?? storeDeadlineMilliseconds;
   try {
-    await documentClient.send(
-      new PutCommand({
-        TableName: tableName,
-        // Exactly the declared fields: nothing else the client sent reaches the table.
-        Item: { id: newPlant.id, ...plant },
-        ConditionExpression: 'attribute_not_exists(id)',
-        ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
-      }),
-      { abortSignal: AbortSignal.timeout(deadline) },
+    await callStore(
+      (abortSignal) =>
+        documentClient.send(
+          new PutCommand({
+            TableName: tableName,
+            // Exactly the declared fields: nothing else the client sent reaches the table.
+            Item: { id: newPlant.id, ...plant },
+            ConditionExpression: 'attribute_not_exists(id)',
+            ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+          }),
+          { abortSignal },
+        ),
+      dependencies.deadlineMilliseconds,
     );
     return plant;
   } catch (error) {
     if (error instanceof ConditionalCheckFailedException) {
       return answerExistingPlant(plant, error);
     }
-    if (isStoreUnavailableError(error)) throw new StoreUnavailableError({ cause: error });
     throw error;
   }
 }

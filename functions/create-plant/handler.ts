@@ -3,16 +3,13 @@
  * `DYNAMODB_ENDPOINT` (optional, for DynamoDB Local or `sam local`).
  */
 import { createDocumentClient } from '../shared/dynamodb.ts';
-import { createHandler, readCreatePlantConfig } from './create-handler.ts';
+import { readTableFunctionConfig } from '../shared/table-function.ts';
+import { createHandler } from './create-handler.ts';
 
-export { type CreatePlantHandlerDependencies, createHandler } from './create-handler.ts';
-
-const config = readCreatePlantConfig();
+const config = readTableFunctionConfig('create-plant');
 
 /** The Lambda entry; the client is created once per container and reused by warm invocations. */
 export const handler = createHandler({
-  documentClient: createDocumentClient(
-    config.endpoint === undefined ? {} : { endpoint: config.endpoint },
-  ),
+  documentClient: createDocumentClient({ endpoint: config.endpoint }),
   tableName: config.tableName,
 });

@@ -10,6 +10,7 @@ import {
   UnsupportedMediaTypeError,
 } from '../shared/errors.ts';
 import { parseJsonWithInt64 } from '../shared/int64-json.ts';
+import { findHeader } from '../shared/request.ts';
 import { type NewPlant, parseNewPlant } from './new-plant.ts';
 
 // `fatal`: bytes that are not UTF-8 are not JSON, rather than silently replaced characters.
@@ -38,14 +39,6 @@ export function readNewPlant(event: APIGatewayProxyEvent): NewPlant {
 function isJsonContentType(value: string | undefined): boolean {
   const mediaType = value?.split(';', 1)[0]?.trim().toLowerCase();
   return mediaType === 'application/json';
-}
-
-/** Header names are case-insensitive; API Gateway passes them as the client wrote them. */
-function findHeader(event: APIGatewayProxyEvent, name: string): string | undefined {
-  for (const [key, value] of Object.entries(event.headers ?? {})) {
-    if (key.toLowerCase() === name && value !== undefined) return value;
-  }
-  return undefined;
 }
 
 /** The body as sent: base64 is decoded first when API Gateway encoded it (binary media types). */

@@ -10,11 +10,16 @@ import type { Logger } from './logger.ts';
 
 /** A JSON response with exactly `body` and `Content-Type: application/json`. */
 export function jsonResponse(statusCode: number, body: unknown): APIGatewayProxyResult {
-  return {
-    statusCode,
-    headers: { 'Content-Type': 'application/json' },
-    body: JSON.stringify(body),
-  };
+  return jsonTextResponse(statusCode, JSON.stringify(body));
+}
+
+/** A response whose body is JSON text already written (exact int64 ids, for one). */
+export function jsonTextResponse(
+  statusCode: number,
+  body: string,
+  headers: Readonly<Record<string, string>> = {},
+): APIGatewayProxyResult {
+  return { statusCode, headers: { 'Content-Type': 'application/json', ...headers }, body };
 }
 
 /** The Error response of a code: `{error, message}` and nothing else. */

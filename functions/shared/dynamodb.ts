@@ -13,6 +13,7 @@ import type { Readable } from 'node:stream';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { isServerError, isThrottlingError, isTransientError } from '@smithy/core/retry';
+import { StoreUnavailableError } from './errors.ts';
 
 export interface DocumentClientOptions {
   /** A DynamoDB-compatible endpoint (DynamoDB Local); the AWS regional endpoint when absent. */
@@ -86,6 +87,23 @@ export function isStoreUnavailableError(error: unknown): boolean {
   const classified = error as Parameters<typeof isTransientError>[0];
   if (classified.name === 'AbortError' || classified.name === 'TimeoutError') return true;
   return isThrottlingError(classified) || isTransientError(classified) || isServerError(classified);
+}
+
+/**
+ * Runs one store call under the overall deadline, given to `call` as the `abortSignal` for
+ * `send`. Whatever means "unavailable" becomes a {@link StoreUnavailableError} (503); anything
+ * else is rethrown as it is, for the caller to translate or to answer 500.
+ */
+export async function callStore<Result>(
+  call: (abortSignal: AbortSignal) => Promise<Result>,
+  deadlineMilliseconds: number = storeDeadlineMilliseconds,
+): Promise<Result> {
+  try {
+    return await call(AbortSignal.timeout(deadlineMilliseconds));
+  } catch (error) {
+    if (isStoreUnavailableError(error)) throw new StoreUnavailableError({ cause: error });
+    throw error;
+  }
 }
 
 /**

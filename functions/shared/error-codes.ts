@@ -36,6 +36,11 @@ export const errorCodes = {
     statusCode: 400,
     message: 'The request body is larger than 16384 bytes.',
   },
+  invalidParameter: {
+    error: 40005,
+    statusCode: 400,
+    message: 'A path or query parameter is invalid.',
+  },
   plantConflict: {
     error: 40009,
     statusCode: 400,
@@ -52,6 +57,7 @@ export const errorCodes = {
     message: 'The bearer token does not grant the required scope.',
   },
   notFound: { error: 40400, statusCode: 404, message: 'No such resource or method.' },
+  plantNotFound: { error: 40401, statusCode: 404, message: 'No plant with this id.' },
   throttled: { error: 42900, statusCode: 429, message: 'Too many requests; retry later.' },
   internal: { error: 50000, statusCode: 500, message: 'An unexpected error occurred.' },
   storeUnavailable: {

@@ -54,6 +54,22 @@ export class BodyTooLargeError extends ApiError {
   }
 }
 
+/** 40005: a path or query parameter is invalid; the message names it. */
+export class InvalidParameterError extends ApiError {
+  override readonly name = 'InvalidParameterError';
+  constructor(message: string) {
+    super(errorCodes.invalidParameter, message);
+  }
+}
+
+/** 40401: no plant has the requested id. */
+export class PlantNotFoundError extends ApiError {
+  override readonly name = 'PlantNotFoundError';
+  constructor() {
+    super(errorCodes.plantNotFound);
+  }
+}
+
 /** 40009: a plant with this id is stored with different content. */
 export class PlantConflictError extends ApiError {
   override readonly name = 'PlantConflictError';

@@ -94,7 +94,7 @@ export function parseInt64(source: string): bigint | undefined {
   const significant = allDigits.replace(/^0+/, '');
   if (significant === '') return 0n; // 0, -0, 0.000, 0e99999
   const leadingZeros = allDigits.length - significant.length;
-  const digits = significant.replace(/0+$/, '');
+  const digits = withoutTrailingZeros(significant);
   // Where the decimal point sits, counted in digits from the left of `digits`. An exponent too
   // long for a safe integer is clamped: it is out of range or fractional either way.
   const exponent = Math.max(-1e15, Math.min(1e15, Number(exponentText)));
@@ -103,5 +103,34 @@ export function parseInt64(source: string): bigint | undefined {
   if (pointPosition > int64MaxDigits) return undefined;
   const magnitude = BigInt(digits + '0'.repeat(pointPosition - digits.length));
   const value = sign === '-' ? -magnitude : magnitude;
+  return value < int64Min || value > int64Max ? undefined : value;
+}
+
+/**
+ * `text` without its trailing zeros. A loop, not `replace(/0+$/, '')`: that regular expression
+ * tries every run of zeros to the end of the text, quadratic in a long run of `0…01` digits.
+ */
+function withoutTrailingZeros(text: string): string {
+  let end = text.length;
+  while (end > 0 && text.charCodeAt(end - 1) === 48 /* 0 */) end--;
+  return text.slice(0, end);
+}
+
+/** Decimal digits with an optional leading minus, as a path parameter carries an int64. */
+const decimalIntegerPattern = /^-?[0-9]+$/;
+
+/**
+ * The int64 written in `text` as decimal digits with an optional leading minus (`42`, `-7`,
+ * `007`), or `undefined` for anything else or a value outside −2^63 … 2^63−1.
+ */
+export function parseDecimalInt64(text: string): bigint | undefined {
+  if (!decimalIntegerPattern.test(text)) return undefined;
+  const negative = text.startsWith('-');
+  let start = negative ? 1 : 0;
+  while (start < text.length - 1 && text.charCodeAt(start) === 48 /* 0 */) start++;
+  const digits = text.slice(start);
+  if (digits.length > int64MaxDigits) return undefined;
+  const magnitude = BigInt(digits);
+  const value = negative ? -magnitude : magnitude;
   return value < int64Min || value > int64Max ? undefined : value;
 }

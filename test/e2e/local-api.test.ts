@@ -165,8 +165,10 @@ describe('POST /plants on the local API', () => {
 
   describe('the gateway', () => {
     it.each([
-      ['GET', '/plants'],
+      ['PUT', '/plants'],
       ['POST', '/plant'],
+      ['POST', '/plants/1'],
+      ['GET', '/plants/1/tags'],
       ['GET', '/'],
     ])('answers %s %s with 404/40400', async (method, path) => {
       const response = await fetch(`${api.url}${path}`, {

@@ -1,30 +1,49 @@
 import { describe, expect, it } from '@jest/globals';
 import { newPlantSchema, parseNewPlant } from '../../functions/create-plant/new-plant.ts';
+import { readPageParameters } from '../../functions/list-plants/page-cursor.ts';
 import { errorCodes } from '../../functions/shared/error-codes.ts';
 import { int64Max, int64Min } from '../../functions/shared/int64-json.ts';
+import { routes } from '../../functions/shared/routes.ts';
 import { gatewayResponses } from '../../infra/gateway-responses.ts';
 import {
   createPlantOperation,
   documentedResponse,
+  type OperationObject,
   openApiDocument,
   openApiText,
+  operations,
   type ResponseObject,
   schemaValidator,
 } from './openapi.ts';
 
 const codes = Object.values(errorCodes);
 
-/** Every example of every documented response, with its status. */
-const responseExamples = Object.keys(createPlantOperation.responses).flatMap((status) => {
-  const response = documentedResponse(Number(status)) as ResponseObject;
-  const examples = response.content['application/json'].examples ?? {};
-  return Object.entries(examples).map(([name, example]) => ({
-    status: Number(status),
-    name,
-    value: example.value as { error: number; message: string },
-  }));
-});
-const errorExamples = responseExamples.filter((example) => example.status !== 200);
+/** Every example of every documented response of every operation, with its status. */
+const responseExamples = operations.flatMap(({ operation }) =>
+  Object.keys(operation.responses).flatMap((status) => {
+    const response = documentedResponse(Number(status), operation) as ResponseObject;
+    const examples = response.content?.['application/json'].examples ?? {};
+    return Object.entries(examples).map(([name, example]) => ({
+      operationId: operation.operationId,
+      status: Number(status),
+      name,
+      value: example.value as { error: number; message: string },
+    }));
+  }),
+);
+const errorExamples = responseExamples.filter((example) => example.status >= 400);
+
+/** The statuses API Gateway itself may answer on any route, besides the function's own. */
+const everyRouteStatuses = [400, 401, 403, 404, 429, 500, 503];
+
+function messageOfInvalidLimit(limit: string): string {
+  try {
+    readPageParameters({ multiValueQueryStringParameters: { limit: [limit] } } as never);
+  } catch (error) {
+    return (error as Error).message;
+  }
+  throw new Error('expected an invalid limit');
+}
 
 function messageOfInvalidPlant(body: unknown): string {
   try {
@@ -46,12 +65,20 @@ describe('openapi.yaml', () => {
       expect([...(documented as number[])].sort()).toEqual(codes.map((code) => code.error).sort());
     });
 
-    it('documents 200 and every status an error code answers, nothing else', () => {
-      const statuses = new Set([200, ...codes.map((code) => code.statusCode)]);
-      expect(Object.keys(createPlantOperation.responses).map(Number).sort()).toEqual(
-        [...statuses].sort(),
-      );
-    });
+    it.each(
+      operations.map(({ operation }): [string, OperationObject] => [
+        operation.operationId,
+        operation,
+      ]),
+    )(
+      '%s documents its success and every status the gateway and the function answer, nothing else',
+      (_operationId, operation) => {
+        const statuses = Object.keys(operation.responses).map(Number);
+        const success = statuses.filter((status) => status < 300);
+        expect(success).toHaveLength(1);
+        expect(statuses.filter((status) => status >= 300).sort()).toEqual(everyRouteStatuses);
+      },
+    );
 
     it.each(codes)('has an example of $error under status $statusCode', (code) => {
       const example = errorExamples.find((candidate) => candidate.value.error === code.error);
@@ -59,19 +86,45 @@ describe('openapi.yaml', () => {
     });
 
     it.each(errorExamples)(
-      "example $name ($status) is a valid Error with its code's message",
+      "$operationId example $name ($status) is a valid Error with its code's message",
       ({ status, value }) => {
         expect(schemaValidator('Error')(value)).toBe(true);
         const code = codes.find((candidate) => candidate.error === value.error);
         expect(code?.statusCode).toBe(status);
-        // 40002's message names the failing fields: the example is the real one for a missing name.
-        const message =
-          value.error === errorCodes.invalidPlant.error
-            ? messageOfInvalidPlant({ id: 10n })
-            : code?.message;
+        // 40002's and 40005's messages name what failed: the examples are the real ones for a
+        // missing name and for limit=0.
+        const namedMessages: Record<number, string> = {
+          [errorCodes.invalidPlant.error]: messageOfInvalidPlant({ id: 10n }),
+          [errorCodes.invalidParameter.error]: messageOfInvalidLimit('0'),
+        };
+        const message = namedMessages[value.error] ?? code?.message;
         expect(value.message).toBe(message);
       },
     );
+  });
+
+  describe('agrees with the route table', () => {
+    it('has exactly the operations of the route table, each named after its function', () => {
+      const documented = operations.map(
+        ({ method, path, operation }) => `${method} ${path} ${operation.operationId}`,
+      );
+      const routed = routes.map((route) => `${route.method} ${route.path} ${route.function}`);
+      expect(documented.sort()).toEqual(routed.sort());
+    });
+
+    it.each(routes.map((route) => [route.method, route.path, route.scope]))(
+      '%s %s asks for a bearer token with exactly the scope %s',
+      (method, path, scope) => {
+        const found = operations.find(
+          (candidate) => candidate.method === method && candidate.path === path,
+        );
+        expect(found?.operation.security).toEqual([{ bearerAuth: [scope] }]);
+      },
+    );
+
+    it('has no document-wide security that would hide a missing per-operation one', () => {
+      expect((openApiDocument as { security?: unknown }).security).toBeUndefined();
+    });
   });
 
   describe('agrees with the gateway responses', () => {
@@ -111,12 +164,14 @@ describe('openapi.yaml', () => {
 
     it('has request examples that are valid NewPlants and answer examples that are Plants', () => {
       const requestExamples = Object.values(
-        createPlantOperation.requestBody.content['application/json'].examples ?? {},
+        createPlantOperation.requestBody?.content['application/json'].examples ?? {},
       );
       expect(requestExamples.length).toBeGreaterThan(0);
       for (const { value } of requestExamples)
         expect(schemaValidator('NewPlant')(value)).toBe(true);
-      const answers = responseExamples.filter((example) => example.status === 200);
+      const answers = responseExamples.filter(
+        (example) => example.status === 200 && example.operationId === 'createPlant',
+      );
       expect(answers.length).toBeGreaterThan(0);
       for (const { value } of answers) expect(schemaValidator('Plant')(value)).toBe(true);
     });

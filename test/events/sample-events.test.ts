@@ -41,10 +41,15 @@ function setEnvironment(variables: Record<string, string>): () => void {
   };
 }
 
-describe('events/create-plant.json', () => {
+type ProxyHandler = (
+  event: APIGatewayProxyEvent,
+  context: unknown,
+) => Promise<APIGatewayProxyResult>;
+
+describe('the plant events (create-plant, list-plants, get-plant, delete-plant)', () => {
   let table: TestTable;
   let restoreEnvironment: () => void;
-  let handler: (event: APIGatewayProxyEvent, context: unknown) => Promise<APIGatewayProxyResult>;
+  const handlers: Record<string, ProxyHandler> = {};
 
   beforeAll(async () => {
     table = await createTestTable();
@@ -53,10 +58,13 @@ describe('events/create-plant.json', () => {
       TABLE_NAME: table.tableName,
       DYNAMODB_ENDPOINT: table.endpoint,
     });
-    // The Lambda entry reads its environment while loading: import it after setting it.
-    ({ handler } = (await import('../../functions/create-plant/handler.ts')) as unknown as {
-      handler: typeof handler;
-    });
+    // The Lambda entries read their environment while loading: import them after setting it.
+    for (const name of ['create-plant', 'list-plants', 'get-plant', 'delete-plant']) {
+      const entry = (await import(`../../functions/${name}/handler.ts`)) as {
+        handler: ProxyHandler;
+      };
+      handlers[name] = entry.handler;
+    }
   });
 
   afterAll(async () => {
@@ -64,29 +72,45 @@ describe('events/create-plant.json', () => {
     await table?.remove();
   });
 
-  it('is a REST API proxy event for POST /plants, authorised for plants/write', () => {
-    const event = readEvent<APIGatewayProxyEvent>('create-plant.json');
-    expect(event).toMatchObject({
-      httpMethod: 'POST',
-      resource: '/plants',
-      requestContext: { stage: 'dev', authorizer: { scope: 'plants/write' } },
-      isBase64Encoded: false,
+  /** Runs a sample event through its function's Lambda entry. */
+  function invoke(name: string): Promise<APIGatewayProxyResult> {
+    const handler = handlers[name];
+    if (handler === undefined) throw new Error(`no handler ${name}`);
+    return handler(readEvent<APIGatewayProxyEvent>(`${name}.json`), createLambdaContext());
+  }
+
+  it.each([
+    ['create-plant', 'POST', '/plants'],
+    ['list-plants', 'GET', '/plants'],
+    ['get-plant', 'GET', '/plants/{id}'],
+    ['delete-plant', 'DELETE', '/plants/{id}'],
+  ])('%s.json is a REST API proxy event for %s %s on the dev stage', (name, method, resource) => {
+    expect(readEvent<APIGatewayProxyEvent>(`${name}.json`)).toMatchObject({
+      httpMethod: method,
+      resource,
+      requestContext: { stage: 'dev', httpMethod: method, resourcePath: resource },
     });
   });
 
-  it('creates the plant with its int64 id kept exactly, and answers a retry the same', async () => {
-    const event = readEvent<APIGatewayProxyEvent>('create-plant.json');
-
-    const first = await handler(event, createLambdaContext());
-    const retry = await handler(event, createLambdaContext());
-
+  it('creates, lists, reads and deletes the sample plant, its int64 id kept exactly', async () => {
+    const first = await invoke('create-plant');
+    const retry = await invoke('create-plant');
     expect(first.statusCode).toBe(200);
     expect(JSON.parse(first.body)).toEqual({ name: 'Monstera deliciosa', tag: 'tropical' });
     expect(retry).toEqual(first);
     const stored = await table.getItem(9_007_199_254_740_993n);
     // 2^53 + 1: a JSON.parse round trip would have stored ...992.
     expect(String(stored?.id)).toBe('9007199254740993');
-    expect(await table.scanItems()).toHaveLength(1);
+
+    const storedPlant = '{"id":9007199254740993,"name":"Monstera deliciosa","tag":"tropical"}';
+    expect(await invoke('list-plants')).toMatchObject({
+      statusCode: 200,
+      body: `[${storedPlant}]`,
+    });
+    expect(await invoke('get-plant')).toMatchObject({ statusCode: 200, body: storedPlant });
+    expect(await invoke('delete-plant')).toMatchObject({ statusCode: 204, body: '' });
+    expect(await invoke('get-plant')).toMatchObject({ statusCode: 404 });
+    expect(await table.scanItems()).toHaveLength(0);
   });
 });
 
@@ -114,7 +138,7 @@ describe('events/authorizer-token.json', () => {
     if (keysDirectory !== undefined) rmSync(keysDirectory, { recursive: true, force: true });
   });
 
-  it('allows the whole dev stage once a valid token replaces the placeholder', async () => {
+  it('allows every route of the dev stage once a valid token with both scopes replaces the placeholder', async () => {
     const event = readEvent<APIGatewayTokenAuthorizerEvent>('authorizer-token.json');
     const result = await handler({ ...event, authorizationToken: `Bearer ${token}` });
     expect(result).toMatchObject({
@@ -124,11 +148,13 @@ describe('events/authorizer-token.json', () => {
           {
             Action: 'execute-api:Invoke',
             Effect: 'Allow',
-            Resource: 'arn:aws:execute-api:eu-west-1:123456789012:a1b2c3d4e5/dev/*/*',
+            Resource: ['POST/plants', 'GET/plants', 'GET/plants/*', 'DELETE/plants/*'].map(
+              (route) => `arn:aws:execute-api:eu-west-1:123456789012:a1b2c3d4e5/dev/${route}`,
+            ),
           },
         ],
       },
-      context: { sub: 'local-developer', scope: 'plants/write' },
+      context: { sub: 'local-developer', scope: 'plants/read plants/write' },
     });
   });
 

@@ -7,6 +7,7 @@ import { RemovalPolicy, Stack } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import { Code, Function as LambdaFunction, Runtime } from 'aws-cdk-lib/aws-lambda';
 import { RetentionDays } from 'aws-cdk-lib/aws-logs';
+import { scopeDescriptions } from '../../functions/shared/routes.ts';
 import { PlantsApi } from '../../infra/plants-api.ts';
 import { TokenIssuer } from '../../infra/token-issuer.ts';
 
@@ -28,7 +29,7 @@ describe('TokenIssuer with an external OIDC issuer', () => {
         tokenUrl: 'https://example.eu.auth0.com/oauth/token',
       },
       stageName: 'dev',
-      requiredScope: 'plants/write',
+      scopes: scopeDescriptions,
       productionLike: false,
     });
 
@@ -39,7 +40,6 @@ describe('TokenIssuer with an external OIDC issuer', () => {
       TOKEN_AUDIENCE: 'https://plants.example.com,plants-legacy',
       TOKEN_AUDIENCE_CLAIM: 'aud',
       JWKS_URI: 'https://example.eu.auth0.com/.well-known/jwks.json',
-      REQUIRED_SCOPE: 'plants/write',
     });
     expect(issuer.tokenUrl).toBe('https://example.eu.auth0.com/oauth/token');
     expect(issuer.clientId).toBeUndefined();
@@ -54,7 +54,7 @@ describe('TokenIssuer with an external OIDC issuer', () => {
         jwksUri: 'https://example.okta.com/oauth2/default/v1/keys',
       },
       stageName: 'prod',
-      requiredScope: 'plants/write',
+      scopes: scopeDescriptions,
       productionLike: true,
     });
     expect(issuer.authorizerEnvironment.JWKS_URI).toBe(
@@ -64,16 +64,18 @@ describe('TokenIssuer with an external OIDC issuer', () => {
     expect(issuer.tokenUrl).toBeUndefined();
   });
 
-  it('rejects a required scope that is not <resource server>/<scope>', () => {
-    expect(
-      () =>
-        new TokenIssuer(new Stack(), 'TokenIssuer', {
-          config: { kind: 'cognito' },
-          stageName: 'dev',
-          requiredScope: 'write',
-          productionLike: false,
-        }),
-    ).toThrow('must look like <resource server>/<scope>');
+  it('rejects scopes that are not <resource server>/<scope> on one resource server', () => {
+    const issuerWith = (scopes: Record<string, string>) => () =>
+      new TokenIssuer(new Stack(), 'TokenIssuer', {
+        config: { kind: 'cognito' },
+        stageName: 'dev',
+        scopes,
+        productionLike: false,
+      });
+    expect(issuerWith({ write: 'Write' })).toThrow('must look like <resource server>/<scope>');
+    expect(issuerWith({ 'plants/read': 'Read', 'trees/write': 'Write' })).toThrow(
+      'must share one resource server',
+    );
   });
 });
 
@@ -85,7 +87,12 @@ describe('PlantsApi with a WAF web ACL', () => {
     new PlantsApi(stack, 'Api', {
       stageName: 'prod',
       throttling: { rateLimit: 10, burstLimit: 20 },
-      createPlantFunction: createInlineFunction(stack, 'CreatePlant'),
+      routeFunctions: {
+        createPlant: createInlineFunction(stack, 'CreatePlant'),
+        listPlants: createInlineFunction(stack, 'ListPlants'),
+        getPlant: createInlineFunction(stack, 'GetPlant'),
+        deletePlant: createInlineFunction(stack, 'DeletePlant'),
+      },
       authorizerFunction: createInlineFunction(stack, 'Authorizer'),
       logRetention: RetentionDays.ONE_WEEK,
       logRemovalPolicy: RemovalPolicy.DESTROY,

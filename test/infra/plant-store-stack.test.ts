@@ -10,13 +10,19 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { Validations } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import { build } from 'esbuild';
+import { routes } from '../../functions/shared/routes.ts';
 import { createBuildOptions, createRequireBanner } from '../../infra/bundling.ts';
-import { functionSettings } from '../../infra/function-settings.ts';
+import { type FunctionSettings, functionSettings } from '../../infra/function-settings.ts';
 import { gatewayResponses } from '../../infra/gateway-responses.ts';
 import { createPlantStoreApp } from '../../infra/plant-store-app.ts';
 import { repositoryRoot } from '../../infra/plant-store-function.ts';
 import { accessLogFields, authorizerCacheSeconds } from '../../infra/plants-api.ts';
 import { type StageConfig, stages } from '../../infra/stages.ts';
+
+/** `createPlant` → `CreatePlant`: a function's construct id, the start of its logical id. */
+function pascalCase(name: string): string {
+  return name.charAt(0).toUpperCase() + name.slice(1);
+}
 
 interface SynthesizedStage {
   readonly outdir: string;
@@ -120,24 +126,32 @@ describe.each([stages.dev, stages.prod])('the PlantStore-$name stack', (stage) =
   const template = () => synthesizedStage(stage.name).template;
 
   describe('REST API', () => {
-    it('serves POST /plants through a Lambda proxy integration behind the TOKEN authorizer', () => {
+    it('serves exactly the routes of the route table, each through its function behind the TOKEN authorizer', () => {
       template().resourceCountIs('AWS::ApiGateway::RestApi', 1);
-      template().hasResourceProperties('AWS::ApiGateway::Resource', { PathPart: 'plants' });
-      template().resourceCountIs('AWS::ApiGateway::Method', 1);
-      template().hasResourceProperties('AWS::ApiGateway::Method', {
-        HttpMethod: 'POST',
-        AuthorizationType: 'CUSTOM',
-        AuthorizerId: { Ref: Match.stringLikeRegexp('^ApiTokenAuthorizer') },
-        Integration: {
-          Type: 'AWS_PROXY',
-          IntegrationHttpMethod: 'POST',
-          Uri: Match.objectLike({
-            'Fn::Join': Match.arrayWith([
-              Match.arrayWith([{ 'Fn::GetAtt': [Match.stringLikeRegexp('^CreatePlant'), 'Arn'] }]),
-            ]),
-          }),
+      const resources = template().findResources('AWS::ApiGateway::Resource');
+      const pathOf = (resourceId: unknown): string => {
+        const logicalId = (resourceId as { Ref?: string }).Ref;
+        const resource = logicalId === undefined ? undefined : resources[logicalId];
+        if (resource === undefined) return ''; // the root resource
+        return `${pathOf(resource.Properties.ParentId)}/${resource.Properties.PathPart}`;
+      };
+      const served = Object.values(template().findResources('AWS::ApiGateway::Method')).map(
+        ({ Properties: method }) => {
+          expect(method).toMatchObject({
+            AuthorizationType: 'CUSTOM',
+            AuthorizerId: { Ref: expect.stringMatching(/^ApiTokenAuthorizer/) },
+            Integration: { Type: 'AWS_PROXY', IntegrationHttpMethod: 'POST' },
+          });
+          const functionArn = JSON.stringify(method.Integration.Uri).match(
+            /"Fn::GetAtt":\["([A-Za-z]+?)[0-9A-F]{8}","Arn"\]/,
+          )?.[1];
+          return `${method.HttpMethod} ${pathOf(method.ResourceId)} ${functionArn}`;
         },
-      });
+      );
+      const expected = routes.map(
+        (route) => `${route.method} ${route.path} ${pascalCase(route.function)}`,
+      );
+      expect(served.sort()).toEqual(expected.sort());
     });
 
     it(`caches the authorizer's answer for at least ${authorizerCacheSeconds} s, keyed by the Authorization header`, () => {
@@ -217,6 +231,9 @@ describe.each([stages.dev, stages.prod])('the PlantStore-$name stack', (stage) =
         expect.stringMatching(/^ApiAccessLogs/),
         expect.stringMatching(/^AuthorizerLogGroup/),
         expect.stringMatching(/^CreatePlantLogGroup/),
+        expect.stringMatching(/^DeletePlantLogGroup/),
+        expect.stringMatching(/^GetPlantLogGroup/),
+        expect.stringMatching(/^ListPlantsLogGroup/),
       ]);
       for (const logGroup of Object.values(logGroups)) {
         expect(logGroup.Properties.RetentionInDays).toBe(stage.logRetentionDays);
@@ -282,10 +299,12 @@ describe.each([stages.dev, stages.prod])('the PlantStore-$name stack', (stage) =
   });
 
   describe('functions', () => {
-    it.each([
-      ['CreatePlant', functionSettings.createPlant],
-      ['Authorizer', functionSettings.authorizer],
-    ])(
+    it.each(
+      Object.entries(functionSettings).map(([name, settings]): [string, FunctionSettings] => [
+        pascalCase(name),
+        settings,
+      ]),
+    )(
       '%s runs on nodejs24.x, arm64, traced, with its measured memory and timeout',
       (prefix, settings) => {
         template().hasResourceProperties('AWS::Lambda::Function', {
@@ -324,26 +343,37 @@ describe.each([stages.dev, stages.prod])('the PlantStore-$name stack', (stage) =
       });
     });
 
-    it('has its functions named in events/sam-env-vars.json, every variable overridden', () => {
+    it('has its functions named in events/sam-env-vars.json, exactly their variables overridden', () => {
       const samEnvironment = JSON.parse(
         readFileSync(path.join(repositoryRoot, 'events', 'sam-env-vars.json'), 'utf8'),
       ) as Record<string, Record<string, string>>;
       const functions = template().findResources('AWS::Lambda::Function');
       expect(Object.keys(samEnvironment).sort()).toEqual(Object.keys(functions).sort());
+      // SAM overrides only the variables a function declares, and ignores any other silently:
+      // the file must name exactly the declared ones.
       for (const [logicalId, fn] of Object.entries(functions)) {
         const variables = Object.keys(fn.Properties.Environment.Variables);
-        expect(Object.keys(samEnvironment[logicalId] ?? {})).toEqual(
-          expect.arrayContaining(variables),
-        );
+        expect(Object.keys(samEnvironment[logicalId] ?? {}).sort()).toEqual(variables.sort());
       }
     });
 
-    it('gives create-plant its table name and the authorizer its Cognito issuer settings', () => {
-      template().hasResourceProperties('AWS::Lambda::Function', {
-        Environment: {
-          Variables: { TABLE_NAME: { Ref: Match.stringLikeRegexp('^PlantsTable') } },
-        },
-      });
+    it('gives each route function its table, and the authorizer its Cognito issuer settings', () => {
+      for (const route of routes) {
+        template().hasResource('AWS::Lambda::Function', {
+          Metadata: Match.objectLike({
+            'aws:cdk:path': `PlantStore-${stage.name}/${pascalCase(route.function)}/Resource`,
+          }),
+          Properties: Match.objectLike({
+            Environment: {
+              // Declared empty (AWS's endpoint) so that `sam local invoke --env-vars` can set it.
+              Variables: {
+                TABLE_NAME: { Ref: Match.stringLikeRegexp('^PlantsTable') },
+                DYNAMODB_ENDPOINT: '',
+              },
+            },
+          }),
+        });
+      }
       const issuerUrl = {
         'Fn::GetAtt': [Match.stringLikeRegexp('^TokenIssuerUserPool'), 'ProviderURL'],
       };
@@ -356,38 +386,49 @@ describe.each([stages.dev, stages.prod])('the PlantStore-$name stack', (stage) =
             },
             TOKEN_AUDIENCE_CLAIM: 'client_id',
             JWKS_URI: { 'Fn::Join': ['', [issuerUrl, '/.well-known/jwks.json']] },
-            REQUIRED_SCOPE: stage.requiredScope,
           },
         },
       });
     });
 
-    it('lets create-plant put and get items of its one table and nothing else', () => {
-      const policies = template().findResources('AWS::IAM::Policy', {
-        Properties: { Roles: [{ Ref: Match.stringLikeRegexp('^CreatePlantRole') }] },
-      });
-      const statements = Object.values(policies).flatMap(
-        (policy) => policy.Properties.PolicyDocument.Statement,
-      );
-      expect(statements).toEqual([
-        {
-          Action: ['logs:CreateLogStream', 'logs:PutLogEvents'],
-          Effect: 'Allow',
-          Resource: { 'Fn::GetAtt': [expect.stringMatching(/^CreatePlantLogGroup/), 'Arn'] },
-        },
-        {
-          // X-Ray's write actions support no resource-level permissions.
-          Action: ['xray:PutTelemetryRecords', 'xray:PutTraceSegments'],
-          Effect: 'Allow',
-          Resource: '*',
-        },
-        {
-          Action: ['dynamodb:GetItem', 'dynamodb:PutItem'],
-          Effect: 'Allow',
-          Resource: { 'Fn::GetAtt': [expect.stringMatching(/^PlantsTable/), 'Arn'] },
-        },
-      ]);
-    });
+    it.each(routes.map((route) => [route.function]))(
+      'lets %s call exactly its DynamoDB actions on its one table and nothing else',
+      (name) => {
+        const prefix = pascalCase(name);
+        const policies = template().findResources('AWS::IAM::Policy', {
+          Properties: { Roles: [{ Ref: Match.stringLikeRegexp(`^${prefix}Role`) }] },
+        });
+        const statements = Object.values(policies).flatMap(
+          (policy) => policy.Properties.PolicyDocument.Statement,
+        );
+        const { tableActions } = functionSettings[name];
+        const reads = tableActions.some((action) => /GetItem|Scan|Query/.test(action));
+        expect(statements).toEqual([
+          {
+            Action: ['logs:CreateLogStream', 'logs:PutLogEvents'],
+            Effect: 'Allow',
+            Resource: {
+              'Fn::GetAtt': [expect.stringMatching(new RegExp(`^${prefix}LogGroup`)), 'Arn'],
+            },
+          },
+          {
+            // X-Ray's write actions support no resource-level permissions.
+            Action: ['xray:PutTelemetryRecords', 'xray:PutTraceSegments'],
+            Effect: 'Allow',
+            Resource: '*',
+          },
+          {
+            Action: tableActions.length === 1 ? tableActions[0] : [...tableActions].sort(),
+            Effect: 'Allow',
+            Resource: { 'Fn::GetAtt': [expect.stringMatching(/^PlantsTable/), 'Arn'] },
+            // A function that may not read may not have a write return the old item either.
+            ...(reads
+              ? {}
+              : { Condition: { StringEqualsIfExists: { 'dynamodb:ReturnValues': 'NONE' } } }),
+          },
+        ]);
+      },
+    );
 
     it('gives the function roles no managed policy and no wildcard action', () => {
       const roles = template().findResources('AWS::IAM::Role', {
@@ -397,7 +438,7 @@ describe.each([stages.dev, stages.prod])('the PlantStore-$name stack', (stage) =
           }),
         },
       });
-      expect(Object.keys(roles)).toHaveLength(2);
+      expect(Object.keys(roles)).toHaveLength(Object.keys(functionSettings).length);
       for (const role of Object.values(roles)) {
         expect(role.Properties.ManagedPolicyArns).toBeUndefined();
       }
@@ -448,7 +489,7 @@ describe.each([stages.dev, stages.prod])('the PlantStore-$name stack', (stage) =
   });
 
   describe('token issuer', () => {
-    it('is a Cognito user pool with the plants/write scope and a client-credentials client', () => {
+    it('is a Cognito user pool with the read and write scopes and a client-credentials client for both', () => {
       template().hasResource('AWS::Cognito::UserPool', {
         Properties: Match.objectLike({
           AdminCreateUserConfig: { AllowAdminCreateUserOnly: true },
@@ -458,20 +499,21 @@ describe.each([stages.dev, stages.prod])('the PlantStore-$name stack', (stage) =
       });
       template().hasResourceProperties('AWS::Cognito::UserPoolResourceServer', {
         Identifier: 'plants',
-        Scopes: [{ ScopeName: 'write', ScopeDescription: Match.anyValue() }],
+        Scopes: [
+          { ScopeName: 'read', ScopeDescription: Match.anyValue() },
+          { ScopeName: 'write', ScopeDescription: Match.anyValue() },
+        ],
       });
       template().resourceCountIs('AWS::Cognito::UserPoolClient', 1);
       template().hasResourceProperties('AWS::Cognito::UserPoolClient', {
         AllowedOAuthFlows: ['client_credentials'],
         AllowedOAuthFlowsUserPoolClient: true,
-        AllowedOAuthScopes: [
-          {
-            'Fn::Join': [
-              '',
-              [{ Ref: Match.stringLikeRegexp('^TokenIssuerUserPoolResourceServer') }, '/write'],
-            ],
-          },
-        ],
+        AllowedOAuthScopes: ['/read', '/write'].map((scope) => ({
+          'Fn::Join': [
+            '',
+            [{ Ref: Match.stringLikeRegexp('^TokenIssuerUserPoolResourceServer') }, scope],
+          ],
+        })),
         GenerateSecret: true,
       });
     });

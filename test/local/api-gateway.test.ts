@@ -1,3 +1,4 @@
+import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type {
   APIGatewayAuthorizerResult,
@@ -41,6 +42,8 @@ function fakeAuthorizer(calls: APIGatewayTokenAuthorizerEvent[]) {
         return policy('Allow', `${stageArn}/*/*`, { claims: { sub: 'client-1' } });
       case 'Bearer broken':
         throw new TypeError('cannot read properties of undefined');
+      case 'Bearer hang':
+        return new Promise(() => {});
       default:
         throw new Error('Unauthorized');
     }
@@ -69,6 +72,7 @@ async function startWith(
     port: 0,
     routes: [
       { httpMethod: 'POST', resourcePath: '/plants', functionName: 'create-plant', handler },
+      { httpMethod: 'GET', resourcePath: '/plants/{id}', functionName: 'get-plant', handler },
     ],
     authorizer: fakeAuthorizer(authorizerCalls),
     logger: createLogger({}, (line) => logLines.push(line)),
@@ -129,8 +133,9 @@ describe('local API Gateway stand-in', () => {
         resource: '/plants',
         path: '/plants',
         httpMethod: 'POST',
-        body: '{"id":7,"name":"Fern"}',
-        isBase64Encoded: false,
+        // The stack's binary media type */*: every body base64-encoded, exactly as sent.
+        body: Buffer.from('{"id":7,"name":"Fern"}').toString('base64'),
+        isBase64Encoded: true,
         pathParameters: null,
         stageVariables: null,
         queryStringParameters: { dry: '2' },
@@ -140,6 +145,8 @@ describe('local API Gateway stand-in', () => {
       expect(event.multiValueHeaders['X-Trace']).toEqual(['a']);
       expect(event.requestContext).toMatchObject({
         stage: 'local',
+        path: '/plants',
+        domainName: `127.0.0.1:${started.gateway.port}`,
         resourcePath: '/plants',
         httpMethod: 'POST',
         authorizer: { principalId: 'client-1', sub: 'client-1', scope: 'plants/write' },
@@ -148,6 +155,80 @@ describe('local API Gateway stand-in', () => {
       expect(event.requestContext.requestId).toMatch(/^[0-9a-f-]{36}$/);
       expect(event.requestContext.requestTimeEpoch).toBeLessThanOrEqual(Date.now());
       expect(response.headers.get('x-amzn-RequestId')).toBe(event.requestContext.requestId);
+    });
+
+    it('hands the function the bytes as sent, UTF-8 or not', async () => {
+      const bytes = Buffer.from([0x7b, 0x22, 0x61, 0xff, 0xfe, 0x22, 0x7d]);
+      const response = await fetch(`${started.gateway.url}/plants`, {
+        method: 'POST',
+        headers: { Authorization: 'Bearer allow', 'Content-Type': 'application/json' },
+        body: bytes,
+      });
+      const event = (await response.json()) as APIGatewayProxyEvent;
+      expect(Buffer.from(event.body ?? '', 'base64')).toEqual(bytes);
+    });
+
+    it('passes path parameters as sent (not percent-decoded), as API Gateway does', async () => {
+      for (const [path, id] of [
+        ['/plants/42', '42'],
+        ['/plants/-7', '-7'],
+        ['/plants/%31', '%31'],
+        ['/plants/a%2Fb', 'a%2Fb'],
+      ] as const) {
+        const response = await fetch(`${started.gateway.url}${path}?limit=1`, {
+          headers: { Authorization: 'Bearer allow' },
+        });
+        const event = (await response.json()) as APIGatewayProxyEvent;
+        expect(event).toMatchObject({ resource: '/plants/{id}', path, pathParameters: { id } });
+        expect(event.requestContext.resourcePath).toBe('/plants/{id}');
+      }
+    });
+
+    it('matches whole segments only: other paths and methods answer 404/40400', async () => {
+      for (const [method, path] of [
+        ['GET', '/plants/'],
+        ['GET', '/plants/1/2'],
+        ['GET', '/plants//1'],
+        ['DELETE', '/plants/1'],
+        ['GET', '/plantsx/1'],
+      ] as const) {
+        const response = await fetch(`${started.gateway.url}${path}`, {
+          method,
+          headers: { Authorization: 'Bearer allow' },
+        });
+        await expectGatewayAnswer(response, 'MISSING_AUTHENTICATION_TOKEN');
+      }
+    });
+
+    it('passes headers and query parameters named like Object.prototype members through', async () => {
+      const names = ['constructor', '__proto__', 'toString', 'hasOwnProperty', 'valueOf'];
+      const query = names.map((name) => `${name}=q-${name}`).join('&');
+      // A raw request: fetch drops a header named `__proto__` before sending it.
+      const { status, body } = await rawRequest(
+        started.gateway,
+        `POST /plants?${query} HTTP/1.1`,
+        names.map((name) => `${name}: h-${name}`),
+      );
+      expect(status).toBe(200);
+      const event = JSON.parse(body) as APIGatewayProxyEvent;
+      // Own entries, read without the prototype's accessors (`__proto__` would be one).
+      const entries = (map: object | null) => new Map(Object.entries(map ?? {}));
+      for (const name of names) {
+        expect(entries(event.multiValueHeaders).get(name)).toEqual([`h-${name}`]);
+        expect(entries(event.headers).get(name)).toBe(`h-${name}`);
+        expect(entries(event.queryStringParameters).get(name)).toBe(`q-${name}`);
+      }
+    });
+
+    it('tells the function the scheme is http, whatever the client claims', async () => {
+      const response = await fetch(`${started.gateway.url}/plants`, {
+        method: 'POST',
+        headers: { Authorization: 'Bearer allow', 'x-forwarded-proto': 'https' },
+        body: '{}',
+      });
+      const event = (await response.json()) as APIGatewayProxyEvent;
+      expect(event.multiValueHeaders['X-Forwarded-Proto']).toEqual(['http']);
+      expect(event.multiValueHeaders['x-forwarded-proto']).toBeUndefined();
     });
 
     it('passes no query strings and a null body as null', async () => {
@@ -378,7 +459,7 @@ describe('local API Gateway stand-in', () => {
       const line = JSON.parse(logLines[0] as string);
       expect(line).toMatchObject({
         method: 'POST',
-        path: '/plants',
+        resourcePath: '/plants',
         status: 200,
         requestId: response.headers.get('x-amzn-RequestId'),
       });
@@ -390,10 +471,78 @@ describe('local API Gateway stand-in', () => {
     }
   });
 
+  it('logs no part of the path a client sent, so a token put there never reaches the log', async () => {
+    const { gateway, logLines } = await startWith(echo);
+    const secret = 'eyJhbGciOiJSUzI1NiJ9.c2VjcmV0LXRva2Vu.c2lnbmF0dXJl';
+    try {
+      for (const target of [
+        `/plants/${secret}`,
+        `/plants/${secret}?x=1`,
+        `/plants#access_token=${secret}`,
+        `/plants;access_token=${secret}`,
+        `/${secret}`,
+        `/plants?access_token=${secret}`,
+      ]) {
+        const { status } = await rawRequest(gateway, `GET ${target} HTTP/1.1`);
+        expect(status).toBeGreaterThanOrEqual(200);
+      }
+      expect(logLines).toHaveLength(6);
+      expect(logLines.join('\n')).not.toContain('c2VjcmV0LXRva2Vu');
+      expect(logLines.map((line) => JSON.parse(line).resourcePath)).toEqual([
+        '/plants/{id}',
+        '/plants/{id}',
+        null,
+        null,
+        null,
+        null,
+      ]);
+    } finally {
+      await gateway.close();
+    }
+  });
+
+  it('answers 500 (DEFAULT_5XX) when the authorizer outlasts its Lambda timeout, caching nothing', async () => {
+    const { gateway, authorizerCalls } = await startWith(echo, {
+      authorizerTimeoutMilliseconds: 300,
+    });
+    try {
+      const started = performance.now();
+      await expectGatewayAnswer(await post(gateway, 'Bearer hang'), 'DEFAULT_5XX');
+      expect(performance.now() - started).toBeGreaterThanOrEqual(290);
+      await expectGatewayAnswer(await post(gateway, 'Bearer hang'), 'DEFAULT_5XX');
+      expect(authorizerCalls).toHaveLength(2);
+    } finally {
+      await gateway.close();
+    }
+  });
+
   it('fails with PortInUseError when the port is taken', async () => {
     await expect(startWith(echo, { port: started.gateway.port })).rejects.toThrow(PortInUseError);
   });
 });
+
+/** Sends a request line and headers as written (curl and fetch would normalise them). */
+function rawRequest(
+  gateway: ApiGateway,
+  requestLine: string,
+  headers: readonly string[] = [],
+): Promise<{ status: number; body: string }> {
+  const head = [requestLine, 'Host: 127.0.0.1', 'Authorization: Bearer allow', ...headers];
+  return new Promise((resolve, reject) => {
+    const socket = connect(gateway.port, '127.0.0.1', () => {
+      socket.end(`${head.join('\r\n')}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n`);
+    });
+    let answer = '';
+    socket.on('data', (chunk: Buffer) => {
+      answer += chunk.toString('utf8');
+    });
+    socket.on('end', () => {
+      const [statusLine = '', body = ''] = answer.split(/\r\n\r\n/);
+      resolve({ status: Number(statusLine.split(' ')[1]), body });
+    });
+    socket.on('error', reject);
+  });
+}
 
 describe('token bucket', () => {
   it('allows a burst, then refills at the rate', () => {

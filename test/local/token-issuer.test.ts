@@ -58,7 +58,7 @@ describe('the local token issuer', () => {
       iss: localIssuer,
       aud: localAudience,
       sub: 'local-developer',
-      scope: 'plants/write',
+      scope: 'plants/read plants/write',
     });
     expect(Number(claims.exp) - Number(claims.iat)).toBe(3600);
     const custom = decodePart(
@@ -95,9 +95,9 @@ describe('the local JWKS server with the authorizer', () => {
         handler({ type: 'TOKEN', methodArn, authorizationToken: `Bearer ${token}` });
       await expect(authorize(signLocalToken(keys, { subject: 'alice' }))).resolves.toMatchObject({
         principalId: 'alice',
-        context: { sub: 'alice', scope: 'plants/write' },
+        context: { sub: 'alice', scope: 'plants/read plants/write' },
       });
-      const denied = await authorize(signLocalToken(keys, { scope: 'plants/read' }));
+      const denied = await authorize(signLocalToken(keys, { scope: 'plants/admin' }));
       expect(denied.policyDocument.Statement[0]?.Effect).toBe('Deny');
       await expect(authorize(signLocalToken(keys, { expiresInSeconds: -60 }))).rejects.toThrow(
         'Unauthorized',

@@ -58,29 +58,43 @@ afterAll(async () => {
 });
 
 describe('npm run -s token', () => {
-  it('prints only a token, and a newline, that the local authorizer allows', async () => {
+  it('prints only a token, and a newline, that the local authorizer allows for both scopes', async () => {
     const { code, stdout, stderr } = await runTokenCli();
     expect({ code, stderr }).toEqual({ code: 0, stderr: '' });
     expect(stdout).toMatch(/^[\w-]+\.[\w-]+\.[\w-]+\n$/);
     await expect(authorize(stdout.trim())).resolves.toMatchObject({
       principalId: 'local-developer',
-      context: { sub: 'local-developer', scope: 'plants/write' },
+      context: { sub: 'local-developer', scope: 'plants/read plants/write' },
     });
   });
 
   it('takes the scope, subject and lifetime from its options', async () => {
     const { stdout } = await runTokenCli(
       '--scope',
-      'plants/write',
+      'plants/read',
       '--subject',
       'alice',
       '--expires-in',
       '3600',
     );
-    await expect(authorize(stdout.trim())).resolves.toMatchObject({ principalId: 'alice' });
+    await expect(authorize(stdout.trim())).resolves.toMatchObject({
+      principalId: 'alice',
+      context: { scope: 'plants/read' },
+      policyDocument: {
+        Statement: [
+          {
+            Effect: 'Allow',
+            Resource: [
+              expect.stringMatching(/GET\/plants$/),
+              expect.stringMatching(/GET\/plants\/\*$/),
+            ],
+          },
+        ],
+      },
+    });
   });
 
-  it('makes the token for a 403: a scope other than plants/write', async () => {
+  it('makes the token for a 403 everywhere: no scope of the API', async () => {
     const { stdout } = await runTokenCli('--scope', '');
     await expect(authorize(stdout.trim())).resolves.toMatchObject({
       policyDocument: { Statement: [{ Effect: 'Deny' }] },

@@ -107,3 +107,46 @@ export function stringifyWithBigInts(value: unknown): string {
   );
   return text.replace(new RegExp(`"${marker}(-?\\d+)"`, 'g'), '$1');
 }
+
+export interface PlantsRequestOptions {
+  /** Query parameters; a list gives a repeated parameter. */
+  query?: Record<string, string | readonly string[]>;
+  /** The `{id}` path parameter as API Gateway passes it (not percent-decoded). */
+  id?: string;
+}
+
+/**
+ * A `GET /plants`, `GET /plants/{id}` or `DELETE /plants/{id}` event on stage `dev` of the
+ * execute-api domain, authorised for both scopes; built from the `POST /plants` event.
+ */
+export function createPlantsEvent(
+  method: 'GET' | 'DELETE',
+  options: PlantsRequestOptions = {},
+): APIGatewayProxyEvent {
+  const base = createPostPlantsEvent({ body: null, headers: {} });
+  const resource = options.id === undefined ? '/plants' : '/plants/{id}';
+  const path = options.id === undefined ? '/plants' : `/plants/${options.id}`;
+  const multiValueQuery = Object.fromEntries(
+    Object.entries(options.query ?? {}).map(([name, value]) => [name, [value].flat()]),
+  );
+  const hasQuery = Object.keys(multiValueQuery).length > 0;
+  return {
+    ...base,
+    httpMethod: method,
+    resource,
+    path,
+    headers: { ...base.headers, 'X-Forwarded-Proto': 'https' },
+    pathParameters: options.id === undefined ? null : { id: options.id },
+    queryStringParameters: hasQuery
+      ? Object.fromEntries(Object.entries(multiValueQuery).map(([k, v]) => [k, v.at(-1) as string]))
+      : null,
+    multiValueQueryStringParameters: hasQuery ? multiValueQuery : null,
+    requestContext: {
+      ...base.requestContext,
+      httpMethod: method,
+      resourcePath: resource,
+      path: `/dev${path}`,
+      authorizer: { principalId: 'client-1', sub: 'client-1', scope: 'plants/read plants/write' },
+    },
+  };
+}

@@ -32,25 +32,22 @@ describe('readAuthorizerConfig', () => {
         TOKEN_AUDIENCE: ' client-a , client-b ',
         TOKEN_AUDIENCE_CLAIM: 'client_id',
         JWKS_URI: 'https://keys.example/jwks.json',
-        REQUIRED_SCOPE: 'plants/admin',
       }),
     ).toEqual({
       issuer: cognitoIssuer,
       audiences: ['client-a', 'client-b'],
       audienceClaim: 'client_id',
       jwksUri: 'https://keys.example/jwks.json',
-      requiredScope: 'plants/admin',
     });
   });
 
-  it("defaults to the aud claim, the issuer's well-known JWKS and the plants/write scope", () => {
+  it("defaults to the aud claim and the issuer's well-known JWKS", () => {
     const env = { TOKEN_ISSUER: `${cognitoIssuer}/`, TOKEN_AUDIENCE: 'api' };
     expect(readAuthorizerConfig(env)).toEqual({
       issuer: `${cognitoIssuer}/`,
       audiences: ['api'],
       audienceClaim: 'aud',
       jwksUri: `${cognitoIssuer}/.well-known/jwks.json`,
-      requiredScope: 'plants/write',
     });
   });
 
@@ -59,10 +56,12 @@ describe('readAuthorizerConfig', () => {
       TOKEN_ISSUER: cognitoIssuer,
       TOKEN_AUDIENCE: 'api',
       TOKEN_AUDIENCE_CLAIM: '',
-      JWKS_URI: '',
-      REQUIRED_SCOPE: ' ',
+      JWKS_URI: ' ',
     });
-    expect(config).toMatchObject({ audienceClaim: 'aud', requiredScope: 'plants/write' });
+    expect(config).toMatchObject({
+      audienceClaim: 'aud',
+      jwksUri: `${cognitoIssuer}/.well-known/jwks.json`,
+    });
   });
 
   it('accepts plain http only on a loopback host', () => {
@@ -89,13 +88,11 @@ describe('readAuthorizerConfig', () => {
       TOKEN_AUDIENCE: 'api',
       TOKEN_AUDIENCE_CLAIM: 'azp',
       JWKS_URI: 'ftp://keys.example/jwks',
-      REQUIRED_SCOPE: 'plants/write plants/read',
     });
     expect(problems).toEqual([
       'TOKEN_ISSUER must be an https URL (http only on a loopback host), got "not a url".',
       'TOKEN_AUDIENCE_CLAIM must be one of aud, client_id, got "azp".',
       'JWKS_URI must be an https URL (http only on a loopback host), got "ftp://keys.example/jwks".',
-      'REQUIRED_SCOPE must be a single scope (no spaces), got "plants/write plants/read".',
     ]);
   });
 });

@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { APIGatewayAuthorizerResult } from 'aws-lambda';
 import type { AuthorizerConfig } from '../../../functions/authorizer/authorizer-config.ts';
-import { apiWideResource, createHandler, handler } from '../../../functions/authorizer/handler.ts';
+import { createHandler, handler, stageArnOf } from '../../../functions/authorizer/handler.ts';
 import { createLogger } from '../../../functions/shared/logger.ts';
 import { type JwksServer, startJwksServer } from '../../../local/jwks-server.ts';
 import type { Jwks } from '../../../local/token-issuer.ts';
@@ -20,7 +20,17 @@ import {
 const issuer = 'https://issuer.plant-store.test';
 const audience = 'plant-store-test';
 const methodArn = 'arn:aws:execute-api:eu-west-1:123456789012:a1b2c3d4e5/dev/POST/plants';
-const apiWide = 'arn:aws:execute-api:eu-west-1:123456789012:a1b2c3d4e5/dev/*/*';
+const stageArn = 'arn:aws:execute-api:eu-west-1:123456789012:a1b2c3d4e5/dev';
+const apiWide = `${stageArn}/*/*`;
+/** What each scope grants, as the route table says: the method ARNs of its routes. */
+const readRoutes = [`${stageArn}/GET/plants`, `${stageArn}/GET/plants/*`];
+const writeRoutes = [`${stageArn}/POST/plants`, `${stageArn}/DELETE/plants/*`];
+const allRoutes = [
+  `${stageArn}/POST/plants`,
+  `${stageArn}/GET/plants`,
+  `${stageArn}/GET/plants/*`,
+  `${stageArn}/DELETE/plants/*`,
+];
 
 let rsaKey: TestSigningKey;
 let ecKey: TestSigningKey;
@@ -65,7 +75,6 @@ function configWith(overrides: Partial<AuthorizerConfig> = {}): AuthorizerConfig
     audiences: [audience],
     audienceClaim: 'aud',
     jwksUri: jwksServer.jwksUri,
-    requiredScope: 'plants/write',
     ...overrides,
   };
 }
@@ -92,24 +101,24 @@ async function expectUnauthorized(
   expect(authorizer.reasons().at(-1)).toBe(reason);
 }
 
-function allowPolicy(sub: string, scope: string): APIGatewayAuthorizerResult {
+function allowPolicy(
+  sub: string,
+  scope: string,
+  resources: readonly string[] = writeRoutes,
+): APIGatewayAuthorizerResult {
   return {
     principalId: sub,
     policyDocument: {
       Version: '2012-10-17',
-      Statement: [{ Action: 'execute-api:Invoke', Effect: 'Allow', Resource: apiWide }],
+      Statement: [{ Action: 'execute-api:Invoke', Effect: 'Allow', Resource: [...resources] }],
     },
     context: { sub, scope },
   };
 }
 
-function effectOf(result: APIGatewayAuthorizerResult): unknown {
-  return result.policyDocument.Statement[0]?.Effect;
-}
-
 describe('authorizer handler', () => {
   describe('allows a valid token with the required scope', () => {
-    it('answers Allow for the whole API with the subject and scopes in the context', async () => {
+    it('answers Allow for the routes its scopes grant, with the subject and scopes in the context', async () => {
       const { authorize, logLines } = createAuthorizer();
       const token = signToken(rsaKey, validClaims({ scope: 'openid plants/write' }));
       await expect(authorize(`Bearer ${token}`)).resolves.toEqual(
@@ -302,10 +311,23 @@ describe('authorizer handler', () => {
     });
   });
 
-  describe('answers Deny (403) for a valid token without the required scope', () => {
+  describe('allows exactly the routes the scopes grant, so a cached result fits every method', () => {
     it.each([
-      ['another scope', 'plants/read'],
-      ['a scope that merely starts like it', 'plants/writer'],
+      ['plants/read', readRoutes],
+      ['plants/write', writeRoutes],
+      ['plants/read plants/write', allRoutes],
+      ['plants/write openid plants/read', allRoutes],
+    ])('with scope "%s"', async (scope, resources) => {
+      const { authorize } = createAuthorizer();
+      const result = await authorize(`Bearer ${signToken(rsaKey, validClaims({ scope }))}`);
+      expect(result).toEqual(allowPolicy('client-42', scope, resources));
+    });
+  });
+
+  describe('answers Deny (403) for a valid token that grants no operation', () => {
+    it.each([
+      ['another scope', 'plants/admin'],
+      ['a scope that merely starts like one', 'plants/writer plants/reader'],
       ['an empty scope', ''],
       ['no scope claim', undefined],
     ])('with %s', async (_name, scope) => {
@@ -315,23 +337,11 @@ describe('authorizer handler', () => {
         principalId: 'client-42',
         policyDocument: {
           Version: '2012-10-17',
-          Statement: [{ Action: 'execute-api:Invoke', Effect: 'Deny', Resource: apiWide }],
+          Statement: [{ Action: 'execute-api:Invoke', Effect: 'Deny', Resource: [apiWide] }],
         },
         context: { sub: 'client-42', scope: scope ?? '' },
       });
-      expect(logLines).toEqual([
-        expect.objectContaining({ level: 'warn', sub: 'client-42', requiredScope: 'plants/write' }),
-      ]);
-    });
-
-    it('honours a configured required scope', async () => {
-      const { authorize } = createAuthorizer({ requiredScope: 'plants/admin' });
-      const writer = await authorize(`Bearer ${signToken(rsaKey, validClaims())}`);
-      expect(effectOf(writer)).toBe('Deny');
-      const admin = await authorize(
-        `Bearer ${signToken(rsaKey, validClaims({ scope: 'plants/admin' }))}`,
-      );
-      expect(effectOf(admin)).toBe('Allow');
+      expect(logLines).toEqual([expect.objectContaining({ level: 'warn', sub: 'client-42' })]);
     });
   });
 
@@ -487,17 +497,17 @@ describe('the exported handler', () => {
   });
 });
 
-describe('apiWideResource', () => {
-  it('covers every method and path of the stage', () => {
-    expect(apiWideResource(methodArn)).toBe(apiWide);
-    expect(apiWideResource('arn:aws-cn:execute-api:cn-north-1:1:api/prod/GET/')).toBe(
-      'arn:aws-cn:execute-api:cn-north-1:1:api/prod/*/*',
+describe('stageArnOf', () => {
+  it('names the stage of a method ARN', () => {
+    expect(stageArnOf(methodArn)).toBe(stageArn);
+    expect(stageArnOf('arn:aws-cn:execute-api:cn-north-1:1:api/prod/GET/')).toBe(
+      'arn:aws-cn:execute-api:cn-north-1:1:api/prod',
     );
   });
 
   it('refuses anything else', () => {
     for (const arn of ['', 'arn:aws:execute-api:eu-west-1:1:api', 'arn:aws:s3:::bucket/dev/GET/']) {
-      expect(apiWideResource(arn)).toBeUndefined();
+      expect(stageArnOf(arn)).toBeUndefined();
     }
   });
 });

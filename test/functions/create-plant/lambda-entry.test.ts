@@ -2,7 +2,7 @@ import { execFile } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { describe, expect, it } from '@jest/globals';
-import { readCreatePlantConfig } from '../../../functions/create-plant/create-handler.ts';
+import { readTableFunctionConfig } from '../../../functions/shared/table-function.ts';
 import { createLambdaContext, createPostPlantsEvent } from '../../support/api-gateway-event.ts';
 import { createTestTable } from '../../support/test-store.ts';
 
@@ -28,14 +28,17 @@ describe('the create-plant Lambda entry', () => {
   });
 
   it('reads the configuration once from the environment', () => {
-    expect(readCreatePlantConfig({ TABLE_NAME: 'plants-dev' })).toEqual({
+    expect(readTableFunctionConfig('create-plant', { TABLE_NAME: 'plants-dev' })).toEqual({
       tableName: 'plants-dev',
       endpoint: undefined,
     });
     expect(
-      readCreatePlantConfig({ TABLE_NAME: 'plants', DYNAMODB_ENDPOINT: 'http://127.0.0.1:8000' }),
+      readTableFunctionConfig('create-plant', {
+        TABLE_NAME: 'plants',
+        DYNAMODB_ENDPOINT: 'http://127.0.0.1:8000',
+      }),
     ).toEqual({ tableName: 'plants', endpoint: 'http://127.0.0.1:8000' });
-    expect(() => readCreatePlantConfig({ TABLE_NAME: '' })).toThrow(/TABLE_NAME/);
+    expect(() => readTableFunctionConfig('create-plant', { TABLE_NAME: '' })).toThrow(/TABLE_NAME/);
   });
 
   it('creates a plant through the exported handler with TABLE_NAME and DYNAMODB_ENDPOINT', async () => {

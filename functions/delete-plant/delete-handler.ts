@@ -1,0 +1,28 @@
+/**
+ * The `DELETE /plants/{id}` handler: `204` with no body whether or not the plant existed.
+ * Free of module-scope effects; `handler.ts` is the Lambda entry.
+ */
+import middy from '@middy/core';
+import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
+import { apiResponses } from '../shared/api-responses.ts';
+import { createLogger } from '../shared/logger.ts';
+import { readPlantIdParameter } from '../shared/request.ts';
+import type { TableHandlerDependencies } from '../shared/table-function.ts';
+import { deletePlant } from './delete-plant.ts';
+
+/** Builds the middy handler around its dependencies (the local API and tests bring their own). */
+export function createHandler(dependencies: TableHandlerDependencies) {
+  const { documentClient, tableName } = dependencies;
+  const logger = dependencies.logger ?? createLogger({ service: 'delete-plant' });
+  return middy<APIGatewayProxyEvent, APIGatewayProxyResult>()
+    .use(apiResponses({ logger }))
+    .handler(async (event) => {
+      const id = readPlantIdParameter(event);
+      await deletePlant(id, {
+        documentClient,
+        tableName,
+        deadlineMilliseconds: dependencies.storeDeadlineMilliseconds,
+      });
+      return { statusCode: 204, headers: {}, body: '' };
+    });
+}

@@ -1,0 +1,34 @@
+/**
+ * The `GET /plants?limit=&cursor=` handler: a page of StoredPlants (exact ids) and, while more
+ * remain, a `Link: <…>; rel="next"` header. Free of module-scope effects; `handler.ts` is the
+ * Lambda entry.
+ */
+import middy from '@middy/core';
+import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
+import { apiResponses, jsonTextResponse } from '../shared/api-responses.ts';
+import { createLogger } from '../shared/logger.ts';
+import { stringifyStoredPlants } from '../shared/stored-plant.ts';
+import type { TableHandlerDependencies } from '../shared/table-function.ts';
+import { listPlants } from './list-plants.ts';
+import { formatNextLink, readPageParameters } from './page-cursor.ts';
+
+/** Builds the middy handler around its dependencies (the local API and tests bring their own). */
+export function createHandler(dependencies: TableHandlerDependencies) {
+  const { documentClient, tableName } = dependencies;
+  const logger = dependencies.logger ?? createLogger({ service: 'list-plants' });
+  return middy<APIGatewayProxyEvent, APIGatewayProxyResult>()
+    .use(apiResponses({ logger }))
+    .handler(async (event) => {
+      const request = readPageParameters(event);
+      const page = await listPlants(request, {
+        documentClient,
+        tableName,
+        deadlineMilliseconds: dependencies.storeDeadlineMilliseconds,
+      });
+      const headers: Record<string, string> =
+        page.nextAfter === undefined
+          ? {}
+          : { Link: formatNextLink(event, request.limit, page.nextAfter) };
+      return jsonTextResponse(200, stringifyStoredPlants(page.plants), headers);
+    });
+}

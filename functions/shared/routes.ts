@@ -1,0 +1,49 @@
+/**
+ * The Plant Store's one route table: every operation with its method, resource path, the scope a
+ * token must grant and the function that serves it. The CDK app, the local API Gateway stand-in
+ * and the authorizer's policy are built from it, and `openapi.yaml` is tested against it: adding
+ * an operation is one row here plus its function folder.
+ *
+ * Plain data: the authorizer's bundle and the local API import it.
+ */
+
+/** The OAuth scopes of the API: `<resource server>/<scope>`, as Cognito names them. */
+export const scopes = {
+  read: 'plants/read',
+  write: 'plants/write',
+} as const;
+
+export type Scope = (typeof scopes)[keyof typeof scopes];
+
+/** What each scope lets a client do, for the issuer's resource server and the docs. */
+export const scopeDescriptions: Readonly<Record<Scope, string>> = {
+  'plants/read': 'List and read plants',
+  'plants/write': 'Create and delete plants',
+};
+
+/** The functions behind the routes (keys of `infra/function-settings.ts`). */
+export type RouteFunctionName = 'createPlant' | 'listPlants' | 'getPlant' | 'deletePlant';
+
+export interface Route {
+  readonly method: 'GET' | 'POST' | 'DELETE';
+  /** The resource path as API Gateway writes it, path parameters in braces: `/plants/{id}`. */
+  readonly path: string;
+  readonly scope: Scope;
+  /** The function that serves the route; also the OpenAPI `operationId`. */
+  readonly function: RouteFunctionName;
+}
+
+export const routes: readonly Route[] = [
+  { method: 'POST', path: '/plants', scope: scopes.write, function: 'createPlant' },
+  { method: 'GET', path: '/plants', scope: scopes.read, function: 'listPlants' },
+  { method: 'GET', path: '/plants/{id}', scope: scopes.read, function: 'getPlant' },
+  { method: 'DELETE', path: '/plants/{id}', scope: scopes.write, function: 'deletePlant' },
+];
+
+/**
+ * The part of an execute-api ARN that names a route, as an authorizer policy's resource:
+ * `POST/plants`, `GET/plants/*` (each path parameter becomes `*`).
+ */
+export function routeResource(route: Route): string {
+  return `${route.method}${route.path.replace(/\{[^/}]+\}/g, '*')}`;
+}

@@ -1,0 +1,40 @@
+/**
+ * What every function on the plants table shares: its dependencies and its configuration.
+ */
+import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import type { Logger } from './logger.ts';
+
+/** The dependencies of a plants-table handler; the local API and tests bring their own. */
+export interface TableHandlerDependencies {
+  readonly documentClient: DynamoDBDocumentClient;
+  readonly tableName: string;
+  readonly logger?: Logger;
+  /** Overall time for the store call, retries included (tests shorten it). */
+  readonly storeDeadlineMilliseconds?: number;
+}
+
+export interface TableFunctionConfig {
+  readonly tableName: string;
+  /** A DynamoDB-compatible endpoint (DynamoDB Local, `sam local`); AWS's when absent. */
+  readonly endpoint: string | undefined;
+}
+
+/**
+ * The configuration from the environment, read once at cold start: `TABLE_NAME` (required) and
+ * `DYNAMODB_ENDPOINT` (optional; empty means AWS's regional endpoint, which is how the stack
+ * declares it so that `sam local invoke --env-vars` can override it).
+ *
+ * @throws Error naming the function and the variable when `TABLE_NAME` is missing.
+ */
+export function readTableFunctionConfig(
+  functionName: string,
+  environment: NodeJS.ProcessEnv = process.env,
+): TableFunctionConfig {
+  const tableName = environment.TABLE_NAME;
+  if (tableName === undefined || tableName === '') {
+    throw new Error(
+      `${functionName}: the environment variable TABLE_NAME (the plants table) is required`,
+    );
+  }
+  return { tableName, endpoint: environment.DYNAMODB_ENDPOINT || undefined };
+}

@@ -1,0 +1,175 @@
+/**
+ * The whole plant lifecycle through the local API as a client sees it: real tokens of each
+ * scope, the real authorizer with its 300 s per-token cache, every handler behind the gateway
+ * stand-in, DynamoDB Local. Every response is checked against openapi.yaml.
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { createLogger } from '../../functions/shared/logger.ts';
+import { type LocalApi, startLocalApi } from '../../local/local-api.ts';
+import { testStoreEndpoint } from '../support/test-store.ts';
+import { expectDocumentedResponse } from './openapi.ts';
+
+let keysDirectory: string;
+let api: LocalApi;
+
+type Operation = 'createPlant' | 'listPlants' | 'getPlant' | 'deletePlant';
+
+/** One request of each operation; the plant read (id 1) exists, the one deleted (id 2) never does. */
+function send(operation: Operation, token: string): Promise<Response> {
+  const headers = { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' };
+  switch (operation) {
+    case 'createPlant':
+      return fetch(`${api.url}/plants`, {
+        method: 'POST',
+        headers,
+        body: '{"id":1,"name":"Monstera"}',
+      });
+    case 'listPlants':
+      return fetch(`${api.url}/plants?limit=5`, { headers });
+    case 'getPlant':
+      return fetch(`${api.url}/plants/1`, { headers });
+    case 'deletePlant':
+      return fetch(`${api.url}/plants/2`, { method: 'DELETE', headers });
+  }
+}
+
+const successStatus: Record<Operation, number> = {
+  createPlant: 200,
+  listPlants: 200,
+  getPlant: 200,
+  deletePlant: 204,
+};
+
+/** Every order of the four operations. */
+function permutations<T>(items: readonly T[]): T[][] {
+  if (items.length <= 1) return [[...items]];
+  return items.flatMap((item, index) =>
+    permutations([...items.slice(0, index), ...items.slice(index + 1)]).map((rest) => [
+      item,
+      ...rest,
+    ]),
+  );
+}
+
+beforeAll(async () => {
+  keysDirectory = await mkdtemp(join(tmpdir(), 'plant-store-lifecycle-keys-'));
+  api = await startLocalApi({
+    port: 0,
+    dynamoDbEndpoint: testStoreEndpoint(),
+    tableName: `plants-lifecycle-${process.pid}-${Date.now()}`,
+    keysDirectory,
+    throttlingStage: 'off',
+    logger: createLogger({}, () => {}),
+  });
+  const setUp = await send('createPlant', api.signToken());
+  expect(setUp.status).toBe(200);
+});
+
+afterAll(async () => {
+  await api?.stop();
+  await rm(keysDirectory, { recursive: true, force: true });
+});
+
+describe('scopes, through the authorizer and its per-token cache', () => {
+  const operations: Operation[] = ['createPlant', 'listPlants', 'getPlant', 'deletePlant'];
+  const grants: Record<string, readonly Operation[]> = {
+    'plants/read': ['listPlants', 'getPlant'],
+    'plants/write': ['createPlant', 'deletePlant'],
+    'plants/read plants/write': operations,
+    '': [],
+    'plants/admin openid': [],
+  };
+
+  it.each(Object.entries(grants))(
+    'a token with scope "%s" gets exactly its operations in every order within the cache TTL',
+    async (scope, allowed) => {
+      for (const order of permutations(operations)) {
+        // A new token per order: its first request decides what the gateway caches.
+        const token = api.signToken({ scope, subject: `client-${order.join('-')}` });
+        for (const operation of [...order, ...order]) {
+          const response = await send(operation, token);
+          const expected = allowed.includes(operation) ? successStatus[operation] : 403;
+          expect([operation, response.status]).toEqual([operation, expected]);
+          const body = await expectDocumentedResponse(response, operation);
+          if (expected === 403) expect(body).toMatchObject({ error: 40300 });
+        }
+      }
+    },
+  );
+});
+
+describe('the lifecycle', () => {
+  it('creates, lists, reads and deletes, each read seeing the last acknowledged write', async () => {
+    const token = api.signToken();
+    const headers = { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' };
+    const body = '{"id":9223372036854775807,"name":"Fern","tag":"shade"}';
+    const stored = '{"id":9223372036854775807,"name":"Fern","tag":"shade"}';
+
+    const created = await fetch(`${api.url}/plants`, { method: 'POST', headers, body });
+    expect(await expectDocumentedResponse(created, 'createPlant')).toEqual({
+      name: 'Fern',
+      tag: 'shade',
+    });
+    const read = await fetch(`${api.url}/plants/9223372036854775807`, { headers });
+    expect(read.status).toBe(200);
+    // The exact text: all 19 digits, as JSON integers (a JSON.parse would round them).
+    expect(await read.clone().text()).toBe(stored);
+    await expectDocumentedResponse(read, 'getPlant');
+
+    const deleted = await fetch(`${api.url}/plants/9223372036854775807`, {
+      method: 'DELETE',
+      headers,
+    });
+    expect(deleted.status).toBe(204);
+    await expectDocumentedResponse(deleted, 'deletePlant');
+    const gone = await fetch(`${api.url}/plants/9223372036854775807`, { headers });
+    expect(gone.status).toBe(404);
+    expect(await expectDocumentedResponse(gone, 'getPlant')).toEqual({
+      error: 40401,
+      message: 'No plant with this id.',
+    });
+  });
+
+  it('pages by following the Link header as it is, every plant once', async () => {
+    const token = api.signToken();
+    const headers = { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' };
+    for (let id = 100; id < 125; id++) {
+      const response = await fetch(`${api.url}/plants`, {
+        method: 'POST',
+        headers,
+        body: `{"id":${id},"name":"Plant ${id}"}`,
+      });
+      expect(response.status).toBe(200);
+    }
+    const seen: number[] = [];
+    let url: string | undefined = `${api.url}/plants?limit=4`;
+    while (url !== undefined) {
+      const response: Response = await fetch(url, { headers });
+      expect(response.status).toBe(200);
+      const link = response.headers.get('link');
+      const page = (await expectDocumentedResponse(response, 'listPlants')) as { id: number }[];
+      seen.push(...page.map((plant) => plant.id));
+      url = link === null ? undefined : /^<([^>]+)>; rel="next"$/.exec(link)?.[1];
+      if (link !== null) expect(url?.startsWith(`${api.url}/plants?limit=4&cursor=`)).toBe(true);
+    }
+    const expected = [1, ...Array.from({ length: 25 }, (_, index) => 100 + index)];
+    expect(seen.sort((a, b) => a - b)).toEqual(expected);
+  });
+
+  it('answers invalid parameters 400/40005 naming them, as documented', async () => {
+    const headers = { Authorization: `Bearer ${api.signToken()}` };
+    for (const [path, operation, name] of [
+      ['/plants?limit=0', 'listPlants', 'limit'],
+      ['/plants?cursor=%00', 'listPlants', 'cursor'],
+      ['/plants/one', 'getPlant', 'id'],
+    ] as const) {
+      const response = await fetch(`${api.url}${path}`, { headers });
+      const body = (await expectDocumentedResponse(response, operation)) as { message: string };
+      expect(response.status).toBe(400);
+      expect(body.message).toContain(name);
+    }
+  });
+});

@@ -1,0 +1,253 @@
+/**
+ * GET /plants on DynamoDB Local through the real handler: pages walked by following their Link
+ * headers, with limits 1, 7 and 100 over a few hundred plants including the int64 extremes, while
+ * other clients create and delete; and every limit and cursor a client may send.
+ */
+
+import { BatchWriteCommand, DeleteCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import type { APIGatewayProxyResult } from 'aws-lambda';
+import fc from 'fast-check';
+import { createHandler } from '../../../functions/list-plants/list-handler.ts';
+import { encodeCursor } from '../../../functions/list-plants/page-cursor.ts';
+import { int64Max, int64Min } from '../../../functions/shared/int64-json.ts';
+import { createLogger } from '../../../functions/shared/logger.ts';
+import { createLambdaContext, createPlantsEvent } from '../../support/api-gateway-event.ts';
+import { createTestTable, type TestTable } from '../../support/test-store.ts';
+
+let table: TestTable;
+let listPlants: ReturnType<typeof createHandler>;
+
+/** The seeded plants: a few hundred ids, the int64 extremes and the edges of a double among them. */
+const seededIds = [
+  int64Min,
+  int64Min + 1n,
+  -(2n ** 53n) - 1n,
+  -1n,
+  0n,
+  1n,
+  2n ** 53n + 1n,
+  int64Max - 1n,
+  int64Max,
+  ...Array.from({ length: 291 }, (_, index) => BigInt(index * 7919 + 2)),
+];
+
+async function putPlants(ids: readonly bigint[]): Promise<void> {
+  for (let start = 0; start < ids.length; start += 25) {
+    const batch = ids.slice(start, start + 25).map((id) => ({
+      PutRequest: { Item: { id, name: `Plant ${id}`, ...(id % 2n === 0n ? { tag: 'even' } : {}) } },
+    }));
+    await table.documentClient.send(
+      new BatchWriteCommand({ RequestItems: { [table.tableName]: batch } }),
+    );
+  }
+}
+
+function list(query: Record<string, string | readonly string[]> = {}) {
+  return listPlants(createPlantsEvent('GET', { query }), createLambdaContext());
+}
+
+/** The ids of a page, read exactly from the body's text (a JSON.parse would round them). */
+function idsOf(response: APIGatewayProxyResult): bigint[] {
+  return [...response.body.matchAll(/"id":(-?\d+)/g)].map((match) => BigInt(match[1] as string));
+}
+
+/** The query of a page's `next` link, or undefined on the last page. */
+function nextQuery(response: APIGatewayProxyResult): Record<string, string> | undefined {
+  const link = response.headers?.Link;
+  if (link === undefined) return undefined;
+  const match = /^<([^>]+)>; rel="next"$/.exec(String(link));
+  if (match?.[1] === undefined) throw new Error(`not a next link: ${link}`);
+  const url = new URL(match[1]);
+  // Absolute, on the host and stage the client called.
+  expect(`${url.origin}${url.pathname}`).toBe(
+    'https://abc123.execute-api.eu-west-1.amazonaws.com/dev/plants',
+  );
+  return Object.fromEntries(url.searchParams);
+}
+
+/** Walks every page from the first, following the links as a client would. */
+async function walk(limit: number, onPage: () => Promise<void> = async () => {}) {
+  const seen: bigint[] = [];
+  let query: Record<string, string> | undefined = { limit: String(limit) };
+  let pages = 0;
+  while (query !== undefined) {
+    const response = await list(query);
+    expect(response.statusCode).toBe(200);
+    const ids = idsOf(response);
+    expect(ids.length).toBeLessThanOrEqual(limit);
+    query = nextQuery(response);
+    // Only the last page may hold fewer than the limit (no item here is near DynamoDB's 1 MB).
+    if (query !== undefined) expect(ids).toHaveLength(limit);
+    seen.push(...ids);
+    pages += 1;
+    await onPage();
+  }
+  return { seen, pages };
+}
+
+beforeAll(async () => {
+  table = await createTestTable();
+  listPlants = createHandler({
+    documentClient: table.documentClient,
+    tableName: table.tableName,
+    logger: createLogger({}, () => {}),
+  });
+  await putPlants(seededIds);
+});
+
+afterAll(async () => {
+  await table?.remove();
+});
+
+describe('GET /plants', () => {
+  it('answers 20 StoredPlants by default, with exact ids and the tag only when present', async () => {
+    const response = await list();
+    expect(response.statusCode).toBe(200);
+    expect(response.headers?.['Content-Type']).toBe('application/json');
+    const ids = idsOf(response);
+    expect(ids).toHaveLength(20);
+    for (const id of ids) {
+      const expected = id % 2n === 0n ? `"tag":"even"` : '';
+      expect(response.body).toContain(
+        `{"id":${id},"name":"Plant ${id}"${expected === '' ? '' : `,${expected}`}}`,
+      );
+    }
+  });
+
+  it.each([1, 7, 100])(
+    'walks every plant exactly once with limit %i, the last page without a link',
+    async (limit) => {
+      const { seen, pages } = await walk(limit);
+      expect(seen).toHaveLength(seededIds.length);
+      expect(new Set(seen)).toEqual(new Set(seededIds));
+      expect(pages).toBe(Math.ceil(seededIds.length / limit));
+    },
+  );
+
+  it('returns every plant that exists for the whole walk exactly once while others create and delete', async () => {
+    // Plants that come and go during the walk: created before it and deleted page by page,
+    // and new ones created page by page.
+    const churned = Array.from({ length: 60 }, (_, index) => 10_000_000n + BigInt(index));
+    await putPlants(churned);
+    let created = 0;
+    const createdIds: bigint[] = [];
+    const { seen } = await walk(7, async () => {
+      const newId = 20_000_000n + BigInt(created++);
+      createdIds.push(newId);
+      await Promise.all([
+        table.documentClient.send(
+          new PutCommand({ TableName: table.tableName, Item: { id: newId, name: 'New' } }),
+        ),
+        churned.length > 0
+          ? table.documentClient.send(
+              new DeleteCommand({ TableName: table.tableName, Key: { id: churned.pop() } }),
+            )
+          : Promise.resolve(),
+      ]);
+    });
+    // Never twice, never anything that did not exist, and every stable plant.
+    expect(new Set(seen).size).toBe(seen.length);
+    const known = new Set([
+      ...seededIds,
+      ...createdIds,
+      ...Array.from({ length: 60 }, (_, i) => 10_000_000n + BigInt(i)),
+    ]);
+    for (const id of seen) expect(known.has(id)).toBe(true);
+    for (const id of seededIds) expect(seen).toContain(id);
+    expect(created).toBeGreaterThan(40);
+    // Tidy up for the other tests.
+    for (const id of [...createdIds, ...churned]) {
+      await table.documentClient.send(
+        new DeleteCommand({ TableName: table.tableName, Key: { id } }),
+      );
+    }
+  });
+
+  it('answers an empty array without a link on an empty table', async () => {
+    const empty = await createTestTable();
+    try {
+      const handler = createHandler({
+        documentClient: empty.documentClient,
+        tableName: empty.tableName,
+        logger: createLogger({}, () => {}),
+      });
+      const response = await handler(createPlantsEvent('GET'), createLambdaContext());
+      expect(response).toMatchObject({ statusCode: 200, body: '[]' });
+      expect(response.headers?.Link).toBeUndefined();
+    } finally {
+      await empty.remove();
+    }
+  });
+
+  it.each([
+    ['0'],
+    ['101'],
+    ['-1'],
+    ['1.5'],
+    ['1e2'],
+    ['abc'],
+    [''],
+    [' 5'],
+    ['5 '],
+    ['0x10'],
+    ['99999999999999999999'],
+  ])('answers 400/40005 naming limit for limit=%j', async (limit) => {
+    const response = await list({ limit });
+    expect(response.statusCode).toBe(400);
+    expect(JSON.parse(response.body)).toEqual({
+      error: 40005,
+      message: 'Invalid parameter: limit must be an integer from 1 to 100.',
+    });
+  });
+
+  it('answers 400/40005 when limit or cursor is given twice', async () => {
+    const repeated: Record<string, string[]>[] = [
+      { limit: ['5', '5'] },
+      { cursor: [encodeCursor(1n), encodeCursor(2n)] },
+    ];
+    for (const query of repeated) {
+      const response = await list(query);
+      expect(response.statusCode).toBe(400);
+      expect(JSON.parse(response.body)).toMatchObject({ error: 40005 });
+      expect(JSON.parse(response.body).message).toMatch(/limit|cursor/);
+    }
+  });
+
+  it('takes any int64 cursor as a start point, whether or not that plant exists', async () => {
+    for (const id of [int64Min, -5n, 3n, 123_456_789n, int64Max]) {
+      const response = await list({ limit: '5', cursor: encodeCursor(id) });
+      expect(response.statusCode).toBe(200);
+      for (const seenId of idsOf(response)) expect(seededIds).toContain(seenId);
+    }
+  });
+
+  it('answers a tampered or foreign cursor with 200 from a valid start or 400/40005, never anything else', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.oneof(
+          fc.string(),
+          fc.string({
+            unit: fc.constantFrom(
+              ...'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_=+/.'.split(''),
+            ),
+          }),
+          fc.bigInt({ min: -(2n ** 70n), max: 2n ** 70n }).map((id) => encodeCursor(id)),
+          fc.bigInt({ min: int64Min, max: int64Max }).map((id) => `${encodeCursor(id)}=`),
+          fc.string().map((text) => Buffer.from(text).toString('base64url')),
+        ),
+        async (cursor) => {
+          const response = await list({ cursor });
+          expect([200, 400]).toContain(response.statusCode);
+          if (response.statusCode === 400) {
+            expect(JSON.parse(response.body)).toEqual({
+              error: 40005,
+              message: 'Invalid parameter: cursor must be copied unchanged from a next link.',
+            });
+          }
+        },
+      ),
+      { numRuns: 300 },
+    );
+  });
+});
