@@ -3,11 +3,14 @@
  *
  * Environment: `PORT` (default 3000; 0 picks a free port), `TABLE_NAME` (default `plants`),
  * `DYNAMODB_ENDPOINT` (use a running store instead of starting DynamoDB Local),
- * `PLANT_STORE_DATA_DIR` (default `.data`: the issuer's keys and DynamoDB Local's data).
+ * `PLANT_STORE_DATA_DIR` (default `.data`: the issuer's keys and DynamoDB Local's data),
+ * `THROTTLING` (a stage whose throttling to imitate, default `dev`; `off` for none).
  * Ctrl-C or SIGTERM stops everything it started and exits 0; a failed start prints one line
  * and exits 1, leaving nothing running.
  */
 import { join } from 'node:path';
+import { routes } from '../functions/shared/routes.ts';
+import { defaultStageName, stages } from '../infra/stages.ts';
 import { type LocalApi, startLocalApi } from './local-api.ts';
 import { localKeysDirectory } from './token-issuer.ts';
 
@@ -21,11 +24,32 @@ class LocalSettingError extends Error {
 
 function readPort(text: string | undefined): number {
   if (text === undefined || text === '') return 3000;
-  const port = Number(text);
-  if (!Number.isInteger(port) || port < 0 || port > 65_535) {
+  // Digits only: `Number(' ')` is 0, which would silently pick a random port.
+  const port = /^[0-9]{1,5}$/.test(text) ? Number(text) : Number.NaN;
+  if (!(port >= 0 && port <= 65_535)) {
     throw new LocalSettingError(`PORT must be a port number from 0 to 65535, got "${text}".`);
   }
   return port;
+}
+
+function readStoreEndpoint(text: string | undefined): string | undefined {
+  if (text === undefined || text === '') return undefined;
+  if (!URL.canParse(text) || !/^https?:$/.test(new URL(text).protocol)) {
+    throw new LocalSettingError(
+      `DYNAMODB_ENDPOINT must be an http(s) URL such as http://127.0.0.1:8000, got "${text}".`,
+    );
+  }
+  return text;
+}
+
+function readThrottling(text: string | undefined): string {
+  const stage = text === undefined || text === '' ? defaultStageName : text;
+  if (stage !== 'off' && !Object.hasOwn(stages, stage)) {
+    throw new LocalSettingError(
+      `THROTTLING must be a stage (${Object.keys(stages).join(', ')}) or off, got "${text}".`,
+    );
+  }
+  return stage;
 }
 
 /** The curl command printed at start-up: one line, single-quoted for POSIX shells. */
@@ -38,18 +62,30 @@ function formatCurl(url: string, token: string): string {
   ].join(' ');
 }
 
-function describeStart(api: LocalApi, dataDirectory: string | undefined): string {
+function describeStart(
+  api: LocalApi,
+  dataDirectory: string | undefined,
+  throttling: string,
+): string {
   const seconds = (performance.now() / 1000).toFixed(1);
   const store =
     dataDirectory === undefined
       ? `${api.storeEndpoint} (DYNAMODB_ENDPOINT), table "${api.tableName}"`
       : `${api.storeEndpoint} DynamoDB Local (pid ${api.dynamoDbLocalPid}), table "${api.tableName}", data in ${dataDirectory}`;
+  const limits =
+    throttling === 'off'
+      ? 'off (THROTTLING=off)'
+      : `the ${throttling} stage's (THROTTLING=off lifts it)`;
   return [
     `Plant Store local API ready in ${seconds} s`,
-    `  API:    ${api.url}  (POST /plants)`,
-    `  Store:  ${store}`,
+    `  API:        ${api.url}`,
+    ...routes.map(
+      (route) => `              ${route.method.padEnd(6)} ${route.path}  (${route.scope})`,
+    ),
+    `  Store:      ${store}`,
+    `  Throttling: ${limits}`,
     '',
-    'Try it (the token is valid for 1 hour; `npm run -s token` prints a new one):',
+    'Try it (the token is valid for 1 hour and grants both scopes; `npm run -s token` prints a new one):',
     '',
     formatCurl(api.url, api.signToken({ expiresInSeconds: tokenLifetimeSeconds })),
     '',
@@ -58,19 +94,26 @@ function describeStart(api: LocalApi, dataDirectory: string | undefined): string
   ].join('\n');
 }
 
+/** How often the process checks that whoever started it is still there. */
+const parentCheckMilliseconds = 1_000;
+
 async function main(): Promise<void> {
   const environment = process.env;
-  const dynamoDbEndpoint = environment.DYNAMODB_ENDPOINT || undefined;
   const dataDirectory = environment.PLANT_STORE_DATA_DIR || '.data';
-  const dynamoDbDataDirectory =
-    dynamoDbEndpoint === undefined ? join(dataDirectory, 'dynamodb') : undefined;
 
   let api: LocalApi;
+  let dynamoDbDataDirectory: string | undefined;
+  let throttling: string;
   try {
+    const dynamoDbEndpoint = readStoreEndpoint(environment.DYNAMODB_ENDPOINT);
+    dynamoDbDataDirectory =
+      dynamoDbEndpoint === undefined ? join(dataDirectory, 'dynamodb') : undefined;
+    throttling = readThrottling(environment.THROTTLING);
     api = await startLocalApi({
       port: readPort(environment.PORT),
       tableName: environment.TABLE_NAME || 'plants',
       keysDirectory: localKeysDirectory(environment),
+      throttlingStage: throttling,
       ...(dynamoDbEndpoint === undefined ? { dynamoDbDataDirectory } : { dynamoDbEndpoint }),
     });
   } catch (error) {
@@ -78,14 +121,14 @@ async function main(): Promise<void> {
     process.stderr.write(`Could not start the Plant Store locally: ${message}\n`);
     process.exit(1);
   }
-  process.stdout.write(describeStart(api, dynamoDbDataDirectory));
+  process.stdout.write(describeStart(api, dynamoDbDataDirectory, throttling));
 
   let stopping = false;
-  const stop = async (signal: NodeJS.Signals) => {
+  const stop = async (reason: string) => {
     // A second Ctrl-C while stopping changes nothing: stop() already ends the JVM, forcibly if slow.
     if (stopping) return;
     stopping = true;
-    process.stdout.write(`\n${signal}: stopping…\n`);
+    process.stdout.write(`\n${reason}: stopping…\n`);
     try {
       await api.stop();
       process.stdout.write('Stopped.\n');
@@ -97,8 +140,16 @@ async function main(): Promise<void> {
       process.exit(1);
     }
   };
-  process.on('SIGINT', stop);
-  process.on('SIGTERM', stop);
+  // Ctrl-C signals the whole process group; `docker stop`, systemd and IDEs send SIGTERM to the
+  // process they started, which `npm start` hands straight to this process (its script `exec`s
+  // node, so no shell stands in between to swallow the signal); a closed terminal sends SIGHUP.
+  for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(signal, stop);
+  // Whoever started this process may die without a signal for it (npm killed with SIGKILL):
+  // then this process is adopted by another and stops too, rather than serve on unseen.
+  const parent = process.ppid;
+  setInterval(() => {
+    if (process.ppid !== parent) void stop('parent process gone');
+  }, parentCheckMilliseconds).unref();
 }
 
 await main();

@@ -1,9 +1,11 @@
 /**
  * `npm start` as a developer runs it: a child process that starts DynamoDB Local with a data
- * folder, prints a curl that works, keeps the data across restarts, and on SIGTERM exits 0
- * leaving no JVM behind.
+ * folder, prints a curl that works, keeps the data across restarts, and leaves nothing running
+ * however it is stopped: Ctrl-C to its process group, SIGTERM to `npm` alone (what `docker stop`,
+ * systemd and IDEs do), or `npm` killed outright.
  */
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -11,25 +13,42 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { isProcessRunning } from '../support/processes.ts';
 
-const startScript = new URL('../../local/start.ts', import.meta.url).pathname;
+const repositoryRoot = new URL('../..', import.meta.url).pathname;
+const startScript = join(repositoryRoot, 'local/start.ts');
+const run = promisify(execFile);
 
 interface StartedCli {
   readonly child: ChildProcess;
   readonly curl: string;
+  readonly apiPort: number;
   readonly jvmPid: number;
   readonly exited: Promise<number | null>;
+  output(): string;
 }
 
 const children: ChildProcess[] = [];
 let dataDirectory: string;
 
-/** Runs `node local/start.ts` on a free port and waits for its banner. */
-async function startCli(): Promise<StartedCli> {
-  const child = spawn(process.execPath, [startScript], {
+/**
+ * Starts the local API on a free port, as `node local/start.ts` or as `npm start` (in its own
+ * process group, as a terminal runs it), and waits for its banner.
+ */
+async function startCli(how: 'node' | 'npm', environment: Record<string, string> = {}) {
+  const [command, args] =
+    how === 'node'
+      ? [process.execPath, [startScript]]
+      : ['npm', ['start', '--silent', '--prefix', repositoryRoot]];
+  const child = spawn(command, args, {
     // Outside the repository, so nothing the run writes lands in the work tree.
     cwd: dataDirectory,
-    env: { ...process.env, PORT: '0', PLANT_STORE_DATA_DIR: join(dataDirectory, 'data') },
+    env: {
+      ...process.env,
+      PORT: '0',
+      PLANT_STORE_DATA_DIR: join(dataDirectory, 'data'),
+      ...environment,
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
+    detached: true,
   });
   children.push(child);
   const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
@@ -58,22 +77,55 @@ async function startCli(): Promise<StartedCli> {
   return {
     child,
     curl: (/^curl .*$/m.exec(banner) as RegExpExecArray)[0],
+    apiPort: Number((/API: +http:\/\/127\.0\.0\.1:(\d+)/.exec(banner) as RegExpExecArray)[1]),
     jvmPid: Number((/\(pid (\d+)\)/.exec(banner) as RegExpExecArray)[1]),
     exited,
-  };
+    output: () => output,
+  } satisfies StartedCli;
 }
 
 /** Runs the printed curl in a shell, as pasted, and returns the HTTP status and body. */
 async function runCurl(command: string): Promise<{ status: number; body: string }> {
-  const { stdout } = await promisify(execFile)('sh', ['-c', `${command} -s`]);
+  const { stdout } = await run('sh', ['-c', `${command} -s`]);
   const [head = '', body = ''] = stdout.split(/\r?\n\r?\n/);
   return { status: Number(head.split(' ')[1]), body };
 }
 
-async function stopCli(cli: StartedCli): Promise<void> {
-  cli.child.kill('SIGTERM');
-  expect(await cli.exited).toBe(0);
-  expect(isProcessRunning(cli.jvmPid)).toBe(false);
+/** The live processes of a process group (Linux: /proc), its leader included; zombies aside. */
+function processGroupMembers(groupId: number): number[] {
+  const members: number[] = [];
+  for (const name of readdirSync('/proc').filter((entry) => /^\d+$/.test(entry))) {
+    try {
+      const stat = readFileSync(`/proc/${name}/stat`, 'utf8');
+      // The command name may hold spaces and parentheses: fields start after the last ')'.
+      const [state, , group] = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      if (state !== 'Z' && Number(group) === groupId) members.push(Number(name));
+    } catch {
+      // The process ended while we looked.
+    }
+  }
+  return members;
+}
+
+/** Resolves once nothing of the group is left, or with what is still running after `ms`. */
+async function waitForGroupToEnd(groupId: number, ms = 10_000): Promise<number[]> {
+  const deadline = Date.now() + ms;
+  let members = processGroupMembers(groupId);
+  while (members.length > 0 && Date.now() < deadline) {
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    members = processGroupMembers(groupId);
+  }
+  return members;
+}
+
+/** Whether something still accepts connections on the port. */
+async function isListening(port: number): Promise<boolean> {
+  try {
+    await fetch(`http://127.0.0.1:${port}/`, { signal: AbortSignal.timeout(2_000) });
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 beforeAll(async () => {
@@ -82,23 +134,76 @@ beforeAll(async () => {
 
 afterAll(async () => {
   // Only when a test failed midway: never leave a child behind.
-  for (const child of children) if (child.exitCode === null) child.kill('SIGKILL');
+  for (const child of children) {
+    if (child.pid !== undefined) {
+      try {
+        process.kill(-child.pid, 'SIGKILL');
+      } catch {
+        // Already gone.
+      }
+    }
+  }
   await rm(dataDirectory, { recursive: true, force: true });
 });
 
 describe('npm start', () => {
   it('answers the printed curl, keeps the data across a restart, and stops on SIGTERM', async () => {
-    const first = await startCli();
+    const first = await startCli('node');
     expect(isProcessRunning(first.jvmPid)).toBe(true);
     const created = await runCurl(first.curl);
     expect(created).toEqual({ status: 200, body: '{"name":"Monstera","tag":"tropical"}' });
-    await stopCli(first);
+    first.child.kill('SIGTERM');
+    expect(await first.exited).toBe(0);
+    expect(isProcessRunning(first.jvmPid)).toBe(false);
 
-    const second = await startCli();
+    const second = await startCli('node');
     // Same id, other content: a 40009 shows the first run's plant is still stored.
     const conflicting = await runCurl(second.curl.replace('"Monstera"', '"Not a monstera"'));
     expect(conflicting.status).toBe(400);
     expect(JSON.parse(conflicting.body)).toMatchObject({ error: 40009 });
-    await stopCli(second);
+    second.child.kill('SIGTERM');
+    expect(await second.exited).toBe(0);
+  });
+
+  it.each([
+    ['SIGTERM to npm alone (docker stop, systemd, IDEs)', 'npm-term'],
+    ['Ctrl-C to the process group (a terminal)', 'group-int'],
+    ['SIGKILL to npm alone', 'npm-kill'],
+  ] as const)('leaves nothing running after %s', async (_how, stop) => {
+    const cli = await startCli('npm');
+    const npmPid = cli.child.pid as number;
+    expect(processGroupMembers(npmPid).length).toBeGreaterThanOrEqual(3); // npm, node, the JVM
+    expect((await runCurl(cli.curl)).status).toBe(200);
+
+    if (stop === 'npm-term') process.kill(npmPid, 'SIGTERM');
+    if (stop === 'group-int') process.kill(-npmPid, 'SIGINT');
+    if (stop === 'npm-kill') process.kill(npmPid, 'SIGKILL');
+
+    expect(await waitForGroupToEnd(npmPid)).toEqual([]);
+    expect(isProcessRunning(cli.jvmPid)).toBe(false);
+    expect(await isListening(cli.apiPort)).toBe(false);
+    // Stopped by the signal itself, or by noticing that npm is gone, and cleanly either way.
+    const reason = {
+      'npm-term': 'SIGTERM',
+      'group-int': 'SIGINT',
+      'npm-kill': 'parent process gone',
+    };
+    expect(cli.output()).toContain(`${reason[stop]}: stopping…\nStopped.\n`);
+  });
+
+  it.each([
+    [{ PORT: ' ' }, 'PORT must be a port number from 0 to 65535, got " ".'],
+    [{ PORT: '3000x' }, 'PORT must be a port number from 0 to 65535, got "3000x".'],
+    [{ DYNAMODB_ENDPOINT: 'notaurl' }, 'DYNAMODB_ENDPOINT must be an http(s) URL'],
+    [{ THROTTLING: 'staging' }, 'THROTTLING must be a stage (dev, prod) or off, got "staging".'],
+  ])('refuses %j with one line naming the setting, exit code 1', async (environment, message) => {
+    const result = await run(process.execPath, [startScript], {
+      cwd: dataDirectory,
+      env: { ...process.env, PLANT_STORE_DATA_DIR: join(dataDirectory, 'data'), ...environment },
+    }).catch((error: { code: number; stdout: string; stderr: string }) => error);
+    expect(result).toMatchObject({ code: 1, stdout: '' });
+    const { stderr } = result as { stderr: string };
+    expect(stderr.split('\n')).toEqual([expect.stringContaining(message), '']);
+    expect(stderr).toMatch(/^Could not start the Plant Store locally: /);
   });
 });
