@@ -24,13 +24,23 @@ import {
 import { type Fetcher, SimpleFetcher } from 'aws-jwt-verify/https';
 import type { Jwk } from 'aws-jwt-verify/jwk';
 import { SimpleJwksCache, SimplePenaltyBox } from 'aws-jwt-verify/jwk';
-import type { DecomposedJwt } from 'aws-jwt-verify/jwt';
+import { type DecomposedJwt, decomposeUnverifiedJwt } from 'aws-jwt-verify/jwt';
 import type { JwtHeader, JwtPayload } from 'aws-jwt-verify/jwt-model';
 import { JwtVerifier } from 'aws-jwt-verify/jwt-verifier';
 import { type AuthorizerConfig, isSecureUrl } from './authorizer-config.ts';
 
 /** Clock skew tolerated on `exp` and `nbf`, in seconds: enough for drift, too little to matter. */
 export const leewaySeconds = 5;
+
+/**
+ * The furthest in the future a token's `exp`, `nbf` or `iat` may lie, in seconds from now. Access
+ * tokens live minutes to a day (Cognito allows at most one); a token claiming more than a year is
+ * a forgery or a broken issuer, and a value like `1e300` would break date arithmetic.
+ */
+export const maxFutureClaimSeconds = 366 * 24 * 60 * 60;
+
+/** The smallest RSA key accepted, in bits: NIST SP 800-57 deems smaller keys unsafe. */
+export const minRsaKeyBits = 2048;
 
 /** Seconds before the JWKS may be fetched again after an unknown `kid` or a failed fetch. */
 export const defaultJwksRefetchWaitSeconds = 10;
@@ -65,6 +75,9 @@ export interface VerifiedToken {
 export type RejectionReason =
   | 'missing-bearer-token'
   | 'malformed'
+  | 'critical-header'
+  | 'implausible-time'
+  | 'weak-key'
   | 'algorithm-not-allowed'
   | 'bad-signature'
   | 'expired'
@@ -153,7 +166,9 @@ export function createBearerTokenVerifier(
   );
 
   return async (authorization) => {
-    const payload = await verifier.verify(readBearerToken(authorization));
+    const token = readBearerToken(authorization);
+    checkUnverifiedToken(token);
+    const payload = await verifier.verify(token);
     const scope = payload.scope ?? '';
     return {
       // checkToken has made sure `sub` is a non-empty string; the library's type cannot know it.
@@ -179,6 +194,26 @@ export function readBearerToken(authorization: string | undefined): string {
   return match[1];
 }
 
+/**
+ * What must be refused before the library's checks run: a `crit` header names extensions the
+ * token's issuer requires the verifier to understand, and this verifier understands none (RFC
+ * 7515 §4.1.11); and times far beyond any token's life, which the library would turn into
+ * dates it cannot print (an unexpected fault rather than a 401).
+ */
+function checkUnverifiedToken(token: string): void {
+  const { header, payload } = decomposeUnverifiedJwt(token);
+  if ((header as Record<string, unknown>).crit !== undefined) {
+    throw new InvalidTokenError('critical-header', 'The token names critical header extensions.');
+  }
+  const latest = Date.now() / 1000 + maxFutureClaimSeconds;
+  for (const claim of ['exp', 'nbf', 'iat'] as const) {
+    const value = payload[claim];
+    if (value !== undefined && !(typeof value === 'number' && value >= 0 && value <= latest)) {
+      throw new InvalidTokenError('implausible-time', `The token's ${claim} is not a plausible time.`);
+    }
+  }
+}
+
 /** The checks aws-jwt-verify leaves to its user; run after the signature, `iss` and `aud`. */
 function checkToken(
   config: AuthorizerConfig,
@@ -192,6 +227,9 @@ function checkToken(
       'algorithm-not-allowed',
       `Algorithm ${header.alg} is not allowed for a ${jwk.kty} key.`,
     );
+  }
+  if (jwk.kty === 'RSA' && rsaKeyBits(jwk) < minRsaKeyBits) {
+    throw new InvalidTokenError('weak-key', `RSA keys under ${minRsaKeyBits} bits are refused.`);
   }
   // The library checks `exp` only when present; a token that never expires is not accepted.
   if (typeof payload.exp !== 'number') {
@@ -209,6 +247,14 @@ function checkToken(
       );
     }
   }
+}
+
+/** The size of an RSA JWK's modulus in bits (leading zero bits of `n` do not count). */
+function rsaKeyBits(jwk: Jwk): number {
+  const modulus = Buffer.from(typeof jwk.n === 'string' ? jwk.n : '', 'base64url');
+  const first = modulus.findIndex((byte) => byte !== 0);
+  if (first === -1) return 0;
+  return (modulus.length - first) * 8 - (Math.clz32(modulus[first] as number) - 24);
 }
 
 /**

@@ -36,6 +36,7 @@ let rsaKey: TestSigningKey;
 let ecKey: TestSigningKey;
 let rsaKeyWithoutAlgorithm: TestSigningKey;
 let rotatedKey: TestSigningKey;
+let weakRsaKey: TestSigningKey;
 let foreignKeyWithIssuersKid: TestSigningKey;
 let servedKeys: TestSigningKey[];
 let jwksServer: JwksServer;
@@ -46,7 +47,8 @@ beforeAll(async () => {
   rsaKeyWithoutAlgorithm = createSigningKey('RS256', 'rsa-no-alg', { declareAlgorithm: false });
   rotatedKey = createSigningKey('RS256', 'rsa-2');
   foreignKeyWithIssuersKid = createSigningKey('RS256', rsaKey.kid);
-  servedKeys = [rsaKey, ecKey, rsaKeyWithoutAlgorithm];
+  weakRsaKey = createSigningKey('RS256', 'rsa-1024', { modulusLength: 1024 });
+  servedKeys = [rsaKey, ecKey, rsaKeyWithoutAlgorithm, weakRsaKey];
   jwksServer = await startJwksServer(
     () => ({ keys: servedKeys.map((key) => key.publicJwk) }) as unknown as Jwks,
   );
@@ -270,6 +272,43 @@ describe('authorizer handler', () => {
         `Bearer ${signToken(rsaKey, validClaims({ aud: undefined }))}`,
         'wrong-audience',
       );
+    });
+
+    it.each([
+      ['exp', 1e300],
+      ['nbf', 1e300],
+      ['iat', 1e300],
+      ['exp', -1],
+      ['exp', nowInSeconds() + 400 * 24 * 3600],
+    ])('when %s is %d, a time no real token has', async (claim, value) => {
+      const authorizer = createAuthorizer();
+      await expectUnauthorized(
+        `Bearer ${signToken(rsaKey, validClaims({ [claim]: value }))}`,
+        'implausible-time',
+        authorizer,
+      );
+      // The client's doing, not a fault to page anyone about.
+      expect(authorizer.logLines.map((line) => line.level)).toEqual(['warn']);
+    });
+
+    it('when exp is not a number', async () => {
+      await expectUnauthorized(
+        `Bearer ${signToken(rsaKey, validClaims({ exp: String(nowInSeconds() + 60) }))}`,
+        'malformed',
+      );
+    });
+
+    it('when its header names critical extensions (crit), which this verifier does not know', async () => {
+      for (const crit of [['exp'], ['b64'], [], 'exp']) {
+        await expectUnauthorized(
+          `Bearer ${signToken(rsaKey, validClaims(), { crit, exp: 1 })}`,
+          'critical-header',
+        );
+      }
+    });
+
+    it('when an RSA key under 2048 bits signed it, even one the JWKS publishes', async () => {
+      await expectUnauthorized(`Bearer ${signToken(weakRsaKey, validClaims())}`, 'weak-key');
     });
 
     it('when the scope is missing but another claim is wrong too: 401 wins over 403', async () => {

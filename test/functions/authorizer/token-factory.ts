@@ -24,15 +24,16 @@ export interface TestSigningKey {
 /**
  * A fresh key pair. `declareAlgorithm: false` leaves `alg` out of the JWK, as some issuers do,
  * so that only the verifier's own allowlist stands between a forged header and the key.
+ * `modulusLength` sets an RSA key's size (the verifier refuses keys under 2048 bits).
  */
 export function createSigningKey(
   algorithm: TestAlgorithm,
   kid: string,
-  { declareAlgorithm = true } = {},
+  { declareAlgorithm = true, modulusLength = 2048 } = {},
 ): TestSigningKey {
   const { privateKey, publicKey } =
     algorithm === 'RS256'
-      ? generateKeyPairSync('rsa', { modulusLength: 2048 })
+      ? generateKeyPairSync('rsa', { modulusLength })
       : generateKeyPairSync('ec', { namedCurve: 'P-256' });
   const publicJwk = {
     ...publicKey.export({ format: 'jwk' }),
