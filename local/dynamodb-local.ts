@@ -11,11 +11,11 @@
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { readdirSync } from 'node:fs';
-import { mkdir } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { ensurePrivateDirectory } from './private-directory.ts';
 
 /** A running DynamoDB Local. */
 export interface DynamoDbLocal {
@@ -66,10 +66,12 @@ const stopGraceMilliseconds = 5_000;
  * The guard: reports the JVM's pid on its first stdout line, then waits for stdin to close
  * (stop() or the death of this process). SIGPIPE is ignored so that a parent dying during
  * start-up cannot kill the guard on that first line and orphan the JVM. SIGCONT first, because a
- * paused JVM would hold the SIGTERM until resumed; the JVM's stdin is /dev/null.
+ * paused JVM would hold the SIGTERM until resumed; the JVM's stdin is /dev/null. `umask 077`: the
+ * store's files are the user's alone (0600), like the folder they are in.
  */
 const guardScript = `
 trap '' PIPE
+umask 077
 java=$1; shift
 command -v "$java" >/dev/null 2>&1 || exit ${javaNotFoundExitCode}
 "$java" "$@" </dev/null &
@@ -85,7 +87,7 @@ stop_child
 export async function startDynamoDbLocal(
   options: StartDynamoDbLocalOptions = {},
 ): Promise<DynamoDbLocal> {
-  if (options.dataDirectory !== undefined) await mkdir(options.dataDirectory, { recursive: true });
+  if (options.dataDirectory !== undefined) ensurePrivateDirectory(options.dataDirectory);
   if (options.port !== undefined) return startOnPort(await reservePort(options.port), options);
   for (let attempt = 1; ; attempt += 1) {
     const port = await findFreePort();

@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import { routes } from '../functions/shared/routes.ts';
 import { defaultStageName, stages } from '../infra/stages.ts';
 import { type LocalApi, startLocalApi } from './local-api.ts';
+import { ensurePrivateDirectory } from './private-directory.ts';
 import { localKeysDirectory } from './token-issuer.ts';
 
 const samplePlant = { id: 1, name: 'Monstera', tag: 'tropical' };
@@ -109,6 +110,7 @@ async function main(): Promise<void> {
     dynamoDbDataDirectory =
       dynamoDbEndpoint === undefined ? join(dataDirectory, 'dynamodb') : undefined;
     throttling = readThrottling(environment.THROTTLING);
+    ensurePrivateDirectory(dataDirectory);
     api = await startLocalApi({
       port: readPort(environment.PORT),
       tableName: environment.TABLE_NAME || 'plants',

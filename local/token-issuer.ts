@@ -12,9 +12,10 @@ import {
   randomUUID,
   sign,
 } from 'node:crypto';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { scopes } from '../functions/shared/routes.ts';
+import { ensurePrivateDirectory } from './private-directory.ts';
 
 /** The local tokens' `iss`: a stable name (nothing fetches it), so tokens survive restarts. */
 export const localIssuer = 'https://plant-store.local';
@@ -94,7 +95,7 @@ export function loadOrCreateLocalKeys(keysDirectory: string = localKeysDirectory
 }
 
 function createKeyFile(keysDirectory: string, keyFile: string): string {
-  mkdirSync(keysDirectory, { recursive: true, mode: 0o700 });
+  ensurePrivateDirectory(keysDirectory);
   const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
   const pem = privateKey.export({ format: 'pem', type: 'pkcs8' }).toString();
   try {

@@ -1,11 +1,11 @@
 /**
  * `npm start` as a developer runs it: a child process that starts DynamoDB Local with a data
- * folder, prints a curl that works, keeps the data across restarts, and leaves nothing running
+ * folder private to the user, prints a curl that works, keeps the data across restarts, and leaves nothing running
  * however it is stopped: Ctrl-C to its process group, SIGTERM to `npm` alone (what `docker stop`,
  * systemd and IDEs do), or `npm` killed outright.
  */
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
-import { readdirSync, readFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -118,6 +118,16 @@ async function waitForGroupToEnd(groupId: number, ms = 10_000): Promise<number[]
   return members;
 }
 
+/** Every file and folder under `root` (itself included) with its permission bits. */
+function privateModes(root: string): [string, number][] {
+  const entries: [string, number][] = [[root, statSync(root).mode & 0o777]];
+  for (const name of readdirSync(root, { recursive: true }) as string[]) {
+    const file = join(root, name);
+    entries.push([file, statSync(file).mode & 0o777]);
+  }
+  return entries;
+}
+
 /** Whether something still accepts connections on the port. */
 async function isListening(port: number): Promise<boolean> {
   try {
@@ -148,10 +158,19 @@ afterAll(async () => {
 
 describe('npm start', () => {
   it('answers the printed curl, keeps the data across a restart, and stops on SIGTERM', async () => {
+    // A data folder an earlier version left open to others: narrowed on start.
+    mkdirSync(join(dataDirectory, 'data'), { mode: 0o755 });
+    chmodSync(join(dataDirectory, 'data'), 0o755);
     const first = await startCli('node');
     expect(isProcessRunning(first.jvmPid)).toBe(true);
     const created = await runCurl(first.curl);
     expect(created).toEqual({ status: 200, body: '{"name":"Monstera","tag":"tropical"}' });
+    // The private key and every stored plant are the user's alone.
+    const modes = privateModes(join(dataDirectory, 'data'));
+    expect(modes.length).toBeGreaterThanOrEqual(5); // data, keys, the key, dynamodb, its file
+    for (const [file, mode] of modes) {
+      expect([file, mode]).toEqual([file, statSync(file).isDirectory() ? 0o700 : 0o600]);
+    }
     first.child.kill('SIGTERM');
     expect(await first.exited).toBe(0);
     expect(isProcessRunning(first.jvmPid)).toBe(false);
