@@ -39,7 +39,8 @@ export const authorizerCacheSeconds = 300;
 
 /**
  * The access-log line, one JSON object per request: who, what, the outcome and where time went.
- * Never the Authorization header or the body (tokens and customer data stay out of the logs).
+ * Never the Authorization header, the body or the path as sent (`$context.path`, where a client
+ * may have put a token): tokens and customer data stay out of the logs.
  */
 export const accessLogFields = {
   requestId: AccessLogField.contextRequestId(),
@@ -49,7 +50,7 @@ export const accessLogFields = {
   userAgent: AccessLogField.contextIdentityUserAgent(),
   principalId: AccessLogField.contextAuthorizerPrincipalId(),
   method: AccessLogField.contextHttpMethod(),
-  path: AccessLogField.contextPath(),
+  // The route (`/plants/{id}`), never the path as sent: a client may put a token in it.
   resourcePath: AccessLogField.contextResourcePath(),
   protocol: AccessLogField.contextProtocol(),
   status: AccessLogField.contextStatus(),
