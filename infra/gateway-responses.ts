@@ -20,7 +20,6 @@ export type GatewayResponseType =
   | 'RESOURCE_NOT_FOUND'
   | 'THROTTLED'
   | 'QUOTA_EXCEEDED'
-  | 'REQUEST_TOO_LARGE'
   | 'UNSUPPORTED_MEDIA_TYPE'
   | 'INTEGRATION_TIMEOUT'
   | 'DEFAULT_4XX'
@@ -67,11 +66,42 @@ export const gatewayResponses: Readonly<Record<GatewayResponseType, GatewayRespo
   RESOURCE_NOT_FOUND: respond('RESOURCE_NOT_FOUND', errorCodes.notFound),
   THROTTLED: respond('THROTTLED', errorCodes.throttled, { 'Retry-After': '1' }),
   QUOTA_EXCEEDED: respond('QUOTA_EXCEEDED', errorCodes.throttled, { 'Retry-After': '1' }),
-  // The gateway's own 10 MB limit: far above the function's 16 KiB one, answered the same way.
-  REQUEST_TOO_LARGE: respond('REQUEST_TOO_LARGE', errorCodes.bodyTooLarge),
+  // REQUEST_TOO_LARGE is left out on purpose: API Gateway does not apply a customised 413
+  // (see `awsOwnAnswers` below), so defining one would only pretend.
   UNSUPPORTED_MEDIA_TYPE: respond('UNSUPPORTED_MEDIA_TYPE', errorCodes.unsupportedMediaType),
   // The function did not answer in time. Creates are idempotent, so a retry is safe.
   INTEGRATION_TIMEOUT: respond('INTEGRATION_TIMEOUT', errorCodes.storeUnavailable),
   DEFAULT_4XX: respond('DEFAULT_4XX', errorCodes.badRequest),
   DEFAULT_5XX: respond('DEFAULT_5XX', errorCodes.internal),
 };
+
+/**
+ * What AWS answers itself, before any gateway response can reshape it, for requests too large
+ * for it; the README's Limits section cites where each comes from. The local stand-in sends the
+ * same.
+ *
+ * - Over API Gateway's 10 MB payload limit: its own 413. "Customizing the default gateway
+ *   response for 413 REQUEST_TOO_LARGE isn't currently supported" (API Gateway developer guide,
+ *   "Important notes"); the body is the text captured from real responses.
+ * - An invocation event over Lambda's 6 MB synchronous payload limit (the stack's binary media
+ *   type sends bodies base64-encoded, so bodies from about 4.5 MB): API Gateway answers 413 with
+ *   its own JSON message, as captured from real responses.
+ */
+export const awsOwnAnswers = {
+  payloadTooLarge: {
+    statusCode: 413,
+    headers: { 'Content-Type': 'text/plain; charset=utf-8' },
+    body: 'HTTP content length exceeded 10485760 bytes.',
+  },
+  invocationTooLarge: {
+    statusCode: 413,
+    headers: { 'Content-Type': 'application/json', 'x-amzn-ErrorType': 'BadRequestException' },
+    body: '{"message": "Request Too Long"}',
+  },
+} as const;
+
+/** API Gateway's payload limit: 10 MB (10,485,760 bytes). */
+export const apiGatewayMaxPayloadBytes = 10 * 1024 * 1024;
+
+/** Lambda's limit on a synchronous invocation's event: 6 MB (6,291,456 bytes). */
+export const lambdaMaxInvocationBytes = 6 * 1024 * 1024;

@@ -20,9 +20,12 @@ import type {
 } from 'aws-lambda';
 import { createLogger, type Logger } from '../functions/shared/logger.ts';
 import {
+  apiGatewayMaxPayloadBytes,
+  awsOwnAnswers,
   type GatewayResponse,
   type GatewayResponseType,
   gatewayResponses,
+  lambdaMaxInvocationBytes,
 } from '../infra/gateway-responses.ts';
 
 /** A Lambda handler as the runtime calls it: an event and a context in, a promise out. */
@@ -85,9 +88,6 @@ export class PortInUseError extends Error {
   }
 }
 
-// API Gateway's own payload limit; the function's 16 KiB limit is checked by the function.
-const maxPayloadBytes = 10 * 1024 * 1024;
-
 // Placeholders where a deployed API has its region, account and id: the authorizer reads the
 // stage from the method ARN, so the ARN must have the real shape.
 const region = 'us-east-1';
@@ -125,7 +125,7 @@ export async function startApiGateway(options: ApiGatewayOptions): Promise<ApiGa
     if (!takeToken()) return gatewayAnswer('THROTTLED');
 
     const body = await readBody(request);
-    if (body === undefined) return gatewayAnswer('REQUEST_TOO_LARGE');
+    if (body === undefined) return awsAnswer(awsOwnAnswers.payloadTooLarge);
 
     const token = request.headers.authorization;
     if (token === undefined || token.trim() === '') return gatewayAnswer('UNAUTHORIZED');
@@ -139,6 +139,9 @@ export async function startApiGateway(options: ApiGatewayOptions): Promise<ApiGa
       authorizer: decision.authorizerContext,
       domainName: `127.0.0.1:${request.socket.localPort}`,
     });
+    if (Buffer.byteLength(JSON.stringify(event)) > lambdaMaxInvocationBytes) {
+      return awsAnswer(awsOwnAnswers.invocationTooLarge);
+    }
     const functionTimeout = route.timeoutMilliseconds ?? integrationTimeout;
     const result = await invokeWithTimeout(
       () => route.handler(event, createLambdaContext(route.functionName, functionTimeout)),
@@ -228,6 +231,11 @@ function gatewayAnswer(type: GatewayResponseType): HttpAnswer {
   };
 }
 
+/** An answer AWS gives itself, which no gateway response reshapes. */
+function awsAnswer(answer: (typeof awsOwnAnswers)[keyof typeof awsOwnAnswers]): HttpAnswer {
+  return { statusCode: answer.statusCode, headers: answer.headers, body: Buffer.from(answer.body) };
+}
+
 function writeAnswer(response: ServerResponse, answer: HttpAnswer, requestId: string): void {
   response.statusCode = answer.statusCode;
   for (const [name, value] of Object.entries(answer.headers)) response.setHeader(name, value);
@@ -257,9 +265,9 @@ async function readBody(request: IncomingMessage): Promise<Buffer | undefined> {
   for await (const chunk of request as AsyncIterable<Buffer>) {
     size += chunk.length;
     // Keep reading (and dropping) the rest so the client sees the answer, not a reset.
-    if (size <= maxPayloadBytes) chunks.push(chunk);
+    if (size <= apiGatewayMaxPayloadBytes) chunks.push(chunk);
   }
-  return size > maxPayloadBytes ? undefined : Buffer.concat(chunks);
+  return size > apiGatewayMaxPayloadBytes ? undefined : Buffer.concat(chunks);
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -163,6 +163,35 @@ describe('POST /plants on the local API', () => {
     });
   });
 
+  describe('bodies that are not UTF-8', () => {
+    it.each([
+      ['an invalid byte inside a string', Buffer.from('{"id":120,"name":"a\xFFb"}', 'latin1')],
+      [
+        'a lone continuation byte',
+        Buffer.from([...Buffer.from('{"id":121,"name":"'), 0x80, 0x22, 0x7d]),
+      ],
+      [
+        'an overlong encoding',
+        Buffer.from([...Buffer.from('{"id":122,"name":"'), 0xc0, 0xaf, 0x22, 0x7d]),
+      ],
+      ['6,000 bytes of 0xFF (12,000 once turned into U+FFFD)', Buffer.alloc(6_000, 0xff)],
+    ])('answers 400/40001 for %s, storing nothing', async (_case, bytes) => {
+      const response = await fetch(`${api.url}/plants`, {
+        method: 'POST',
+        headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' },
+        body: bytes,
+      });
+      expect(response.status).toBe(400);
+      expect(await expectDocumentedResponse(response)).toMatchObject({ error: 40001 });
+      for (const id of [120, 121, 122]) {
+        const read = await fetch(`${api.url}/plants/${id}`, {
+          headers: { Authorization: `Bearer ${token}` },
+        });
+        expect(read.status).toBe(404);
+      }
+    });
+  });
+
   describe('the gateway', () => {
     it.each([
       ['PUT', '/plants'],

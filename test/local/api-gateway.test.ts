@@ -440,14 +440,37 @@ describe('local API Gateway stand-in', () => {
       }
     });
 
-    it('answers REQUEST_TOO_LARGE for a body over 10 MB, without calling the function', async () => {
+    it("answers AWS's own 413 for a body over 10 MB, before the authorizer and the function", async () => {
       const before = started.authorizerCalls.length;
-      const body = 'x'.repeat(10 * 1024 * 1024 + 1);
-      await expectGatewayAnswer(
-        await post(started.gateway, 'Bearer allow', body),
-        'REQUEST_TOO_LARGE',
+      const response = await post(
+        started.gateway,
+        'Bearer allow',
+        'x'.repeat(10 * 1024 * 1024 + 1),
       );
+      expect(response.status).toBe(413);
+      expect(response.headers.get('content-type')).toBe('text/plain; charset=utf-8');
+      expect(await response.text()).toBe('HTTP content length exceeded 10485760 bytes.');
       expect(started.authorizerCalls).toHaveLength(before);
+    });
+
+    it("answers API Gateway's 413 when the event would exceed Lambda's 6 MB, without calling the function", async () => {
+      let calls = 0;
+      const { gateway } = await startWith(async (event) => {
+        calls += 1;
+        return echo(event, {} as never);
+      });
+      try {
+        // Base64 makes 4.5 MB of body a 6 MB event; just under that still reaches the function.
+        const small = await post(gateway, 'Bearer allow', 'x'.repeat(4_500_000));
+        expect(small.status).toBe(200);
+        const large = await post(gateway, 'Bearer allow', 'x'.repeat(4_800_000));
+        expect(large.status).toBe(413);
+        expect(large.headers.get('content-type')).toBe('application/json');
+        expect(await large.json()).toEqual({ message: 'Request Too Long' });
+        expect(calls).toBe(1);
+      } finally {
+        await gateway.close();
+      }
     });
   });
 
