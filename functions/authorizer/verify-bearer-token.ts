@@ -209,7 +209,10 @@ function checkUnverifiedToken(token: string): void {
   for (const claim of ['exp', 'nbf', 'iat'] as const) {
     const value = payload[claim];
     if (value !== undefined && !(typeof value === 'number' && value >= 0 && value <= latest)) {
-      throw new InvalidTokenError('implausible-time', `The token's ${claim} is not a plausible time.`);
+      throw new InvalidTokenError(
+        'implausible-time',
+        `The token's ${claim} is not a plausible time.`,
+      );
     }
   }
 }
