@@ -68,7 +68,17 @@ export interface BenchBundles {
   readonly bareCreate: Bundle;
   readonly authorizer: Bundle;
   readonly authorizerCdkDefault: Bundle;
+  /** The other API functions, each as deployed and as the CDK would build it by default. */
+  readonly otherApiFunctions: readonly {
+    readonly name: OtherApiFunction;
+    readonly deployed: Bundle;
+    readonly cdkDefault: Bundle;
+  }[];
 }
+
+/** The API functions besides create-plant, whose every lever the benchmark takes apart. */
+export const otherApiFunctions = ['listPlants', 'getPlant', 'deletePlant'] as const;
+export type OtherApiFunction = (typeof otherApiFunctions)[number];
 
 /** Builds every bundle into `directory` (created by esbuild when missing). */
 export async function buildBenchBundles(directory: string): Promise<BenchBundles> {
@@ -89,6 +99,16 @@ export async function buildBenchBundles(directory: string): Promise<BenchBundles
       'authorizer-cdk-default',
       authorizerEntry,
       cdkDefaultOptions,
+    ),
+    otherApiFunctions: await Promise.all(
+      otherApiFunctions.map(async (name) => {
+        const { entry } = functionSettings[name];
+        return {
+          name,
+          deployed: await bundle(name, entry, deployedOptions()),
+          cdkDefault: await bundle(`${name}-cdk-default`, entry, cdkDefaultOptions),
+        };
+      }),
     ),
   };
 }

@@ -36,6 +36,8 @@ export interface ColdStartFigures {
   readonly firstInvocation: Summary;
   /** CPU time of the whole process up to the answer (user + system), Node.js's own included. */
   readonly cpu: Summary;
+  /** Every run's total, in run order: runs of all subjects interleave, so they pair up. */
+  readonly totals: readonly number[];
 }
 
 /** Starts every subject `runs` times, interleaved, after one unmeasured warm-up round. */
@@ -60,6 +62,7 @@ export async function measureColdStarts(
           init: summarize(taken.map((sample) => sample.init)),
           firstInvocation: summarize(taken.map((sample) => sample.firstInvocation)),
           cpu: summarize(taken.map((sample) => sample.cpu)),
+          totals: taken.map((sample) => Math.round(sample.total * 10) / 10),
         },
       ];
     }),

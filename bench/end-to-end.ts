@@ -1,7 +1,9 @@
 /**
  * The local API end to end under concurrent load: autocannon against `startLocalApi` (the API
- * Gateway stand-in, the authorizer with its result cache, create-plant) storing into DynamoDB
- * Local. Every request creates a new plant. The stage throttling is lifted, or it would be the
+ * Gateway stand-in, the authorizer with its result cache, the functions) on DynamoDB Local.
+ * First every request creates a new plant; then, with the table filled to `listedPlants`, every
+ * request reads a page of 100 (`GET /plants?limit=100`, one Scan of 101 items, from the start of
+ * the table or from a cursor spread over it). The stage throttling is lifted, or it would be the
  * figure measured.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -12,7 +14,7 @@ import { createLogger } from '../functions/shared/logger.ts';
 import { startLocalApi } from '../local/local-api.ts';
 import { round } from './statistics.ts';
 
-export interface EndToEndFigures {
+export interface LoadFigures {
   readonly connections: number;
   readonly durationSeconds: number;
   readonly requestsPerSecond: number;
@@ -26,11 +28,20 @@ export interface EndToEndFigures {
   readonly requests: number;
 }
 
+export interface EndToEndFigures {
+  readonly create: LoadFigures;
+  /** `GET /plants?limit=100` over `listedPlants` plants. */
+  readonly listPage: LoadFigures & { readonly listedPlants: number };
+  /** The list page's p99 over a create's, from the same run. */
+  readonly listP99ToCreateP99: number;
+}
+
 /** Starts the local API on a free port, loads it, and stops everything, also on failure. */
 export async function measureEndToEnd({
   connections = 10,
   durationSeconds = 10,
   warmUpSeconds = 2,
+  listedPlants = 10_000,
 } = {}): Promise<EndToEndFigures> {
   const keysDirectory = mkdtempSync(join(tmpdir(), 'plant-store-bench-'));
   try {
@@ -38,12 +49,12 @@ export async function measureEndToEnd({
       port: 0,
       keysDirectory,
       logger: createLogger({}, () => {}),
-      gateway: { throttling: undefined },
+      throttlingStage: 'off',
     });
     try {
-      const token = api.signToken();
+      const authorization = `Bearer ${api.signToken()}`;
       let nextId = 0;
-      const load = (duration: number) =>
+      const loadCreates = (duration: number) =>
         autocannon({
           url: api.url,
           connections,
@@ -52,7 +63,7 @@ export async function measureEndToEnd({
             {
               method: 'POST',
               path: '/plants',
-              headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+              headers: { authorization, 'content-type': 'application/json' },
               setupRequest: (request) => {
                 nextId += 1;
                 return { ...request, body: `{"id":${nextId},"name":"Plant ${nextId}"}` };
@@ -60,17 +71,45 @@ export async function measureEndToEnd({
             },
           ],
         });
-      await load(warmUpSeconds); // the JIT, the store's first writes and the authorizer's cache
-      const result = await load(durationSeconds);
-      return {
+      await loadCreates(warmUpSeconds); // the JIT, the store's first writes, the authorizer's cache
+      const create = summarizeLoad(
+        await loadCreates(durationSeconds),
         connections,
         durationSeconds,
-        requestsPerSecond: Math.round(result.requests.average),
-        latencyP50: round(result.latency.p50),
-        latencyP99: round(result.latency.p99),
-        errors: result.errors + result.timeouts,
-        non2xx: result.non2xx,
-        requests: result.requests.total,
+      );
+
+      await fillTable(api.url, authorization, nextId, listedPlants);
+      // Pages from the start and from cursors spread over the table, as walking clients ask.
+      const cursors = Array.from({ length: 50 }, (_, index) =>
+        Buffer.from(String(Math.floor((index * listedPlants) / 50))).toString('base64url'),
+      );
+      let page = 0;
+      const loadPages = (duration: number) =>
+        autocannon({
+          url: api.url,
+          connections,
+          duration,
+          requests: [
+            {
+              method: 'GET',
+              headers: { authorization },
+              setupRequest: (request) => {
+                page += 1;
+                const cursor = page % 2 === 0 ? '' : `&cursor=${cursors[page % cursors.length]}`;
+                return { ...request, path: `/plants?limit=100${cursor}` };
+              },
+            },
+          ],
+        });
+      await loadPages(warmUpSeconds);
+      const listPage = {
+        ...summarizeLoad(await loadPages(durationSeconds), connections, durationSeconds),
+        listedPlants,
+      };
+      return {
+        create,
+        listPage,
+        listP99ToCreateP99: round(listPage.latencyP99 / create.latencyP99, 2),
       };
     } finally {
       await api.stop();
@@ -78,4 +117,38 @@ export async function measureEndToEnd({
   } finally {
     rmSync(keysDirectory, { recursive: true, force: true });
   }
+}
+
+function summarizeLoad(
+  result: Awaited<ReturnType<typeof autocannon>>,
+  connections: number,
+  durationSeconds: number,
+): LoadFigures {
+  return {
+    connections,
+    durationSeconds,
+    requestsPerSecond: Math.round(result.requests.average),
+    latencyP50: round(result.latency.p50),
+    latencyP99: round(result.latency.p99),
+    errors: result.errors + result.timeouts,
+    non2xx: result.non2xx,
+    requests: result.requests.total,
+  };
+}
+
+/** Creates plants through the API until the table holds `total` of them. */
+async function fillTable(url: string, authorization: string, stored: number, total: number) {
+  let nextId = stored;
+  const worker = async () => {
+    while (nextId < total) {
+      nextId += 1;
+      const response = await fetch(`${url}/plants`, {
+        method: 'POST',
+        headers: { authorization, 'content-type': 'application/json' },
+        body: `{"id":${nextId},"name":"Plant ${nextId}","tag":"bench"}`,
+      });
+      if (response.status !== 200) throw new Error(`filling the table: ${response.status}`);
+    }
+  };
+  await Promise.all(Array.from({ length: 10 }, worker));
 }

@@ -1,7 +1,8 @@
 /**
- * An instant DynamoDB stand-in: a `node:http` server on 127.0.0.1 that answers every request
- * the way DynamoDB answers a successful PutItem without return values, `{}`, at once. Timings
- * against it measure the Plant Store's code and the SDK, not a store.
+ * An instant DynamoDB stand-in: a `node:http` server on 127.0.0.1 that answers at once the way
+ * DynamoDB answers a successful call: a GetItem with a plant, a Scan with as many plants as its
+ * Limit asks for, anything else (PutItem, DeleteItem) with `{}`. Timings against it measure the
+ * Plant Store's code and the SDK, not a store.
  */
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -20,14 +21,15 @@ export async function startInstantDynamoDb(): Promise<InstantDynamoDb> {
   const server = createServer((request, response) => {
     // Drain the body first: answering earlier would let the SDK see a response to a request it
     // is still writing.
-    request.resume();
+    const chunks: Buffer[] = [];
+    request.on('data', (chunk: Buffer) => chunks.push(chunk));
     request.on('end', () => {
       requestCount += 1;
       response.writeHead(200, {
         'content-type': 'application/x-amz-json-1.0',
         'x-amzn-requestid': `instant-${requestCount}`,
       });
-      response.end('{}');
+      response.end(answer(String(request.headers['x-amz-target']), Buffer.concat(chunks)));
     });
   });
   await new Promise<void>((resolve, reject) => {
@@ -46,4 +48,19 @@ export async function startInstantDynamoDb(): Promise<InstantDynamoDb> {
         server.close(() => resolve());
       }),
   };
+}
+
+/** A stored plant as DynamoDB writes it on the wire, with an id past 2^53. */
+function plantItem(index: number): string {
+  return `{"id":{"N":"${9_007_199_254_740_993n + BigInt(index)}"},"name":{"S":"Monstera deliciosa"},"tag":{"S":"tropical"}}`;
+}
+
+function answer(target: string, body: Buffer): string {
+  if (target.endsWith('.GetItem')) return `{"Item":${plantItem(0)}}`;
+  if (target.endsWith('.Scan')) {
+    const { Limit = 20 } = JSON.parse(body.toString()) as { Limit?: number };
+    const items = Array.from({ length: Limit }, (_, index) => plantItem(index));
+    return `{"Count":${Limit},"Items":[${items.join(',')}],"LastEvaluatedKey":{"id":{"N":"1"}}}`;
+  }
+  return '{}';
 }

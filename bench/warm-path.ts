@@ -14,6 +14,8 @@ export interface WarmSubject {
   readonly name: string;
   readonly bundlePath: string | 'raw-http';
   readonly environment: Readonly<Record<string, string>>;
+  /** The event to invoke with; the options' one when absent. */
+  readonly eventPath?: string;
 }
 
 export interface WarmFigures {
@@ -73,7 +75,7 @@ function runRound(
       runnerPath,
       [
         subject.bundlePath,
-        options.eventPath,
+        subject.eventPath ?? options.eventPath,
         String(options.roundMilliseconds),
         options.storeEndpoint,
       ],
