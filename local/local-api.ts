@@ -1,7 +1,7 @@
 /**
  * The whole Plant Store on one machine: DynamoDB Local (or a store you name), the development
- * token issuer's JWKS, the authorizer and create-plant handlers, and the API Gateway stand-in in
- * front of them. `start.ts` is its command line; tests start it in-process on a free port.
+ * token issuer's JWKS, the authorizer and the functions' handlers, the API Gateway stand-in in
+ * front of them, and, when there are subscribers, the new-plant webhook dispatcher. `start.ts` is its command line; tests start it in-process on a free port.
  */
 
 import { readAuthorizerConfig } from '../functions/authorizer/authorizer-config.ts';
@@ -31,6 +31,11 @@ import {
   localJwks,
   signLocalToken,
 } from './token-issuer.ts';
+import {
+  startWebhookDispatcher,
+  type WebhookDispatcher,
+  type WebhookDispatcherOptions,
+} from './webhook-dispatcher.ts';
 
 export interface LocalApiOptions {
   /** Port on 127.0.0.1; 0 picks a free one. @default 3000 */
@@ -52,6 +57,11 @@ export interface LocalApiOptions {
   readonly gateway?: Partial<Omit<ApiGatewayOptions, 'routes' | 'authorizer' | 'port'>>;
   /** Receives the request logs and the handlers' logs. */
   readonly logger?: Logger;
+  /** Where new-plant webhooks go; none are sent without subscribers. */
+  readonly webhooks?: Omit<
+    WebhookDispatcherOptions,
+    'endpoint' | 'documentClient' | 'tableName' | 'logger'
+  >;
 }
 
 export interface LocalApi {
@@ -63,6 +73,8 @@ export interface LocalApi {
   /** The JVM's process id when this local API started DynamoDB Local. */
   readonly dynamoDbLocalPid: number | undefined;
   readonly tableName: string;
+  /** The webhook dispatcher, when the options name subscribers. */
+  readonly webhooks: WebhookDispatcher | undefined;
   /** Signs a token the local API's authorizer checks (valid with the required scope by default). */
   signToken(options?: LocalTokenOptions): string;
   /** Stops the gateway, the JWKS server and DynamoDB Local (waiting for the JVM to exit). */
@@ -117,6 +129,18 @@ export async function startLocalApi(options: LocalApiOptions): Promise<LocalApi>
     const documentClient = createDocumentClient({ endpoint: storeEndpoint });
     stops.push(async () => documentClient.destroy());
     await createPlantsTableIfMissing(documentClient, tableName);
+    let webhooks: WebhookDispatcher | undefined;
+    if (options.webhooks !== undefined && options.webhooks.subscribers.length > 0) {
+      webhooks = await startWebhookDispatcher({
+        ...options.webhooks,
+        endpoint: storeEndpoint,
+        documentClient,
+        tableName,
+        logger: logger.child({ component: 'webhooks' }),
+      });
+      const started = webhooks;
+      stops.push(() => started.stop());
+    }
 
     const gateway: ApiGateway = await startApiGateway({
       port: options.port ?? 3000,
@@ -153,6 +177,7 @@ export async function startLocalApi(options: LocalApiOptions): Promise<LocalApi>
       storeEndpoint,
       dynamoDbLocalPid: dynamoDbLocal?.pid,
       tableName,
+      webhooks,
       signToken: (tokenOptions) => signLocalToken(keys, tokenOptions),
       stop: stopAll,
     };

@@ -1,11 +1,14 @@
 /**
  * The plants table outside CloudFormation (DynamoDB Local, tests): the same key schema as the
- * deployed table, partition key `id` of type Number, on-demand.
+ * deployed table, partition key `id` of type Number, on-demand, with a stream of new images (the
+ * source of the new-plant webhooks).
  */
 import {
   CreateTableCommand,
+  DescribeTableCommand,
   type DynamoDBClient,
   ResourceInUseException,
+  UpdateTableCommand,
   waitUntilTableExists,
 } from '@aws-sdk/client-dynamodb';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
@@ -26,6 +29,7 @@ export async function createPlantsTableIfMissing(
         AttributeDefinitions: [{ AttributeName: 'id', AttributeType: 'N' }],
         KeySchema: [{ AttributeName: 'id', KeyType: 'HASH' }],
         BillingMode: 'PAY_PER_REQUEST',
+        StreamSpecification: { StreamEnabled: true, StreamViewType: 'NEW_IMAGE' },
       }),
     );
   } catch (error) {
@@ -36,4 +40,14 @@ export async function createPlantsTableIfMissing(
     { client, minDelay: 1, maxDelay: 2, maxWaitTime: 60 },
     { TableName: tableName },
   );
+  // A table an earlier version created has no stream yet.
+  const { Table } = await client.send(new DescribeTableCommand({ TableName: tableName }));
+  if (Table?.StreamSpecification?.StreamEnabled !== true) {
+    await client.send(
+      new UpdateTableCommand({
+        TableName: tableName,
+        StreamSpecification: { StreamEnabled: true, StreamViewType: 'NEW_IMAGE' },
+      }),
+    );
+  }
 }

@@ -4,7 +4,8 @@
  * Environment: `PORT` (default 3000; 0 picks a free port), `TABLE_NAME` (default `plants`),
  * `DYNAMODB_ENDPOINT` (use a running store instead of starting DynamoDB Local),
  * `PLANT_STORE_DATA_DIR` (default `.data`: the issuer's keys and DynamoDB Local's data),
- * `THROTTLING` (a stage whose throttling to imitate, default `dev`; `off` for none).
+ * `THROTTLING` (a stage whose throttling to imitate, default `dev`; `off` for none),
+ * `WEBHOOK_URL` (comma-separated receivers of new-plant webhooks) and `WEBHOOK_SECRET`.
  * Ctrl-C or SIGTERM stops everything it started and exits 0; a failed start prints one line
  * and exits 1, leaving nothing running.
  */
@@ -14,6 +15,7 @@ import { defaultStageName, stages } from '../infra/stages.ts';
 import { type LocalApi, startLocalApi } from './local-api.ts';
 import { ensurePrivateDirectory } from './private-directory.ts';
 import { localKeysDirectory } from './token-issuer.ts';
+import { type LocalWebhooks, readLocalWebhooks } from './webhook-settings.ts';
 
 const samplePlant = { id: 1, name: 'Monstera', tag: 'tropical' };
 const tokenLifetimeSeconds = 3600;
@@ -63,10 +65,27 @@ function formatCurl(url: string, token: string): string {
   ].join(' ');
 }
 
+function describeWebhooks(webhooks: LocalWebhooks): string[] {
+  if (webhooks.subscribers.length === 0) {
+    return ['  Webhooks:   off (WEBHOOK_URL=<url>[,<url>…] sends every new plant there)'];
+  }
+  const secret =
+    webhooks.newSecret !== undefined
+      ? `a new secret, kept in ${webhooks.secretFile} (shown once): ${webhooks.newSecret}`
+      : webhooks.secretFile !== undefined
+        ? `the secret in ${webhooks.secretFile}`
+        : 'WEBHOOK_SECRET';
+  return [
+    `  Webhooks:   every new plant is POSTed to ${webhooks.subscribers.map((subscriber) => subscriber.url).join(', ')}`,
+    `              signed (Standard Webhooks) with ${secret}`,
+  ];
+}
+
 function describeStart(
   api: LocalApi,
   dataDirectory: string | undefined,
   throttling: string,
+  webhooks: LocalWebhooks,
 ): string {
   const seconds = (performance.now() / 1000).toFixed(1);
   const store =
@@ -85,6 +104,7 @@ function describeStart(
     ),
     `  Store:      ${store}`,
     `  Throttling: ${limits}`,
+    ...describeWebhooks(webhooks),
     '',
     'Try it (the token is valid for 1 hour and grants both scopes; `npm run -s token` prints a new one):',
     '',
@@ -105,17 +125,20 @@ async function main(): Promise<void> {
   let api: LocalApi;
   let dynamoDbDataDirectory: string | undefined;
   let throttling: string;
+  let webhooks: LocalWebhooks;
   try {
     const dynamoDbEndpoint = readStoreEndpoint(environment.DYNAMODB_ENDPOINT);
     dynamoDbDataDirectory =
       dynamoDbEndpoint === undefined ? join(dataDirectory, 'dynamodb') : undefined;
     throttling = readThrottling(environment.THROTTLING);
     ensurePrivateDirectory(dataDirectory);
+    webhooks = readLocalWebhooks(environment, dataDirectory);
     api = await startLocalApi({
       port: readPort(environment.PORT),
       tableName: environment.TABLE_NAME || 'plants',
       keysDirectory: localKeysDirectory(environment),
       throttlingStage: throttling,
+      webhooks: { subscribers: webhooks.subscribers },
       ...(dynamoDbEndpoint === undefined ? { dynamoDbDataDirectory } : { dynamoDbEndpoint }),
     });
   } catch (error) {
@@ -123,7 +146,7 @@ async function main(): Promise<void> {
     process.stderr.write(`Could not start the Plant Store locally: ${message}\n`);
     process.exit(1);
   }
-  process.stdout.write(describeStart(api, dynamoDbDataDirectory, throttling));
+  process.stdout.write(describeStart(api, dynamoDbDataDirectory, throttling, webhooks));
 
   let stopping = false;
   const stop = async (reason: string) => {

@@ -1,0 +1,97 @@
+/**
+ * Sending one webhook to one subscriber, signed per the Standard Webhooks specification with
+ * its reference implementation (`standardwebhooks`), and the retry schedule: the delivery logic
+ * the deployed delivery function and the local dispatcher share.
+ */
+import { Webhook } from 'standardwebhooks';
+import type { NewPlantEvent } from './new-plant-events.ts';
+
+/** A subscriber: where its webhooks go and the `whsec_…` secret they are signed with. */
+export interface Subscriber {
+  readonly name: string;
+  readonly url: string;
+  readonly secret: string;
+}
+
+/**
+ * Seconds to wait before each retry: 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h (eight attempts
+ * over about 27.6 hours); after the last failure the delivery is a dead letter.
+ */
+export const defaultRetrySchedule: readonly number[] = [5, 300, 1800, 7200, 18000, 36000, 36000];
+
+/** A subscriber must answer 2xx within this many milliseconds for a delivery to count. */
+export const deliveryTimeoutMilliseconds = 10_000;
+
+export type SendOutcome =
+  | { readonly delivered: true }
+  | { readonly delivered: false; readonly failure: string };
+
+export interface SendOptions {
+  readonly timeoutMilliseconds?: number;
+  /** The attempt's time, which is signed (a receiver refuses stale timestamps). */
+  readonly now?: Date;
+  /** Cancels the attempt (the local dispatcher stopping). */
+  readonly signal?: AbortSignal;
+}
+
+/**
+ * POSTs the event to the subscriber once: `Content-Type: application/json`, the StoredPlant as
+ * the body and the `webhook-id`, `webhook-timestamp` and `webhook-signature` headers, signed
+ * afresh for this attempt. Delivered means a 2xx status within the timeout; a redirect, any other
+ * status, a timeout, a refused connection or a TLS error is a failure, described for the log and
+ * the dead letter (never the secret).
+ */
+export async function sendWebhook(
+  event: NewPlantEvent,
+  subscriber: Subscriber,
+  options: SendOptions = {},
+): Promise<SendOutcome> {
+  const now = options.now ?? new Date();
+  const signature = new Webhook(subscriber.secret).sign(event.webhookId, now, event.payload);
+  try {
+    const response = await fetch(subscriber.url, {
+      method: 'POST',
+      redirect: 'manual',
+      headers: {
+        'Content-Type': 'application/json',
+        'User-Agent': 'plant-store-webhooks/1',
+        'webhook-id': event.webhookId,
+        'webhook-timestamp': String(Math.floor(now.getTime() / 1000)),
+        'webhook-signature': signature,
+      },
+      body: event.payload,
+      signal: AbortSignal.any([
+        AbortSignal.timeout(options.timeoutMilliseconds ?? deliveryTimeoutMilliseconds),
+        ...(options.signal === undefined ? [] : [options.signal]),
+      ]),
+    });
+    // The answer's body is not needed; reading it would only hold the connection.
+    await response.body?.cancel();
+    if (response.status >= 200 && response.status < 300) return { delivered: true };
+    return { delivered: false, failure: `answered HTTP ${response.status}` };
+  } catch (error) {
+    return { delivered: false, failure: describeFailure(error) };
+  }
+}
+
+/** A failure in a line: a timeout, or the network error's code (ECONNREFUSED, a TLS error…). */
+function describeFailure(error: unknown): string {
+  if (error instanceof Error && (error.name === 'TimeoutError' || error.name === 'AbortError')) {
+    return 'no answer within the timeout';
+  }
+  const cause = (error as { cause?: { code?: unknown; message?: unknown } } | undefined)?.cause;
+  const code = typeof cause?.code === 'string' ? cause.code : undefined;
+  const message = typeof cause?.message === 'string' ? cause.message : String(error);
+  return code === undefined ? `request failed: ${message}` : `request failed: ${code}`;
+}
+
+/**
+ * What follows a failed attempt (1-based): the seconds to wait before the next one, or
+ * `undefined` when the schedule is spent and the delivery becomes a dead letter.
+ */
+export function retryDelaySeconds(
+  failedAttempt: number,
+  schedule: readonly number[] = defaultRetrySchedule,
+): number | undefined {
+  return schedule[failedAttempt - 1];
+}

@@ -1,0 +1,240 @@
+/**
+ * New-plant webhooks on one machine: reads DynamoDB Local's stream of the plants table and
+ * delivers every INSERT to every subscriber with the same code and schedule as the deployed
+ * delivery function (`functions/webhooks/`). Each delivery to each subscriber runs on its own, so
+ * a slow or failing subscriber never delays another, nor the API.
+ *
+ * Pending retries and dead letters live in this process only: stopping `npm start` forgets them
+ * (deployed, they wait in SQS queues instead).
+ */
+
+import { DescribeTableCommand } from '@aws-sdk/client-dynamodb';
+import {
+  DescribeStreamCommand,
+  DynamoDBStreamsClient,
+  GetRecordsCommand,
+  GetShardIteratorCommand,
+  type ShardIteratorType,
+} from '@aws-sdk/client-dynamodb-streams';
+import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import type { Logger } from '../functions/shared/logger.ts';
+import { type NewPlantEvent, newPlantEventOf } from '../functions/webhooks/new-plant-events.ts';
+import {
+  defaultRetrySchedule,
+  retryDelaySeconds,
+  type Subscriber,
+  sendWebhook,
+} from '../functions/webhooks/send-webhook.ts';
+
+export interface WebhookDispatcherOptions {
+  /** DynamoDB Local (or another store with streams). */
+  readonly endpoint: string;
+  readonly documentClient: DynamoDBDocumentClient;
+  readonly tableName: string;
+  readonly subscribers: readonly Subscriber[];
+  /** Seconds before each retry; the product's schedule by default (tests shorten it). */
+  readonly retrySchedule?: readonly number[];
+  /** How long a subscriber may take to answer. @default 10000 */
+  readonly timeoutMilliseconds?: number;
+  /** How long to wait after an empty read of the stream. @default 100 */
+  readonly pollIntervalMilliseconds?: number;
+  readonly logger: Logger;
+}
+
+/** A delivery whose every attempt failed, kept with its last failure. */
+export interface DeadLetter {
+  readonly event: NewPlantEvent;
+  readonly subscriber: string;
+  readonly attempts: number;
+  readonly lastFailure: string;
+  readonly failedAt: string;
+}
+
+export interface WebhookDispatcher {
+  /** Deliveries that used up the schedule, oldest first. */
+  deadLetters(): readonly DeadLetter[];
+  /** Starts every dead letter's delivery again from its first attempt; returns how many. */
+  redriveDeadLetters(): number;
+  /** Stops reading the stream and cancels every pending delivery and retry. */
+  stop(): Promise<void>;
+}
+
+/** How often the stream's shards are looked up again (DynamoDB Local may start new ones). */
+const shardRefreshMilliseconds = 2_000;
+
+/**
+ * Starts reading the stream from now (LATEST): plants created before the start are not sent.
+ * @throws when the table has no stream.
+ */
+export async function startWebhookDispatcher(
+  options: WebhookDispatcherOptions,
+): Promise<WebhookDispatcher> {
+  const { logger } = options;
+  const schedule = options.retrySchedule ?? defaultRetrySchedule;
+  const pollInterval = options.pollIntervalMilliseconds ?? 100;
+  const { Table } = await options.documentClient.send(
+    new DescribeTableCommand({ TableName: options.tableName }),
+  );
+  const streamArn = Table?.LatestStreamArn;
+  if (streamArn === undefined) throw new Error(`The table ${options.tableName} has no stream.`);
+  const streams = new DynamoDBStreamsClient({
+    endpoint: options.endpoint,
+    region: process.env.AWS_REGION ?? 'us-east-1',
+    credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+  });
+
+  const stopping = new AbortController();
+  const timers = new Set<NodeJS.Timeout>();
+  const deadLetters: DeadLetter[] = [];
+
+  /** One attempt of one delivery; schedules the next on failure. */
+  const attempt = async (event: NewPlantEvent, subscriber: Subscriber, number: number) => {
+    if (stopping.signal.aborted) return;
+    const outcome = await sendWebhook(event, subscriber, {
+      ...(options.timeoutMilliseconds === undefined
+        ? {}
+        : { timeoutMilliseconds: options.timeoutMilliseconds }),
+      signal: stopping.signal,
+    });
+    if (stopping.signal.aborted) return;
+    const fields = { webhookId: event.webhookId, subscriber: subscriber.name, attempt: number };
+    if (outcome.delivered) {
+      logger.info('webhook delivered', fields);
+      return;
+    }
+    const delay = retryDelaySeconds(number, schedule);
+    if (delay === undefined) {
+      deadLetters.push({
+        event,
+        subscriber: subscriber.name,
+        attempts: number,
+        lastFailure: outcome.failure,
+        failedAt: new Date().toISOString(),
+      });
+      logger.error('webhook dead-lettered', { ...fields, failure: outcome.failure });
+      return;
+    }
+    logger.warn('webhook failed, retrying', {
+      ...fields,
+      failure: outcome.failure,
+      retryInSeconds: delay,
+    });
+    const timer = setTimeout(() => {
+      timers.delete(timer);
+      void attempt(event, subscriber, number + 1);
+    }, delay * 1000);
+    timers.add(timer);
+  };
+
+  const dispatch = (event: NewPlantEvent) => {
+    for (const subscriber of options.subscribers) void attempt(event, subscriber, 1);
+  };
+
+  // Shard id → the iterator to read next, and the last sequence number read (to resume).
+  const shards = new Map<string, { iterator?: string; after?: string }>();
+  const iteratorFor = async (shardId: string, type: ShardIteratorType, after?: string) => {
+    const { ShardIterator } = await streams.send(
+      new GetShardIteratorCommand({
+        StreamArn: streamArn,
+        ShardId: shardId,
+        ShardIteratorType: after === undefined ? type : 'AFTER_SEQUENCE_NUMBER',
+        ...(after === undefined ? {} : { SequenceNumber: after }),
+      }),
+    );
+    return ShardIterator;
+  };
+  /** Looks for shards; the first look starts at LATEST, shards found later from their start. */
+  const refreshShards = async (first: boolean) => {
+    const { StreamDescription } = await streams.send(
+      new DescribeStreamCommand({ StreamArn: streamArn }),
+    );
+    for (const shard of StreamDescription?.Shards ?? []) {
+      const shardId = shard.ShardId;
+      if (shardId === undefined || shards.has(shardId)) continue;
+      const closed = shard.SequenceNumberRange?.EndingSequenceNumber !== undefined;
+      if (first && closed) {
+        shards.set(shardId, {});
+        continue;
+      }
+      shards.set(shardId, {
+        iterator: await iteratorFor(shardId, first ? 'LATEST' : 'TRIM_HORIZON'),
+      });
+    }
+  };
+
+  const readShards = async (): Promise<number> => {
+    let read = 0;
+    for (const [shardId, state] of shards) {
+      if (state.iterator === undefined) continue;
+      const { Records = [], NextShardIterator } = await streams.send(
+        new GetRecordsCommand({ ShardIterator: state.iterator, Limit: 1000 }),
+      );
+      state.iterator = NextShardIterator;
+      for (const record of Records) {
+        state.after = record.dynamodb?.SequenceNumber ?? state.after;
+        const event = newPlantEventOf(record);
+        if (event !== undefined) dispatch(event);
+      }
+      read += Records.length;
+      void shardId;
+    }
+    return read;
+  };
+
+  await refreshShards(true);
+  const polling = (async () => {
+    let refreshedAt = Date.now();
+    while (!stopping.signal.aborted) {
+      try {
+        if (Date.now() - refreshedAt > shardRefreshMilliseconds) {
+          refreshedAt = Date.now();
+          await refreshShards(false);
+        }
+        const read = await readShards();
+        if (read === 0) await sleep(pollInterval, stopping.signal);
+      } catch (error) {
+        if (stopping.signal.aborted) break;
+        // The store paused or restarted: iterators may have expired. Resume after the last
+        // record read, once the store answers again.
+        logger.warn('could not read the plants stream; retrying', { error });
+        await sleep(1_000, stopping.signal);
+        for (const [shardId, state] of shards) {
+          state.iterator = await iteratorFor(shardId, 'LATEST', state.after).catch(() => undefined);
+        }
+      }
+    }
+  })();
+
+  return {
+    deadLetters: () => [...deadLetters],
+    redriveDeadLetters: () => {
+      const redriven = deadLetters.splice(0);
+      for (const letter of redriven) {
+        const subscriber = options.subscribers.find((entry) => entry.name === letter.subscriber);
+        if (subscriber !== undefined) void attempt(letter.event, subscriber, 1);
+      }
+      return redriven.length;
+    },
+    stop: async () => {
+      stopping.abort();
+      for (const timer of timers) clearTimeout(timer);
+      timers.clear();
+      await polling;
+      streams.destroy();
+    },
+  };
+}
+
+function sleep(milliseconds: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(resolve, milliseconds);
+    signal.addEventListener(
+      'abort',
+      () => {
+        clearTimeout(timer);
+        resolve();
+      },
+      { once: true },
+    );
+  });
+}

@@ -1,0 +1,220 @@
+/**
+ * New-plant webhooks through the local API as subscribers see them: DynamoDB Local's stream,
+ * the dispatcher, and real receivers on 127.0.0.1 that verify every signature with the Standard
+ * Webhooks library. The retry schedule is shortened (it is data); the product's is in
+ * `functions/webhooks/send-webhook.ts`.
+ */
+import { randomBytes } from 'node:crypto';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
+import { createLogger } from '../../functions/shared/logger.ts';
+import { type LocalApi, startLocalApi } from '../../local/local-api.ts';
+import { testStoreEndpoint } from '../support/test-store.ts';
+import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver.ts';
+
+const secret = `whsec_${randomBytes(32).toString('base64')}`;
+let keysDirectory: string;
+const started: { stop(): Promise<void> }[] = [];
+let tableCounter = 0;
+
+async function startApi(
+  receivers: readonly WebhookReceiver[],
+  webhookOptions: { retrySchedule?: number[]; timeoutMilliseconds?: number } = {},
+): Promise<LocalApi> {
+  tableCounter += 1;
+  const api = await startLocalApi({
+    port: 0,
+    dynamoDbEndpoint: testStoreEndpoint(),
+    tableName: `plants-webhooks-${process.pid}-${Date.now()}-${tableCounter}`,
+    keysDirectory,
+    throttlingStage: 'off',
+    logger: createLogger({}, () => {}),
+    webhooks: {
+      subscribers: receivers.map((receiver, index) => ({
+        name: `receiver-${index + 1}`,
+        url: receiver.url,
+        secret,
+      })),
+      ...webhookOptions,
+    },
+  });
+  started.push(api);
+  return api;
+}
+
+async function startReceiver(): Promise<WebhookReceiver> {
+  const receiver = await startWebhookReceiver(secret);
+  started.push(receiver);
+  return receiver;
+}
+
+function send(api: LocalApi, method: string, path: string, body?: string): Promise<Response> {
+  return fetch(`${api.url}${path}`, {
+    method,
+    headers: { Authorization: `Bearer ${api.signToken()}`, 'Content-Type': 'application/json' },
+    ...(body === undefined ? {} : { body }),
+  });
+}
+
+beforeAll(async () => {
+  keysDirectory = await mkdtemp(join(tmpdir(), 'plant-store-webhook-keys-'));
+});
+
+afterEach(async () => {
+  // Always stopped, in reverse, even when a test failed.
+  for (const item of started.splice(0).reverse()) await item.stop();
+});
+
+afterAll(async () => {
+  await rm(keysDirectory, { recursive: true, force: true });
+});
+
+describe('new-plant webhooks', () => {
+  it('POSTs each new plant once, signed, with the exact StoredPlant body; repeats and conflicts send nothing', async () => {
+    const receiver = await startReceiver();
+    const api = await startApi([receiver]);
+    const bodies = [
+      '{"id":9223372036854775807,"name":"Max","tag":"edge"}',
+      '{"id":-9223372036854775808,"name":"Min"}',
+      '{"id":7e0,"name":"Seven","ignored":true}',
+    ];
+    for (const body of bodies) expect((await send(api, 'POST', '/plants', body)).status).toBe(200);
+    // An identical repeat and a conflict store nothing new: no event.
+    expect((await send(api, 'POST', '/plants', bodies[1])).status).toBe(200);
+    expect((await send(api, 'POST', '/plants', '{"id":7,"name":"Other"}')).status).toBe(400);
+
+    await receiver.waitForAccepted(3);
+    await new Promise((resolve) => setTimeout(resolve, 500)); // nothing more may come
+    expect(receiver.deliveries).toHaveLength(3);
+    expect(receiver.deliveries.map((delivery) => delivery.body).sort()).toEqual(
+      [
+        '{"id":9223372036854775807,"name":"Max","tag":"edge"}',
+        '{"id":-9223372036854775808,"name":"Min"}',
+        '{"id":7,"name":"Seven"}',
+      ].sort(),
+    );
+    for (const delivery of receiver.deliveries) {
+      expect(delivery).toMatchObject({ verified: true, contentType: 'application/json' });
+      expect(delivery.webhookId).toMatch(/^msg_/);
+    }
+    expect(new Set(receiver.deliveries.map((delivery) => delivery.webhookId)).size).toBe(3);
+  });
+
+  it('sends a re-create after a delete as a new event', async () => {
+    const receiver = await startReceiver();
+    const api = await startApi([receiver]);
+    expect((await send(api, 'POST', '/plants', '{"id":1,"name":"Fern"}')).status).toBe(200);
+    await receiver.waitForAccepted(1);
+    expect((await send(api, 'DELETE', '/plants/1')).status).toBe(204);
+    expect((await send(api, 'POST', '/plants', '{"id":1,"name":"Fern"}')).status).toBe(200);
+    await receiver.waitForAccepted(2);
+    const [first, second] = receiver.deliveries;
+    expect(first?.body).toBe(second?.body);
+    expect(first?.webhookId).not.toBe(second?.webhookId);
+  });
+
+  it('keeps retrying through 500s, hangs past the timeout and refused connections, losing nothing; duplicates only as retries of one webhook-id', async () => {
+    const receiver = await startReceiver();
+    const api = await startApi([receiver], {
+      retrySchedule: [0.3, 0.3, 0.3, 0.3, 0.3, 0.3, 0.3, 0.3, 0.3, 0.3],
+      timeoutMilliseconds: 300,
+    });
+    const create = (id: number) => send(api, 'POST', '/plants', `{"id":${id},"name":"P${id}"}`);
+
+    receiver.setMode('fail');
+    for (let id = 1; id <= 5; id++) expect((await create(id)).status).toBe(200);
+    await new Promise((resolve) => setTimeout(resolve, 400));
+    receiver.setMode('hang');
+    for (let id = 6; id <= 10; id++) expect((await create(id)).status).toBe(200);
+    await new Promise((resolve) => setTimeout(resolve, 700));
+    await receiver.stop(); // connections refused
+    for (let id = 11; id <= 15; id++) expect((await create(id)).status).toBe(200);
+    await new Promise((resolve) => setTimeout(resolve, 700));
+    receiver.setMode('ok');
+    await receiver.start();
+
+    await receiver.waitForAccepted(15);
+    const accepted = [...receiver.accepted().values()];
+    expect(accepted.map((delivery) => JSON.parse(delivery.body).id).sort((a, b) => a - b)).toEqual(
+      Array.from({ length: 15 }, (_, index) => index + 1),
+    );
+    expect(accepted.every((delivery) => delivery.verified)).toBe(true);
+    // Every request for one plant carried that plant's one webhook-id.
+    const idsByPlant = new Map<number, Set<string>>();
+    for (const delivery of receiver.deliveries) {
+      const plant = JSON.parse(delivery.body).id as number;
+      idsByPlant.set(plant, (idsByPlant.get(plant) ?? new Set()).add(delivery.webhookId));
+    }
+    for (const ids of idsByPlant.values()) expect(ids.size).toBe(1);
+    expect(
+      receiver.deliveries.filter((delivery) => delivery.answered !== 'ok').length,
+    ).toBeGreaterThan(0);
+    expect(api.webhooks?.deadLetters()).toEqual([]);
+  }, 30_000);
+
+  it('delivers to a live subscriber on time while another is dead', async () => {
+    const live = await startReceiver();
+    const dead = await startReceiver();
+    await dead.stop();
+    const api = await startApi([dead, live], { retrySchedule: [5, 5] });
+    const sentAt = new Map<number, number>();
+    for (let id = 1; id <= 20; id++) {
+      sentAt.set(id, Date.now());
+      expect((await send(api, 'POST', '/plants', `{"id":${id},"name":"P${id}"}`)).status).toBe(200);
+    }
+    await live.waitForAccepted(20, 5_000);
+    for (const delivery of live.accepted().values()) {
+      const id = JSON.parse(delivery.body).id as number;
+      expect(delivery.receivedAt - (sentAt.get(id) ?? 0)).toBeLessThan(2_000);
+    }
+    expect(dead.deliveries).toHaveLength(0);
+  });
+
+  it('dead-letters a delivery after the last retry, keeping its last failure, and redrives it', async () => {
+    const receiver = await startReceiver();
+    const api = await startApi([receiver], { retrySchedule: [0.1, 0.1] });
+    receiver.setMode('fail');
+    expect((await send(api, 'POST', '/plants', '{"id":42,"name":"Lost?"}')).status).toBe(200);
+    const deadline = Date.now() + 5_000;
+    while ((api.webhooks?.deadLetters().length ?? 0) === 0 && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    expect(api.webhooks?.deadLetters()).toEqual([
+      expect.objectContaining({
+        subscriber: 'receiver-1',
+        attempts: 3,
+        lastFailure: 'answered HTTP 500',
+        event: expect.objectContaining({ payload: '{"id":42,"name":"Lost?"}' }),
+      }),
+    ]);
+    expect(receiver.deliveries).toHaveLength(3);
+
+    receiver.setMode('ok');
+    expect(api.webhooks?.redriveDeadLetters()).toBe(1);
+    await receiver.waitForAccepted(1);
+    expect(api.webhooks?.deadLetters()).toEqual([]);
+    expect(new Set(receiver.deliveries.map((delivery) => delivery.webhookId)).size).toBe(1);
+  });
+
+  it('delivers 1,000 creates from 20 clients as 1,000 distinct, verified webhooks', async () => {
+    const receiver = await startReceiver();
+    const api = await startApi([receiver]);
+    let next = 0;
+    const client = async () => {
+      while (next < 1_000) {
+        next += 1;
+        const id = next;
+        const response = await send(api, 'POST', '/plants', `{"id":${id},"name":"P${id}"}`);
+        expect(response.status).toBe(200);
+      }
+    };
+    await Promise.all(Array.from({ length: 20 }, client));
+    await receiver.waitForAccepted(1_000, 30_000);
+    const accepted = [...receiver.accepted().values()];
+    expect(new Set(accepted.map((delivery) => JSON.parse(delivery.body).id)).size).toBe(1_000);
+    expect(accepted.every((delivery) => delivery.verified)).toBe(true);
+    expect(receiver.deliveries).toHaveLength(1_000);
+  }, 60_000);
+});
