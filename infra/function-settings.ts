@@ -71,6 +71,21 @@ export const functionSettings = {
     timeoutSeconds: apiFunctionTimeoutSeconds,
     tableActions: ['dynamodb:DeleteItem'],
   },
+  webhookFanout: {
+    entry: 'functions/webhook-fanout/handler.ts',
+    // Turns stream records into queue messages: no user waits on it and its work is a few SQS
+    // calls, so a small size; a cold start only delays deliveries by a fraction of a second.
+    memorySizeMb: 512,
+    timeoutSeconds: 30,
+  },
+  deliverWebhook: {
+    entry: 'functions/deliver-webhook/handler.ts',
+    // Mostly waits on subscribers (up to 10 s each, a batch's deliveries side by side); signing
+    // is one HMAC per delivery. 512 MB keeps the cold start short without paying for idle CPU.
+    memorySizeMb: 512,
+    // A batch's deliveries run side by side, each at most 10 s, plus reading a secret.
+    timeoutSeconds: 30,
+  },
   authorizer: {
     entry: 'functions/authorizer/handler.ts',
     // A full vCPU (1769 MB; more memory adds vCPUs a single thread cannot use). Measured: a cold
@@ -82,4 +97,7 @@ export const functionSettings = {
     // A JWKS fetch (the only network call) plus a signature check; a hung fetch must fail fast.
     timeoutSeconds: 5,
   },
-} as const satisfies Record<RouteFunctionName | 'authorizer', FunctionSettings>;
+} as const satisfies Record<
+  RouteFunctionName | 'authorizer' | 'webhookFanout' | 'deliverWebhook',
+  FunctionSettings
+>;

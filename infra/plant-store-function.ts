@@ -18,6 +18,11 @@ export interface PlantStoreFunctionProps {
   readonly logRetention: RetentionDays;
   /** What happens to the function's log group when the stack is deleted. */
   readonly logRemovalPolicy: RemovalPolicy;
+  /**
+   * Why the function needs no dead-letter queue of its own (Lambda's DLQ serves asynchronous
+   * invocations only). @default invoked synchronously by API Gateway
+   */
+  readonly noDeadLetterQueueReason?: string;
 }
 
 /**
@@ -79,8 +84,9 @@ export class PlantStoreFunction extends NodejsFunction {
     Validations.of(this).acknowledge({
       id: 'Serverless::Serverless-LambdaDLQ',
       reason:
+        props.noDeadLetterQueueReason ??
         'Invoked synchronously by API Gateway only: a failure is answered to the client, and ' +
-        'Lambda never retries or dead-letters synchronous invocations.',
+          'Lambda never retries or dead-letters synchronous invocations.',
     });
   }
 }

@@ -4,6 +4,7 @@ import type { Construct } from 'constructs';
 import { type RouteFunctionName, routes, scopeDescriptions } from '../functions/shared/routes.ts';
 import { functionSettings } from './function-settings.ts';
 import { PlantStoreFunction } from './plant-store-function.ts';
+import { PlantWebhooks } from './plant-webhooks.ts';
 import { PlantsApi } from './plants-api.ts';
 import { PlantsTable } from './plants-table.ts';
 import type { StageConfig } from './stages.ts';
@@ -29,6 +30,7 @@ export class PlantStoreStack extends Stack {
   readonly routeFunctions: Readonly<Record<RouteFunctionName, PlantStoreFunction>>;
   readonly authorizerFunction: PlantStoreFunction;
   readonly api: PlantsApi;
+  readonly webhooks: PlantWebhooks;
 
   constructor(scope: Construct, id: string, props: PlantStoreStackProps) {
     super(scope, id, props);
@@ -82,6 +84,23 @@ export class PlantStoreStack extends Stack {
       logRetention,
       logRemovalPolicy,
       webAclArn: stage.webAclArn,
+    });
+
+    this.webhooks = new PlantWebhooks(this, 'Webhooks', {
+      table: this.table.table,
+      stageName: stage.name,
+      subscribers: stage.webhookSubscribers ?? [],
+      productionLike: stage.productionLike,
+      logRetention,
+      logRemovalPolicy,
+    });
+    new CfnOutput(this, 'WebhookDeadLetterQueueArn', {
+      description: 'Webhook deliveries that used up their retries (redrive: README, Webhooks).',
+      value: this.webhooks.deadLetterQueue.queueArn,
+    });
+    new CfnOutput(this, 'WebhookDeliveryQueueArn', {
+      description: 'Where dead letters are redriven to.',
+      value: this.webhooks.deliveryQueue.queueArn,
     });
 
     new CfnOutput(this, 'ApiUrl', {

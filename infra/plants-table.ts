@@ -2,7 +2,7 @@ import { RemovalPolicy } from 'aws-cdk-lib';
 import {
   AttributeType,
   BillingMode,
-  type ITable,
+  StreamViewType,
   Table,
   TableEncryption,
 } from 'aws-cdk-lib/aws-dynamodb';
@@ -18,10 +18,11 @@ export interface PlantsTableProps {
 /**
  * The plants, one item per plant keyed by its `id` (a DynamoDB Number, which holds any int64
  * exactly). On-demand capacity, encrypted with the account's DynamoDB KMS key, point-in-time
- * recovery on; production-like stages retain it and enable deletion protection.
+ * recovery on, a stream of new images (the webhooks' source); production-like stages retain it
+ * and enable deletion protection.
  */
 export class PlantsTable extends Construct {
-  readonly table: ITable;
+  readonly table: Table;
 
   constructor(scope: Construct, id: string, props: PlantsTableProps) {
     super(scope, id);
@@ -31,6 +32,8 @@ export class PlantsTable extends Construct {
       encryption: TableEncryption.AWS_MANAGED,
       pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
       deletionProtection: props.productionLike,
+      // Every new plant's image feeds the webhooks: the stream is the one source of the event.
+      stream: StreamViewType.NEW_IMAGE,
       removalPolicy: props.productionLike ? RemovalPolicy.RETAIN : RemovalPolicy.DESTROY,
     });
   }

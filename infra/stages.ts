@@ -42,6 +42,14 @@ export interface ThrottlingConfig {
   readonly burstLimit: number;
 }
 
+/** A receiver of the new-plant webhooks; the stack makes its signing secret. */
+export interface WebhookSubscriberConfig {
+  /** Lower-case letters, digits and dashes: part of the secret's name. */
+  readonly name: string;
+  /** Where the webhooks are POSTed: https only. */
+  readonly url: string;
+}
+
 /** Everything a stage decides. */
 export interface StageConfig {
   /** Stage name: in the stack name (`PlantStore-<name>`) and the API's URL path. */
@@ -58,6 +66,12 @@ export interface StageConfig {
    * @default none: the authorizer and the stage throttling are the only guards
    */
   readonly webAclArn?: string;
+  /**
+   * Who hears of every new plant (signed webhooks, retried for a day). Each gets a secret in
+   * Secrets Manager, `plant-store/<stage>/webhooks/<name>`.
+   * @default none
+   */
+  readonly webhookSubscribers?: readonly WebhookSubscriberConfig[];
 }
 
 /** Retention periods CloudWatch Logs accepts (a subset: the ones that make sense here). */

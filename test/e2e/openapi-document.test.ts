@@ -127,6 +127,18 @@ describe('openapi.yaml', () => {
     });
   });
 
+  it('declares the new-plant webhook with the StoredPlant body and the Standard Webhooks headers', () => {
+    const webhook = openApiDocument.webhooks?.newPlant?.post;
+    expect(webhook?.requestBody?.content['application/json'].schema.$ref).toBe(
+      '#/components/schemas/StoredPlant',
+    );
+    expect(webhook?.parameters?.map((parameter) => [parameter.name, parameter.in])).toEqual([
+      ['webhook-id', 'header'],
+      ['webhook-timestamp', 'header'],
+      ['webhook-signature', 'header'],
+    ]);
+  });
+
   describe('agrees with the gateway responses', () => {
     it.each(Object.values(gatewayResponses))(
       '$type: status, body and headers are documented',

@@ -1,0 +1,11 @@
+/**
+ * Lambda entry of the webhook fan-out. Environment, read once at cold start:
+ * `DELIVERY_QUEUE_URL` and `SUBSCRIBER_NAMES` (a JSON array of the stage's subscriber names).
+ */
+import { SQSClient } from '@aws-sdk/client-sqs';
+import { createFanoutHandler, readFanoutConfig } from './fanout-handler.ts';
+
+const config = readFanoutConfig(process.env);
+
+/** The Lambda entry; the client is created once per container and reused. */
+export const handler = createFanoutHandler({ sqs: new SQSClient({}), ...config });
