@@ -29,6 +29,7 @@ import { measureEndToEnd } from './end-to-end.ts';
 import { startInstantDynamoDb } from './instant-dynamodb.ts';
 import { round } from './statistics.ts';
 import { measureWarmPath, median } from './warm-path.ts';
+import { measureWebhookLoad } from './webhooks.ts';
 
 const quick = process.argv.includes('--quick');
 const coldStartRuns = quick ? 5 : 31;
@@ -58,6 +59,7 @@ const targets = {
   otherBundleKiB: 200,
   otherColdStartRatioToCdkDefault: 0.65,
   listPageP99ToCreateP99: 3,
+  webhookDeliveryP99Milliseconds: 2000,
 };
 
 /** Lambda gives a function one full vCPU at 1769 MB and a proportional share below. */
@@ -90,6 +92,9 @@ async function main(): Promise<void> {
   );
   const endToEnd = await measureEndToEnd({ durationSeconds: endToEndSeconds, listedPlants });
 
+  log('Webhooks: 1,000 creates from 20 clients without, then with, a live receiver (twice)…');
+  const webhooks = await measureWebhookLoad({ runs: quick ? 1 : 2 });
+
   const results = {
     machine: describeMachine(loadBefore, loadavg()),
     durationSeconds: round((performance.now() - started) / 1000),
@@ -108,6 +113,7 @@ async function main(): Promise<void> {
     otherFunctions,
     authorizer,
     endToEnd,
+    webhooks,
     memoryEstimates: estimateLambdaTimes(coldStart.figures, warmPath.figures),
   };
   writeFileSync(resultsPath, `${JSON.stringify(results, null, 2)}\n`);
@@ -371,6 +377,7 @@ function printSummary(results: {
   otherFunctions: Awaited<ReturnType<typeof measureOtherApiFunctions>>;
   authorizer: Awaited<ReturnType<typeof measureAuthorizer>>;
   endToEnd: Awaited<ReturnType<typeof measureEndToEnd>>;
+  webhooks: Awaited<ReturnType<typeof measureWebhookLoad>>;
   memoryEstimates: ReturnType<typeof estimateLambdaTimes>;
 }): void {
   const { machine } = results;
@@ -425,6 +432,14 @@ function printSummary(results: {
     `  POST /plants              ${e2e.create.requestsPerSecond} requests/s, p50 ${e2e.create.latencyP50} ms, p99 ${e2e.create.latencyP99} ms, ${e2e.create.errors} errors, ${e2e.create.non2xx} non-2xx of ${e2e.create.requests}`,
     `  GET /plants?limit=100     ${e2e.listPage.requestsPerSecond} requests/s, p50 ${e2e.listPage.latencyP50} ms, p99 ${e2e.listPage.latencyP99} ms, ${e2e.listPage.errors} errors, ${e2e.listPage.non2xx} non-2xx of ${e2e.listPage.requests} (${e2e.listPage.listedPlants} plants stored)`,
     `  list page p99 / create p99: ${listRatio} (target ≤ ${targets.listPageP99ToCreateP99}) ${check(listRatio <= targets.listPageP99ToCreateP99)}`,
+  );
+  const hooks = results.webhooks;
+  lines.push(
+    '',
+    `Webhooks: ${hooks.creates} creates from ${hooks.clients} clients, a live receiver on 127.0.0.1`,
+    `  distinct deliveries per run: ${hooks.distinctDeliveries.join(', ')} (of ${hooks.creates}) ${check(hooks.distinctDeliveries.every((count) => count === hooks.creates))}`,
+    `  delivery delay (create answered → received): p50 ${hooks.deliveryDelay.p50} ms, p99 ${hooks.deliveryDelay.p99} ms, max ${hooks.deliveryDelay.max} ms (target p99 ≤ ${targets.webhookDeliveryP99Milliseconds} ms) ${check(hooks.deliveryDelay.p99 <= targets.webhookDeliveryP99Milliseconds)}`,
+    `  create latency without webhooks: p50 ${hooks.createWithoutWebhooks.p50} ms, p99 ${hooks.createWithoutWebhooks.p99} ms; with: p50 ${hooks.createWithWebhooks.p50} ms, p99 ${hooks.createWithWebhooks.p99} ms`,
     '',
     'create-plant in Lambda, estimated from the CPU time measured here',
     '  memory   vCPU   cold start (init + first answer)   warm CPU per create',
