@@ -1,3 +1,4 @@
+import { CfnGuardValidator } from '@cdklabs/cdk-validator-cfnguard';
 import { App, type AppProps, Validations } from 'aws-cdk-lib';
 import { AwsSolutionsChecks, ServerlessChecks } from 'cdk-nag';
 import { formatStackName, PlantStoreStack } from './plant-store-stack.ts';
@@ -27,6 +28,11 @@ export function createPlantStoreApp(props: AppProps = {}): PlantStoreApp {
     // deploy takes the account and region of the caller's AWS profile.
     tags: { project: 'plant-store', stage: stage.name },
   });
-  Validations.of(app).addPlugins(new AwsSolutionsChecks(app), new ServerlessChecks(app));
+  Validations.of(app).addPlugins(
+    new AwsSolutionsChecks(app),
+    new ServerlessChecks(app),
+    // The Control Tower rules, run offline by the cfn-guard binary the package ships.
+    new CfnGuardValidator({ controlTowerRulesEnabled: true, maxBuffer: 16 * 1024 * 1024 }),
+  );
   return { app, stack };
 }

@@ -118,11 +118,14 @@ export class PlantsApi extends Construct {
     });
 
     for (const route of routes) {
-      this.restApi.root
-        .resourceForPath(route.path)
-        .addMethod(route.method, new LambdaIntegration(props.routeFunctions[route.function]), {
+      this.restApi.root.resourceForPath(route.path).addMethod(
+        route.method,
+        // No extra permission for the console's test invocations: only the stage may call.
+        new LambdaIntegration(props.routeFunctions[route.function], { allowTestInvoke: false }),
+        {
           authorizer,
-        });
+        },
+      );
     }
     this.plantsUrl = this.restApi.urlForPath('/plants');
 

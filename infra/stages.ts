@@ -100,7 +100,9 @@ export const stages: Readonly<Record<StageName, StageConfig>> = {
     // 10 concurrent functions; a burst of 400 absorbs client retries without 429s. Raise both
     // together with a concurrency quota increase.
     throttling: { rateLimit: 200, burstLimit: 400 },
-    logRetentionDays: 90,
+    // A year: long enough to answer for any request of the past year (the Control Tower rule
+    // CT.CLOUDWATCH.PR.2 that cfn-guard checks asks for as much).
+    logRetentionDays: 365,
     issuer: { kind: 'cognito' },
   },
 };
