@@ -84,6 +84,9 @@ export class PlantStoreStack extends Stack {
       logRetention,
       logRemovalPolicy,
       webAclArn: stage.webAclArn,
+      ...(stage.manageApiGatewayCloudWatchRole === undefined
+        ? {}
+        : { manageCloudWatchRole: stage.manageApiGatewayCloudWatchRole }),
     });
 
     this.webhooks = new PlantWebhooks(this, 'Webhooks', {

@@ -28,6 +28,8 @@ export interface PlantsApiProps {
   readonly logRemovalPolicy: RemovalPolicy;
   /** A regional WAFv2 web ACL to associate with the stage, when the stage names one. */
   readonly webAclArn?: string;
+  /** Whether to create and set the account-wide CloudWatch Logs role. @default true */
+  readonly manageCloudWatchRole?: boolean;
 }
 
 /**
@@ -95,8 +97,10 @@ export class PlantsApi extends Construct {
       binaryMediaTypes: ['*/*'],
       // API Gateway can only write logs through an account-wide role. Retained, because every
       // stage and API of the account shares it: deleting one stack must not break the others.
-      cloudWatchRole: true,
-      cloudWatchRoleRemovalPolicy: RemovalPolicy.RETAIN,
+      // A stage whose account's platform team owns the role leaves it to them.
+      ...(props.manageCloudWatchRole === false
+        ? { cloudWatchRole: false }
+        : { cloudWatchRole: true, cloudWatchRoleRemovalPolicy: RemovalPolicy.RETAIN }),
       deployOptions: {
         stageName: props.stageName,
         throttlingRateLimit: props.throttling.rateLimit,
@@ -148,14 +152,15 @@ export class PlantsApi extends Construct {
       });
     }
 
-    const cloudWatchRole = this.restApi.node.findChild('CloudWatchRole');
-    Validations.of(cloudWatchRole).acknowledge({
-      id: 'AwsSolutions::AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AmazonAPIGatewayPushToCloudWatchLogs]',
-      reason:
-        'The account-wide role API Gateway writes access and execution logs with. ' +
-        'AmazonAPIGatewayPushToCloudWatchLogs is the AWS-maintained policy made for exactly ' +
-        'this role, and only API Gateway can assume it.',
-    });
+    const cloudWatchRole = this.restApi.node.tryFindChild('CloudWatchRole');
+    if (cloudWatchRole !== undefined)
+      Validations.of(cloudWatchRole).acknowledge({
+        id: 'AwsSolutions::AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AmazonAPIGatewayPushToCloudWatchLogs]',
+        reason:
+          'The account-wide role API Gateway writes access and execution logs with. ' +
+          'AmazonAPIGatewayPushToCloudWatchLogs is the AWS-maintained policy made for exactly ' +
+          'this role, and only API Gateway can assume it.',
+      });
 
     Validations.of(this.restApi).acknowledge(
       {

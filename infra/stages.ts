@@ -21,6 +21,14 @@ export interface CognitoIssuerConfig {
    * @default 'plant-store'
    */
   readonly domainPrefix?: string;
+  /**
+   * The pool's issuer format (`IssuerConfiguration`), pinned because the authorizer's
+   * `TOKEN_ISSUER` and JWKS URL are derived from it and a mismatch rejects every token:
+   * `ORIGINAL` issues `https://cognito-idp.<region>.amazonaws.com/<pool id>`, `UPDATED`
+   * `https://issuer-cognito-idp.<region>.amazonaws.com/<pool id>` (for multi-Region pools).
+   * @default 'ORIGINAL'
+   */
+  readonly issuerFormat?: 'ORIGINAL' | 'UPDATED';
 }
 
 /** An existing OIDC issuer (Auth0, Okta, Entra ID, another Cognito pool…) named by its URL. */
@@ -72,6 +80,13 @@ export interface StageConfig {
    * @default none
    */
   readonly webhookSubscribers?: readonly WebhookSubscriberConfig[];
+  /**
+   * Whether this stack creates and sets API Gateway's account-wide CloudWatch Logs role. Where a
+   * platform team owns that role (one per account and region), set `false`: the stage then uses
+   * the role already set on the account, and access logs need it.
+   * @default true
+   */
+  readonly manageApiGatewayCloudWatchRole?: boolean;
 }
 
 /** Retention periods CloudWatch Logs accepts (a subset: the ones that make sense here). */

@@ -1,6 +1,7 @@
 import { Aws, Duration, RemovalPolicy, Validations } from 'aws-cdk-lib';
 import {
   AccountRecovery,
+  type CfnUserPool,
   FeaturePlan,
   Mfa,
   OAuthScope,
@@ -116,7 +117,21 @@ export class TokenIssuer extends Construct {
       },
     });
 
-    const issuerUrl = userPool.userPoolProviderUrl;
+    // Pinned, and the issuer and JWKS URL derived from the same choice: Cognito has two issuer
+    // formats, and a token whose `iss` is the other one is rejected (401 for every client).
+    const issuerFormat = config.issuerFormat ?? 'ORIGINAL';
+    (userPool.node.defaultChild as CfnUserPool).addPropertyOverride('IssuerConfiguration', {
+      Type: issuerFormat,
+    });
+    const issuerHost = issuerFormat === 'UPDATED' ? 'issuer-cognito-idp' : 'cognito-idp';
+    const issuerUrl = `https://${issuerHost}.${Aws.REGION}.${Aws.URL_SUFFIX}/${userPool.userPoolId}`;
+    // Deleting the stack must not revoke every client's credentials: production-like stages
+    // keep the client, its scopes and the domain along with the pool.
+    if (props.productionLike) {
+      for (const resource of [resourceServer, client, domain]) {
+        resource.applyRemovalPolicy(RemovalPolicy.RETAIN);
+      }
+    }
     this.authorizerEnvironment = {
       TOKEN_ISSUER: issuerUrl,
       TOKEN_AUDIENCE: client.userPoolClientId,

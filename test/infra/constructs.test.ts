@@ -81,6 +81,58 @@ describe('TokenIssuer with an external OIDC issuer', () => {
   });
 });
 
+describe('TokenIssuer with the UPDATED Cognito issuer format', () => {
+  it('pins it on the pool and derives the issuer and JWKS URL from it', () => {
+    const stack = new Stack();
+    const issuer = new TokenIssuer(stack, 'TokenIssuer', {
+      config: { kind: 'cognito', issuerFormat: 'UPDATED' },
+      stageName: 'prod',
+      scopes: scopeDescriptions,
+      productionLike: true,
+    });
+    Template.fromStack(stack).hasResourceProperties('AWS::Cognito::UserPool', {
+      IssuerConfiguration: { Type: 'UPDATED' },
+    });
+    const resolved = stack.resolve(issuer.authorizerEnvironment);
+    expect(JSON.stringify(resolved.TOKEN_ISSUER)).toContain('https://issuer-cognito-idp.');
+    expect(JSON.stringify(resolved.JWKS_URI)).toContain('https://issuer-cognito-idp.');
+    expect(JSON.stringify(resolved.JWKS_URI)).toContain('/.well-known/jwks.json');
+  });
+});
+
+describe('PlantsApi without the account-wide CloudWatch role', () => {
+  it('creates no role and sets no account when the stage leaves them to a platform team', () => {
+    const stack = new Stack();
+    new PlantsApi(stack, 'Api', {
+      stageName: 'dev',
+      throttling: { rateLimit: 10, burstLimit: 20 },
+      routeFunctions: {
+        createPlant: createInlineFunction(stack, 'CreatePlant'),
+        listPlants: createInlineFunction(stack, 'ListPlants'),
+        getPlant: createInlineFunction(stack, 'GetPlant'),
+        deletePlant: createInlineFunction(stack, 'DeletePlant'),
+      },
+      authorizerFunction: createInlineFunction(stack, 'Authorizer'),
+      logRetention: RetentionDays.ONE_WEEK,
+      logRemovalPolicy: RemovalPolicy.DESTROY,
+      manageCloudWatchRole: false,
+    });
+    const template = Template.fromStack(stack);
+    template.resourceCountIs('AWS::ApiGateway::Account', 0);
+    expect(
+      Object.keys(
+        template.findResources('AWS::IAM::Role', {
+          Properties: Match.objectLike({
+            AssumeRolePolicyDocument: Match.objectLike({
+              Statement: [Match.objectLike({ Principal: { Service: 'apigateway.amazonaws.com' } })],
+            }),
+          }),
+        }),
+      ),
+    ).toEqual([]);
+  });
+});
+
 describe('PlantsApi with a WAF web ACL', () => {
   it('associates the web ACL with the API stage', () => {
     const stack = new Stack();

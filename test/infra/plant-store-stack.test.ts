@@ -390,9 +390,16 @@ describe.each([stages.dev, stages.prod])('the PlantStore-$name stack', (stage) =
           }),
         });
       }
-      const issuerUrl = {
-        'Fn::GetAtt': [Match.stringLikeRegexp('^TokenIssuerUserPool'), 'ProviderURL'],
-      };
+      // The pool's pinned ORIGINAL issuer format: https://cognito-idp.<region>.<suffix>/<pool id>.
+      const issuerParts = [
+        'https://cognito-idp.',
+        { Ref: 'AWS::Region' },
+        '.',
+        { Ref: 'AWS::URLSuffix' },
+        '/',
+        { Ref: Match.stringLikeRegexp('^TokenIssuerUserPool') },
+      ];
+      const issuerUrl = { 'Fn::Join': ['', issuerParts] };
       template().hasResourceProperties('AWS::Lambda::Function', {
         Environment: {
           Variables: {
@@ -401,7 +408,9 @@ describe.each([stages.dev, stages.prod])('the PlantStore-$name stack', (stage) =
               Ref: Match.stringLikeRegexp('^TokenIssuerUserPoolClientCredentialsClient'),
             },
             TOKEN_AUDIENCE_CLAIM: 'client_id',
-            JWKS_URI: { 'Fn::Join': ['', [issuerUrl, '/.well-known/jwks.json']] },
+            JWKS_URI: {
+              'Fn::Join': ['', [...issuerParts, '/.well-known/jwks.json']],
+            },
           },
         },
       });
@@ -534,6 +543,31 @@ describe.each([stages.dev, stages.prod])('the PlantStore-$name stack', (stage) =
       });
     });
 
+    it('pins the ORIGINAL issuer format the authorizer expects', () => {
+      template().hasResourceProperties('AWS::Cognito::UserPool', {
+        IssuerConfiguration: { Type: 'ORIGINAL' },
+      });
+    });
+
+    it(
+      stage.productionLike
+        ? 'retains the app client, resource server and domain with the pool'
+        : 'deletes the app client, resource server and domain with the stack',
+      () => {
+        for (const type of [
+          'AWS::Cognito::UserPoolClient',
+          'AWS::Cognito::UserPoolResourceServer',
+          'AWS::Cognito::UserPoolDomain',
+        ]) {
+          const resources = Object.values(template().findResources(type));
+          expect(resources).toHaveLength(1);
+          expect(resources[0]?.DeletionPolicy ?? 'Delete').toBe(
+            stage.productionLike ? 'Retain' : 'Delete',
+          );
+        }
+      },
+    );
+
     it('has a hosted domain unique to the stage and account', () => {
       template().hasResourceProperties('AWS::Cognito::UserPoolDomain', {
         Domain: { 'Fn::Join': ['', [`plant-store-${stage.name}-`, { Ref: 'AWS::AccountId' }]] },
@@ -560,7 +594,15 @@ describe.each([stages.dev, stages.prod])('the PlantStore-$name stack', (stage) =
       },
     });
     template().hasOutput('IssuerUrl', {
-      Value: { 'Fn::GetAtt': [Match.stringLikeRegexp('^TokenIssuerUserPool'), 'ProviderURL'] },
+      Value: {
+        'Fn::Join': [
+          '',
+          Match.arrayWith([
+            'https://cognito-idp.',
+            { Ref: Match.stringLikeRegexp('^TokenIssuerUserPool') },
+          ]),
+        ],
+      },
     });
     template().hasOutput('ClientId', {
       Value: { Ref: Match.stringLikeRegexp('^TokenIssuerUserPoolClientCredentialsClient') },
