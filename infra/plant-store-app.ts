@@ -2,7 +2,7 @@ import { CfnGuardValidator } from '@cdklabs/cdk-validator-cfnguard';
 import { App, type AppProps, Validations } from 'aws-cdk-lib';
 import { AwsSolutionsChecks, ServerlessChecks } from 'cdk-nag';
 import { formatStackName, PlantStoreStack } from './plant-store-stack.ts';
-import { resolveStageConfig } from './stages.ts';
+import { checkDeploymentTarget, resolveStageConfig, type StageConfig, stages } from './stages.ts';
 
 /** The app and its one stack, as `infra/app.ts` and the tests build them. */
 export interface PlantStoreApp {
@@ -16,16 +16,36 @@ export interface PlantStoreApp {
  * every synth: an unacknowledged finding fails it.
  *
  * @throws UnknownStageError when the stage is not one of `infra/stages.ts`.
+ * @throws WrongDeploymentTargetError when a pinned stage meets another account or region.
  */
-export function createPlantStoreApp(props: AppProps = {}): PlantStoreApp {
+export function createPlantStoreApp(
+  props: AppProps = {},
+  {
+    knownStages = stages,
+    environment = process.env,
+  }: {
+    /** The stages to choose from (tests add their own). */
+    readonly knownStages?: Readonly<Record<string, StageConfig>>;
+    /** Where the CDK CLI's `CDK_DEFAULT_ACCOUNT` and `CDK_DEFAULT_REGION` are read. */
+    readonly environment?: Record<string, string | undefined>;
+  } = {},
+): PlantStoreApp {
   const app = new App(props);
   const stageName: unknown = app.node.tryGetContext('stage');
-  const stage = resolveStageConfig(typeof stageName === 'string' ? stageName : undefined);
+  const stage = resolveStageConfig(
+    typeof stageName === 'string' ? stageName : undefined,
+    knownStages,
+  );
+  checkDeploymentTarget(stage, environment);
   const stack = new PlantStoreStack(app, formatStackName(stage.name), {
     stage,
-    description: `Plant Store (${stage.name}): POST /plants behind a bearer-token authorizer.`,
-    // Environment-agnostic on purpose: synth needs no credentials and does no lookups; the
-    // deploy takes the account and region of the caller's AWS profile.
+    description: `Plant Store (${stage.name}): the plants API, its authorizer and webhooks.`,
+    // Environment-agnostic unless the stage pins its account and region: synth needs no
+    // credentials and does no lookups; the deploy takes the account and region of the caller's
+    // AWS profile, and the CDK refuses to deploy a pinned stack anywhere else.
+    ...(stage.account === undefined && stage.region === undefined
+      ? {}
+      : { env: { account: stage.account, region: stage.region } }),
     tags: { project: 'plant-store', stage: stage.name },
   });
   Validations.of(app).addPlugins(

@@ -87,6 +87,13 @@ export interface StageConfig {
    * @default true
    */
   readonly manageApiGatewayCloudWatchRole?: boolean;
+  /**
+   * The AWS account (12 digits) and region this stage may only be deployed to. Pinned, a
+   * `cdk synth|deploy` with credentials of another account or region fails before anything
+   * changes. @default deployable anywhere (the caller's account and region)
+   */
+  readonly account?: string;
+  readonly region?: string;
 }
 
 /** Retention periods CloudWatch Logs accepts (a subset: the ones that make sense here). */
@@ -133,10 +140,45 @@ export class UnknownStageError extends Error {
   }
 }
 
-/** The configuration of a stage by name; `undefined` means the default stage. */
-export function resolveStageConfig(stageName: string = defaultStageName): StageConfig {
-  if (!Object.hasOwn(stages, stageName)) {
-    throw new UnknownStageError(stageName);
+/** A synth or deploy of a pinned stage with credentials of another account or region. */
+export class WrongDeploymentTargetError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'WrongDeploymentTargetError';
   }
-  return stages[stageName as StageName];
+}
+
+/**
+ * Refuses to build a pinned stage for another account or region. The CDK CLI passes the
+ * caller's account and region as `CDK_DEFAULT_ACCOUNT` and `CDK_DEFAULT_REGION` (absent without
+ * credentials, when synth goes on: nothing can be deployed then).
+ *
+ * @throws WrongDeploymentTargetError naming both accounts or regions.
+ */
+export function checkDeploymentTarget(
+  stage: StageConfig,
+  environment: Record<string, string | undefined>,
+): void {
+  const account = environment.CDK_DEFAULT_ACCOUNT;
+  const region = environment.CDK_DEFAULT_REGION;
+  if (stage.account !== undefined && account !== undefined && account !== stage.account) {
+    throw new WrongDeploymentTargetError(
+      `Stage ${stage.name} deploys only to account ${stage.account}, but the credentials are for account ${account}. Nothing was changed.`,
+    );
+  }
+  if (stage.region !== undefined && region !== undefined && region !== stage.region) {
+    throw new WrongDeploymentTargetError(
+      `Stage ${stage.name} deploys only to region ${stage.region}, but the current region is ${region}. Nothing was changed.`,
+    );
+  }
+}
+
+/** The configuration of a stage by name; `undefined` means the default stage. */
+export function resolveStageConfig(
+  stageName: string = defaultStageName,
+  known: Readonly<Record<string, StageConfig>> = stages,
+): StageConfig {
+  const stage = Object.hasOwn(known, stageName) ? known[stageName] : undefined;
+  if (stage === undefined) throw new UnknownStageError(stageName);
+  return stage;
 }
