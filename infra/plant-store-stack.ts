@@ -1,12 +1,16 @@
 import { CfnOutput, RemovalPolicy, Stack, type StackProps, Validations } from 'aws-cdk-lib';
+import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
+import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import type { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
 import { type RouteFunctionName, routes, scopeDescriptions } from '../functions/shared/routes.ts';
 import { functionSettings } from './function-settings.ts';
 import { PlantStoreFunction } from './plant-store-function.ts';
+import { type MonitoredFunction, PlantStoreMonitoring } from './plant-store-monitoring.ts';
 import { PlantWebhooks } from './plant-webhooks.ts';
 import { PlantsApi } from './plants-api.ts';
 import { PlantsTable } from './plants-table.ts';
+import { GradualDeployment } from './safe-deployment.ts';
 import type { StageConfig } from './stages.ts';
 import { TokenIssuer } from './token-issuer.ts';
 
@@ -31,6 +35,9 @@ export class PlantStoreStack extends Stack {
   readonly authorizerFunction: PlantStoreFunction;
   readonly api: PlantsApi;
   readonly webhooks: PlantWebhooks;
+  readonly monitoring: PlantStoreMonitoring;
+  /** Production-like stages: each API function's alias and deployment group, by name. */
+  readonly gradualDeployments: ReadonlyMap<string, GradualDeployment>;
 
   constructor(scope: Construct, id: string, props: PlantStoreStackProps) {
     super(scope, id, props);
@@ -76,14 +83,33 @@ export class PlantStoreStack extends Stack {
       logRemovalPolicy,
     });
 
+    // Production-like stages publish every API function behind the alias `live`, which the API
+    // calls, and shift each new version gradually (rolled back on alarm); dev deploys at once.
+    const gradual = new Map<string, GradualDeployment>();
+    if (stage.productionLike) {
+      for (const [name, fn] of Object.entries({
+        ...this.routeFunctions,
+        authorizer: this.authorizerFunction,
+      })) {
+        gradual.set(name, new GradualDeployment(fn, 'GradualDeployment', { function: fn }));
+      }
+    }
+    const target = (name: string, fn: PlantStoreFunction): IFunction =>
+      gradual.get(name)?.alias ?? fn;
+    const routeTargets = Object.fromEntries(
+      Object.entries(this.routeFunctions).map(([name, fn]) => [name, target(name, fn)]),
+    ) as Record<RouteFunctionName, IFunction>;
+    this.gradualDeployments = gradual;
+
     this.api = new PlantsApi(this, 'Api', {
       stageName: stage.name,
       throttling: stage.throttling,
-      routeFunctions: this.routeFunctions,
-      authorizerFunction: this.authorizerFunction,
+      routeFunctions: routeTargets,
+      authorizerFunction: target('authorizer', this.authorizerFunction),
       logRetention,
       logRemovalPolicy,
       webAclArn: stage.webAclArn,
+      ...(stage.customDomain === undefined ? {} : { customDomain: stage.customDomain }),
       ...(stage.manageApiGatewayCloudWatchRole === undefined
         ? {}
         : { manageCloudWatchRole: stage.manageApiGatewayCloudWatchRole }),
@@ -104,6 +130,36 @@ export class PlantStoreStack extends Stack {
     new CfnOutput(this, 'WebhookDeliveryQueueArn', {
       description: 'Where dead letters are redriven to.',
       value: this.webhooks.deliveryQueue.queueArn,
+    });
+
+    this.monitoring = new PlantStoreMonitoring(this, 'Monitoring', {
+      stageName: stage.name,
+      api: this.api.restApi,
+      table: this.table.table,
+      webhooks: this.webhooks,
+      notifications: stage.alarmNotifications ?? {},
+      productionLike: stage.productionLike,
+      functions: [
+        ...Object.values(this.routeFunctions).map((fn) => monitored(fn, 'api')),
+        monitored(this.authorizerFunction, 'authorizer'),
+        monitored(this.webhooks.fanoutFunction, 'stream'),
+        monitored(this.webhooks.deliverFunction, 'queue'),
+      ],
+    });
+    // Gradual deploys roll back on the new version's errors; the authorizer's on its failures
+    // (its errors count every invalid token).
+    const notify = new SnsAction(this.monitoring.topic);
+    for (const [name, deployment] of gradual) {
+      const alarm =
+        name === 'authorizer'
+          ? this.monitoring.authorizerFailuresAlarm
+          : deployment.createErrorsAlarm(notify);
+      if (alarm !== undefined) deployment.rollBackOn([alarm]);
+    }
+
+    new CfnOutput(this, 'AlarmTopicArn', {
+      description: 'Every alarm of the stage notifies this topic: subscribe to it.',
+      value: this.monitoring.topic.topicArn,
     });
 
     acknowledgeControlTowerFindings(this, stage);
@@ -129,6 +185,14 @@ export class PlantStoreStack extends Stack {
       });
     }
   }
+}
+
+/** `createPlant` → `create-plant`: a function as the alarms and dashboard name it. */
+function monitored(fn: PlantStoreFunction, role: MonitoredFunction['role']): MonitoredFunction {
+  const name = fn.node.id.replace(/[A-Z]/g, (letter, index: number) =>
+    index === 0 ? letter.toLowerCase() : `-${letter.toLowerCase()}`,
+  );
+  return { name, function: fn, logGroup: fn.logGroupOfFunction, role };
 }
 
 /**

@@ -8,15 +8,19 @@ import {
   MethodLoggingLevel,
   ResponseType,
   RestApi,
+  SecurityPolicy,
   TokenAuthorizer,
 } from 'aws-cdk-lib/aws-apigateway';
+import { Certificate } from 'aws-cdk-lib/aws-certificatemanager';
 import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
+import { ARecord, HostedZone, RecordTarget } from 'aws-cdk-lib/aws-route53';
+import { ApiGatewayDomain } from 'aws-cdk-lib/aws-route53-targets';
 import { CfnWebACLAssociation } from 'aws-cdk-lib/aws-wafv2';
 import { Construct } from 'constructs';
 import { type RouteFunctionName, routes } from '../functions/shared/routes.ts';
 import { type GatewayResponse, gatewayResponses } from './gateway-responses.ts';
-import type { ThrottlingConfig } from './stages.ts';
+import type { CustomDomainConfig, ThrottlingConfig } from './stages.ts';
 
 export interface PlantsApiProps {
   readonly stageName: string;
@@ -30,6 +34,8 @@ export interface PlantsApiProps {
   readonly webAclArn?: string;
   /** Whether to create and set the account-wide CloudWatch Logs role. @default true */
   readonly manageCloudWatchRole?: boolean;
+  /** A domain of the team's own, with its base path mapping. */
+  readonly customDomain?: CustomDomainConfig;
 }
 
 /**
@@ -75,7 +81,7 @@ export const accessLogFields = {
 export class PlantsApi extends Construct {
   readonly restApi: RestApi;
   /** `https://…/<stage>/plants`. */
-  readonly plantsUrl: string;
+  plantsUrl: string;
 
   constructor(scope: Construct, id: string, props: PlantsApiProps) {
     super(scope, id);
@@ -132,6 +138,7 @@ export class PlantsApi extends Construct {
       );
     }
     this.plantsUrl = this.restApi.urlForPath('/plants');
+    if (props.customDomain !== undefined) this.plantsUrl = this.addCustomDomain(props.customDomain);
 
     for (const response of Object.values(gatewayResponses)) {
       this.restApi.addGatewayResponse(response.type, toGatewayResponseOptions(response));
@@ -179,6 +186,30 @@ export class PlantsApi extends Construct {
           'the contract\u2019s Error body; a Cognito authorizer could do neither.',
       },
     );
+  }
+
+  /**
+   * Serves the stage on the team's domain (regional endpoint, TLS 1.2) under its base path, with
+   * an alias record when a hosted zone is named. The functions build the `next` links from the
+   * host and path a request came in on, so they follow the domain by themselves.
+   */
+  private addCustomDomain(config: CustomDomainConfig): string {
+    const domain = this.restApi.addDomainName('CustomDomain', {
+      domainName: config.domainName,
+      certificate: Certificate.fromCertificateArn(this, 'Certificate', config.certificateArn),
+      endpointType: EndpointType.REGIONAL,
+      securityPolicy: SecurityPolicy.TLS_1_2,
+      ...(config.basePath === undefined ? {} : { basePath: config.basePath }),
+    });
+    if (config.hostedZone !== undefined) {
+      new ARecord(this, 'CustomDomainRecord', {
+        zone: HostedZone.fromHostedZoneAttributes(this, 'Zone', config.hostedZone),
+        recordName: config.domainName,
+        target: RecordTarget.fromAlias(new ApiGatewayDomain(domain)),
+      });
+    }
+    const basePath = config.basePath === undefined ? '' : `/${config.basePath}`;
+    return `https://${config.domainName}${basePath}/plants`;
   }
 }
 

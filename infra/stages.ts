@@ -58,6 +58,24 @@ export interface WebhookSubscriberConfig {
   readonly url: string;
 }
 
+/** Who hears of the stage's alarms: e-mail addresses and a Slack channel (AWS Chatbot). */
+export interface AlarmNotificationsConfig {
+  readonly emails?: readonly string[];
+  /** A channel of a Slack workspace already authorised in AWS Chatbot. */
+  readonly slack?: { readonly workspaceId: string; readonly channelId: string };
+}
+
+/** A domain of the team's own in front of the stage, e.g. `plants.example.com`. */
+export interface CustomDomainConfig {
+  readonly domainName: string;
+  /** An ACM certificate for the domain, in the stage's region (regional endpoint). */
+  readonly certificateArn: string;
+  /** The path the API sits under (`v1` → `https://<domain>/v1/plants`). @default the root */
+  readonly basePath?: string;
+  /** A Route 53 hosted zone to add the domain's alias record to. @default none: add it by hand */
+  readonly hostedZone?: { readonly hostedZoneId: string; readonly zoneName: string };
+}
+
 /** Everything a stage decides. */
 export interface StageConfig {
   /** Stage name: in the stack name (`PlantStore-<name>`) and the API's URL path. */
@@ -94,6 +112,13 @@ export interface StageConfig {
    */
   readonly account?: string;
   readonly region?: string;
+  /**
+   * Who the alarms notify (one SNS topic per stage, output as `AlarmTopicArn`).
+   * @default nobody yet: subscribe to the topic
+   */
+  readonly alarmNotifications?: AlarmNotificationsConfig;
+  /** Serve the stage on a domain of your own; `ApiUrl` and the `next` links then use it. */
+  readonly customDomain?: CustomDomainConfig;
 }
 
 /** Retention periods CloudWatch Logs accepts (a subset: the ones that make sense here). */

@@ -24,6 +24,7 @@ export function createFanoutHandler(dependencies: FanoutDependencies) {
   const logger = createLogger({ service: 'webhook-fanout' });
   return async (event: DynamoDBStreamEvent): Promise<DynamoDBBatchResponse> => {
     const batchItemFailures: { itemIdentifier: string }[] = [];
+    let newPlants = 0;
     for (const record of event.Records) {
       const plantEvent = newPlantEventOf(record as PlantStreamRecord);
       if (plantEvent === undefined) continue;
@@ -42,7 +43,10 @@ export function createFanoutHandler(dependencies: FanoutDependencies) {
         batchItemFailures.push({ itemIdentifier: record.dynamodb?.SequenceNumber ?? '' });
         break;
       }
+      newPlants += 1;
     }
+    // One line per batch; the PlantsCreated metric is counted from it.
+    if (newPlants > 0) logger.info('queued webhook deliveries', { newPlants });
     return { batchItemFailures };
   };
 }

@@ -133,6 +133,48 @@ describe('PlantsApi without the account-wide CloudWatch role', () => {
   });
 });
 
+describe('PlantsApi on a custom domain', () => {
+  it('maps the stage under the base path, adds the alias record, and points ApiUrl there', () => {
+    const stack = new Stack();
+    const api = new PlantsApi(stack, 'Api', {
+      stageName: 'prod',
+      throttling: { rateLimit: 10, burstLimit: 20 },
+      routeFunctions: {
+        createPlant: createInlineFunction(stack, 'CreatePlant'),
+        listPlants: createInlineFunction(stack, 'ListPlants'),
+        getPlant: createInlineFunction(stack, 'GetPlant'),
+        deletePlant: createInlineFunction(stack, 'DeletePlant'),
+      },
+      authorizerFunction: createInlineFunction(stack, 'Authorizer'),
+      logRetention: RetentionDays.ONE_WEEK,
+      logRemovalPolicy: RemovalPolicy.DESTROY,
+      customDomain: {
+        domainName: 'plants.example.com',
+        certificateArn: 'arn:aws:acm:eu-west-1:123456789012:certificate/abc',
+        basePath: 'v1',
+        hostedZone: { hostedZoneId: 'Z123EXAMPLE', zoneName: 'example.com' },
+      },
+    });
+    const template = Template.fromStack(stack);
+    template.hasResourceProperties('AWS::ApiGateway::DomainName', {
+      DomainName: 'plants.example.com',
+      RegionalCertificateArn: 'arn:aws:acm:eu-west-1:123456789012:certificate/abc',
+      EndpointConfiguration: { Types: ['REGIONAL'] },
+      SecurityPolicy: 'TLS_1_2',
+    });
+    template.hasResourceProperties('AWS::ApiGateway::BasePathMapping', {
+      BasePath: 'v1',
+      Stage: { Ref: Match.stringLikeRegexp('^ApiRestApiDeploymentStageprod') },
+    });
+    template.hasResourceProperties('AWS::Route53::RecordSet', {
+      Name: 'plants.example.com.',
+      Type: 'A',
+      HostedZoneId: 'Z123EXAMPLE',
+    });
+    expect(api.plantsUrl).toBe('https://plants.example.com/v1/plants');
+  });
+});
+
 describe('PlantsApi with a WAF web ACL', () => {
   it('associates the web ACL with the API stage', () => {
     const stack = new Stack();

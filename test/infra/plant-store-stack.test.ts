@@ -153,8 +153,11 @@ describe.each([stages.dev, stages.prod])('the PlantStore-$name stack', (stage) =
             AuthorizerId: { Ref: expect.stringMatching(/^ApiTokenAuthorizer/) },
             Integration: { Type: 'AWS_PROXY', IntegrationHttpMethod: 'POST' },
           });
+          // The function itself, or in production-like stages its `live` alias.
           const functionArn = JSON.stringify(method.Integration.Uri).match(
-            /"Fn::GetAtt":\["([A-Za-z]+?)[0-9A-F]{8}","Arn"\]/,
+            stage.productionLike
+              ? /"Ref":"([A-Za-z]+?)GradualDeploymentLive[0-9A-F]{8}"/
+              : /"Fn::GetAtt":\["([A-Za-z]+?)[0-9A-F]{8}","Arn"\]/,
           )?.[1];
           return `${method.HttpMethod} ${pathOf(method.ResourceId)} ${functionArn}`;
         },
@@ -172,7 +175,12 @@ describe.each([stages.dev, stages.prod])('the PlantStore-$name stack', (stage) =
         AuthorizerResultTtlInSeconds: authorizerCacheSeconds,
         AuthorizerUri: Match.objectLike({
           'Fn::Join': Match.arrayWith([
-            Match.arrayWith([{ 'Fn::GetAtt': [Match.stringLikeRegexp('^Authorizer'), 'Arn'] }]),
+            Match.arrayWith([
+              // Production-like stages call the function's `live` alias (gradual deploys).
+              stage.productionLike
+                ? { Ref: Match.stringLikeRegexp('^AuthorizerGradualDeploymentLive') }
+                : { 'Fn::GetAtt': [Match.stringLikeRegexp('^Authorizer'), 'Arn'] },
+            ]),
           ]),
         }),
       });
@@ -609,6 +617,115 @@ describe.each([stages.dev, stages.prod])('the PlantStore-$name stack', (stage) =
     });
   });
 
+  describe('operations', () => {
+    /** Every alarm a stage has, by name without the `PlantStore-<stage>-` prefix. */
+    const expectedAlarms = [
+      'Api-Fault-Rate-Warning',
+      'Api-Latency-P99-Warning',
+      ...[
+        'create-plant',
+        'list-plants',
+        'get-plant',
+        'delete-plant',
+        'webhook-fanout',
+        'deliver-webhook',
+      ].flatMap((name) => [
+        `${name}-Fault-Count-Warning`,
+        `${name}-Throttled-Count-Warning`,
+        `${name}-Latency-P99-Warning`,
+      ]),
+      // The authorizer's errors count invalid tokens: its own failures come from its log.
+      'authorizer-Throttled-Count-Warning',
+      'authorizer-Latency-P99-Warning',
+      'Authorizer-Failures',
+      'webhook-fanout-Iterator-Age-Max-Warning',
+      'PlantsTable-Read-Throttled-Events-Warning',
+      'PlantsTable-Write-Throttled-Events-Warning',
+      'PlantsTable-SystemError-Count-Warning',
+      'WebhookDeliveries-Queue-Message-Age-Max-Warning',
+      'WebhookDeliveries-DLQ-Queue-Message-Count-Max-Warning',
+      'WebhookStreamFailures-Queue-Message-Count-Max-Warning',
+    ];
+
+    it('has the alarms worth waking for, each notifying the stage\u2019s one topic', () => {
+      template().resourceCountIs('AWS::SNS::Topic', 1);
+      const alarms = Object.values(template().findResources('AWS::CloudWatch::Alarm'));
+      const named = alarms
+        .map((alarm) => alarm.Properties.AlarmName as string | undefined)
+        .filter((name): name is string => name !== undefined)
+        .map((name) => name.replace(`PlantStore-${stage.name}-`, ''));
+      expect(named.sort()).toEqual([...expectedAlarms].sort());
+      for (const alarm of alarms) {
+        expect(alarm.Properties.AlarmActions).toEqual([
+          { Ref: expect.stringMatching(/^MonitoringAlarms/) },
+        ]);
+      }
+    });
+
+    it.each([
+      ['Api-Fault-Rate-Warning', 0.01, 3],
+      ['Api-Latency-P99-Warning', 2000, 3],
+      ['create-plant-Fault-Count-Warning', 5, 1],
+      ['create-plant-Throttled-Count-Warning', 0, 1],
+      ['create-plant-Latency-P99-Warning', 8000, 3],
+      ['WebhookDeliveries-Queue-Message-Age-Max-Warning', 3600, 1],
+      ['WebhookDeliveries-DLQ-Queue-Message-Count-Max-Warning', 0, 1],
+      ['Authorizer-Failures', 5, 1],
+    ])('alarms on %s past %d for %d period(s)', (name, threshold, periods) => {
+      template().hasResourceProperties('AWS::CloudWatch::Alarm', {
+        AlarmName: `PlantStore-${stage.name}-${name}`,
+        Threshold: threshold,
+        EvaluationPeriods: periods,
+      });
+    });
+
+    it('has one dashboard, and counts plants created, conflicts and webhook outcomes from the logs', () => {
+      template().resourceCountIs('AWS::CloudWatch::Dashboard', 1);
+      template().hasResourceProperties('AWS::CloudWatch::Dashboard', {
+        DashboardName: `PlantStore-${stage.name}`,
+      });
+      const metrics = Object.values(template().findResources('AWS::Logs::MetricFilter')).map(
+        (filter) => filter.Properties.MetricTransformations[0].MetricName,
+      );
+      expect(metrics.sort()).toEqual(
+        [
+          'AuthorizerFailures',
+          'PlantConflicts',
+          'PlantsCreated',
+          'WebhookRetries',
+          'WebhooksDeadLettered',
+          'WebhooksDelivered',
+        ].sort(),
+      );
+    });
+
+    it(
+      stage.productionLike
+        ? 'publishes every API function behind a live alias the API calls, shifted by CodeDeploy canaries that roll back on alarm'
+        : 'deploys every function at once, without aliases or CodeDeploy',
+      () => {
+        const count = stage.productionLike ? routes.length + 1 : 0;
+        template().resourceCountIs('AWS::Lambda::Alias', count);
+        template().resourceCountIs('AWS::CodeDeploy::DeploymentGroup', count);
+        if (!stage.productionLike) return;
+        const groups = Object.values(template().findResources('AWS::CodeDeploy::DeploymentGroup'));
+        for (const group of groups) {
+          expect(group.Properties).toMatchObject({
+            DeploymentConfigName: 'CodeDeployDefault.LambdaCanary10Percent5Minutes',
+            AutoRollbackConfiguration: {
+              Enabled: true,
+              Events: expect.arrayContaining(['DEPLOYMENT_FAILURE', 'DEPLOYMENT_STOP_ON_ALARM']),
+            },
+            AlarmConfiguration: { Enabled: true, Alarms: [expect.anything()] },
+          });
+        }
+        for (const alias of Object.values(template().findResources('AWS::Lambda::Alias'))) {
+          expect(alias.Properties.Name).toBe('live');
+        }
+      },
+    );
+  });
+
   describe('cdk-nag and cfn-guard', () => {
     const report = () => synthesizedStage(stage.name).validationReport;
 
@@ -634,6 +751,12 @@ describe.each([stages.dev, stages.prod])('the PlantStore-$name stack', (stage) =
         ...acknowledgedControlTowerFindings,
         // Only a stage that is not production-like keeps its logs less than a year.
         ...(stage.productionLike ? [] : ['cloudwatch_log_group_retention_period_check']),
+        // Gradual deploys (production-like only): CodeDeploy's own AWS-managed policy.
+        ...(stage.productionLike
+          ? [
+              'AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AWSCodeDeployRoleForLambdaLimited]',
+            ]
+          : []),
       ];
       expect([...new Set(suppressed.map((finding) => finding.ruleName))].sort()).toEqual(
         expected.sort(),

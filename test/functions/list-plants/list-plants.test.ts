@@ -164,6 +164,22 @@ describe('GET /plants', () => {
     }
   });
 
+  it('links on the host and path the client called: a custom domain with its base path', async () => {
+    const event = createPlantsEvent('GET', { query: { limit: '2' } });
+    const onCustomDomain = {
+      ...event,
+      requestContext: {
+        ...event.requestContext,
+        domainName: 'plants.example.com',
+        path: '/v1/plants',
+      },
+    };
+    const response = await listPlants(onCustomDomain, createLambdaContext());
+    expect(String(response.headers?.Link)).toMatch(
+      /^<https:\/\/plants\.example\.com\/v1\/plants\?limit=2&cursor=[\w-]+>; rel="next"$/,
+    );
+  });
+
   it('answers an empty array without a link on an empty table', async () => {
     const empty = await createTestTable();
     try {
