@@ -1,0 +1,204 @@
+/**
+ * `npm run cost`: what a million requests of each operation and a stored GB cost a month,
+ * computed from the stack's own settings (memory sizes, log lines, the authorizer's cache, the
+ * webhook parts) and the CPU time `npm run bench` measured (`.data/bench/results.json`; the
+ * figures below are used when no run exists). Prices: AWS's public list prices for us-east-1,
+ * arm64, on-demand, without free tiers; check them against the pricing pages before relying on
+ * the totals. Prints a Markdown table, as the README shows it.
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { functionSettings } from '../infra/function-settings.ts';
+import { authorizerCacheSeconds } from '../infra/plants-api.ts';
+import { repositoryRoot } from './bundles.ts';
+
+/** US dollars, us-east-1 list prices (Lambda arm64, API Gateway REST first tier, DynamoDB on-demand). */
+export const prices = {
+  apiGatewayRestPerMillion: 3.5,
+  lambdaRequestsPerMillion: 0.2,
+  lambdaArmPerGbSecond: 0.0000133334,
+  dynamoWriteRequestUnitsPerMillion: 0.625,
+  dynamoReadRequestUnitsPerMillion: 0.125,
+  dynamoStoragePerGbMonth: 0.25,
+  dynamoPointInTimeRecoveryPerGbMonth: 0.2,
+  logsIngestedPerGb: 0.5,
+  logsStoredPerGbMonth: 0.03,
+  sqsRequestsPerMillion: 0.4,
+} as const;
+
+/** What the model assumes about traffic and AWS; each is printed with the table. */
+export interface CostAssumptions {
+  /** Requests one client token makes within the authorizer's cache TTL (300 s). */
+  readonly requestsPerTokenPerCacheTtl: number;
+  /** A DynamoDB round trip inside a region, added to the CPU time a function spends. */
+  readonly dynamoRoundTripMilliseconds: number;
+  /** How long a subscriber takes to answer a webhook. */
+  readonly subscriberMilliseconds: number;
+  readonly webhookSubscribers: number;
+  /** One function log line and one access log line per request, with CloudWatch's overhead. */
+  readonly logBytesPerRequest: number;
+  /** A stored plant's size (DynamoDB counts 100 bytes of overhead per item). */
+  readonly itemBytes: number;
+  /** CPU milliseconds per warm request in Lambda at 1,769 MB (one vCPU), per function. */
+  readonly cpuMillisecondsAtFullVcpu: Readonly<Record<string, number>>;
+}
+
+/** Used when no bench run exists: the README's figures. */
+export const defaultAssumptions: CostAssumptions = {
+  requestsPerTokenPerCacheTtl: 100,
+  dynamoRoundTripMilliseconds: 8,
+  subscriberMilliseconds: 150,
+  webhookSubscribers: 1,
+  logBytesPerRequest: 1_000,
+  itemBytes: 150,
+  cpuMillisecondsAtFullVcpu: {
+    createPlant: 0.7,
+    listPlants: 1.5,
+    getPlant: 0.6,
+    deletePlant: 0.5,
+    authorizer: 0.5,
+    deliverWebhook: 1,
+    webhookFanout: 0.5,
+  },
+};
+
+const fullVcpuMemoryMb = 1769;
+
+type Operation = 'createPlant' | 'listPlants' | 'getPlant' | 'deletePlant';
+
+/** DynamoDB request units per operation: a page is one consistent Scan of 101 items. */
+function dynamoCost(operation: Operation, assumptions: CostAssumptions): number {
+  switch (operation) {
+    case 'createPlant':
+    case 'deletePlant':
+      return prices.dynamoWriteRequestUnitsPerMillion * Math.ceil(assumptions.itemBytes / 1024);
+    case 'getPlant':
+      return prices.dynamoReadRequestUnitsPerMillion * Math.ceil(assumptions.itemBytes / 4096);
+    case 'listPlants':
+      // Strongly consistent: one read unit per 4 KB scanned, 101 items (100 + the look-ahead).
+      return (
+        prices.dynamoReadRequestUnitsPerMillion * Math.ceil((101 * assumptions.itemBytes) / 4096)
+      );
+  }
+}
+
+/** Lambda's cost of one million invocations of `name` lasting `milliseconds` each (rounded up). */
+function lambdaCost(name: keyof typeof functionSettings, milliseconds: number): number {
+  const gb = functionSettings[name].memorySizeMb / 1024;
+  return (
+    prices.lambdaRequestsPerMillion +
+    1_000_000 * Math.ceil(milliseconds) * 0.001 * gb * prices.lambdaArmPerGbSecond
+  );
+}
+
+/** CPU time at the function's memory size: Lambda gives CPU in proportion to memory. */
+function cpuMilliseconds(
+  name: keyof typeof functionSettings,
+  assumptions: CostAssumptions,
+): number {
+  const atFullVcpu = assumptions.cpuMillisecondsAtFullVcpu[name] ?? 1;
+  return atFullVcpu / Math.min(1, functionSettings[name].memorySizeMb / fullVcpuMemoryMb);
+}
+
+export interface OperationCost {
+  readonly operation: Operation;
+  readonly apiGateway: number;
+  readonly authorizer: number;
+  readonly lambda: number;
+  readonly dynamoDb: number;
+  readonly logs: number;
+  readonly webhooks: number;
+  readonly total: number;
+}
+
+/** The cost of one million requests of each operation, in US dollars. */
+export function estimateCosts(assumptions: CostAssumptions = defaultAssumptions): OperationCost[] {
+  const operations: Operation[] = ['createPlant', 'listPlants', 'getPlant', 'deletePlant'];
+  // One authorizer run per token per cache TTL (the cache holds the answer for every method).
+  const authorizerShare = 1 / assumptions.requestsPerTokenPerCacheTtl;
+  const authorizer =
+    authorizerShare * lambdaCost('authorizer', cpuMilliseconds('authorizer', assumptions));
+  const logs = (assumptions.logBytesPerRequest / 1e9) * 1e6 * prices.logsIngestedPerGb;
+  return operations.map((operation) => {
+    const lambda = lambdaCost(
+      operation,
+      cpuMilliseconds(operation, assumptions) + assumptions.dynamoRoundTripMilliseconds,
+    );
+    // Every create stores a new plant at most once: one fan-out share, and per subscriber one
+    // message sent, received and deleted, and one delivery invocation.
+    const webhooks =
+      operation === 'createPlant'
+        ? lambdaCost('webhookFanout', cpuMilliseconds('webhookFanout', assumptions) + 20) / 100 +
+          assumptions.webhookSubscribers *
+            (3 * prices.sqsRequestsPerMillion +
+              lambdaCost(
+                'deliverWebhook',
+                cpuMilliseconds('deliverWebhook', assumptions) + assumptions.subscriberMilliseconds,
+              ))
+        : 0;
+    const parts = {
+      apiGateway: prices.apiGatewayRestPerMillion,
+      authorizer,
+      lambda,
+      dynamoDb: dynamoCost(operation, assumptions),
+      logs,
+      webhooks,
+    };
+    const total = Object.values(parts).reduce((sum, value) => sum + value, 0);
+    return { operation, ...parts, total };
+  });
+}
+
+/** A stored GB a month: the table, its point-in-time recovery. */
+export function storedGbPerMonth(): number {
+  return prices.dynamoStoragePerGbMonth + prices.dynamoPointInTimeRecoveryPerGbMonth;
+}
+
+/** The measured CPU times of the last `npm run bench`, where it has them. */
+function readBenchAssumptions(): CostAssumptions {
+  const path = join(repositoryRoot, '.data', 'bench', 'results.json');
+  if (!existsSync(path)) return defaultAssumptions;
+  const results = JSON.parse(readFileSync(path, 'utf8')) as {
+    warmPath?: { figures?: Record<string, { cpuMicrosecondsPerRequest?: number }> };
+    otherFunctions?: { name: string; warm?: { cpuMicrosecondsPerRequest?: number } }[];
+  };
+  const measured: Record<string, number> = { ...defaultAssumptions.cpuMillisecondsAtFullVcpu };
+  const create = results.warmPath?.figures?.['create-plant']?.cpuMicrosecondsPerRequest;
+  if (create !== undefined) measured.createPlant = create / 1000;
+  for (const entry of results.otherFunctions ?? []) {
+    const cpu = entry.warm?.cpuMicrosecondsPerRequest;
+    if (cpu !== undefined) measured[entry.name] = cpu / 1000;
+  }
+  return { ...defaultAssumptions, cpuMillisecondsAtFullVcpu: measured };
+}
+
+function dollars(value: number): string {
+  return `$${value.toFixed(value < 1 ? 3 : 2)}`;
+}
+
+function main(): void {
+  const assumptions = readBenchAssumptions();
+  const rows = estimateCosts(assumptions);
+  const lines = [
+    '| per million requests | API Gateway | authorizer | Lambda | DynamoDB | logs | webhooks | total |',
+    '|---|---|---|---|---|---|---|---|',
+    ...rows.map(
+      (row) =>
+        `| ${row.operation} | ${[row.apiGateway, row.authorizer, row.lambda, row.dynamoDb, row.logs, row.webhooks, row.total].map(dollars).join(' | ')} |`,
+    ),
+    '',
+    `Stored data: ${dollars(storedGbPerMonth())} per GB-month (table and point-in-time recovery); logs kept: ${dollars(prices.logsStoredPerGbMonth)} per GB-month.`,
+    '',
+    'Assumptions:',
+    `- ${assumptions.requestsPerTokenPerCacheTtl} requests per token within the authorizer's ${authorizerCacheSeconds} s cache; a ${assumptions.dynamoRoundTripMilliseconds} ms DynamoDB round trip; ${assumptions.webhookSubscribers} webhook subscriber answering in ${assumptions.subscriberMilliseconds} ms; ${assumptions.logBytesPerRequest} bytes of logs per request; ${assumptions.itemBytes}-byte plants.`,
+    `- CPU ms per request at one vCPU: ${Object.entries(assumptions.cpuMillisecondsAtFullVcpu)
+      .map(([name, value]) => `${name} ${value.toFixed(2)}`)
+      .join(
+        ', ',
+      )} (${existsSync(join(repositoryRoot, '.data', 'bench', 'results.json')) ? 'from the last npm run bench' : 'defaults; run npm run bench to measure'}), scaled to each function's memory.`,
+    '- X-Ray traces (1 request/s and 5 % beyond, $5 per million recorded) and the alarms ($0.10 each a month) are not per request and not included.',
+  ];
+  console.log(lines.join('\n'));
+}
+
+if (import.meta.main) main();

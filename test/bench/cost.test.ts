@@ -1,0 +1,55 @@
+import { describe, expect, it } from '@jest/globals';
+import { defaultAssumptions, estimateCosts, prices } from '../../bench/cost.ts';
+import { functionSettings } from '../../infra/function-settings.ts';
+
+describe('npm run cost', () => {
+  const byOperation = (assumptions = defaultAssumptions) =>
+    Object.fromEntries(estimateCosts(assumptions).map((row) => [row.operation, row]));
+
+  it('prices every operation of the API, each total the sum of its parts', () => {
+    const rows = estimateCosts();
+    expect(rows.map((row) => row.operation)).toEqual([
+      'createPlant',
+      'listPlants',
+      'getPlant',
+      'deletePlant',
+    ]);
+    for (const row of rows) {
+      const parts =
+        row.apiGateway + row.authorizer + row.lambda + row.dynamoDb + row.logs + row.webhooks;
+      expect(row.total).toBeCloseTo(parts, 10);
+      expect(row.apiGateway).toBe(prices.apiGatewayRestPerMillion);
+    }
+  });
+
+  it('bills Lambda from the stack\u2019s memory settings: GB-seconds of the CPU time at that size plus the store round trip', () => {
+    const { getPlant } = byOperation();
+    const gb = functionSettings.getPlant.memorySizeMb / 1024;
+    const cpu =
+      (defaultAssumptions.cpuMillisecondsAtFullVcpu.getPlant as number) /
+      (functionSettings.getPlant.memorySizeMb / 1769);
+    const milliseconds = Math.ceil(cpu + defaultAssumptions.dynamoRoundTripMilliseconds);
+    expect(getPlant?.lambda).toBeCloseTo(
+      prices.lambdaRequestsPerMillion +
+        1e6 * milliseconds * 0.001 * gb * prices.lambdaArmPerGbSecond,
+      10,
+    );
+  });
+
+  it('charges the authorizer once per token per cache period, and webhooks per subscriber, on creates only', () => {
+    const base = byOperation();
+    const fewerRequestsPerToken = byOperation({
+      ...defaultAssumptions,
+      requestsPerTokenPerCacheTtl: 10,
+    });
+    expect(fewerRequestsPerToken.getPlant?.authorizer).toBeCloseTo(
+      (base.getPlant?.authorizer ?? 0) * 10,
+      10,
+    );
+    const twoSubscribers = byOperation({ ...defaultAssumptions, webhookSubscribers: 2 });
+    expect(twoSubscribers.createPlant?.webhooks).toBeGreaterThan(
+      (base.createPlant?.webhooks ?? 0) * 1.9,
+    );
+    expect(base.getPlant?.webhooks).toBe(0);
+  });
+});
