@@ -8,6 +8,7 @@
  * (deployed, they wait in SQS queues instead).
  */
 
+import { setTimeout as wait } from 'node:timers/promises';
 import { DescribeTableCommand } from '@aws-sdk/client-dynamodb';
 import {
   DescribeStreamCommand,
@@ -130,53 +131,70 @@ export async function startWebhookDispatcher(
     for (const subscriber of options.subscribers) void attempt(event, subscriber, 1);
   };
 
-  // Shard id → the iterator to read next, and the last sequence number read (to resume).
-  const shards = new Map<string, { iterator?: string; after?: string }>();
-  const iteratorFor = async (shardId: string, type: ShardIteratorType, after?: string) => {
+  /**
+   * Each shard: where reading starts when its iterator must be made (again), the iterator to
+   * read next, the last sequence number read, and whether the shard has ended.
+   */
+  interface ShardState {
+    readonly start: ShardIteratorType;
+    iterator?: string;
+    after?: string;
+    closed: boolean;
+  }
+  const shards = new Map<string, ShardState>();
+  const send = { abortSignal: stopping.signal };
+
+  /** An iterator after the last record read, or at the shard's start when none was read. */
+  const renewIterator = async (shardId: string, state: ShardState) => {
     const { ShardIterator } = await streams.send(
       new GetShardIteratorCommand({
         StreamArn: streamArn,
         ShardId: shardId,
-        ShardIteratorType: after === undefined ? type : 'AFTER_SEQUENCE_NUMBER',
-        ...(after === undefined ? {} : { SequenceNumber: after }),
+        ...(state.after === undefined
+          ? { ShardIteratorType: state.start }
+          : { ShardIteratorType: 'AFTER_SEQUENCE_NUMBER', SequenceNumber: state.after }),
       }),
+      send,
     );
-    return ShardIterator;
+    state.iterator = ShardIterator;
+    if (ShardIterator === undefined) state.closed = true;
   };
+
   /** Looks for shards; the first look starts at LATEST, shards found later from their start. */
   const refreshShards = async (first: boolean) => {
     const { StreamDescription } = await streams.send(
       new DescribeStreamCommand({ StreamArn: streamArn }),
+      send,
     );
     for (const shard of StreamDescription?.Shards ?? []) {
       const shardId = shard.ShardId;
       if (shardId === undefined || shards.has(shardId)) continue;
-      const closed = shard.SequenceNumberRange?.EndingSequenceNumber !== undefined;
-      if (first && closed) {
-        shards.set(shardId, {});
-        continue;
-      }
-      shards.set(shardId, {
-        iterator: await iteratorFor(shardId, first ? 'LATEST' : 'TRIM_HORIZON'),
-      });
+      // A shard already ended at the first look holds only records from before the start.
+      const endedBefore = first && shard.SequenceNumberRange?.EndingSequenceNumber !== undefined;
+      shards.set(shardId, { start: first ? 'LATEST' : 'TRIM_HORIZON', closed: endedBefore });
     }
   };
 
+  /** Reads every open shard once; returns how many records came. */
   const readShards = async (): Promise<number> => {
     let read = 0;
     for (const [shardId, state] of shards) {
+      if (state.closed) continue;
+      if (state.iterator === undefined) await renewIterator(shardId, state);
       if (state.iterator === undefined) continue;
       const { Records = [], NextShardIterator } = await streams.send(
         new GetRecordsCommand({ ShardIterator: state.iterator, Limit: 1000 }),
+        send,
       );
       state.iterator = NextShardIterator;
+      // No next iterator: the shard has ended (its children are found by the next refresh).
+      if (NextShardIterator === undefined) state.closed = true;
       for (const record of Records) {
         state.after = record.dynamodb?.SequenceNumber ?? state.after;
         const event = newPlantEventOf(record);
         if (event !== undefined) dispatch(event);
       }
       read += Records.length;
-      void shardId;
     }
     return read;
   };
@@ -194,13 +212,11 @@ export async function startWebhookDispatcher(
         if (read === 0) await sleep(pollInterval, stopping.signal);
       } catch (error) {
         if (stopping.signal.aborted) break;
-        // The store paused or restarted: iterators may have expired. Resume after the last
-        // record read, once the store answers again.
+        // The store paused or restarted: iterators may have expired. Every open shard resumes
+        // after its last record read (or from its start) once the store answers again.
         logger.warn('could not read the plants stream; retrying', { error });
+        for (const state of shards.values()) state.iterator = undefined;
         await sleep(1_000, stopping.signal);
-        for (const [shardId, state] of shards) {
-          state.iterator = await iteratorFor(shardId, 'LATEST', state.after).catch(() => undefined);
-        }
       }
     }
   })();
@@ -225,16 +241,7 @@ export async function startWebhookDispatcher(
   };
 }
 
-function sleep(milliseconds: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    const timer = setTimeout(resolve, milliseconds);
-    signal.addEventListener(
-      'abort',
-      () => {
-        clearTimeout(timer);
-        resolve();
-      },
-      { once: true },
-    );
-  });
+/** Waits, or less when `signal` aborts (then without an error). */
+async function sleep(milliseconds: number, signal: AbortSignal): Promise<void> {
+  await wait(milliseconds, undefined, { signal }).catch(() => undefined);
 }

@@ -56,8 +56,12 @@ function findRootMemberSource(text: string, key: string): string | undefined {
     const char = text[index];
     if (char === '"') {
       const end = endOfString(text, index);
-      // Keys may be escaped (`"\u0069d"` is `id`): let JSON.parse read them.
-      if (depth === 1 && expectingKey) memberKey = JSON.parse(text.slice(index, end + 1));
+      // Keys may be escaped (`"\u0069d"` is `id`): let JSON.parse read those; a plain key is
+      // its text (thousands of JSON.parse calls for a body of many short keys cost 20 times more).
+      if (depth === 1 && expectingKey) {
+        const raw = text.slice(index + 1, end);
+        memberKey = raw.includes('\\') ? JSON.parse(text.slice(index, end + 1)) : raw;
+      }
       expectingKey = false;
       index = end;
     } else if (char === '{' || char === '[') {

@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
 import { createLogger } from '../../functions/shared/logger.ts';
+import { startDynamoDbLocal } from '../../local/dynamodb-local.ts';
 import { type LocalApi, startLocalApi } from '../../local/local-api.ts';
 import { testStoreEndpoint } from '../support/test-store.ts';
 import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver.ts';
@@ -197,6 +198,44 @@ describe('new-plant webhooks', () => {
     expect(api.webhooks?.deadLetters()).toEqual([]);
     expect(new Set(receiver.deliveries.map((delivery) => delivery.webhookId)).size).toBe(1);
   });
+
+  it('keeps delivering after its store stops and comes back, losing nothing acknowledged', async () => {
+    const dataDirectory = await mkdtemp(join(tmpdir(), 'plant-store-webhook-store-'));
+    let store = await startDynamoDbLocal({ dataDirectory });
+    const port = store.port;
+    started.push(
+      { stop: () => store.stop() },
+      { stop: () => rm(dataDirectory, { recursive: true, force: true }) },
+    );
+    const receiver = await startReceiver();
+    const api = await startLocalApi({
+      port: 0,
+      dynamoDbEndpoint: store.endpoint,
+      keysDirectory,
+      throttlingStage: 'off',
+      logger: createLogger({}, () => {}),
+      webhooks: { subscribers: [{ name: 'receiver', url: receiver.url, secret }] },
+    });
+    started.push(api);
+    const create = async (id: number) =>
+      (await send(api, 'POST', '/plants', `{"id":${id},"name":"P${id}"}`)).status;
+    for (let id = 1; id <= 3; id++) expect(await create(id)).toBe(200);
+    await receiver.waitForAccepted(3);
+
+    await store.stop(); // the dispatcher's reads now fail
+    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    store = await startDynamoDbLocal({ dataDirectory, port });
+    for (let id = 4; id <= 6; id++) {
+      // The API's client may need a moment to reconnect: a 503 is a safe retry.
+      let status = await create(id);
+      for (let attempt = 0; status === 503 && attempt < 20; attempt++) status = await create(id);
+      expect(status).toBe(200);
+    }
+    await receiver.waitForAccepted(6, 15_000);
+    expect(
+      [...receiver.accepted().values()].map((delivery) => JSON.parse(delivery.body).id).sort(),
+    ).toEqual([1, 2, 3, 4, 5, 6]);
+  }, 40_000);
 
   it('delivers 1,000 creates from 20 clients as 1,000 distinct, verified webhooks', async () => {
     const receiver = await startReceiver();
