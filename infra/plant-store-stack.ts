@@ -146,15 +146,19 @@ export class PlantStoreStack extends Stack {
         monitored(this.webhooks.deliverFunction, 'queue'),
       ],
     });
-    // Gradual deploys roll back on the new version's errors; the authorizer's on its failures
-    // (its errors count every invalid token).
+    // Gradual deploys roll back on the new version's crashes and 5xx answers; the authorizer's
+    // on its failures (its Lambda errors count every invalid token).
     const notify = new SnsAction(this.monitoring.topic);
     for (const [name, deployment] of gradual) {
-      const alarm =
+      const fn =
         name === 'authorizer'
-          ? this.monitoring.authorizerFailuresAlarm
-          : deployment.createErrorsAlarm(notify);
-      if (alarm !== undefined) deployment.rollBackOn([alarm]);
+          ? this.authorizerFunction
+          : this.routeFunctions[name as RouteFunctionName];
+      const alarms =
+        name === 'authorizer'
+          ? [this.monitoring.authorizerFailuresAlarm].filter((alarm) => alarm !== undefined)
+          : deployment.createRollbackAlarms(fn.logGroupOfFunction, notify);
+      deployment.rollBackOn(alarms);
     }
 
     new CfnOutput(this, 'AlarmTopicArn', {

@@ -201,5 +201,13 @@ function checkSubscribers(subscribers: readonly WebhookSubscriberConfig[]): void
     if (!URL.canParse(url) || new URL(url).protocol !== 'https:') {
       throw new Error(`Webhook subscriber ${name} must have an https URL, got "${url}".`);
     }
+    // The URL is in the template and the function's environment: no credential may hide in it
+    // (the signature is what proves the sender).
+    const { username, password, search } = new URL(url);
+    if (username !== '' || password !== '' || search !== '') {
+      throw new Error(
+        `Webhook subscriber ${name}'s URL must carry no user, password or query string: the secret signs each webhook instead.`,
+      );
+    }
   }
 }

@@ -8,6 +8,7 @@ import {
 } from 'aws-cdk-lib/aws-cloudwatch';
 import { LambdaDeploymentConfig, LambdaDeploymentGroup } from 'aws-cdk-lib/aws-codedeploy';
 import { Alias, type Function as LambdaFunction } from 'aws-cdk-lib/aws-lambda';
+import { FilterPattern, type ILogGroup, MetricFilter } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
 
 /**
@@ -29,21 +30,36 @@ export class GradualDeployment extends Construct {
   }
 
   /**
-   * An alarm on the alias's own Lambda errors (crashes and timeouts of whatever version serves
-   * it: the new one during a canary). Any error in a minute stops the shift. Not for the
-   * authorizer, which reports every invalid token as an error by design.
+   * The alarms a canary of an API function rolls back on, each on one minute: the alias's own
+   * Lambda errors (crashes, timeouts and failed starts of whatever version serves it), and its
+   * 5xx answers, which the handlers answer themselves (so Lambda does not count them) and log at
+   * error level: a version that answers 500 to everything is rolled back too. Not for the
+   * authorizer, which reports every invalid token as a Lambda error by design.
    */
-  createErrorsAlarm(action: IAlarmAction): IAlarm {
-    const alarm = new Alarm(this, 'NewVersionErrors', {
-      alarmDescription: `The live alias of ${this.node.scope?.node.id} is failing: a deploy rolls back.`,
-      metric: this.alias.metricErrors({ period: Duration.minutes(1), statistic: 'Sum' }),
-      threshold: 1,
-      comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
-      evaluationPeriods: 1,
-      treatMissingData: TreatMissingData.NOT_BREACHING,
+  createRollbackAlarms(logGroup: ILogGroup, action: IAlarmAction): IAlarm[] {
+    const serverErrors = new MetricFilter(this, 'ServerErrors', {
+      logGroup,
+      filterPattern: FilterPattern.stringValue('$.level', '=', 'error'),
+      metricNamespace: 'PlantStore/Deployments',
+      metricName: `${this.node.scope?.node.id}ServerErrors`,
+      metricValue: '1',
     });
-    alarm.addAlarmAction(action);
-    return alarm;
+    const alarms = [
+      ['NewVersionErrors', 'crashing or timing out', this.alias.metricErrors()],
+      ['NewVersionServerErrors', 'answering 5xx', serverErrors.metric()],
+    ] as const;
+    return alarms.map(([id, what, metric]) => {
+      const alarm = new Alarm(this, id, {
+        alarmDescription: `${this.node.scope?.node.id} is ${what}: a deploy in progress rolls back.`,
+        metric: metric.with({ period: Duration.minutes(1), statistic: 'Sum' }),
+        threshold: 1,
+        comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+        evaluationPeriods: 1,
+        treatMissingData: TreatMissingData.NOT_BREACHING,
+      });
+      alarm.addAlarmAction(action);
+      return alarm;
+    });
   }
 
   /** Creates the deployment group that shifts the alias and rolls back on `alarms`. */

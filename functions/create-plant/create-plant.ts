@@ -2,18 +2,11 @@
  * Creating a plant: one conditional put, idempotent for identical repeats.
  */
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
-import { type DynamoDBDocumentClient, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
-import { callStore } from '../shared/dynamodb.ts';
+import { callStore, type StoreDependencies } from '../shared/dynamodb.ts';
 import { PlantConflictError } from '../shared/errors.ts';
 import { type NewPlant, type Plant, toPlant } from './new-plant.ts';
-
-export interface CreatePlantDependencies {
-  readonly documentClient: DynamoDBDocumentClient;
-  readonly tableName: string;
-  /** Overall time for the store call, retries included; the store deadline (3 s) by default. */
-  readonly deadlineMilliseconds?: number;
-}
 
 /**
  * Stores `newPlant` unless its id exists, in one round trip: a put conditioned on the id being
@@ -25,7 +18,7 @@ export interface CreatePlantDependencies {
  */
 export async function createPlant(
   newPlant: NewPlant,
-  dependencies: CreatePlantDependencies,
+  dependencies: StoreDependencies,
 ): Promise<Plant> {
   const { documentClient, tableName } = dependencies;
   const plant = toPlant(newPlant);

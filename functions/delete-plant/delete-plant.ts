@@ -2,24 +2,14 @@
  * Deleting a plant by id: one unconditional DeleteItem. Deleting an id that is not stored is not
  * an error, so a client may safely retry a delete whose answer it did not get.
  */
-import { DeleteCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { callStore } from '../shared/dynamodb.ts';
-
-export interface DeletePlantDependencies {
-  readonly documentClient: DynamoDBDocumentClient;
-  readonly tableName: string;
-  /** Overall time for the store call, retries included; the store deadline (3 s) by default. */
-  readonly deadlineMilliseconds?: number;
-}
+import { DeleteCommand } from '@aws-sdk/lib-dynamodb';
+import { callStore, type StoreDependencies } from '../shared/dynamodb.ts';
 
 /**
  * Removes the plant with `id`, if there is one; the id can be created again afterwards.
  * @throws StoreUnavailableError when the store is unreachable, too slow or throttling.
  */
-export async function deletePlant(
-  id: bigint,
-  dependencies: DeletePlantDependencies,
-): Promise<void> {
+export async function deletePlant(id: bigint, dependencies: StoreDependencies): Promise<void> {
   const { documentClient, tableName } = dependencies;
   await callStore(
     (abortSignal) =>

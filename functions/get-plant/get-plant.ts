@@ -2,27 +2,17 @@
  * Reading one plant by id: one strongly consistent GetItem, so a plant acknowledged by a create
  * is found by the next read, and a deleted one is not.
  */
-import { type DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';
-import { callStore } from '../shared/dynamodb.ts';
+import { GetCommand } from '@aws-sdk/lib-dynamodb';
+import { callStore, type StoreDependencies } from '../shared/dynamodb.ts';
 import { PlantNotFoundError } from '../shared/errors.ts';
 import { type StoredPlant, storedPlantFromItem } from '../shared/stored-plant.ts';
-
-export interface GetPlantDependencies {
-  readonly documentClient: DynamoDBDocumentClient;
-  readonly tableName: string;
-  /** Overall time for the store call, retries included; the store deadline (3 s) by default. */
-  readonly deadlineMilliseconds?: number;
-}
 
 /**
  * The stored plant with `id`.
  * @throws PlantNotFoundError when no plant has this id.
  * @throws StoreUnavailableError when the store is unreachable, too slow or throttling.
  */
-export async function getPlant(
-  id: bigint,
-  dependencies: GetPlantDependencies,
-): Promise<StoredPlant> {
+export async function getPlant(id: bigint, dependencies: StoreDependencies): Promise<StoredPlant> {
   const { documentClient, tableName } = dependencies;
   const { Item } = await callStore(
     (abortSignal) =>

@@ -7,16 +7,9 @@
  * page returns every plant that exists for the whole walk exactly once, whatever is created or
  * deleted meanwhile; plants created or deleted during the walk may or may not appear.
  */
-import { type DynamoDBDocumentClient, ScanCommand } from '@aws-sdk/lib-dynamodb';
-import { callStore } from '../shared/dynamodb.ts';
+import { ScanCommand } from '@aws-sdk/lib-dynamodb';
+import { callStore, type StoreDependencies } from '../shared/dynamodb.ts';
 import { type StoredPlant, storedPlantFromItem } from '../shared/stored-plant.ts';
-
-export interface ListPlantsDependencies {
-  readonly documentClient: DynamoDBDocumentClient;
-  readonly tableName: string;
-  /** Overall time for the store call, retries included; the store deadline (3 s) by default. */
-  readonly deadlineMilliseconds?: number;
-}
 
 export interface PlantsPageRequest {
   /** At most this many plants (1–100). */
@@ -38,7 +31,7 @@ export interface PlantsPage {
  */
 export async function listPlants(
   request: PlantsPageRequest,
-  dependencies: ListPlantsDependencies,
+  dependencies: StoreDependencies,
 ): Promise<PlantsPage> {
   const { documentClient, tableName } = dependencies;
   const { Items = [], LastEvaluatedKey } = await callStore(

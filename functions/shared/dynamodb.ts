@@ -89,6 +89,14 @@ export function isStoreUnavailableError(error: unknown): boolean {
   return isThrottlingError(classified) || isTransientError(classified) || isServerError(classified);
 }
 
+/** What one operation on the plants table needs. */
+export interface StoreDependencies {
+  readonly documentClient: DynamoDBDocumentClient;
+  readonly tableName: string;
+  /** Overall time for the store call, retries included; {@link storeDeadlineMilliseconds} by default. */
+  readonly deadlineMilliseconds?: number;
+}
+
 /**
  * Runs one store call under the overall deadline, given to `call` as the `abortSignal` for
  * `send`. Whatever means "unavailable" becomes a {@link StoreUnavailableError} (503); anything

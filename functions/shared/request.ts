@@ -15,7 +15,7 @@ export function findHeader(event: APIGatewayProxyEvent, name: string): string | 
 
 /**
  * The plant id of a `/plants/{id}` path: decimal digits with an optional leading minus, within
- * int64 (API Gateway has already percent-decoded it).
+ * int64. API Gateway passes path parameters as sent, not percent-decoded: `%31` is not an id.
  * @throws InvalidParameterError (40005) naming `id`.
  */
 export function readPlantIdParameter(event: APIGatewayProxyEvent): bigint {

@@ -39,7 +39,7 @@ export function createFanoutHandler(dependencies: FanoutDependencies) {
           webhookId: plantEvent.webhookId,
           error,
         });
-        // Lambda retries from the first failed record: the later ones are reported too.
+        // Lambda retries from the first failed record, the later ones with it.
         batchItemFailures.push({ itemIdentifier: record.dynamodb?.SequenceNumber ?? '' });
         break;
       }

@@ -349,6 +349,12 @@ describe('PlantWebhooks with subscribers', () => {
       });
     };
     expect(build([{ name: 'audit', url: 'http://audit.example.com/' }])).toThrow('https URL');
+    for (const url of [
+      'https://user:pass@audit.example.com/',
+      'https://audit.example.com/hook?token=secret',
+    ]) {
+      expect(build([{ name: 'audit', url }])).toThrow('no user, password or query string');
+    }
     expect(
       build([
         { name: 'audit', url: 'https://a.example.com/' },

@@ -684,9 +684,12 @@ describe.each([stages.dev, stages.prod])('the PlantStore-$name stack', (stage) =
       template().hasResourceProperties('AWS::CloudWatch::Dashboard', {
         DashboardName: `PlantStore-${stage.name}`,
       });
-      const metrics = Object.values(template().findResources('AWS::Logs::MetricFilter')).map(
-        (filter) => filter.Properties.MetricTransformations[0].MetricName,
-      );
+      const metrics = Object.values(template().findResources('AWS::Logs::MetricFilter'))
+        .filter(
+          (filter) =>
+            filter.Properties.MetricTransformations[0].MetricNamespace !== 'PlantStore/Deployments',
+        )
+        .map((filter) => filter.Properties.MetricTransformations[0].MetricName);
       expect(metrics.sort()).toEqual(
         [
           'AuthorizerFailures',
@@ -716,12 +719,27 @@ describe.each([stages.dev, stages.prod])('the PlantStore-$name stack', (stage) =
               Enabled: true,
               Events: expect.arrayContaining(['DEPLOYMENT_FAILURE', 'DEPLOYMENT_STOP_ON_ALARM']),
             },
-            AlarmConfiguration: { Enabled: true, Alarms: [expect.anything()] },
+            AlarmConfiguration: { Enabled: true, Alarms: expect.any(Array) },
           });
         }
         for (const alias of Object.values(template().findResources('AWS::Lambda::Alias'))) {
           expect(alias.Properties.Name).toBe('live');
         }
+        // Each route function rolls back on its crashes and its 5xx answers (which the handlers
+        // answer themselves, so Lambda does not count them); the authorizer on its failures.
+        const alarmsPerGroup = groups
+          .map((group) => group.Properties.AlarmConfiguration.Alarms.length)
+          .sort();
+        expect(alarmsPerGroup).toEqual([1, 2, 2, 2, 2]);
+        template().hasResourceProperties('AWS::Logs::MetricFilter', {
+          FilterPattern: '{ $.level = "error" }',
+          MetricTransformations: [
+            Match.objectLike({
+              MetricNamespace: 'PlantStore/Deployments',
+              MetricName: 'CreatePlantServerErrors',
+            }),
+          ],
+        });
       },
     );
   });
