@@ -21,6 +21,16 @@ function createInlineFunction(stack: Stack, id: string): LambdaFunction {
   });
 }
 
+/** One inline function per route of the route table. */
+function createInlineRouteFunctions(stack: Stack) {
+  return {
+    createPlant: createInlineFunction(stack, 'CreatePlant'),
+    listPlants: createInlineFunction(stack, 'ListPlants'),
+    getPlant: createInlineFunction(stack, 'GetPlant'),
+    deletePlant: createInlineFunction(stack, 'DeletePlant'),
+  };
+}
+
 describe('TokenIssuer with an external OIDC issuer', () => {
   it('creates no user pool and hands the issuer, audiences and JWKS URI to the authorizer', () => {
     const issuer = new TokenIssuer(new Stack(), 'TokenIssuer', {
@@ -106,12 +116,7 @@ describe('PlantsApi without the account-wide CloudWatch role', () => {
     new PlantsApi(stack, 'Api', {
       stageName: 'dev',
       throttling: { rateLimit: 10, burstLimit: 20 },
-      routeFunctions: {
-        createPlant: createInlineFunction(stack, 'CreatePlant'),
-        listPlants: createInlineFunction(stack, 'ListPlants'),
-        getPlant: createInlineFunction(stack, 'GetPlant'),
-        deletePlant: createInlineFunction(stack, 'DeletePlant'),
-      },
+      routeFunctions: createInlineRouteFunctions(stack),
       authorizerFunction: createInlineFunction(stack, 'Authorizer'),
       logRetention: RetentionDays.ONE_WEEK,
       logRemovalPolicy: RemovalPolicy.DESTROY,
@@ -139,12 +144,7 @@ describe('PlantsApi on a custom domain', () => {
     const api = new PlantsApi(stack, 'Api', {
       stageName: 'prod',
       throttling: { rateLimit: 10, burstLimit: 20 },
-      routeFunctions: {
-        createPlant: createInlineFunction(stack, 'CreatePlant'),
-        listPlants: createInlineFunction(stack, 'ListPlants'),
-        getPlant: createInlineFunction(stack, 'GetPlant'),
-        deletePlant: createInlineFunction(stack, 'DeletePlant'),
-      },
+      routeFunctions: createInlineRouteFunctions(stack),
       authorizerFunction: createInlineFunction(stack, 'Authorizer'),
       logRetention: RetentionDays.ONE_WEEK,
       logRemovalPolicy: RemovalPolicy.DESTROY,
@@ -183,12 +183,7 @@ describe('PlantsApi with a WAF web ACL', () => {
     new PlantsApi(stack, 'Api', {
       stageName: 'prod',
       throttling: { rateLimit: 10, burstLimit: 20 },
-      routeFunctions: {
-        createPlant: createInlineFunction(stack, 'CreatePlant'),
-        listPlants: createInlineFunction(stack, 'ListPlants'),
-        getPlant: createInlineFunction(stack, 'GetPlant'),
-        deletePlant: createInlineFunction(stack, 'DeletePlant'),
-      },
+      routeFunctions: createInlineRouteFunctions(stack),
       authorizerFunction: createInlineFunction(stack, 'Authorizer'),
       logRetention: RetentionDays.ONE_WEEK,
       logRemovalPolicy: RemovalPolicy.DESTROY,
