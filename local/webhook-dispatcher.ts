@@ -22,7 +22,7 @@ import type { Logger } from '../functions/shared/logger.ts';
 import { type NewPlantEvent, newPlantEventOf } from '../functions/webhooks/new-plant-events.ts';
 import {
   defaultRetrySchedule,
-  retryDelaySeconds,
+  nextStepAfter,
   type Subscriber,
   sendWebhook,
 } from '../functions/webhooks/send-webhook.ts';
@@ -98,32 +98,27 @@ export async function startWebhookDispatcher(
       signal: stopping.signal,
     });
     if (stopping.signal.aborted) return;
-    const fields = { webhookId: event.webhookId, subscriber: subscriber.name, attempt: number };
-    if (outcome.delivered) {
-      logger.info('webhook delivered', fields);
-      return;
-    }
-    const delay = retryDelaySeconds(number, schedule);
-    if (delay === undefined) {
+    const step = nextStepAfter(
+      outcome,
+      { webhookId: event.webhookId, subscriber: subscriber.name, attempt: number },
+      logger,
+      schedule,
+    );
+    if (step.kind === 'delivered') return;
+    if (step.kind === 'dead-letter') {
       deadLetters.push({
         event,
         subscriber: subscriber.name,
         attempts: number,
-        lastFailure: outcome.failure,
+        lastFailure: step.failure,
         failedAt: new Date().toISOString(),
       });
-      logger.error('webhook dead-lettered', { ...fields, failure: outcome.failure });
       return;
     }
-    logger.warn('webhook failed, retrying', {
-      ...fields,
-      failure: outcome.failure,
-      retryInSeconds: delay,
-    });
     const timer = setTimeout(() => {
       timers.delete(timer);
       void attempt(event, subscriber, number + 1);
-    }, delay * 1000);
+    }, step.delaySeconds * 1000);
     timers.add(timer);
   };
 

@@ -22,7 +22,7 @@ import {
 } from '../webhooks/delivery-message.ts';
 import {
   defaultRetrySchedule,
-  retryDelaySeconds,
+  nextStepAfter,
   type SendOptions,
   sendWebhook,
 } from '../webhooks/send-webhook.ts';
@@ -86,32 +86,27 @@ export function createDeliverHandler(dependencies: DeliverDependencies) {
       return true;
     }
     const attempt = Number(record.attributes.ApproximateReceiveCount) || 1;
-    const fields = { webhookId: message.webhookId, subscriber: subscriber.name, attempt };
     const outcome = await sendWebhook(
       message,
       { name: subscriber.name, url: subscriber.url, secret: await secretOf(subscriber) },
       dependencies.sendOptions,
     );
-    if (outcome.delivered) {
-      logger.info('webhook delivered', fields);
+    const step = nextStepAfter(
+      outcome,
+      { webhookId: message.webhookId, subscriber: subscriber.name, attempt },
+      logger,
+      schedule,
+    );
+    if (step.kind === 'delivered') return true;
+    if (step.kind === 'dead-letter') {
+      await deadLetter(message, attempt, step.failure);
       return true;
     }
-    const delay = retryDelaySeconds(attempt, schedule);
-    if (delay === undefined) {
-      await deadLetter(message, attempt, outcome.failure);
-      logger.error('webhook dead-lettered', { ...fields, failure: outcome.failure });
-      return true;
-    }
-    logger.warn('webhook failed, retrying', {
-      ...fields,
-      failure: outcome.failure,
-      retryInSeconds: delay,
-    });
     await dependencies.sqs.send(
       new ChangeMessageVisibilityCommand({
         QueueUrl: dependencies.deliveryQueueUrl,
         ReceiptHandle: record.receiptHandle,
-        VisibilityTimeout: Math.ceil(delay),
+        VisibilityTimeout: Math.ceil(step.delaySeconds),
       }),
     );
     return false;

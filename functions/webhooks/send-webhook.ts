@@ -4,6 +4,7 @@
  * the deployed delivery function and the local dispatcher share.
  */
 import { Webhook } from 'standardwebhooks';
+import type { Logger } from '../shared/logger.ts';
 import type { NewPlantEvent } from './new-plant-events.ts';
 
 /** A subscriber: where its webhooks go and the `whsec_…` secret they are signed with. */
@@ -94,4 +95,38 @@ export function retryDelaySeconds(
   schedule: readonly number[] = defaultRetrySchedule,
 ): number | undefined {
   return schedule[failedAttempt - 1];
+}
+
+/** What follows an attempt: nothing more, a retry after a wait, or a dead letter. */
+export type NextStep =
+  | { readonly kind: 'delivered' }
+  | { readonly kind: 'retry'; readonly delaySeconds: number; readonly failure: string }
+  | { readonly kind: 'dead-letter'; readonly failure: string };
+
+/**
+ * Decides what follows attempt `attempt` (1-based) of a delivery and logs it, in the words the
+ * deployed stage's metric filters count (`webhook delivered`, `webhook failed, retrying`,
+ * `webhook dead-lettered`): one place for both the deployed and the local delivery.
+ */
+export function nextStepAfter(
+  outcome: SendOutcome,
+  delivery: { readonly webhookId: string; readonly subscriber: string; readonly attempt: number },
+  logger: Logger,
+  schedule: readonly number[] = defaultRetrySchedule,
+): NextStep {
+  if (outcome.delivered) {
+    logger.info('webhook delivered', delivery);
+    return { kind: 'delivered' };
+  }
+  const delaySeconds = retryDelaySeconds(delivery.attempt, schedule);
+  if (delaySeconds === undefined) {
+    logger.error('webhook dead-lettered', { ...delivery, failure: outcome.failure });
+    return { kind: 'dead-letter', failure: outcome.failure };
+  }
+  logger.warn('webhook failed, retrying', {
+    ...delivery,
+    failure: outcome.failure,
+    retryInSeconds: delaySeconds,
+  });
+  return { kind: 'retry', delaySeconds, failure: outcome.failure };
 }
