@@ -15,17 +15,12 @@ import { readNewPlant } from './read-new-plant.ts';
 
 /** Builds the middy handler around its dependencies (the local API and tests bring their own). */
 export function createHandler(dependencies: TableHandlerDependencies) {
-  const { documentClient, tableName } = dependencies;
   const logger = dependencies.logger ?? createLogger({ service: 'create-plant' });
   return middy<APIGatewayProxyEvent, APIGatewayProxyResult>()
     .use(apiResponses({ logger }))
     .handler(async (event) => {
       const newPlant = readNewPlant(event);
-      const plant = await createPlant(newPlant, {
-        documentClient,
-        tableName,
-        deadlineMilliseconds: dependencies.storeDeadlineMilliseconds,
-      });
+      const plant = await createPlant(newPlant, dependencies);
       return jsonResponse(200, plant);
     });
 }

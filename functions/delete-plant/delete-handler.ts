@@ -12,17 +12,12 @@ import { deletePlant } from './delete-plant.ts';
 
 /** Builds the middy handler around its dependencies (the local API and tests bring their own). */
 export function createHandler(dependencies: TableHandlerDependencies) {
-  const { documentClient, tableName } = dependencies;
   const logger = dependencies.logger ?? createLogger({ service: 'delete-plant' });
   return middy<APIGatewayProxyEvent, APIGatewayProxyResult>()
     .use(apiResponses({ logger }))
     .handler(async (event) => {
       const id = readPlantIdParameter(event);
-      await deletePlant(id, {
-        documentClient,
-        tableName,
-        deadlineMilliseconds: dependencies.storeDeadlineMilliseconds,
-      });
+      await deletePlant(id, dependencies);
       return { statusCode: 204, headers: {}, body: '' };
     });
 }

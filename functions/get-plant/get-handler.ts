@@ -13,17 +13,12 @@ import { getPlant } from './get-plant.ts';
 
 /** Builds the middy handler around its dependencies (the local API and tests bring their own). */
 export function createHandler(dependencies: TableHandlerDependencies) {
-  const { documentClient, tableName } = dependencies;
   const logger = dependencies.logger ?? createLogger({ service: 'get-plant' });
   return middy<APIGatewayProxyEvent, APIGatewayProxyResult>()
     .use(apiResponses({ logger }))
     .handler(async (event) => {
       const id = readPlantIdParameter(event);
-      const plant = await getPlant(id, {
-        documentClient,
-        tableName,
-        deadlineMilliseconds: dependencies.storeDeadlineMilliseconds,
-      });
+      const plant = await getPlant(id, dependencies);
       return jsonTextResponse(200, stringifyStoredPlant(plant));
     });
 }

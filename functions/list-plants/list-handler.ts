@@ -14,17 +14,12 @@ import { formatNextLink, readPageParameters } from './page-cursor.ts';
 
 /** Builds the middy handler around its dependencies (the local API and tests bring their own). */
 export function createHandler(dependencies: TableHandlerDependencies) {
-  const { documentClient, tableName } = dependencies;
   const logger = dependencies.logger ?? createLogger({ service: 'list-plants' });
   return middy<APIGatewayProxyEvent, APIGatewayProxyResult>()
     .use(apiResponses({ logger }))
     .handler(async (event) => {
       const request = readPageParameters(event);
-      const page = await listPlants(request, {
-        documentClient,
-        tableName,
-        deadlineMilliseconds: dependencies.storeDeadlineMilliseconds,
-      });
+      const page = await listPlants(request, dependencies);
       const headers: Record<string, string> =
         page.nextAfter === undefined
           ? {}

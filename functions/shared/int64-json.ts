@@ -128,13 +128,6 @@ const decimalIntegerPattern = /^-?[0-9]+$/;
  * `007`), or `undefined` for anything else or a value outside −2^63 … 2^63−1.
  */
 export function parseDecimalInt64(text: string): bigint | undefined {
-  if (!decimalIntegerPattern.test(text)) return undefined;
-  const negative = text.startsWith('-');
-  let start = negative ? 1 : 0;
-  while (start < text.length - 1 && text.charCodeAt(start) === 48 /* 0 */) start++;
-  const digits = text.slice(start);
-  if (digits.length > int64MaxDigits) return undefined;
-  const magnitude = BigInt(digits);
-  const value = negative ? -magnitude : magnitude;
-  return value < int64Min || value > int64Max ? undefined : value;
+  // A subset of the JSON number forms parseInt64 reads exactly (leading zeros, -0 included).
+  return decimalIntegerPattern.test(text) ? parseInt64(text) : undefined;
 }

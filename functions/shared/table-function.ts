@@ -1,16 +1,15 @@
 /**
  * What every function on the plants table shares: its dependencies and its configuration.
  */
-import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import type { StoreDependencies } from './dynamodb.ts';
 import type { Logger } from './logger.ts';
 
-/** The dependencies of a plants-table handler; the local API and tests bring their own. */
-export interface TableHandlerDependencies {
-  readonly documentClient: DynamoDBDocumentClient;
-  readonly tableName: string;
+/**
+ * The dependencies of a plants-table handler (the local API and tests bring their own): what its
+ * store operation needs, passed on as they are, and its logger.
+ */
+export interface TableHandlerDependencies extends StoreDependencies {
   readonly logger?: Logger;
-  /** Overall time for the store call, retries included (tests shorten it). */
-  readonly storeDeadlineMilliseconds?: number;
 }
 
 export interface TableFunctionConfig {

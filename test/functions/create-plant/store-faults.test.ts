@@ -46,7 +46,7 @@ function handlerForStore(options: DocumentClientOptions & { deadlineMilliseconds
     logger: logs.logger,
     ...(options.deadlineMilliseconds === undefined
       ? {}
-      : { storeDeadlineMilliseconds: options.deadlineMilliseconds }),
+      : { deadlineMilliseconds: options.deadlineMilliseconds }),
   });
   return { documentClient, logs, handle };
 }
