@@ -42,7 +42,6 @@ export interface PlantStoreMonitoringProps {
   readonly functions: readonly MonitoredFunction[];
   readonly webhooks: PlantWebhooks;
   readonly notifications: AlarmNotificationsConfig;
-  readonly productionLike: boolean;
 }
 
 /** Metrics made from the functions' own log lines: no code, so no cold-start cost. */

@@ -3,7 +3,12 @@ import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
 import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import type { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
-import { type RouteFunctionName, routes, scopeDescriptions } from '../functions/shared/routes.ts';
+import {
+  functionDisplayName,
+  type RouteFunctionName,
+  routes,
+  scopeDescriptions,
+} from '../functions/shared/routes.ts';
 import { functionSettings } from './function-settings.ts';
 import { PlantStoreFunction } from './plant-store-function.ts';
 import { type MonitoredFunction, PlantStoreMonitoring } from './plant-store-monitoring.ts';
@@ -138,7 +143,6 @@ export class PlantStoreStack extends Stack {
       table: this.table.table,
       webhooks: this.webhooks,
       notifications: stage.alarmNotifications ?? {},
-      productionLike: stage.productionLike,
       functions: [
         ...Object.values(this.routeFunctions).map((fn) => monitored(fn, 'api')),
         monitored(this.authorizerFunction, 'authorizer'),
@@ -193,10 +197,12 @@ export class PlantStoreStack extends Stack {
 
 /** `createPlant` → `create-plant`: a function as the alarms and dashboard name it. */
 function monitored(fn: PlantStoreFunction, role: MonitoredFunction['role']): MonitoredFunction {
-  const name = fn.node.id.replace(/[A-Z]/g, (letter, index: number) =>
-    index === 0 ? letter.toLowerCase() : `-${letter.toLowerCase()}`,
-  );
-  return { name, function: fn, logGroup: fn.logGroupOfFunction, role };
+  return {
+    name: functionDisplayName(fn.node.id),
+    function: fn,
+    logGroup: fn.logGroupOfFunction,
+    role,
+  };
 }
 
 /**
@@ -229,14 +235,6 @@ function acknowledgeControlTowerFindings(stack: PlantStoreStack, stage: StageCon
       reason:
         'Each permission names API Gateway as principal and its method or authorizer ARN as ' +
         'SourceArn; the rule cannot read a SourceArn built with Fn::Join (a false positive).',
-    });
-  }
-  for (const queue of [stack.webhooks.deadLetterQueue, stack.webhooks.streamFailureQueue]) {
-    Validations.of(queue).acknowledge({
-      id: 'cdk-validator-cfnguard::sqs_dlq_check',
-      reason:
-        'This queue is itself where failures end (kept 14 days, watched, redriven by hand): a ' +
-        'dead-letter queue of its own would only move them somewhere less visible.',
     });
   }
   if (stage.logRetentionDays < 365) {

@@ -161,6 +161,11 @@ export class PlantWebhooks extends Construct {
           id: 'Serverless::Serverless-SQSRedrivePolicy',
           reason: deadLetterQueueReason,
         },
+        // Control Tower's CT.SQS.PR.1, checked by cfn-guard.
+        {
+          id: 'cdk-validator-cfnguard::sqs_dlq_check',
+          reason: deadLetterQueueReason,
+        },
       );
     }
     const deliveryMapping = this.deliverFunction.node.children.find((child) =>

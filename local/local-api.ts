@@ -12,7 +12,7 @@ import { createHandler as createGetPlantHandler } from '../functions/get-plant/g
 import { createHandler as createListPlantsHandler } from '../functions/list-plants/list-handler.ts';
 import { createDocumentClient } from '../functions/shared/dynamodb.ts';
 import { createLogger, type Logger } from '../functions/shared/logger.ts';
-import { type RouteFunctionName, routes } from '../functions/shared/routes.ts';
+import { functionDisplayName, type RouteFunctionName, routes } from '../functions/shared/routes.ts';
 import type { TableHandlerDependencies } from '../functions/shared/table-function.ts';
 import { functionSettings } from '../infra/function-settings.ts';
 import { resolveStageConfig } from '../infra/stages.ts';
@@ -91,11 +91,6 @@ const handlerFactories: Readonly<
   deletePlant: createDeletePlantHandler,
 };
 
-/** `createPlant` → `create-plant`, the name its logs and Lambda context carry. */
-function kebabCase(name: string): string {
-  return name.replace(/[A-Z]/g, (letter) => `-${letter.toLowerCase()}`);
-}
-
 /**
  * Starts everything; on a failure, stops whatever had started before rethrowing, so nothing is
  * left running.
@@ -155,7 +150,7 @@ export async function startLocalApi(options: LocalApiOptions): Promise<LocalApi>
         { logger: logger.child({ function: 'authorizer' }) },
       ),
       routes: routes.map((route) => {
-        const functionName = kebabCase(route.function);
+        const functionName = functionDisplayName(route.function);
         return {
           httpMethod: route.method,
           resourcePath: route.path,

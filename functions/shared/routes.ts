@@ -47,3 +47,13 @@ export const routes: readonly Route[] = [
 export function routeResource(route: Route): string {
   return `${route.method}${route.path.replace(/\{[^/}]+\}/g, '*')}`;
 }
+
+/**
+ * A function's name as its logs, Lambda context and alarms show it: `createPlant` (or the
+ * construct id `CreatePlant`) → `create-plant`.
+ */
+export function functionDisplayName(name: string): string {
+  return name.replace(/[A-Z]/g, (letter, index: number) =>
+    index === 0 ? letter.toLowerCase() : `-${letter.toLowerCase()}`,
+  );
+}
