@@ -195,6 +195,11 @@ export async function startWebhookDispatcher(
   };
 
   await refreshShards(true);
+  // LATEST means "from when the iterator is made": make them now, before the API takes its
+  // first request, or a plant created before the first read would never be sent.
+  for (const [shardId, state] of shards) {
+    if (!state.closed) await renewIterator(shardId, state);
+  }
   const polling = (async () => {
     let refreshedAt = Date.now();
     while (!stopping.signal.aborted) {

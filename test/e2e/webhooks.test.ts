@@ -8,11 +8,13 @@ import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
 import { createLogger } from '../../functions/shared/logger.ts';
 import { startDynamoDbLocal } from '../../local/dynamodb-local.ts';
 import { type LocalApi, startLocalApi } from '../../local/local-api.ts';
-import { testStoreEndpoint } from '../support/test-store.ts';
+import { startWebhookDispatcher } from '../../local/webhook-dispatcher.ts';
+import { createTestTable, testStoreEndpoint } from '../support/test-store.ts';
 import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver.ts';
 
 const secret = `whsec_${randomBytes(32).toString('base64')}`;
@@ -236,6 +238,30 @@ describe('new-plant webhooks', () => {
       [...receiver.accepted().values()].map((delivery) => JSON.parse(delivery.body).id).sort(),
     ).toEqual([1, 2, 3, 4, 5, 6]);
   }, 40_000);
+
+  it('sends a plant stored the moment the dispatcher has started', async () => {
+    const receiver = await startReceiver();
+    const table = await createTestTable();
+    started.push({ stop: () => table.remove() });
+    for (let round = 1; round <= 10; round++) {
+      const dispatcher = await startWebhookDispatcher({
+        endpoint: table.endpoint,
+        documentClient: table.documentClient,
+        tableName: table.tableName,
+        subscribers: [{ name: 'receiver', url: receiver.url, secret }],
+        logger: createLogger({}, () => {}),
+      });
+      try {
+        // No wait at all: the stream position must already be held.
+        await table.documentClient.send(
+          new PutCommand({ TableName: table.tableName, Item: { id: BigInt(round), name: 'Now' } }),
+        );
+        await receiver.waitForAccepted(round, 5_000);
+      } finally {
+        await dispatcher.stop();
+      }
+    }
+  });
 
   it('delivers 1,000 creates from 20 clients as 1,000 distinct, verified webhooks', async () => {
     const receiver = await startReceiver();
