@@ -86,6 +86,13 @@ export const functionSettings = {
     // A batch's deliveries run side by side, each at most 10 s, plus reading a secret.
     timeoutSeconds: 30,
   },
+  replayStreamFailures: {
+    entry: 'functions/replay-stream-failures/handler.ts',
+    // Run by hand, rarely: it reads kept batches from S3 and sends SQS batches, so a whole
+    // bucket of them fits in the maximum timeout (a replay that runs out is simply run again).
+    memorySizeMb: 512,
+    timeoutSeconds: 900,
+  },
   authorizer: {
     entry: 'functions/authorizer/handler.ts',
     // A full vCPU (1769 MB; more memory adds vCPUs a single thread cannot use). Measured: a cold
@@ -98,6 +105,6 @@ export const functionSettings = {
     timeoutSeconds: 5,
   },
 } as const satisfies Record<
-  RouteFunctionName | 'authorizer' | 'webhookFanout' | 'deliverWebhook',
+  RouteFunctionName | 'authorizer' | 'webhookFanout' | 'deliverWebhook' | 'replayStreamFailures',
   FunctionSettings
 >;

@@ -1,7 +1,7 @@
 import path from 'node:path';
 import { Duration, type RemovalPolicy, Validations } from 'aws-cdk-lib';
 import { Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
-import { Architecture, Runtime, Tracing } from 'aws-cdk-lib/aws-lambda';
+import { Architecture, LoggingFormat, Runtime, Tracing } from 'aws-cdk-lib/aws-lambda';
 import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
@@ -58,6 +58,10 @@ export class PlantStoreFunction extends NodejsFunction {
       timeout: Duration.seconds(props.settings.timeoutSeconds),
       tracing: Tracing.ACTIVE,
       logGroup,
+      // JSON for the runtime's own lines too (init failures, uncaught errors, timeouts), so
+      // every line of the log group is one a JSON metric filter can read. The functions' own
+      // lines are JSON already and pass through unchanged.
+      loggingFormat: LoggingFormat.JSON,
       role,
       environment: props.environment,
       projectRoot: repositoryRoot,

@@ -1,7 +1,14 @@
 import { Duration } from 'aws-cdk-lib';
 import type { RestApi } from 'aws-cdk-lib/aws-apigateway';
 import { SlackChannelConfiguration } from 'aws-cdk-lib/aws-chatbot';
-import { Alarm, ComparisonOperator, TreatMissingData } from 'aws-cdk-lib/aws-cloudwatch';
+import {
+  Alarm,
+  type AlarmProps,
+  ComparisonOperator,
+  Metric,
+  TreatMissingData,
+  Unit,
+} from 'aws-cdk-lib/aws-cloudwatch';
 import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
 import type { Table } from 'aws-cdk-lib/aws-dynamodb';
 import type { IFunction } from 'aws-cdk-lib/aws-lambda';
@@ -19,7 +26,13 @@ import {
   SnsAlarmActionStrategy,
 } from 'cdk-monitoring-constructs';
 import { Construct } from 'constructs';
-import type { PlantWebhooks } from './plant-webhooks.ts';
+import { requestLog } from '../functions/shared/api-responses.ts';
+import { errorCodes } from '../functions/shared/error-codes.ts';
+import { logFields } from '../functions/shared/logger.ts';
+import { itemsNotPlantsLog } from '../functions/shared/stored-plant.ts';
+import { fanoutLog } from '../functions/webhook-fanout/fanout-handler.ts';
+import { webhookLog } from '../functions/webhooks/send-webhook.ts';
+import { type PlantWebhooks, streamFailureMetricsId } from './plant-webhooks.ts';
 import type { AlarmNotificationsConfig } from './stages.ts';
 
 /** The functions watched, each with what alarming on it means. */
@@ -30,9 +43,10 @@ export interface MonitoredFunction {
   /**
    * `api`: behind API Gateway, its crashes are 500s. `authorizer`: throws on every bad token by
    * design, so only its own failures (logged at error level) count. `stream`: reads the stream.
-   * `queue`: reads the delivery queue.
+   * `queue`: reads the delivery queue. `manual`: run by hand (its errors are seen by whoever
+   * runs it; its metrics are on the dashboard).
    */
-  readonly role: 'api' | 'authorizer' | 'stream' | 'queue';
+  readonly role: 'api' | 'authorizer' | 'stream' | 'queue' | 'manual';
 }
 
 export interface PlantStoreMonitoringProps {
@@ -47,6 +61,18 @@ export interface PlantStoreMonitoringProps {
 /** Metrics made from the functions' own log lines: no code, so no cold-start cost. */
 export const businessMetricNamespace = 'PlantStore';
 
+/** `PlantStore/<stage>`: metric filters cannot set a constant dimension, so the stage is here. */
+export function stageMetricNamespace(stageName: string): string {
+  return `${businessMetricNamespace}/${stageName}`;
+}
+
+/**
+ * A late webhook, in seconds: an event that will have waited this long at its next attempt
+ * means its subscriber failed the 5 s, 5 min and 30 min retries (it fires when the 30 min one
+ * fails, about 35 minutes after the event).
+ */
+export const lateWebhookSeconds = 3600;
+
 /**
  * Alarms worth waking for, one SNS topic they notify, and a dashboard, per stage, built with
  * cdk-monitoring-constructs (cdklabs): each alarm below says why its threshold is where it is.
@@ -58,9 +84,11 @@ export class PlantStoreMonitoring extends Construct {
   readonly facade: MonitoringFacade;
   /** The authorizer's failures (not invalid tokens), when an authorizer is monitored. */
   readonly authorizerFailuresAlarm: Alarm | undefined;
+  private readonly stageName: string;
 
   constructor(scope: Construct, id: string, props: PlantStoreMonitoringProps) {
     super(scope, id);
+    this.stageName = props.stageName;
     this.topic = new Topic(this, 'Alarms', {
       displayName: `Plant Store ${props.stageName} alarms`,
       enforceSSL: true,
@@ -108,20 +136,25 @@ export class PlantStoreMonitoring extends Construct {
     });
 
     for (const { name, function: fn, role } of props.functions) {
+      if (role === 'manual') {
+        this.facade.monitorLambdaFunction({ lambdaFunction: fn, humanReadableName: name });
+        continue;
+      }
       this.facade.monitorLambdaFunction({
         lambdaFunction: fn,
         humanReadableName: name,
         alarmFriendlyName: name,
         ...(role === 'stream' ? { isIterator: true } : {}),
         // The handlers answer every failure they expect; Lambda counts only crashes, timeouts
-        // and failed starts as errors, so five in five minutes is a bug or an outage. The
-        // authorizer reports each invalid token as an error by design: its failures are
-        // counted from its log instead (below).
+        // and failed starts as errors, so five in five minutes is a bug or an outage (the
+        // library alarms above its maximum: 4 allowed, the 5th fires). The authorizer reports
+        // each invalid token as an error by design: its failures are counted from its log
+        // instead (below).
         ...(role === 'authorizer'
           ? {}
           : {
               addFaultCountAlarm: {
-                Warning: { maxErrorCount: 5, datapointsToAlarm: 1, evaluationPeriods: 1 },
+                Warning: { maxErrorCount: 4, datapointsToAlarm: 1, evaluationPeriods: 1 },
               },
             }),
         // Any throttle means the account's concurrency is spent: requests are refused.
@@ -145,8 +178,8 @@ export class PlantStoreMonitoring extends Construct {
     if (authorizer !== undefined) {
       const failures = new MetricFilter(this, 'AuthorizerFailures', {
         logGroup: authorizer.logGroup,
-        filterPattern: FilterPattern.stringValue('$.level', '=', 'error'),
-        metricNamespace: this.metricNamespace(props),
+        filterPattern: FilterPattern.stringValue(logFields.level, '=', 'error'),
+        metricNamespace: stageMetricNamespace(props.stageName),
         metricName: 'AuthorizerFailures',
         metricValue: '1',
       });
@@ -181,61 +214,102 @@ export class PlantStoreMonitoring extends Construct {
       deadLetterQueue: webhooks.deadLetterQueue,
       humanReadableName: 'Webhook deliveries',
       alarmFriendlyName: 'WebhookDeliveries',
-      // A subscriber has waited an hour for an event: after the 5 s, 5 min and 30 min retries
-      // failed, someone should tell its team before the 2 h one.
-      addQueueMaxMessageAgeAlarm: {
-        Warning: { maxAgeInSeconds: 3600, datapointsToAlarm: 1, evaluationPeriods: 1 },
-      },
       // Any dead letter is an event a subscriber never got: look, then redrive.
       addDeadLetterQueueMaxSizeAlarm: {
         Warning: { maxMessageCount: 0, datapointsToAlarm: 1, evaluationPeriods: 1 },
       },
     });
-    this.facade.monitorSqsQueue({
-      queue: webhooks.streamFailureQueue,
-      humanReadableName: 'Webhook stream failures',
-      alarmFriendlyName: 'WebhookStreamFailures',
-      // Stream records the fan-out gave up on: their events were never queued.
-      addQueueMaxSizeAlarm: {
-        Warning: { maxMessageCount: 0, datapointsToAlarm: 1, evaluationPeriods: 1 },
-      },
+    // A subscriber is down: an event will have waited an hour at its next attempt. The queue's
+    // own age cannot show it: every retry is a new message (and SQS leaves messages received
+    // three times or more out of ApproximateAgeOfOldestMessage).
+    const late = new MetricFilter(this, 'WebhookWaitAtNextAttempt', {
+      logGroup: logGroupOf(props, 'deliver-webhook'),
+      filterPattern: message(webhookLog.retrying),
+      metricNamespace: stageMetricNamespace(props.stageName),
+      metricName: 'WebhookWaitAtNextAttempt',
+      metricValue: `$.${webhookLog.waitedAtNextAttemptField}`,
+      unit: Unit.SECONDS,
+    });
+    this.addAlarm('Webhooks-Late', {
+      alarmDescription:
+        'A webhook will be an hour late or more: its subscriber failed the 5 s, 5 min and 30 min retries.',
+      metric: late.metric({ statistic: 'Maximum', period: Duration.minutes(5) }),
+      threshold: lateWebhookSeconds,
+      comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+    });
+    // Lambda gave up on a stream batch and kept it in the bucket: its plants' webhooks are not
+    // queued until someone replays it (README, Webhooks).
+    this.addAlarm('Webhooks-Stream-Batch-Kept', {
+      alarmDescription: 'The fan-out gave up on a stream batch: replay the kept failures.',
+      metric: new Metric({
+        namespace: 'AWS/S3',
+        metricName: 'PutRequests',
+        dimensionsMap: {
+          BucketName: webhooks.streamFailureBucket.bucketName,
+          FilterId: streamFailureMetricsId,
+        },
+        statistic: 'Sum',
+        period: Duration.minutes(1),
+      }),
+      threshold: 1,
+      comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
     });
   }
 
-  /** `PlantStore/<stage>`: metric filters cannot set a constant dimension. */
-  private metricNamespace(props: PlantStoreMonitoringProps): string {
-    return `${businessMetricNamespace}/${props.stageName}`;
+  /** An alarm on one period, missing data as fine, notifying the stage's topic. */
+  private addAlarm(
+    name: string,
+    props: Pick<AlarmProps, 'alarmDescription' | 'metric' | 'threshold' | 'comparisonOperator'>,
+  ): Alarm {
+    const alarm = new Alarm(this, name.replaceAll('-', ''), {
+      ...props,
+      alarmName: `PlantStore-${this.stageName}-${name}`,
+      evaluationPeriods: 1,
+      datapointsToAlarm: 1,
+      treatMissingData: TreatMissingData.NOT_BREACHING,
+    });
+    alarm.addAlarmAction(new SnsAction(this.topic));
+    return alarm;
   }
 
   /**
-   * Plants created (new plants the fan-out queued), conflicts and webhook outcomes, counted
-   * from the functions' log lines: no code in the API functions, so nothing added to a cold start.
+   * Plants created (new plants the fan-out queued), conflicts, webhook outcomes and stored items
+   * that are not plants, counted from the functions' log lines: no code in the API functions,
+   * so nothing added to a cold start. Every message, field and code is the logging module's own.
    */
   private addBusinessMetrics(props: PlantStoreMonitoringProps): void {
-    const logOf = (name: string) => props.functions.find((entry) => entry.name === name)?.logGroup;
-    const counters: [string, LogGroup | undefined, IFilterPattern, string][] = [
+    const counters: [string, string, IFilterPattern, string][] = [
       [
         'PlantsCreated',
-        logOf('webhook-fanout'),
-        FilterPattern.exists('$.newPlants'),
-        '$.newPlants',
+        'webhook-fanout',
+        FilterPattern.exists(`$.${fanoutLog.newPlantsField}`),
+        `$.${fanoutLog.newPlantsField}`,
       ],
       [
         'PlantConflicts',
-        logOf('create-plant'),
-        FilterPattern.numberValue('$.errorCode', '=', 40009),
+        'create-plant',
+        FilterPattern.numberValue(
+          `$.${requestLog.errorCodeField}`,
+          '=',
+          errorCodes.plantConflict.error,
+        ),
         '1',
       ],
-      ['WebhooksDelivered', logOf('deliver-webhook'), message('webhook delivered'), '1'],
-      ['WebhookRetries', logOf('deliver-webhook'), message('webhook failed, retrying'), '1'],
-      ['WebhooksDeadLettered', logOf('deliver-webhook'), message('webhook dead-lettered'), '1'],
+      ['WebhooksDelivered', 'deliver-webhook', message(webhookLog.delivered), '1'],
+      ['WebhookRetries', 'deliver-webhook', message(webhookLog.retrying), '1'],
+      ['WebhooksDeadLettered', 'deliver-webhook', message(webhookLog.deadLettered), '1'],
+      ...['list-plants', 'webhook-fanout'].map((name): [string, string, IFilterPattern, string] => [
+        'ItemsNotPlants',
+        name,
+        message(itemsNotPlantsLog.message),
+        `$.${itemsNotPlantsLog.countField}`,
+      ]),
     ];
-    for (const [metricName, logGroup, filterPattern, metricValue] of counters) {
-      if (logGroup === undefined) continue;
-      new MetricFilter(this, metricName, {
-        logGroup,
+    for (const [metricName, functionName, filterPattern, metricValue] of counters) {
+      new MetricFilter(this, `${metricName}-${functionName}`, {
+        logGroup: logGroupOf(props, functionName),
         filterPattern,
-        metricNamespace: this.metricNamespace(props),
+        metricNamespace: stageMetricNamespace(props.stageName),
         metricName,
         metricValue,
       });
@@ -243,6 +317,13 @@ export class PlantStoreMonitoring extends Construct {
   }
 }
 
+/** The log group of a monitored function, by its display name. */
+function logGroupOf(props: PlantStoreMonitoringProps, name: string): LogGroup {
+  const entry = props.functions.find((candidate) => candidate.name === name);
+  if (entry === undefined) throw new Error(`No monitored function is named ${name}.`);
+  return entry.logGroup;
+}
+
 function message(text: string): IFilterPattern {
-  return FilterPattern.stringValue('$.message', '=', text);
+  return FilterPattern.stringValue(logFields.message, '=', text);
 }

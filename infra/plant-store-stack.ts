@@ -96,7 +96,14 @@ export class PlantStoreStack extends Stack {
         ...this.routeFunctions,
         authorizer: this.authorizerFunction,
       })) {
-        gradual.set(name, new GradualDeployment(fn, 'GradualDeployment', { function: fn }));
+        gradual.set(
+          name,
+          new GradualDeployment(fn, 'GradualDeployment', {
+            function: fn,
+            stageName: stage.name,
+            logGroup: fn.logGroupOfFunction,
+          }),
+        );
       }
     }
     const target = (name: string, fn: PlantStoreFunction): IFunction =>
@@ -136,6 +143,10 @@ export class PlantStoreStack extends Stack {
       description: 'Where dead letters are redriven to.',
       value: this.webhooks.deliveryQueue.queueArn,
     });
+    new CfnOutput(this, 'ReplayStreamFailuresFunctionName', {
+      description: 'Invoke it to queue the webhooks of kept stream failures (README, Webhooks).',
+      value: this.webhooks.replayFunction.functionName,
+    });
 
     this.monitoring = new PlantStoreMonitoring(this, 'Monitoring', {
       stageName: stage.name,
@@ -148,21 +159,18 @@ export class PlantStoreStack extends Stack {
         monitored(this.authorizerFunction, 'authorizer'),
         monitored(this.webhooks.fanoutFunction, 'stream'),
         monitored(this.webhooks.deliverFunction, 'queue'),
+        monitored(this.webhooks.replayFunction, 'manual'),
       ],
     });
-    // Gradual deploys roll back on the new version's crashes and 5xx answers; the authorizer's
-    // on its failures (its Lambda errors count every invalid token).
+    // Gradual deploys roll back on the new version's crashes and 5xx answers; the authorizer on
+    // its new version's crashes (its Lambda errors also count every invalid token).
     const notify = new SnsAction(this.monitoring.topic);
     for (const [name, deployment] of gradual) {
-      const fn =
+      deployment.rollBackOn(
         name === 'authorizer'
-          ? this.authorizerFunction
-          : this.routeFunctions[name as RouteFunctionName];
-      const alarms =
-        name === 'authorizer'
-          ? [this.monitoring.authorizerFailuresAlarm].filter((alarm) => alarm !== undefined)
-          : deployment.createRollbackAlarms(fn.logGroupOfFunction, notify);
-      deployment.rollBackOn(alarms);
+          ? deployment.createAuthorizerRollbackAlarms(notify)
+          : deployment.createRollbackAlarms(notify),
+      );
     }
 
     new CfnOutput(this, 'AlarmTopicArn', {

@@ -1,12 +1,14 @@
-import { Duration, RemovalPolicy, Validations } from 'aws-cdk-lib';
+import { Duration, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
 import type { Table } from 'aws-cdk-lib/aws-dynamodb';
+import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
+import type { DlqDestinationConfig, IEventSourceDlq, IFunction } from 'aws-cdk-lib/aws-lambda';
 import { FilterCriteria, FilterRule, StartingPosition } from 'aws-cdk-lib/aws-lambda';
-import { DynamoEventSource, SqsDlq, SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
+import { DynamoEventSource, SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import type { RetentionDays } from 'aws-cdk-lib/aws-logs';
+import { BlockPublicAccess, Bucket, BucketEncryption, type CfnBucket } from 'aws-cdk-lib/aws-s3';
 import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
-import { defaultRetrySchedule } from '../functions/webhooks/send-webhook.ts';
 import { functionSettings } from './function-settings.ts';
 import { PlantStoreFunction } from './plant-store-function.ts';
 import type { WebhookSubscriberConfig } from './stages.ts';
@@ -25,27 +27,52 @@ const deliveryRetention = Duration.days(4);
 /** Dead letters are kept as long as SQS allows, for someone to look and redrive. */
 const deadLetterRetention = Duration.days(14);
 
+/** The stream-failures bucket's request metrics (the kept-batch alarm reads its PutRequests). */
+export const streamFailureMetricsId = 'KeptBatches';
+
+/** How long a kept stream failure waits in its bucket for someone to replay it. */
+const streamFailureRetention = Duration.days(30);
+
+/**
+ * How often SQS may hand out the same delivery message before it goes to DeadLetters. Each
+ * message is one attempt and is normally received once; this catches one whose handling keeps
+ * failing (an AWS call failing, a crash). Lambda advises at least 5 for SQS event sources.
+ */
+export const deliveryMaxReceiveCount = 5;
+
 /**
  * The new-plant webhooks: the table's stream → a fan-out function (INSERTs only) → one message
  * per event and subscriber on the delivery queue → the delivery function, which signs and POSTs
- * each, and on failure hides the message for the schedule's next wait (`ChangeMessageVisibility`;
- * SQS allows up to 12 h per receive, enough for the 10 h steps) → after the last attempt, the
+ * each; a failed attempt sends the next one to the same queue as a new message delayed until it
+ * is due (at most 15 minutes a hop: a longer wait is several hops) → after the last attempt, the
  * dead-letter queue, kept 14 days and redriven with one `aws sqs start-message-move-task`.
  *
  * Why these parts: the stream is the one source (no second write from the API that could be
  * lost); the fan-out never calls a subscriber, so none can hold up the stream's shard; one
  * message per delivery on a standard queue has no order, so a failing subscriber's messages
- * wait on their own while every other delivery goes on (no head-of-line blocking); per-message
- * visibility gives each its own schedule without a scheduler. EventBridge Pipes could replace
- * the fan-out function but cannot send one message per subscriber; a queue's DelaySeconds stops
- * at 15 min; EventBridge Scheduler or Step Functions per delivery would cost a resource per wait.
+ * wait on their own while every other delivery goes on (no head-of-line blocking).
+ *
+ * Why a waiting retry is a delayed message, not a hidden one: a message hidden with
+ * `ChangeMessageVisibility` is in flight, and a standard queue holds about 120,000 in flight,
+ * after which SQS returns nothing to anyone (SQS quotas): one dead subscriber at ~1.2 new plants
+ * a second would stall every subscriber. Delayed messages are not in flight, so only the
+ * deliveries being attempted are. EventBridge Scheduler (one schedule per retry) would wait
+ * without hops, but adds a service, a role and schedules to clean up, and no emulator here runs
+ * it; hops cost one send and one receive per 15 minutes of a failing delivery's wait, paid only
+ * while a subscriber fails (`npm run cost` prices both).
+ *
+ * A stream batch the fan-out still cannot queue after Lambda's retries is kept whole (the
+ * invocation record with its stream records, which S3 destinations receive and SQS ones do not)
+ * in the StreamFailures bucket, beyond the stream's 24 hours, until the replay function queues it.
  */
 export class PlantWebhooks extends Construct {
   readonly deliveryQueue: Queue;
   readonly deadLetterQueue: Queue;
-  /** Stream batches the fan-out could not queue after its retries (their metadata). */
-  readonly streamFailureQueue: Queue;
+  /** Stream batches the fan-out could not queue after its retries, kept whole. */
+  readonly streamFailureBucket: Bucket;
   readonly fanoutFunction: PlantStoreFunction;
+  /** Queues the kept stream batches' deliveries, run by hand. */
+  readonly replayFunction: PlantStoreFunction;
   readonly deliverFunction: PlantStoreFunction;
   /** Each subscriber's signing secret, by subscriber name. */
   readonly secrets: ReadonlyMap<string, Secret>;
@@ -64,9 +91,20 @@ export class PlantWebhooks extends Construct {
       ...queueDefaults,
       retentionPeriod: deadLetterRetention,
     });
-    this.streamFailureQueue = new Queue(this, 'StreamFailures', {
-      ...queueDefaults,
-      retentionPeriod: deadLetterRetention,
+    this.streamFailureBucket = new Bucket(this, 'StreamFailures', {
+      encryption: BucketEncryption.S3_MANAGED,
+      enforceSSL: true,
+      blockPublicAccess: BlockPublicAccess.BLOCK_ALL,
+      // A replayed batch is deleted; versioning keeps it for as long again, should a replay
+      // need undoing or checking.
+      versioned: true,
+      lifecycleRules: [
+        { expiration: streamFailureRetention, noncurrentVersionExpiration: streamFailureRetention },
+      ],
+      // Request metrics (a minute's resolution) let an alarm see a batch being kept.
+      metrics: [{ id: streamFailureMetricsId }],
+      removalPolicy: queueRemovalPolicy,
+      autoDeleteObjects: false,
     });
     // Six times the delivery function's timeout, as AWS advises for SQS event sources.
     this.deliveryQueue = new Queue(this, 'Deliveries', {
@@ -75,10 +113,7 @@ export class PlantWebhooks extends Construct {
       visibilityTimeout: Duration.seconds(6 * functionSettings.deliverWebhook.timeoutSeconds),
       // A safety net only: the delivery function dead-letters a message itself, with its last
       // failure, after the schedule's last attempt; this catches one that keeps crashing it.
-      deadLetterQueue: {
-        queue: this.deadLetterQueue,
-        maxReceiveCount: defaultRetrySchedule.length + 3,
-      },
+      deadLetterQueue: { queue: this.deadLetterQueue, maxReceiveCount: deliveryMaxReceiveCount },
     });
 
     const secrets = new Map<string, Secret>();
@@ -104,8 +139,8 @@ export class PlantWebhooks extends Construct {
       logRetention: props.logRetention,
       logRemovalPolicy: props.logRemovalPolicy,
       noDeadLetterQueueReason:
-        'Invoked by an event source mapping, never asynchronously: a failed stream batch goes to ' +
-        'the StreamFailures queue, a failed delivery stays on its queue and ends in DeadLetters.',
+        'Invoked by an event source mapping or by hand, never asynchronously: a failed stream ' +
+        'batch is kept in the StreamFailures bucket, a failed delivery ends in DeadLetters.',
     };
     this.fanoutFunction = new PlantStoreFunction(scope, 'WebhookFanout', {
       ...functionDefaults,
@@ -124,10 +159,34 @@ export class PlantWebhooks extends Construct {
         retryAttempts: 10,
         reportBatchItemFailures: true,
         filters: [FilterCriteria.filter({ eventName: FilterRule.isEqual('INSERT') })],
-        onFailure: new SqsDlq(this.streamFailureQueue),
+        onFailure: keepFailuresIn(this.streamFailureBucket),
       }),
     );
     this.deliveryQueue.grantSendMessages(this.fanoutFunction);
+
+    this.replayFunction = new PlantStoreFunction(scope, 'ReplayStreamFailures', {
+      ...functionDefaults,
+      settings: functionSettings.replayStreamFailures,
+      description: 'Plant Store: queues the webhooks of kept stream failures (run by hand).',
+      environment: {
+        STREAM_FAILURES_BUCKET: this.streamFailureBucket.bucketName,
+        DELIVERY_QUEUE_URL: this.deliveryQueue.queueUrl,
+        SUBSCRIBER_NAMES: JSON.stringify(props.subscribers.map((subscriber) => subscriber.name)),
+      },
+    });
+    this.replayFunction.addToRolePolicy(
+      new PolicyStatement({
+        actions: ['s3:GetObject', 's3:DeleteObject'],
+        resources: [this.streamFailureBucket.arnForObjects('*')],
+      }),
+    );
+    this.replayFunction.addToRolePolicy(
+      new PolicyStatement({
+        actions: ['s3:ListBucket'],
+        resources: [this.streamFailureBucket.bucketArn],
+      }),
+    );
+    this.deliveryQueue.grantSendMessages(this.replayFunction);
 
     this.deliverFunction = new PlantStoreFunction(scope, 'DeliverWebhook', {
       ...functionDefaults,
@@ -148,26 +207,16 @@ export class PlantWebhooks extends Construct {
     this.deliverFunction.addEventSource(
       new SqsEventSource(this.deliveryQueue, { batchSize: 10, reportBatchItemFailures: true }),
     );
+    // Each failed attempt sends the next one, delayed, to the delivery queue.
+    this.deliveryQueue.grantSendMessages(this.deliverFunction);
     this.deadLetterQueue.grantSendMessages(this.deliverFunction);
     for (const secret of secrets.values()) secret.grantRead(this.deliverFunction);
 
-    for (const queue of [this.deadLetterQueue, this.streamFailureQueue]) {
-      Validations.of(queue).acknowledge(
-        {
-          id: 'AwsSolutions::AwsSolutions-SQS3',
-          reason: deadLetterQueueReason,
-        },
-        {
-          id: 'Serverless::Serverless-SQSRedrivePolicy',
-          reason: deadLetterQueueReason,
-        },
-        // Control Tower's CT.SQS.PR.1, checked by cfn-guard.
-        {
-          id: 'cdk-validator-cfnguard::sqs_dlq_check',
-          reason: deadLetterQueueReason,
-        },
-      );
-    }
+    Validations.of(this.deadLetterQueue).acknowledge(
+      { id: 'Serverless::Serverless-SQSRedrivePolicy', reason: deadLetterQueueReason },
+      // Control Tower's CT.SQS.PR.1, checked by cfn-guard.
+      { id: 'cdk-validator-cfnguard::sqs_dlq_check', reason: deadLetterQueueReason },
+    );
     const deliveryMapping = this.deliverFunction.node.children.find((child) =>
       child.node.id.startsWith('SqsEventSource'),
     );
@@ -180,6 +229,46 @@ export class PlantWebhooks extends Construct {
           'itself, with its last failure, after the last retry.',
       });
     }
+    const accessLogsReason =
+      'Only Lambda writes this bucket (kept stream batches) and only the replay function reads ' +
+      'and deletes them; every write raises the Webhooks-Stream-Batch-Kept alarm, so access ' +
+      'logs would add a second bucket to keep without telling anything new.';
+    Validations.of(this.streamFailureBucket).acknowledge(
+      { id: 'AwsSolutions::AwsSolutions-S1', reason: accessLogsReason },
+      // Control Tower's CT.S3.PR.2, .4, .9 and .10, checked by cfn-guard.
+      { id: 'cdk-validator-cfnguard::s3_bucket_logging_enabled_check', reason: accessLogsReason },
+      {
+        id: 'cdk-validator-cfnguard::s3_event_notifications_enabled_check',
+        reason:
+          "A kept batch is noticed by the Webhooks-Stream-Batch-Kept alarm on the bucket's " +
+          'request metrics; an event notification would need a consumer that only repeats it.',
+      },
+      {
+        id: 'cdk-validator-cfnguard::s3_bucket_object_lock_enabled_check',
+        reason:
+          'Kept batches are meant to be deleted once replayed (and versioning keeps them 30 days ' +
+          'more); object lock would keep a replayed batch from being deleted.',
+      },
+      {
+        id: 'cdk-validator-cfnguard::s3_bucket_default_encryption_kms_check',
+        reason:
+          'Encrypted with S3-managed keys: the batches hold plants the table already holds, and ' +
+          'a customer-managed KMS key would add cost and a key policy the Lambda service must ' +
+          'be granted for its writes, protecting nothing more.',
+      },
+    );
+    const stack = Stack.of(this);
+    const bucketLogicalId = stack.resolve(
+      stack.getLogicalId(this.streamFailureBucket.node.defaultChild as CfnBucket),
+    );
+    for (const fn of [this.fanoutFunction, this.replayFunction]) {
+      Validations.of(fn.role ?? fn).acknowledge({
+        id: `AwsSolutions::AwsSolutions-IAM5[Resource::<${bucketLogicalId}.Arn>/*]`,
+        reason:
+          'Objects of the stream-failures bucket: Lambda names each kept batch itself ' +
+          '(aws/lambda/<mapping>/<shard>/<date>-<uuid>), so no narrower resource exists.',
+      });
+    }
     for (const secret of secrets.values()) {
       Validations.of(secret).acknowledge({
         id: 'AwsSolutions::AwsSolutions-SMG4',
@@ -189,6 +278,26 @@ export class PlantWebhooks extends Construct {
       });
     }
   }
+}
+
+/**
+ * The S3 on-failure destination of the stream's event source mapping. Lambda writes the kept
+ * batch with the function's role, which needs s3:PutObject and s3:ListBucket on the bucket
+ * (Lambda: "Retaining discarded records"); aws-cdk-lib's `S3OnFailureDestination` grants read and
+ * write of everything instead.
+ */
+function keepFailuresIn(bucket: Bucket): IEventSourceDlq {
+  return {
+    bind(_mapping, handler: IFunction): DlqDestinationConfig {
+      handler.addToRolePolicy(
+        new PolicyStatement({ actions: ['s3:PutObject'], resources: [bucket.arnForObjects('*')] }),
+      );
+      handler.addToRolePolicy(
+        new PolicyStatement({ actions: ['s3:ListBucket'], resources: [bucket.bucketArn] }),
+      );
+      return { destination: bucket.bucketArn };
+    },
+  };
 }
 
 const deadLetterQueueReason =

@@ -4,62 +4,104 @@ import {
   ComparisonOperator,
   type IAlarm,
   type IAlarmAction,
+  MathExpression,
+  Metric,
   TreatMissingData,
 } from 'aws-cdk-lib/aws-cloudwatch';
 import { LambdaDeploymentConfig, LambdaDeploymentGroup } from 'aws-cdk-lib/aws-codedeploy';
-import { Alias, type Function as LambdaFunction } from 'aws-cdk-lib/aws-lambda';
-import { FilterPattern, type ILogGroup, MetricFilter } from 'aws-cdk-lib/aws-logs';
+import { Alias, type Function as LambdaFunction, type Version } from 'aws-cdk-lib/aws-lambda';
+import {
+  FilterPattern,
+  type IFilterPattern,
+  type ILogGroup,
+  MetricFilter,
+} from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
+import { authorizerLog } from '../functions/authorizer/handler.ts';
+import { logFields } from '../functions/shared/logger.ts';
+
+/** The namespace of the canaries' log-based metrics: one per stage, like the business metrics. */
+export function deploymentMetricNamespace(stageName: string): string {
+  return `PlantStore/${stageName}/Deployments`;
+}
+
+/** The dimension, read from each log line's `functionVersion`, that counts one version alone. */
+const versionDimension = 'FunctionVersion';
+
+export interface GradualDeploymentProps {
+  readonly function: LambdaFunction;
+  readonly stageName: string;
+  /** The function's log group, where the log-based rollback signals are counted. */
+  readonly logGroup: ILogGroup;
+}
 
 /**
  * A function published as a version behind the alias `live`, which is what API Gateway calls.
  * Each deploy of a new version shifts traffic gradually with CodeDeploy: 10 % for 5 minutes,
  * then all of it, and rolls back by itself when a rollback alarm fires meanwhile (the new
  * version failing) or the deployment fails or is stopped.
+ *
+ * The rollback alarms count the new version only. During a canary the alias's metrics and the
+ * shared log group hold both versions, so a fault of the old version (or of the issuer, which
+ * no release can fix) would roll back a healthy release. Lambda's metrics carry the version that
+ * ran (`ExecutedVersion`, when invoked through an alias), and every log line names its version
+ * (`functionVersion`), which the log-based metrics keep as a dimension.
  */
 export class GradualDeployment extends Construct {
   readonly alias: Alias;
+  /** The version this deploy publishes: what its canary's alarms count. */
+  readonly version: Version;
   deploymentGroup: LambdaDeploymentGroup | undefined;
+  private readonly props: GradualDeploymentProps;
 
-  constructor(scope: Construct, id: string, props: { readonly function: LambdaFunction }) {
+  constructor(scope: Construct, id: string, props: GradualDeploymentProps) {
     super(scope, id);
-    this.alias = new Alias(this, 'Live', {
-      aliasName: 'live',
-      version: props.function.currentVersion,
+    this.props = props;
+    this.version = props.function.currentVersion;
+    this.alias = new Alias(this, 'Live', { aliasName: 'live', version: this.version });
+  }
+
+  /**
+   * The alarms a canary of an API function rolls back on, each on one minute: the new version's
+   * Lambda errors (crashes, timeouts and failed starts), and its 5xx answers, which the handlers
+   * answer themselves (so Lambda does not count them) and log at error level.
+   */
+  createRollbackAlarms(action: IAlarmAction): IAlarm[] {
+    const serverErrors = this.versionLogMetric(
+      'ServerErrors',
+      FilterPattern.stringValue(logFields.level, '=', 'error'),
+    );
+    return [
+      this.rollbackAlarm('NewVersionErrors', 'crashing or timing out', this.newVersionErrors(), 1),
+      this.rollbackAlarm('NewVersionServerErrors', 'answering 5xx', serverErrors, 1),
+    ].map((alarm) => {
+      alarm.addAlarmAction(action);
+      return alarm;
     });
   }
 
   /**
-   * The alarms a canary of an API function rolls back on, each on one minute: the alias's own
-   * Lambda errors (crashes, timeouts and failed starts of whatever version serves it), and its
-   * 5xx answers, which the handlers answer themselves (so Lambda does not count them) and log at
-   * error level: a version that answers 500 to everything is rolled back too. Not for the
-   * authorizer, which reports every invalid token as a Lambda error by design.
+   * The alarm a canary of the authorizer rolls back on: its crashes. It answers every invalid
+   * token by throwing `Unauthorized` (how a TOKEN authorizer says 401), which Lambda counts as an
+   * error, and logs one line marked `unauthorized` for each; so the new version's crashes are its
+   * Lambda errors less those lines. An issuer outage is not the release's fault (it is logged,
+   * alarmed on by `Authorizer-Failures`, and answered 401 by any version) and rolls nothing back.
+   * Two of three minutes: a log line may reach its metric a little after Lambda's error count.
    */
-  createRollbackAlarms(logGroup: ILogGroup, action: IAlarmAction): IAlarm[] {
-    const serverErrors = new MetricFilter(this, 'ServerErrors', {
-      logGroup,
-      filterPattern: FilterPattern.stringValue('$.level', '=', 'error'),
-      metricNamespace: 'PlantStore/Deployments',
-      metricName: `${this.node.scope?.node.id}ServerErrors`,
-      metricValue: '1',
+  createAuthorizerRollbackAlarms(action: IAlarmAction): IAlarm[] {
+    const refusals = this.versionLogMetric(
+      'Refusals',
+      FilterPattern.booleanValue(`$.${authorizerLog.unauthorizedField}`, true),
+    );
+    const crashes = new MathExpression({
+      expression: 'FILL(errors, 0) - FILL(refusals, 0)',
+      usingMetrics: { errors: this.newVersionErrors(), refusals },
+      period: Duration.minutes(1),
+      label: 'Crashes of the new version',
     });
-    const alarms = [
-      ['NewVersionErrors', 'crashing or timing out', this.alias.metricErrors()],
-      ['NewVersionServerErrors', 'answering 5xx', serverErrors.metric()],
-    ] as const;
-    return alarms.map(([id, what, metric]) => {
-      const alarm = new Alarm(this, id, {
-        alarmDescription: `${this.node.scope?.node.id} is ${what}: a deploy in progress rolls back.`,
-        metric: metric.with({ period: Duration.minutes(1), statistic: 'Sum' }),
-        threshold: 1,
-        comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
-        evaluationPeriods: 1,
-        treatMissingData: TreatMissingData.NOT_BREACHING,
-      });
-      alarm.addAlarmAction(action);
-      return alarm;
-    });
+    const alarm = this.rollbackAlarm('NewVersionCrashes', 'crashing or timing out', crashes, 2);
+    alarm.addAlarmAction(action);
+    return [alarm];
   }
 
   /** Creates the deployment group that shifts the alias and rolls back on `alarms`. */
@@ -79,5 +121,59 @@ export class GradualDeployment extends Construct {
           'only aliases and invoke only functions named for hooks; only CodeDeploy assumes the role.',
       });
     }
+  }
+
+  /** Lambda's errors of the new version behind the alias, a minute at a time. */
+  private newVersionErrors(): Metric {
+    const functionName = this.props.function.functionName;
+    return new Metric({
+      namespace: 'AWS/Lambda',
+      metricName: 'Errors',
+      dimensionsMap: {
+        FunctionName: functionName,
+        Resource: `${functionName}:${this.alias.aliasName}`,
+        ExecutedVersion: this.version.version,
+      },
+      statistic: 'Sum',
+      period: Duration.minutes(1),
+    });
+  }
+
+  /** Counts the log lines matching `pattern` per version; the metric of the new version. */
+  private versionLogMetric(name: string, filterPattern: IFilterPattern): Metric {
+    const metricName = `${this.node.scope?.node.id}${name}`;
+    const namespace = deploymentMetricNamespace(this.props.stageName);
+    new MetricFilter(this, name, {
+      logGroup: this.props.logGroup,
+      filterPattern,
+      metricNamespace: namespace,
+      metricName,
+      metricValue: '1',
+      dimensions: { [versionDimension]: logFields.functionVersion },
+    });
+    return new Metric({
+      namespace,
+      metricName,
+      dimensionsMap: { [versionDimension]: this.version.version },
+      statistic: 'Sum',
+      period: Duration.minutes(1),
+    });
+  }
+
+  private rollbackAlarm(
+    id: string,
+    what: string,
+    metric: Metric | MathExpression,
+    datapointsToAlarm: number,
+  ): Alarm {
+    return new Alarm(this, id, {
+      alarmDescription: `The new version of ${this.node.scope?.node.id} is ${what}: a deploy in progress rolls back.`,
+      metric,
+      threshold: 1,
+      comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+      evaluationPeriods: datapointsToAlarm === 1 ? 1 : 3,
+      datapointsToAlarm,
+      treatMissingData: TreatMissingData.NOT_BREACHING,
+    });
   }
 }

@@ -9,6 +9,7 @@ import {
   UserPool,
 } from 'aws-cdk-lib/aws-cognito';
 import { Construct } from 'constructs';
+import { cfnLintExceptions, ignoreCfnLintRule } from './cfn-lint-exceptions.ts';
 import type { IssuerConfig } from './stages.ts';
 
 export interface TokenIssuerProps {
@@ -120,9 +121,9 @@ export class TokenIssuer extends Construct {
     // Pinned, and the issuer and JWKS URL derived from the same choice: Cognito has two issuer
     // formats, and a token whose `iss` is the other one is rejected (401 for every client).
     const issuerFormat = config.issuerFormat ?? 'ORIGINAL';
-    (userPool.node.defaultChild as CfnUserPool).addPropertyOverride('IssuerConfiguration', {
-      Type: issuerFormat,
-    });
+    const cfnUserPool = userPool.node.defaultChild as CfnUserPool;
+    cfnUserPool.issuerConfiguration = { type: issuerFormat };
+    ignoreCfnLintRule(cfnUserPool, cfnLintExceptions.userPoolIssuerConfiguration);
     const issuerHost = issuerFormat === 'UPDATED' ? 'issuer-cognito-idp' : 'cognito-idp';
     const issuerUrl = `https://${issuerHost}.${Aws.REGION}.${Aws.URL_SUFFIX}/${userPool.userPoolId}`;
     // Deleting the stack must not revoke every client's credentials: production-like stages

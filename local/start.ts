@@ -10,6 +10,7 @@
  * and exits 1, leaving nothing running.
  */
 import { join } from 'node:path';
+import { readEnvironment } from '../functions/shared/environment.ts';
 import { routes } from '../functions/shared/routes.ts';
 import { defaultStageName, stages } from '../infra/stages.ts';
 import { type LocalApi, startLocalApi } from './local-api.ts';
@@ -20,39 +21,25 @@ import { type LocalWebhooks, readLocalWebhooks } from './webhook-settings.ts';
 const samplePlant = { id: 1, name: 'Monstera', tag: 'tropical' };
 const tokenLifetimeSeconds = 3600;
 
-/** An environment setting that cannot be used; shown as the one line of a failed start. */
-class LocalSettingError extends Error {
-  override readonly name = 'LocalSettingError';
-}
-
-function readPort(text: string | undefined): number {
-  if (text === undefined || text === '') return 3000;
-  // Digits only: `Number(' ')` is 0, which would silently pick a random port.
+/** `PORT`: digits only (`Number(' ')` is 0, which would silently pick a random port). */
+function parsePort(text: string): number {
   const port = /^[0-9]{1,5}$/.test(text) ? Number(text) : Number.NaN;
-  if (!(port >= 0 && port <= 65_535)) {
-    throw new LocalSettingError(`PORT must be a port number from 0 to 65535, got "${text}".`);
-  }
+  if (!(port >= 0 && port <= 65_535)) throw new Error('must be a port number from 0 to 65535');
   return port;
 }
 
-function readStoreEndpoint(text: string | undefined): string | undefined {
-  if (text === undefined || text === '') return undefined;
+function parseStoreEndpoint(text: string): string {
   if (!URL.canParse(text) || !/^https?:$/.test(new URL(text).protocol)) {
-    throw new LocalSettingError(
-      `DYNAMODB_ENDPOINT must be an http(s) URL such as http://127.0.0.1:8000, got "${text}".`,
-    );
+    throw new Error('must be an http(s) URL such as http://127.0.0.1:8000');
   }
   return text;
 }
 
-function readThrottling(text: string | undefined): string {
-  const stage = text === undefined || text === '' ? defaultStageName : text;
-  if (stage !== 'off' && !Object.hasOwn(stages, stage)) {
-    throw new LocalSettingError(
-      `THROTTLING must be a stage (${Object.keys(stages).join(', ')}) or off, got "${text}".`,
-    );
+function parseThrottling(text: string): string {
+  if (text !== 'off' && !Object.hasOwn(stages, text)) {
+    throw new Error(`must be a stage (${Object.keys(stages).join(', ')}) or off`);
   }
-  return stage;
+  return text;
 }
 
 /** The curl command printed at start-up: one line, single-quoted for POSIX shells. */
@@ -120,26 +107,36 @@ const parentCheckMilliseconds = 1_000;
 
 async function main(): Promise<void> {
   const environment = process.env;
-  const dataDirectory = environment.PLANT_STORE_DATA_DIR || '.data';
+  // One line for a failed start: the problems, each naming its variable.
+  const read = readEnvironment(
+    environment,
+    'npm start',
+    (problems) => new Error(problems.join(' ')),
+  );
+  const dataDirectory = read.string('PLANT_STORE_DATA_DIR', { fallback: '.data' });
 
   let api: LocalApi;
   let dynamoDbDataDirectory: string | undefined;
   let throttling: string;
   let webhooks: LocalWebhooks;
   try {
-    const dynamoDbEndpoint = readStoreEndpoint(environment.DYNAMODB_ENDPOINT);
-    dynamoDbDataDirectory =
-      dynamoDbEndpoint === undefined ? join(dataDirectory, 'dynamodb') : undefined;
-    throttling = readThrottling(environment.THROTTLING);
+    const dynamoDbEndpoint = read.parse('DYNAMODB_ENDPOINT', parseStoreEndpoint, {
+      fallback: '',
+    });
+    throttling = read.parse('THROTTLING', parseThrottling, { fallback: defaultStageName });
+    const port = read.parse('PORT', parsePort, { fallback: 3000 });
+    const tableName = read.string('TABLE_NAME', { fallback: 'plants' });
+    read.check();
+    dynamoDbDataDirectory = dynamoDbEndpoint === '' ? join(dataDirectory, 'dynamodb') : undefined;
     ensurePrivateDirectory(dataDirectory);
     webhooks = readLocalWebhooks(environment, dataDirectory);
     api = await startLocalApi({
-      port: readPort(environment.PORT),
-      tableName: environment.TABLE_NAME || 'plants',
+      port,
+      tableName,
       keysDirectory: localKeysDirectory(environment),
       throttlingStage: throttling,
       webhooks: { subscribers: webhooks.subscribers },
-      ...(dynamoDbEndpoint === undefined ? { dynamoDbDataDirectory } : { dynamoDbEndpoint }),
+      ...(dynamoDbEndpoint === '' ? { dynamoDbDataDirectory } : { dynamoDbEndpoint }),
     });
   } catch (error) {
     const message = error instanceof Error ? error.message : String(error);

@@ -19,6 +19,7 @@ import {
 } from '@aws-sdk/client-dynamodb-streams';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { Logger } from '../functions/shared/logger.ts';
+import { itemsNotPlantsLog } from '../functions/shared/stored-plant.ts';
 import { type NewPlantEvent, newPlantEventOf } from '../functions/webhooks/new-plant-events.ts';
 import {
   defaultRetrySchedule,
@@ -89,7 +90,12 @@ export async function startWebhookDispatcher(
   const deadLetters: DeadLetter[] = [];
 
   /** One attempt of one delivery; schedules the next on failure. */
-  const attempt = async (event: NewPlantEvent, subscriber: Subscriber, number: number) => {
+  const attempt = async (
+    event: NewPlantEvent,
+    subscriber: Subscriber,
+    number: number,
+    queuedAt: number,
+  ) => {
     if (stopping.signal.aborted) return;
     const outcome = await sendWebhook(event, subscriber, {
       ...(options.timeoutMilliseconds === undefined
@@ -100,7 +106,7 @@ export async function startWebhookDispatcher(
     if (stopping.signal.aborted) return;
     const step = nextStepAfter(
       outcome,
-      { webhookId: event.webhookId, subscriber: subscriber.name, attempt: number },
+      { webhookId: event.webhookId, subscriber: subscriber.name, attempt: number, queuedAt },
       logger,
       schedule,
     );
@@ -117,13 +123,14 @@ export async function startWebhookDispatcher(
     }
     const timer = setTimeout(() => {
       timers.delete(timer);
-      void attempt(event, subscriber, number + 1);
+      void attempt(event, subscriber, number + 1, queuedAt);
     }, step.delaySeconds * 1000);
     timers.add(timer);
   };
 
   const dispatch = (event: NewPlantEvent) => {
-    for (const subscriber of options.subscribers) void attempt(event, subscriber, 1);
+    const queuedAt = Date.now();
+    for (const subscriber of options.subscribers) void attempt(event, subscriber, 1, queuedAt);
   };
 
   /**
@@ -186,7 +193,18 @@ export async function startWebhookDispatcher(
       if (NextShardIterator === undefined) state.closed = true;
       for (const record of Records) {
         state.after = record.dynamodb?.SequenceNumber ?? state.after;
-        const event = newPlantEventOf(record);
+        let event: NewPlantEvent | undefined;
+        try {
+          event = newPlantEventOf(record);
+        } catch (error) {
+          // An item another tool wrote that is not a plant: never sent, never in the way.
+          logger.warn(itemsNotPlantsLog.message, {
+            [itemsNotPlantsLog.countField]: 1,
+            eventID: record.eventID,
+            error,
+          });
+          continue;
+        }
         if (event !== undefined) dispatch(event);
       }
       read += Records.length;
@@ -227,7 +245,7 @@ export async function startWebhookDispatcher(
       const redriven = deadLetters.splice(0);
       for (const letter of redriven) {
         const subscriber = options.subscribers.find((entry) => entry.name === letter.subscriber);
-        if (subscriber !== undefined) void attempt(letter.event, subscriber, 1);
+        if (subscriber !== undefined) void attempt(letter.event, subscriber, 1, Date.now());
       }
       return redriven.length;
     },

@@ -3,6 +3,7 @@
  * missing or wrong setting fails the start with a message naming every problem instead of
  * letting every request through or turning every request away for a reason nobody can see.
  */
+import { ConfigurationError, readEnvironment } from '../shared/environment.ts';
 
 /** The claims that can name who a token was issued for. */
 export const audienceClaims = ['aud', 'client_id'] as const;
@@ -24,14 +25,8 @@ export interface AuthorizerConfig {
 }
 
 /** Thrown at cold start when the environment does not describe a usable authorizer. */
-export class AuthorizerConfigError extends Error {
-  readonly problems: readonly string[];
-
-  constructor(problems: readonly string[]) {
-    super(`Invalid authorizer configuration:\n- ${problems.join('\n- ')}`);
-    this.name = 'AuthorizerConfigError';
-    this.problems = problems;
-  }
+export class AuthorizerConfigError extends ConfigurationError {
+  override readonly name = 'AuthorizerConfigError';
 }
 
 /**
@@ -43,58 +38,47 @@ export class AuthorizerConfigError extends Error {
  * @throws {AuthorizerConfigError} listing every problem found, not only the first.
  */
 export function readAuthorizerConfig(env: Record<string, string | undefined>): AuthorizerConfig {
-  const problems: string[] = [];
-  const value = (name: string) => {
-    const text = env[name]?.trim();
-    return text === '' ? undefined : text;
-  };
+  const read = readEnvironment(
+    env,
+    'authorizer',
+    (problems) => new AuthorizerConfigError('authorizer', problems),
+  );
+  const issuer = read.parse('TOKEN_ISSUER', secureUrl, {
+    description: 'the exact `iss` of accepted tokens',
+  });
+  const audiences = read.parse('TOKEN_AUDIENCE', audienceList, {
+    description: 'comma-separated audiences or Cognito app client ids',
+  });
+  const audienceClaim = read.parse<AudienceClaim>('TOKEN_AUDIENCE_CLAIM', audienceClaimOf, {
+    fallback: 'aud',
+  });
+  const jwksUri = read.parse('JWKS_URI', secureUrl, {
+    // Derived from a usable issuer; without one (already a problem) there is nothing to derive.
+    fallback: issuer === undefined ? '' : `${issuer.replace(/\/+$/, '')}/.well-known/jwks.json`,
+  });
+  read.check();
+  return { issuer, audiences, audienceClaim, jwksUri };
+}
 
-  const issuer = value('TOKEN_ISSUER');
-  if (issuer === undefined) {
-    problems.push('TOKEN_ISSUER is required: the exact `iss` of accepted tokens.');
-  } else if (!isSecureUrl(issuer)) {
-    problems.push(
-      `TOKEN_ISSUER must be an https URL (http only on a loopback host), got "${issuer}".`,
-    );
-  }
+function secureUrl(text: string): string {
+  const url = text.trim();
+  if (!isSecureUrl(url)) throw new Error('must be an https URL (http only on a loopback host)');
+  return url;
+}
 
-  const audiences = (value('TOKEN_AUDIENCE') ?? '')
+function audienceList(text: string): string[] {
+  const audiences = text
     .split(',')
     .map((audience) => audience.trim())
     .filter((audience) => audience !== '');
-  if (audiences.length === 0) {
-    problems.push(
-      'TOKEN_AUDIENCE is required: comma-separated audiences or Cognito app client ids.',
-    );
-  }
+  if (audiences.length === 0) throw new Error('must name at least one audience or app client id');
+  return audiences;
+}
 
-  const audienceClaim = value('TOKEN_AUDIENCE_CLAIM') ?? 'aud';
-  if (!isAudienceClaim(audienceClaim)) {
-    problems.push(
-      `TOKEN_AUDIENCE_CLAIM must be one of ${audienceClaims.join(', ')}, got "${audienceClaim}".`,
-    );
-  }
-
-  const issuerJwksUri =
-    issuer !== undefined && isSecureUrl(issuer)
-      ? `${issuer.replace(/\/+$/, '')}/.well-known/jwks.json`
-      : undefined;
-  const jwksUri = value('JWKS_URI') ?? issuerJwksUri;
-  if (jwksUri !== undefined && !isSecureUrl(jwksUri)) {
-    problems.push(
-      `JWKS_URI must be an https URL (http only on a loopback host), got "${jwksUri}".`,
-    );
-  }
-
-  if (problems.length > 0 || issuer === undefined || jwksUri === undefined) {
-    throw new AuthorizerConfigError(problems);
-  }
-  return {
-    issuer,
-    audiences,
-    audienceClaim: audienceClaim as AudienceClaim,
-    jwksUri,
-  };
+function audienceClaimOf(text: string): AudienceClaim {
+  const claim = text.trim();
+  if (!isAudienceClaim(claim)) throw new Error(`must be one of ${audienceClaims.join(', ')}`);
+  return claim;
 }
 
 function isAudienceClaim(claim: string): claim is AudienceClaim {

@@ -47,6 +47,13 @@ export interface AuthorizerContext {
 }
 
 /**
+ * The authorizer's log field that metric filters read: `true` on the one line logged for every
+ * `Unauthorized` it throws. Lambda counts each such throw as an error, so a canary subtracts
+ * these from the new version's errors to see its crashes alone.
+ */
+export const authorizerLog = { unauthorizedField: 'unauthorized' } as const;
+
+/**
  * Creates the authorizer for one configuration: the JWKS cache lives as long as the handler.
  * Used by the Lambda entry below, the local API and the tests.
  */
@@ -62,6 +69,7 @@ export function createHandler(
     if (stage === undefined) {
       logger.error('Rejected a request with an unexpected methodArn', {
         methodArn: event.methodArn,
+        [authorizerLog.unauthorizedField]: true,
       });
       throw new Error('Unauthorized');
     }
@@ -128,10 +136,18 @@ const operatorReasons: readonly RejectionReason[] = [
 function logRejection(logger: Logger, error: unknown): void {
   const reason = rejectionReasonOf(error);
   if (operatorReasons.includes(reason)) {
-    logger.error('Could not verify the bearer token; failing closed', { reason, error });
+    logger.error('Could not verify the bearer token; failing closed', {
+      reason,
+      error,
+      [authorizerLog.unauthorizedField]: true,
+    });
   } else {
     const detail = error instanceof Error ? error.message : String(error);
-    logger.warn('Rejected the bearer token', { reason, detail });
+    logger.warn('Rejected the bearer token', {
+      reason,
+      detail,
+      [authorizerLog.unauthorizedField]: true,
+    });
   }
 }
 // In Lambda the environment is read and checked while the module loads, so a missing or wrong

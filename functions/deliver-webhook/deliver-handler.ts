@@ -1,23 +1,28 @@
 /**
- * The webhook delivery: each message of the delivery queue is one event for one subscriber.
- * Delivered, the message is done. Failed, the message is hidden for the schedule's next wait
- * (`ChangeMessageVisibility`, up to 12 h, enough for the 10 h steps) and reported as a batch
- * item failure, so SQS hands it back then; the receive count is the attempt number. After the
- * last attempt it goes to the dead-letter queue with its last failure. The messages of a batch
- * are delivered concurrently, and every message waits on its own, so a slow or failing
- * subscriber holds up no other delivery.
+ * The webhook delivery: each message of the delivery queue is one attempt of one event for one
+ * subscriber. Delivered, the message is done. Failed, the next attempt is sent to the queue as a
+ * new message, delayed until it is due, and this one is done; after the last attempt the
+ * delivery goes to the dead-letter queue with its last failure.
+ *
+ * Why a new delayed message and not the same message hidden longer: a message hidden by
+ * `ChangeMessageVisibility` is in flight, and a standard queue holds at most about 120,000 in
+ * flight, past which SQS hands out nothing, to any subscriber (SQS quotas). A delayed message is
+ * not in flight. SQS delays a message 15 minutes at most, so a longer wait is a chain of hops: a
+ * message that arrives before its attempt is due is sent again, delayed by what remains (at most
+ * 15 minutes), at the cost of one send and one receive per 15 minutes of wait.
+ *
+ * The messages of a batch are delivered concurrently, and every message waits on its own, so a
+ * slow or failing subscriber holds up no other delivery.
  */
 import { GetSecretValueCommand, type SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
-import {
-  ChangeMessageVisibilityCommand,
-  SendMessageCommand,
-  type SQSClient,
-} from '@aws-sdk/client-sqs';
+import { SendMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import type { SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
+import { parseJson, readEnvironment } from '../shared/environment.ts';
 import { createLogger, type Logger } from '../shared/logger.ts';
 import {
   type DeadLetterMessage,
   type DeliveryMessage,
+  firstDeliveryMessage,
   parseDeliveryMessage,
 } from '../webhooks/delivery-message.ts';
 import {
@@ -44,7 +49,12 @@ export interface DeliverDependencies {
   readonly sendOptions?: SendOptions;
   readonly logger?: Logger;
   readonly now?: () => number;
+  /** The longest hop; SQS's maximum by default (a time-compressed test bed shortens it). */
+  readonly maximumDelaySeconds?: number;
 }
+
+/** SQS delays a message at most 15 minutes. */
+export const maximumDelaySeconds = 900;
 
 /** How long a subscriber's secret is reused before it is read again (after a rotation). */
 const secretCacheMilliseconds = 5 * 60 * 1000;
@@ -55,6 +65,7 @@ export function createDeliverHandler(dependencies: DeliverDependencies) {
   const now = dependencies.now ?? Date.now;
   const schedule = dependencies.retrySchedule ?? defaultRetrySchedule;
   const secrets = new Map<string, { value: string; readAt: number }>();
+  const longestHop = dependencies.maximumDelaySeconds ?? maximumDelaySeconds;
 
   const secretOf = async (subscriber: ConfiguredSubscriber): Promise<string> => {
     const cached = secrets.get(subscriber.secretArn);
@@ -70,46 +81,59 @@ export function createDeliverHandler(dependencies: DeliverDependencies) {
     return value;
   };
 
-  /** Delivers one message; `true` when it is done with (delivered or dead-lettered). */
-  const deliver = async (record: SQSRecord): Promise<boolean> => {
-    const message = parseDeliveryMessage(record.body);
+  /**
+   * Sends the message to the delivery queue, delayed until it is due or by SQS's maximum of 15
+   * minutes, whichever is sooner (a longer wait takes several hops).
+   */
+  const sendForLater = async (message: DeliveryMessage) => {
+    const waitSeconds = Math.ceil((message.dueAt - now()) / 1000);
+    // A message due now goes without delay.
+    await dependencies.sqs.send(
+      new SendMessageCommand({
+        QueueUrl: dependencies.deliveryQueueUrl,
+        MessageBody: JSON.stringify(message),
+        DelaySeconds: Math.min(Math.max(waitSeconds, 0), longestHop),
+      }),
+    );
+  };
+
+  /** Handles one message; resolves when it is done with (delivered, re-sent or dead-lettered). */
+  const deliver = async (record: SQSRecord): Promise<void> => {
+    const message = parseDeliveryMessage(record.body, now());
     const subscriber = dependencies.subscribers.find(
       (candidate) => candidate.name === message?.subscriber,
     );
     if (message === undefined || subscriber === undefined) {
       // Nothing could ever deliver it (a subscriber removed from the stage): keep it, visibly.
       await deadLetter(
-        message ?? { webhookId: '', payload: record.body, subscriber: '' },
+        message ?? firstDeliveryMessage({ webhookId: '', payload: record.body }, '', now()),
         0,
         'no such subscriber or message',
       );
-      return true;
+      return;
     }
-    const attempt = Number(record.attributes.ApproximateReceiveCount) || 1;
+    // Received before its attempt is due: one more hop (SQS delays 15 minutes at most, in whole
+    // seconds), so that no attempt is made before the schedule says.
+    if (message.dueAt > now()) {
+      await sendForLater(message);
+      return;
+    }
     const outcome = await sendWebhook(
       message,
       { name: subscriber.name, url: subscriber.url, secret: await secretOf(subscriber) },
       dependencies.sendOptions,
     );
-    const step = nextStepAfter(
-      outcome,
-      { webhookId: message.webhookId, subscriber: subscriber.name, attempt },
-      logger,
-      schedule,
-    );
-    if (step.kind === 'delivered') return true;
+    const step = nextStepAfter(outcome, message, logger, schedule, now());
+    if (step.kind === 'delivered') return;
     if (step.kind === 'dead-letter') {
-      await deadLetter(message, attempt, step.failure);
-      return true;
+      await deadLetter(message, message.attempt, step.failure);
+      return;
     }
-    await dependencies.sqs.send(
-      new ChangeMessageVisibilityCommand({
-        QueueUrl: dependencies.deliveryQueueUrl,
-        ReceiptHandle: record.receiptHandle,
-        VisibilityTimeout: Math.ceil(step.delaySeconds),
-      }),
-    );
-    return false;
+    await sendForLater({
+      ...message,
+      attempt: message.attempt + 1,
+      dueAt: now() + step.delaySeconds * 1000,
+    });
   };
 
   const deadLetter = async (message: DeliveryMessage, attempts: number, lastFailure: string) => {
@@ -131,11 +155,10 @@ export function createDeliverHandler(dependencies: DeliverDependencies) {
     const outcomes = await Promise.allSettled(event.Records.map(deliver));
     const batchItemFailures = event.Records.flatMap((record, index) => {
       const outcome = outcomes[index];
-      if (outcome?.status === 'fulfilled' && outcome.value) return [];
-      if (outcome?.status === 'rejected') {
-        // An AWS call failed: SQS hands the message back after the queue's visibility timeout.
-        logger.error('webhook delivery failed unexpectedly', { error: outcome.reason });
-      }
+      if (outcome?.status === 'fulfilled') return [];
+      // An AWS call failed: SQS hands the message back after the queue's visibility timeout,
+      // for the same attempt (the queue's redrive policy ends a message that keeps failing).
+      logger.error('webhook delivery failed unexpectedly', { error: outcome?.reason });
       return [{ itemIdentifier: record.messageId }];
     });
     return { batchItemFailures };
@@ -144,26 +167,27 @@ export function createDeliverHandler(dependencies: DeliverDependencies) {
 
 /** The configuration from the environment; anything missing fails the cold start. */
 export function readDeliverConfig(environment: NodeJS.ProcessEnv) {
-  const deliveryQueueUrl = environment.DELIVERY_QUEUE_URL;
-  const deadLetterQueueUrl = environment.DEAD_LETTER_QUEUE_URL;
-  const subscribers: unknown = JSON.parse(environment.SUBSCRIBERS ?? 'null');
-  const valid =
-    Array.isArray(subscribers) &&
-    subscribers.every(
+  const read = readEnvironment(environment, 'deliver-webhook');
+  const config = {
+    deliveryQueueUrl: read.string('DELIVERY_QUEUE_URL'),
+    deadLetterQueueUrl: read.string('DEAD_LETTER_QUEUE_URL'),
+    subscribers: read.parse(
+      'SUBSCRIBERS',
+      parseJson(isSubscriberList, 'a JSON array of {name, url, secretArn}'),
+    ),
+  };
+  read.check();
+  return config;
+}
+
+function isSubscriberList(value: unknown): value is ConfiguredSubscriber[] {
+  return (
+    Array.isArray(value) &&
+    value.every(
       (entry) =>
         typeof entry?.name === 'string' &&
         typeof entry?.url === 'string' &&
         typeof entry?.secretArn === 'string',
-    );
-  if (!deliveryQueueUrl || !deadLetterQueueUrl || !valid) {
-    throw new Error(
-      'deliver-webhook: DELIVERY_QUEUE_URL, DEAD_LETTER_QUEUE_URL and SUBSCRIBERS ' +
-        '(a JSON array of {name, url, secretArn}) are required',
-    );
-  }
-  return {
-    deliveryQueueUrl,
-    deadLetterQueueUrl,
-    subscribers: subscribers as ConfiguredSubscriber[],
-  };
+    )
+  );
 }

@@ -7,7 +7,7 @@ import middy from '@middy/core';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import { apiResponses, jsonTextResponse } from '../shared/api-responses.ts';
 import { createLogger } from '../shared/logger.ts';
-import { stringifyStoredPlants } from '../shared/stored-plant.ts';
+import { itemsNotPlantsLog, stringifyStoredPlants } from '../shared/stored-plant.ts';
 import type { TableHandlerDependencies } from '../shared/table-function.ts';
 import { listPlants } from './list-plants.ts';
 import { formatNextLink, readPageParameters } from './page-cursor.ts';
@@ -20,6 +20,11 @@ export function createHandler(dependencies: TableHandlerDependencies) {
     .handler(async (event) => {
       const request = readPageParameters(event);
       const page = await listPlants(request, dependencies);
+      if (page.itemsNotPlants > 0) {
+        logger.warn(itemsNotPlantsLog.message, {
+          [itemsNotPlantsLog.countField]: page.itemsNotPlants,
+        });
+      }
       const headers: Record<string, string> =
         page.nextAfter === undefined
           ? {}

@@ -9,7 +9,7 @@
  */
 import { ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { callStore, type StoreDependencies } from '../shared/dynamodb.ts';
-import { type StoredPlant, storedPlantFromItem } from '../shared/stored-plant.ts';
+import { readStoredPlant, type StoredPlant } from '../shared/stored-plant.ts';
 
 export interface PlantsPageRequest {
   /** At most this many plants (1–100). */
@@ -22,11 +22,15 @@ export interface PlantsPage {
   readonly plants: readonly StoredPlant[];
   /** Where the next page starts (after this id); absent when no plant remains. */
   readonly nextAfter?: bigint;
+  /** Stored items skipped because they are not plants (written by another tool). */
+  readonly itemsNotPlants: number;
 }
 
 /**
  * One page of plants. It asks for one plant more than the page holds, so that the last page is
- * known to be the last without a further, empty page.
+ * known to be the last without a further, empty page. An item that is not a plant is skipped,
+ * and the Scan goes on from it until the page is full or the table ends, so such items can
+ * neither fail a page nor stall a walk.
  * @throws StoreUnavailableError when the store is unreachable, too slow or throttling.
  */
 export async function listPlants(
@@ -34,23 +38,41 @@ export async function listPlants(
   dependencies: StoreDependencies,
 ): Promise<PlantsPage> {
   const { documentClient, tableName } = dependencies;
-  const { Items = [], LastEvaluatedKey } = await callStore(
-    (abortSignal) =>
-      documentClient.send(
-        new ScanCommand({
-          TableName: tableName,
-          Limit: request.limit + 1,
-          ConsistentRead: true,
-          ...(request.after === undefined ? {} : { ExclusiveStartKey: { id: request.after } }),
-        }),
-        { abortSignal },
-      ),
-    dependencies.deadlineMilliseconds,
-  );
-  const plants = Items.slice(0, request.limit).map(storedPlantFromItem);
-  const last = plants.at(-1);
-  // More items than the page holds: the next page starts after its last plant. Fewer, with a
-  // LastEvaluatedKey: DynamoDB stopped at its 1 MB page size, after the last item it returned.
-  const hasMore = Items.length > request.limit || LastEvaluatedKey !== undefined;
-  return hasMore && last !== undefined ? { plants, nextAfter: last.id } : { plants };
+  const plants: StoredPlant[] = [];
+  let itemsNotPlants = 0;
+  let startKey: Record<string, unknown> | undefined =
+    request.after === undefined ? undefined : { id: request.after };
+  let moreInTable = true;
+  while (moreInTable && plants.length <= request.limit) {
+    const wanted = request.limit + 1 - plants.length;
+    const { Items = [], LastEvaluatedKey } = await callStore(
+      (abortSignal) =>
+        documentClient.send(
+          new ScanCommand({
+            TableName: tableName,
+            Limit: wanted,
+            ConsistentRead: true,
+            ...(startKey === undefined ? {} : { ExclusiveStartKey: startKey }),
+          }),
+          { abortSignal },
+        ),
+      dependencies.deadlineMilliseconds,
+    );
+    for (const item of Items) {
+      const plant = readStoredPlant(item);
+      if (plant === undefined) itemsNotPlants += 1;
+      else plants.push(plant);
+    }
+    // DynamoDB stops at the Limit or at 1 MB, and then names the key it stopped after.
+    moreInTable = LastEvaluatedKey !== undefined;
+    startKey = LastEvaluatedKey;
+  }
+  const page = plants.slice(0, request.limit);
+  const last = page.at(-1);
+  // More plants than the page holds, or the table not walked to its end: the next page starts
+  // after this page's last plant.
+  const hasMore = plants.length > request.limit || moreInTable;
+  return hasMore && last !== undefined
+    ? { plants: page, nextAfter: last.id, itemsNotPlants }
+    : { plants: page, itemsNotPlants };
 }

@@ -45,7 +45,9 @@ export function readPageParameters(event: APIGatewayProxyEvent): PageParameters 
   const cursor = singleQueryValue(event, 'cursor');
   let limit = defaultPageLimit;
   if (limitText !== undefined) {
-    limit = /^[0-9]{1,3}$/.test(limitText) ? Number(limitText) : 0;
+    // Leading zeros are allowed, as in ids: `limit=007` is 7, however many zeros.
+    const digits = /^[0-9]+$/.test(limitText) ? limitText.replace(/^0+(?=[0-9])/, '') : '';
+    limit = digits.length >= 1 && digits.length <= 3 ? Number(digits) : 0;
     if (limit < 1 || limit > maxPageLimit) {
       throw new InvalidParameterError(
         `Invalid parameter: limit must be an integer from 1 to ${maxPageLimit}.`,

@@ -41,6 +41,13 @@ type ProxyRequest = Request<APIGatewayProxyEvent, APIGatewayProxyResult>;
  * else answers 500/50000 and its detail stays in the log. Headers, bodies and tokens are never
  * logged.
  */
+/** The request log lines and the field metric filters read (the 5xx and conflict counts). */
+export const requestLog = {
+  handled: 'request handled',
+  failed: 'request failed',
+  errorCodeField: 'errorCode',
+} as const;
+
 export function apiResponses(
   options: ApiResponsesOptions,
 ): MiddlewareObj<APIGatewayProxyEvent, APIGatewayProxyResult> {
@@ -56,8 +63,8 @@ export function apiResponses(
       durationMilliseconds: now() - (startTimes.get(request) ?? now()),
       ...fields,
     };
-    if (statusCode >= 500) logger.error('request failed', entry);
-    else logger.info('request handled', entry);
+    if (statusCode >= 500) logger.error(requestLog.failed, entry);
+    else logger.info(requestLog.handled, entry);
   };
 
   return {
@@ -72,12 +79,15 @@ export function apiResponses(
       if (error instanceof ApiError) {
         request.response = errorResponse(error.code, error.clientMessage);
         const detail = error.code.statusCode >= 500 ? { error } : {};
-        logRequest(request, error.code.statusCode, { errorCode: error.code.error, ...detail });
+        logRequest(request, error.code.statusCode, {
+          [requestLog.errorCodeField]: error.code.error,
+          ...detail,
+        });
         return;
       }
       request.response = errorResponse(errorCodes.internal);
       logRequest(request, errorCodes.internal.statusCode, {
-        errorCode: errorCodes.internal.error,
+        [requestLog.errorCodeField]: errorCodes.internal.error,
         error,
       });
     },

@@ -20,16 +20,44 @@ export interface Logger {
 
 export type LogWriter = (line: string) => void;
 
+/**
+ * Written as they are: in Lambda, with JSON log format, the runtime reformats `console` output
+ * but passes a line already written to stdout through unchanged.
+ */
 const writeToStdout: LogWriter = (line) => {
   process.stdout.write(`${line}\n`);
 };
 
-/** Creates a logger writing one JSON object per line: `{level, message, timestamp, ...fields}`. */
+/**
+ * The fields every line has that the deployed stage's metric filters read, as their JSON
+ * selectors: the monitoring imports them, so a rename here cannot silently empty a metric.
+ */
+export const logFields = {
+  level: '$.level',
+  message: '$.message',
+  /** The Lambda version that wrote the line (`$LATEST` or a number): canary alarms count one version. */
+  functionVersion: '$.functionVersion',
+} as const;
+
+// Lambda sets it in every version's environment; absent elsewhere (then not logged).
+const functionVersion = process.env.AWS_LAMBDA_FUNCTION_VERSION;
+
+/**
+ * Creates a logger writing one JSON object per line:
+ * `{level, message, timestamp, functionVersion, ...fields}`.
+ */
 export function createLogger(base: LogFields = {}, write: LogWriter = writeToStdout): Logger {
   const log = (level: LogLevel, message: string, fields: LogFields = {}) => {
     write(
       JSON.stringify(
-        { level, message, timestamp: new Date().toISOString(), ...base, ...fields },
+        {
+          level,
+          message,
+          timestamp: new Date().toISOString(),
+          functionVersion,
+          ...base,
+          ...fields,
+        },
         replaceErrors,
       ),
     );

@@ -3,6 +3,7 @@
  * send it, with its id as an exact JSON integer. This module owns the table's item shape for
  * readers (the list, read and webhook functions).
  */
+import { parseDecimalInt64 } from './int64-json.ts';
 
 /** A stored plant; `id` is an exact int64. */
 export interface StoredPlant {
@@ -17,17 +18,36 @@ interface WrappedNumber {
 }
 
 /**
- * The StoredPlant of a table item read with `wrapNumbers` (document client or `unmarshall`).
- * Anything else in the item is ignored; an item without a valid id or name is a fault of ours.
+ * The log line, and its count field, of stored items that are not plants (written by another
+ * tool: only the API writes plants). Readers skip such an item and log it at warn; the deployed
+ * stage counts them from this line (`ItemsNotPlants`).
+ */
+export const itemsNotPlantsLog = {
+  message: 'skipped stored items that are not plants',
+  countField: 'itemsNotPlants',
+} as const;
+
+/**
+ * The StoredPlant of a table item read with `wrapNumbers` (document client or `unmarshall`), or
+ * `undefined` when the item is not one: its id is not an exact int64 (`1.5`, `1e30`), its name not
+ * a string, or its tag present and not a string. Other attributes are ignored.
+ */
+export function readStoredPlant(item: Readonly<Record<string, unknown>>): StoredPlant | undefined {
+  const { id, name, tag } = item;
+  const plantId = parseDecimalInt64((id as WrappedNumber | undefined)?.value ?? '');
+  if (plantId === undefined || typeof name !== 'string') return undefined;
+  if (tag === undefined) return { id: plantId, name };
+  return typeof tag === 'string' ? { id: plantId, name, tag } : undefined;
+}
+
+/**
+ * The StoredPlant of a table item that must be one (the item just read by its id).
+ * @throws Error when it is not: the table holds something only another tool could have written.
  */
 export function storedPlantFromItem(item: Readonly<Record<string, unknown>>): StoredPlant {
-  const { id, name, tag } = item;
-  const idText = (id as WrappedNumber | undefined)?.value;
-  if (typeof idText !== 'string' || typeof name !== 'string') {
-    throw new Error('A plants table item lacks a numeric id or a string name.');
-  }
-  const plantId = BigInt(idText);
-  return typeof tag === 'string' ? { id: plantId, name, tag } : { id: plantId, name };
+  const plant = readStoredPlant(item);
+  if (plant === undefined) throw new Error('A plants table item is not a plant.');
+  return plant;
 }
 
 /**

@@ -1,7 +1,9 @@
 /**
  * What every function on the plants table shares: its dependencies and its configuration.
  */
+
 import type { StoreDependencies } from './dynamodb.ts';
+import { readEnvironment } from './environment.ts';
 import type { Logger } from './logger.ts';
 
 /**
@@ -23,17 +25,17 @@ export interface TableFunctionConfig {
  * `DYNAMODB_ENDPOINT` (optional; empty means AWS's regional endpoint, which is how the stack
  * declares it so that `sam local invoke --env-vars` can override it).
  *
- * @throws Error naming the function and the variable when `TABLE_NAME` is missing.
+ * @throws {ConfigurationError} naming the function and the variable when `TABLE_NAME` is missing.
  */
 export function readTableFunctionConfig(
   functionName: string,
   environment: NodeJS.ProcessEnv = process.env,
 ): TableFunctionConfig {
-  const tableName = environment.TABLE_NAME;
-  if (tableName === undefined || tableName === '') {
-    throw new Error(
-      `${functionName}: the environment variable TABLE_NAME (the plants table) is required`,
-    );
-  }
-  return { tableName, endpoint: environment.DYNAMODB_ENDPOINT || undefined };
+  const read = readEnvironment(environment, functionName);
+  const config = {
+    tableName: read.string('TABLE_NAME', { description: 'the plants table' }),
+    endpoint: read.optional('DYNAMODB_ENDPOINT'),
+  };
+  read.check();
+  return config;
 }

@@ -1,53 +1,111 @@
 /**
- * The webhook fan-out: reads the plants table's stream (INSERTs only, filtered
- * by the event source mapping) and puts one message per new plant and subscriber on the delivery
- * queue. It never calls a subscriber, so no subscriber can hold up the stream.
+ * The webhook fan-out: reads the plants table's stream (INSERTs only, filtered by the event
+ * source mapping) and puts one message per new plant and subscriber on the delivery queue. It
+ * never calls a subscriber, so no subscriber can hold up the stream.
  *
  * A record whose messages could not all be sent is reported as a batch item failure, so Lambda
  * retries from it (a retry may send some messages twice: deliveries are at least once, and a
- * subscriber tells a repeat by its `webhook-id`).
+ * subscriber tells a repeat by its `webhook-id`). A batch still failing after Lambda's retries
+ * is kept whole in the stream-failures bucket, and `replay-stream-failures` queues it later.
  */
 import { SendMessageBatchCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import type { DynamoDBBatchResponse, DynamoDBStreamEvent } from 'aws-lambda';
-import { createLogger } from '../shared/logger.ts';
-import type { DeliveryMessage } from '../webhooks/delivery-message.ts';
-import { newPlantEventOf, type PlantStreamRecord } from '../webhooks/new-plant-events.ts';
+import { parseJson, readEnvironment } from '../shared/environment.ts';
+import { createLogger, type Logger } from '../shared/logger.ts';
+import { itemsNotPlantsLog } from '../shared/stored-plant.ts';
+import { type DeliveryMessage, firstDeliveryMessage } from '../webhooks/delivery-message.ts';
+import {
+  type NewPlantEvent,
+  newPlantEventOf,
+  type PlantStreamRecord,
+} from '../webhooks/new-plant-events.ts';
 
 export interface FanoutDependencies {
   readonly sqs: Pick<SQSClient, 'send'>;
   readonly deliveryQueueUrl: string;
   readonly subscriberNames: readonly string[];
+  readonly logger?: Logger;
+  readonly now?: () => number;
+}
+
+/** The fan-out's log lines and fields that metric filters read. */
+export const fanoutLog = {
+  /** One line per batch that queued or skipped anything. */
+  queued: 'queued webhook deliveries',
+  /** The number of new plants queued: the PlantsCreated metric. */
+  newPlantsField: 'newPlants',
+} as const;
+
+/** What queueing a run of stream records came to. */
+export interface QueueOutcome {
+  readonly newPlants: number;
+  readonly skipped: number;
+  /** The first record whose deliveries could not all be queued; the later ones were not tried. */
+  readonly failedRecord?: PlantStreamRecord;
+}
+
+/**
+ * Queues every new plant of `records`, in order, one message per subscriber; stops at the first
+ * record SQS does not take. A record whose item is not a plant is skipped and logged at warn:
+ * it must never hold up the plants after it.
+ */
+export async function queueNewPlantDeliveries(
+  records: readonly PlantStreamRecord[],
+  dependencies: FanoutDependencies,
+  logger: Logger,
+): Promise<QueueOutcome> {
+  const now = dependencies.now ?? Date.now;
+  let newPlants = 0;
+  let skipped = 0;
+  for (const record of records) {
+    let plantEvent: NewPlantEvent | undefined;
+    try {
+      plantEvent = newPlantEventOf(record);
+    } catch (error) {
+      skipped += 1;
+      // Written by another tool: never sent, and never in the way of the plants after it.
+      logger.warn(itemsNotPlantsLog.message, {
+        [itemsNotPlantsLog.countField]: 1,
+        eventID: record.eventID,
+        error,
+      });
+      continue;
+    }
+    if (plantEvent === undefined) continue;
+    const event = plantEvent;
+    const messages = dependencies.subscriberNames.map((subscriber) =>
+      firstDeliveryMessage(event, subscriber, now()),
+    );
+    try {
+      await sendAll(dependencies, messages);
+    } catch (error) {
+      logger.error('could not queue webhook deliveries', { webhookId: event.webhookId, error });
+      return { newPlants, skipped, failedRecord: record };
+    }
+    newPlants += 1;
+  }
+  return { newPlants, skipped };
 }
 
 /** Builds the handler around its dependencies (tests bring their own). */
 export function createFanoutHandler(dependencies: FanoutDependencies) {
-  const logger = createLogger({ service: 'webhook-fanout' });
+  const logger = dependencies.logger ?? createLogger({ service: 'webhook-fanout' });
   return async (event: DynamoDBStreamEvent): Promise<DynamoDBBatchResponse> => {
-    const batchItemFailures: { itemIdentifier: string }[] = [];
-    let newPlants = 0;
-    for (const record of event.Records) {
-      const plantEvent = newPlantEventOf(record as PlantStreamRecord);
-      if (plantEvent === undefined) continue;
-      const messages: DeliveryMessage[] = dependencies.subscriberNames.map((subscriber) => ({
-        ...plantEvent,
-        subscriber,
-      }));
-      try {
-        await sendAll(dependencies, messages);
-      } catch (error) {
-        logger.error('could not queue webhook deliveries', {
-          webhookId: plantEvent.webhookId,
-          error,
-        });
-        // Lambda retries from the first failed record, the later ones with it.
-        batchItemFailures.push({ itemIdentifier: record.dynamodb?.SequenceNumber ?? '' });
-        break;
-      }
-      newPlants += 1;
-    }
+    const { newPlants, skipped, failedRecord } = await queueNewPlantDeliveries(
+      event.Records as PlantStreamRecord[],
+      dependencies,
+      logger,
+    );
     // One line per batch; the PlantsCreated metric is counted from it.
-    if (newPlants > 0) logger.info('queued webhook deliveries', { newPlants });
-    return { batchItemFailures };
+    if (newPlants > 0 || skipped > 0) {
+      logger.info(fanoutLog.queued, { [fanoutLog.newPlantsField]: newPlants, skipped });
+    }
+    // Lambda retries from the first failed record, the later ones with it.
+    const sequenceNumber = failedRecord?.dynamodb?.SequenceNumber;
+    return {
+      batchItemFailures:
+        failedRecord === undefined ? [] : [{ itemIdentifier: sequenceNumber ?? '' }],
+    };
   };
 }
 
@@ -70,16 +128,18 @@ async function sendAll(dependencies: FanoutDependencies, messages: readonly Deli
 
 /** The configuration from the environment; anything missing fails the cold start. */
 export function readFanoutConfig(environment: NodeJS.ProcessEnv) {
-  const deliveryQueueUrl = environment.DELIVERY_QUEUE_URL;
-  const names: unknown = JSON.parse(environment.SUBSCRIBER_NAMES ?? 'null');
-  if (
-    !deliveryQueueUrl ||
-    !Array.isArray(names) ||
-    names.some((name) => typeof name !== 'string')
-  ) {
-    throw new Error(
-      'webhook-fanout: DELIVERY_QUEUE_URL and SUBSCRIBER_NAMES (a JSON array of names) are required',
-    );
-  }
-  return { deliveryQueueUrl, subscriberNames: names as string[] };
+  const read = readEnvironment(environment, 'webhook-fanout');
+  const config = {
+    deliveryQueueUrl: read.string('DELIVERY_QUEUE_URL'),
+    subscriberNames: read.parse(
+      'SUBSCRIBER_NAMES',
+      parseJson(isStringArray, 'a JSON array of names'),
+    ),
+  };
+  read.check();
+  return config;
+}
+
+function isStringArray(value: unknown): value is string[] {
+  return Array.isArray(value) && value.every((name) => typeof name === 'string');
 }

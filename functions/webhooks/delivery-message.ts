@@ -1,12 +1,20 @@
 /**
  * The deployed delivery's unit of work: one event for one subscriber, as the message the fan-out
- * function puts on the delivery queue (and, with its last failure, on the dead-letter queue).
+ * function puts on the delivery queue. The message says which attempt it is for and when that
+ * attempt is due, so a retry waits as a delayed message (never an in-flight one) and its attempt
+ * number does not depend on how often SQS handed it out.
  */
 import type { NewPlantEvent } from './new-plant-events.ts';
 
 export interface DeliveryMessage extends NewPlantEvent {
   /** The subscriber's name in the stage configuration. */
   readonly subscriber: string;
+  /** The attempt this message is for, from 1. */
+  readonly attempt: number;
+  /** When that attempt is due, in milliseconds since the epoch. */
+  readonly dueAt: number;
+  /** When the event was first queued, in milliseconds since the epoch (how late it is). */
+  readonly queuedAt: number;
 }
 
 /** A delivery whose every attempt failed, as the dead-letter queue keeps it. */
@@ -16,14 +24,37 @@ export interface DeadLetterMessage extends DeliveryMessage {
   readonly failedAt: string;
 }
 
-/** The message of a queue body, or `undefined` when the body is not one (never delivered). */
-export function parseDeliveryMessage(body: string): DeliveryMessage | undefined {
+/** The first attempt's message of an event for a subscriber, due at once. */
+export function firstDeliveryMessage(
+  event: NewPlantEvent,
+  subscriber: string,
+  now: number,
+): DeliveryMessage {
+  return { ...event, subscriber, attempt: 1, dueAt: now, queuedAt: now };
+}
+
+/**
+ * The message of a queue body, or `undefined` when the body is not one (never delivered). A
+ * body without an attempt (a dead letter redriven, or written before attempts were carried) is
+ * a first attempt, due at once.
+ */
+export function parseDeliveryMessage(body: string, now: number): DeliveryMessage | undefined {
   try {
-    const value = JSON.parse(body) as Partial<DeliveryMessage>;
-    const { webhookId, payload, subscriber } = value;
+    const value = JSON.parse(body) as Partial<DeliveryMessage> | null;
+    const { webhookId, payload, subscriber } = value ?? {};
     if (typeof webhookId !== 'string' || typeof payload !== 'string') return undefined;
     if (typeof subscriber !== 'string') return undefined;
-    return { webhookId, payload, subscriber };
+    const redriven = (value as Partial<DeadLetterMessage>).lastFailure !== undefined;
+    const number = (field: unknown, fallback: number) =>
+      typeof field === 'number' && Number.isFinite(field) && !redriven ? field : fallback;
+    return {
+      webhookId,
+      payload,
+      subscriber,
+      attempt: Math.max(1, Math.trunc(number(value?.attempt, 1))),
+      dueAt: number(value?.dueAt, now),
+      queuedAt: number(value?.queuedAt, now),
+    };
   } catch {
     return undefined;
   }

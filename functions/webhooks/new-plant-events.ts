@@ -21,7 +21,10 @@ export interface PlantStreamRecord {
   /** Unique per record in the stream. */
   readonly eventID?: string;
   readonly eventName?: string;
-  readonly dynamodb?: { readonly NewImage?: Record<string, AttributeValue> };
+  readonly dynamodb?: {
+    readonly NewImage?: Record<string, AttributeValue>;
+    readonly SequenceNumber?: string;
+  };
 }
 
 /**

@@ -104,29 +104,59 @@ export type NextStep =
   | { readonly kind: 'dead-letter'; readonly failure: string };
 
 /**
- * Decides what follows attempt `attempt` (1-based) of a delivery and logs it, in the words the
- * deployed stage's metric filters count (`webhook delivered`, `webhook failed, retrying`,
- * `webhook dead-lettered`): one place for both the deployed and the local delivery.
+ * The log messages and fields of the webhook outcomes. The deployed stage's metric filters read
+ * them (`infra/plant-store-monitoring.ts` imports these names): rename one here and the metric
+ * follows.
+ */
+export const webhookLog = {
+  delivered: 'webhook delivered',
+  retrying: 'webhook failed, retrying',
+  deadLettered: 'webhook dead-lettered',
+  /**
+   * On a retry: how long the event will have waited, in seconds, when the next attempt is made
+   * (a dead subscriber makes it grow with every attempt; the late-webhook alarm watches it).
+   */
+  waitedAtNextAttemptField: 'waitedSecondsAtNextAttempt',
+} as const;
+
+/** One delivery's identity for the log: the event, the subscriber, the attempt and its age. */
+export interface DeliveryAttempt {
+  readonly webhookId: string;
+  readonly subscriber: string;
+  /** From 1. */
+  readonly attempt: number;
+  /** When the event was first queued, in milliseconds since the epoch. */
+  readonly queuedAt: number;
+}
+
+/**
+ * Decides what follows attempt `attempt` (1-based) of a delivery and logs it in the words of
+ * {@link webhookLog}: one place for both the deployed and the local delivery.
  */
 export function nextStepAfter(
   outcome: SendOutcome,
-  delivery: { readonly webhookId: string; readonly subscriber: string; readonly attempt: number },
+  delivery: DeliveryAttempt,
   logger: Logger,
   schedule: readonly number[] = defaultRetrySchedule,
+  now: number = Date.now(),
 ): NextStep {
+  // Named one by one: a delivery message also carries the payload, which is not logged.
+  const { webhookId, subscriber, attempt, queuedAt } = delivery;
+  const fields = { webhookId, subscriber, attempt };
   if (outcome.delivered) {
-    logger.info('webhook delivered', delivery);
+    logger.info(webhookLog.delivered, fields);
     return { kind: 'delivered' };
   }
   const delaySeconds = retryDelaySeconds(delivery.attempt, schedule);
   if (delaySeconds === undefined) {
-    logger.error('webhook dead-lettered', { ...delivery, failure: outcome.failure });
+    logger.error(webhookLog.deadLettered, { ...fields, failure: outcome.failure });
     return { kind: 'dead-letter', failure: outcome.failure };
   }
-  logger.warn('webhook failed, retrying', {
-    ...delivery,
+  logger.warn(webhookLog.retrying, {
+    ...fields,
     failure: outcome.failure,
     retryInSeconds: delaySeconds,
+    [webhookLog.waitedAtNextAttemptField]: Math.round((now - queuedAt) / 1000 + delaySeconds),
   });
   return { kind: 'retry', delaySeconds, failure: outcome.failure };
 }

@@ -22,3 +22,12 @@ export class EventStreamSerde {
 export function eventStreamSerdeProvider(): never {
   return failWithoutEventStreams();
 }
+
+/**
+ * Stands in for the client config step that attaches the event-stream marshaller (S3 resolves
+ * it when its client is made, for SelectObjectContent): the replay function's S3 calls stream
+ * nothing, so the config is left without one.
+ */
+export function resolveEventStreamSerdeConfig<Config>(input: Config): Config {
+  return input;
+}

@@ -211,7 +211,7 @@ describe('npm start', () => {
   });
 
   it.each([
-    [{ PORT: ' ' }, 'PORT must be a port number from 0 to 65535, got " ".'],
+    [{ PORT: ' 80' }, 'PORT must be a port number from 0 to 65535, got " 80".'],
     [{ PORT: '3000x' }, 'PORT must be a port number from 0 to 65535, got "3000x".'],
     [{ DYNAMODB_ENDPOINT: 'notaurl' }, 'DYNAMODB_ENDPOINT must be an http(s) URL'],
     [{ THROTTLING: 'staging' }, 'THROTTLING must be a stage (dev, prod) or off, got "staging".'],

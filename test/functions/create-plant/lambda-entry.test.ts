@@ -23,7 +23,7 @@ describe('the create-plant Lambda entry', () => {
       },
     );
     await expect(started).rejects.toMatchObject({
-      stderr: expect.stringContaining('TABLE_NAME (the plants table) is required'),
+      stderr: expect.stringContaining('TABLE_NAME is required: the plants table.'),
     });
   });
 

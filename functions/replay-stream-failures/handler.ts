@@ -1,0 +1,16 @@
+/**
+ * Lambda entry of the stream-failure replay, run by hand (README, Webhooks). Environment, read
+ * once at cold start: `STREAM_FAILURES_BUCKET`, `DELIVERY_QUEUE_URL` and `SUBSCRIBER_NAMES`.
+ */
+import { S3Client } from '@aws-sdk/client-s3';
+import { SQSClient } from '@aws-sdk/client-sqs';
+import { createReplayHandler, readReplayConfig } from './replay-handler.ts';
+
+const config = readReplayConfig(process.env);
+
+/** The Lambda entry; the clients are created once per container. */
+export const handler = createReplayHandler({
+  s3: new S3Client({}),
+  sqs: new SQSClient({}),
+  ...config,
+});

@@ -1,0 +1,117 @@
+/**
+ * Replays the stream batches the webhook fan-out gave up on. Lambda keeps each such batch whole
+ * in the stream-failures bucket (an S3 on-failure destination: the invocation record with its
+ * payload, the stream records themselves), which outlives the stream's 24 hours. This function
+ * queues the new plants of every kept batch as the fan-out would have, then deletes the batch's
+ * object; a batch it cannot queue either stays for the next replay. One command runs it (README,
+ * Webhooks): `aws lambda invoke --function-name <ReplayStreamFailuresFunctionName> …`.
+ */
+import {
+  DeleteObjectCommand,
+  GetObjectCommand,
+  ListObjectsV2Command,
+  type S3Client,
+} from '@aws-sdk/client-s3';
+import { readEnvironment } from '../shared/environment.ts';
+import { createLogger } from '../shared/logger.ts';
+import {
+  type FanoutDependencies,
+  queueNewPlantDeliveries,
+  readFanoutConfig,
+} from '../webhook-fanout/fanout-handler.ts';
+import type { PlantStreamRecord } from '../webhooks/new-plant-events.ts';
+
+export interface ReplayDependencies extends FanoutDependencies {
+  readonly s3: Pick<S3Client, 'send'>;
+  readonly bucketName: string;
+}
+
+/** What a replay did: the function's answer to `aws lambda invoke`. */
+export interface ReplaySummary {
+  /** Kept batches queued and deleted. */
+  readonly replayedBatches: number;
+  readonly newPlants: number;
+  /** Kept batches left for a later replay (SQS refused their deliveries, or unreadable). */
+  readonly remainingBatches: number;
+}
+
+/** The log line of each replay, with its summary. */
+export const replayLog = { replayed: 'replayed kept stream failures' } as const;
+
+/** Builds the handler around its dependencies (tests bring their own). */
+export function createReplayHandler(dependencies: ReplayDependencies) {
+  const logger = dependencies.logger ?? createLogger({ service: 'replay-stream-failures' });
+  return async (): Promise<ReplaySummary> => {
+    let replayedBatches = 0;
+    let newPlants = 0;
+    let remainingBatches = 0;
+    for await (const key of keptBatchKeys(dependencies)) {
+      const records = await readKeptRecords(dependencies, key);
+      if (records === undefined) {
+        logger.error('a kept stream failure is not an invocation record', { key });
+        remainingBatches += 1;
+        continue;
+      }
+      const outcome = await queueNewPlantDeliveries(records, dependencies, logger);
+      newPlants += outcome.newPlants;
+      if (outcome.failedRecord !== undefined) {
+        remainingBatches += 1;
+        continue;
+      }
+      await dependencies.s3.send(
+        new DeleteObjectCommand({ Bucket: dependencies.bucketName, Key: key }),
+      );
+      replayedBatches += 1;
+    }
+    const summary = { replayedBatches, newPlants, remainingBatches };
+    logger.info(replayLog.replayed, summary);
+    return summary;
+  };
+}
+
+/** Every object of the bucket, page by page. */
+async function* keptBatchKeys(dependencies: ReplayDependencies): AsyncGenerator<string> {
+  let continuationToken: string | undefined;
+  do {
+    const page = await dependencies.s3.send(
+      new ListObjectsV2Command({
+        Bucket: dependencies.bucketName,
+        ...(continuationToken === undefined ? {} : { ContinuationToken: continuationToken }),
+      }),
+    );
+    for (const object of page.Contents ?? []) if (object.Key !== undefined) yield object.Key;
+    continuationToken = page.IsTruncated ? page.NextContinuationToken : undefined;
+  } while (continuationToken !== undefined);
+}
+
+/**
+ * The stream records of one kept invocation record: its `payload` is the event Lambda invoked the
+ * fan-out with (`{"Records": […]}`), as an object or as its JSON text.
+ */
+async function readKeptRecords(
+  dependencies: ReplayDependencies,
+  key: string,
+): Promise<PlantStreamRecord[] | undefined> {
+  const object = await dependencies.s3.send(
+    new GetObjectCommand({ Bucket: dependencies.bucketName, Key: key }),
+  );
+  try {
+    const record = JSON.parse((await object.Body?.transformToString('utf8')) ?? '') as {
+      payload?: unknown;
+    };
+    const payload = (
+      typeof record.payload === 'string' ? JSON.parse(record.payload) : record.payload
+    ) as { Records?: unknown } | undefined;
+    return Array.isArray(payload?.Records) ? (payload.Records as PlantStreamRecord[]) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The configuration from the environment: the fan-out's, and the bucket; checked at cold start. */
+export function readReplayConfig(environment: NodeJS.ProcessEnv) {
+  const read = readEnvironment(environment, 'replay-stream-failures');
+  const bucketName = read.string('STREAM_FAILURES_BUCKET');
+  read.check();
+  return { ...readFanoutConfig(environment), bucketName };
+}

@@ -1,0 +1,240 @@
+/**
+ * The deployed webhook path held to AWS's rules on emulators: the fan-out and delivery handlers,
+ * unchanged, against DynamoDB Local's stream and moto's SQS, S3 and Secrets Manager, invoked by
+ * imitations of Lambda's event source mappings, delivering to real receivers on 127.0.0.1 that
+ * verify every signature with the Standard Webhooks library. The schedule is time-compressed.
+ */
+import { ListObjectsV2Command } from '@aws-sdk/client-s3';
+import { SendMessageCommand } from '@aws-sdk/client-sqs';
+import { PutCommand } from '@aws-sdk/lib-dynamodb';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
+import { createReplayHandler } from '../../functions/replay-stream-failures/replay-handler.ts';
+import { createLogger } from '../../functions/shared/logger.ts';
+import { itemsNotPlantsLog } from '../../functions/shared/stored-plant.ts';
+import { type DeployedWebhooks, startDeployedWebhooks } from '../support/deployed-webhooks.ts';
+import { type MotoServer, startMotoServer } from '../support/moto-server.ts';
+import { startWebhookReceiver } from '../support/webhook-receiver.ts';
+
+let moto: MotoServer;
+const running: { stop(): Promise<void> }[] = [];
+
+beforeAll(async () => {
+  moto = await startMotoServer();
+}, 60_000);
+
+afterEach(async () => {
+  for (const entry of running.splice(0).reverse()) await entry.stop();
+});
+
+afterAll(async () => {
+  await moto?.stop();
+});
+
+async function bed(options: Omit<Parameters<typeof startDeployedWebhooks>[0], 'moto'>) {
+  const started = await startDeployedWebhooks({ moto, ...options });
+  running.push(started);
+  return started;
+}
+
+/** Waits until `check` holds, polling; fails the test after `timeoutMilliseconds`. */
+async function eventually(check: () => Promise<boolean> | boolean, timeoutMilliseconds = 20_000) {
+  const deadline = Date.now() + timeoutMilliseconds;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error('condition not met in time');
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+function putPlant(webhooks: DeployedWebhooks, item: Record<string, unknown>) {
+  return webhooks.table.documentClient.send(
+    new PutCommand({ TableName: webhooks.table.tableName, Item: item }),
+  );
+}
+
+/** The bed's secret is made when it starts; receivers verify with it once it is known. */
+async function bedWithReceivers(
+  count: number,
+  options: Partial<Parameters<typeof startDeployedWebhooks>[0]> = {},
+) {
+  // Receivers need the secret and the bed needs their URLs: start the receivers with a
+  // placeholder port, then restart them with the secret on the same port.
+  const placeholders = await Promise.all(
+    Array.from({ length: count }, () => startWebhookReceiver(`whsec_${'A'.repeat(44)}`)),
+  );
+  const urls = placeholders.map((placeholder) => placeholder.url);
+  await Promise.all(placeholders.map((placeholder) => placeholder.stop()));
+  const webhooks = await bed({
+    retrySchedule: [1, 2],
+    subscribers: urls.map((url, index) => ({ name: `subscriber-${index + 1}`, url })),
+    ...options,
+  });
+  const receivers = await Promise.all(
+    urls.map(async (url) => {
+      const started = await startWebhookReceiver(webhooks.secret, Number(new URL(url).port));
+      running.push(started);
+      return started;
+    }),
+  );
+  return { webhooks, receivers };
+}
+
+describe('the deployed webhook path, on AWS emulators', () => {
+  it('delivers each new plant once to every subscriber, exact and signed; an item that is not a plant is skipped and counted', async () => {
+    const lines: Record<string, unknown>[] = [];
+    const { webhooks, receivers } = await bedWithReceivers(2, {
+      logger: createLogger({}, (line) => lines.push(JSON.parse(line))),
+    });
+    await putPlant(webhooks, { id: 9_223_372_036_854_775_807n, name: 'Max', tag: 'edge' });
+    // Written by another tool: an id that is no int64 must not hold up the plants after it.
+    await putPlant(webhooks, { id: 1.5, name: 'Not a plant' });
+    await putPlant(webhooks, { id: -9_223_372_036_854_775_808n, name: 'Min' });
+    for (const subscriber of receivers) await subscriber.waitForAccepted(2, 20_000);
+    for (const subscriber of receivers) {
+      const bodies = [...subscriber.accepted().values()].map((delivery) => delivery.body).sort();
+      expect(bodies).toEqual([
+        '{"id":-9223372036854775808,"name":"Min"}',
+        '{"id":9223372036854775807,"name":"Max","tag":"edge"}',
+      ]);
+      expect(subscriber.deliveries.every((delivery) => delivery.verified)).toBe(true);
+      expect(subscriber.deliveries).toHaveLength(2);
+    }
+    expect(lines).toContainEqual(
+      expect.objectContaining({
+        level: 'warn',
+        message: itemsNotPlantsLog.message,
+        [itemsNotPlantsLog.countField]: 1,
+      }),
+    );
+    expect(await webhooks.deadLetters()).toEqual([]);
+  }, 60_000);
+
+  it('retries on schedule as delayed messages in hops, none of them in flight while it waits', async () => {
+    const { webhooks, receivers } = await bedWithReceivers(1, {
+      // 1 s, then 3 s in hops of at most 1 s: the 15 min hops of SQS, compressed.
+      retrySchedule: [1, 3, 1],
+      maximumDelaySeconds: 1,
+    });
+    const [subscriber] = receivers;
+    if (subscriber === undefined) throw new Error('no receiver');
+    subscriber.setMode('fail');
+    await putPlant(webhooks, { id: 7n, name: 'Fern' });
+    await eventually(() => subscriber.deliveries.length >= 2);
+    // Waiting for the third attempt (3 s away): the retry is a delayed message, not in flight.
+    const inFlight: number[] = [];
+    while (subscriber.deliveries.length < 3) {
+      inFlight.push(await webhooks.inFlight());
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+    subscriber.setMode('ok');
+    await subscriber.waitForAccepted(1, 20_000);
+    const times = subscriber.deliveries.map((delivery) => delivery.receivedAt);
+    const gaps = times.slice(1).map((time, index) => (time - (times[index] ?? 0)) / 1000);
+    // Each wait at least what the schedule says, and within SQS's whole-second delays and a
+    // poll's latency of it.
+    expect(gaps[0]).toBeGreaterThanOrEqual(1);
+    expect(gaps[1]).toBeGreaterThanOrEqual(3);
+    const schedule = [1, 3, 1];
+    for (const [index, gap] of gaps.entries()) {
+      expect(gap).toBeLessThan((schedule[index] ?? 0) + 2.5);
+    }
+    expect(Math.max(...inFlight)).toBeLessThanOrEqual(1);
+    expect(inFlight.filter((count) => count === 0).length).toBeGreaterThan(inFlight.length / 2);
+    expect(new Set(subscriber.deliveries.map((delivery) => delivery.webhookId)).size).toBe(1);
+  }, 60_000);
+
+  it('dead-letters after the last attempt with its last failure, and a redriven letter starts the schedule again', async () => {
+    const { webhooks, receivers } = await bedWithReceivers(1, { retrySchedule: [1, 1] });
+    const [subscriber] = receivers;
+    if (subscriber === undefined) throw new Error('no receiver');
+    subscriber.setMode('fail');
+    await putPlant(webhooks, { id: 42n, name: 'Aloe' });
+    let letters: Record<string, unknown>[] = [];
+    await eventually(async () => {
+      letters = await webhooks.deadLetters();
+      return letters.length === 1;
+    });
+    expect(letters[0]).toMatchObject({
+      payload: '{"id":42,"name":"Aloe"}',
+      subscriber: 'subscriber-1',
+      attempts: 3,
+      lastFailure: 'answered HTTP 500',
+    });
+    expect(subscriber.deliveries).toHaveLength(3);
+    // A redrive (`start-message-move-task`, which moto does not run) moves the body unchanged.
+    subscriber.setMode('ok');
+    await moto.sqs.send(
+      new SendMessageCommand({
+        QueueUrl: webhooks.deliveryQueueUrl,
+        MessageBody: JSON.stringify(letters[0]),
+      }),
+    );
+    await subscriber.waitForAccepted(1, 20_000);
+    expect(subscriber.deliveries).toHaveLength(4);
+  }, 60_000);
+
+  it('ends a message whose handling keeps failing in DeadLetters after the queue’s maxReceiveCount', async () => {
+    // A secret that does not exist: every attempt fails before any POST.
+    const broken = await bed({
+      retrySchedule: [1],
+      visibilityTimeoutSeconds: 1,
+      subscribers: [
+        {
+          name: 'broken',
+          url: 'http://127.0.0.1:9/',
+          secretArn: 'arn:aws:secretsmanager:us-east-1:123456789012:secret:missing',
+        },
+      ],
+    });
+    await putPlant(broken, { id: 5n, name: 'Moss' });
+    let letters: Record<string, unknown>[] = [];
+    await eventually(async () => {
+      letters = await broken.deadLetters();
+      return letters.length === 1;
+    }, 30_000);
+    // The message itself, as SQS moved it: its first attempt, never made.
+    expect(letters[0]).toMatchObject({ payload: '{"id":5,"name":"Moss"}', attempt: 1 });
+  }, 60_000);
+
+  it('keeps a stream batch the fan-out cannot queue, and one replay delivers it to every subscriber once', async () => {
+    const { webhooks, receivers } = await bedWithReceivers(2, {
+      // The fan-out's queue does not exist: SQS refuses every send, as in an outage.
+      fanoutQueueUrl: `${moto.endpoint}/123456789012/no-such-queue`,
+    });
+    await putPlant(webhooks, { id: 11n, name: 'Ivy' });
+    await eventually(async () => {
+      const { KeyCount = 0 } = await moto.s3.send(
+        new ListObjectsV2Command({ Bucket: webhooks.bucket }),
+      );
+      return KeyCount === 1;
+    }, 30_000);
+    for (const subscriber of receivers) expect(subscriber.deliveries).toHaveLength(0);
+
+    const replay = createReplayHandler({
+      s3: moto.s3,
+      bucketName: webhooks.bucket,
+      sqs: moto.sqs,
+      deliveryQueueUrl: webhooks.deliveryQueueUrl,
+      subscriberNames: ['subscriber-1', 'subscriber-2'],
+      logger: createLogger({}, () => {}),
+    });
+    await expect(replay()).resolves.toEqual({
+      replayedBatches: 1,
+      newPlants: 1,
+      remainingBatches: 0,
+    });
+    for (const subscriber of receivers) {
+      await subscriber.waitForAccepted(1, 20_000);
+      expect(subscriber.deliveries.map((delivery) => delivery.body)).toEqual([
+        '{"id":11,"name":"Ivy"}',
+      ]);
+    }
+    const { KeyCount } = await moto.s3.send(new ListObjectsV2Command({ Bucket: webhooks.bucket }));
+    expect(KeyCount).toBe(0);
+    // Nothing left to replay: a second run is a no-op.
+    await expect(replay()).resolves.toEqual({
+      replayedBatches: 0,
+      newPlants: 0,
+      remainingBatches: 0,
+    });
+  }, 90_000);
+});
