@@ -279,12 +279,7 @@ export class PlantStoreMonitoring extends Construct {
    */
   private addBusinessMetrics(props: PlantStoreMonitoringProps): void {
     const counters: [string, string, IFilterPattern, string][] = [
-      [
-        'PlantsCreated',
-        'webhook-fanout',
-        FilterPattern.exists(`$.${fanoutLog.newPlantsField}`),
-        `$.${fanoutLog.newPlantsField}`,
-      ],
+      ['PlantsCreated', 'webhook-fanout', message(fanoutLog.queued), `$.${fanoutLog.newPlantsField}`],
       [
         'PlantConflicts',
         'create-plant',

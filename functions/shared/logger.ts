@@ -39,14 +39,13 @@ export const logFields = {
   functionVersion: '$.functionVersion',
 } as const;
 
-// Lambda sets it in every version's environment; absent elsewhere (then not logged).
-const functionVersion = process.env.AWS_LAMBDA_FUNCTION_VERSION;
-
 /**
  * Creates a logger writing one JSON object per line:
  * `{level, message, timestamp, functionVersion, ...fields}`.
  */
 export function createLogger(base: LogFields = {}, write: LogWriter = writeToStdout): Logger {
+  // Lambda sets it in every version's environment; absent elsewhere (then not logged).
+  const functionVersion = process.env.AWS_LAMBDA_FUNCTION_VERSION;
   const log = (level: LogLevel, message: string, fields: LogFields = {}) => {
     write(
       JSON.stringify(

@@ -1,0 +1,388 @@
+/**
+ * What the monitoring reads, held to what the code writes and the README says:
+ * - every metric filter of the stack matched against the real log line of the real function
+ *   (run here, with the writer captured), its value and dimension fields present;
+ * - the README's alarm table against the synthesized alarms: name, comparison, threshold, periods.
+ * Both stages are synthesized without bundling (no code is needed to read the template).
+ */
+
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { PutCommand } from '@aws-sdk/lib-dynamodb';
+import { marshall } from '@aws-sdk/util-dynamodb';
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { Template } from 'aws-cdk-lib/assertions';
+import type { DynamoDBStreamEvent, SQSEvent } from 'aws-lambda';
+import { createHandler as createAuthorizer } from '../../functions/authorizer/handler.ts';
+import { createHandler as createCreatePlant } from '../../functions/create-plant/create-handler.ts';
+import { createHandler as createDeletePlant } from '../../functions/delete-plant/delete-handler.ts';
+import { createDeliverHandler } from '../../functions/deliver-webhook/deliver-handler.ts';
+import { createHandler as createGetPlant } from '../../functions/get-plant/get-handler.ts';
+import { createHandler as createListPlants } from '../../functions/list-plants/list-handler.ts';
+import { createDocumentClient } from '../../functions/shared/dynamodb.ts';
+import { createLogger, type Logger } from '../../functions/shared/logger.ts';
+import { functionDisplayName } from '../../functions/shared/routes.ts';
+import { createFanoutHandler } from '../../functions/webhook-fanout/fanout-handler.ts';
+import { functionSettings } from '../../infra/function-settings.ts';
+import { createPlantStoreApp } from '../../infra/plant-store-app.ts';
+import { repositoryRoot } from '../../infra/plant-store-function.ts';
+import { stages } from '../../infra/stages.ts';
+import {
+  createLambdaContext,
+  createPlantsEvent,
+  createPostPlantsEvent,
+} from '../support/api-gateway-event.ts';
+import { matchesFilterPattern } from '../support/metric-filter-pattern.ts';
+import { createTestTable, type TestTable } from '../support/test-store.ts';
+
+const cdkJson = JSON.parse(readFileSync(path.join(repositoryRoot, 'cdk.json'), 'utf8')) as {
+  context: Record<string, unknown>;
+};
+
+const outdir = mkdtempSync(path.join(tmpdir(), 'plant-store-monitoring-'));
+
+function synthesize(stageName: string): Template {
+  const { stack } = createPlantStoreApp({
+    outdir: path.join(outdir, stageName),
+    context: { ...cdkJson.context, stage: stageName, 'aws:cdk:bundling-stacks': [] },
+  });
+  return Template.fromStack(stack);
+}
+
+const templates = new Map<string, Template>();
+beforeAll(() => {
+  for (const name of Object.keys(stages)) templates.set(name, synthesize(name));
+}, 120_000);
+
+afterAll(() => {
+  rmSync(outdir, { recursive: true, force: true });
+});
+
+describe('metric filters, against the real log lines', () => {
+  /** Log lines by the function that wrote them (display name), each parsed once. */
+  const lines = new Map<string, string[]>();
+  const loggerOf = (name: string): Logger =>
+    createLogger({ service: name }, (line) => {
+      lines.set(name, [...(lines.get(name) ?? []), line]);
+    });
+  let table: TestTable;
+  let subscriber: Server;
+  let subscriberAnswer = 204;
+
+  beforeAll(async () => {
+    // As Lambda sets it in a published version: every line names its version.
+    process.env.AWS_LAMBDA_FUNCTION_VERSION = '7';
+    table = await createTestTable();
+    subscriber = createServer((request, response) => {
+      request.resume().on('end', () => response.writeHead(subscriberAnswer).end());
+    });
+    await new Promise<void>((resolve) => subscriber.listen(0, '127.0.0.1', resolve));
+    const subscriberUrl = `http://127.0.0.1:${(subscriber.address() as AddressInfo).port}/`;
+
+    // create-plant: a create, a conflict, and a store that is not there (5xx).
+    const createPlant = createCreatePlant({ ...table, logger: loggerOf('create-plant') });
+    const post = (body: string) =>
+      createPlant(createPostPlantsEvent({ body }), createLambdaContext());
+    await post('{"id": 1, "name": "Fern"}');
+    await post('{"id": 1, "name": "Other"}');
+    // Every route function with its store gone: each answers 503 and logs it at error level.
+    const nowhere = createDocumentClient({ endpoint: 'http://127.0.0.1:9' });
+    const unavailable = (name: string) => ({
+      documentClient: nowhere,
+      tableName: table.tableName,
+      logger: loggerOf(name),
+    });
+    const context = createLambdaContext();
+    await createCreatePlant(unavailable('create-plant'))(
+      createPostPlantsEvent({ body: '{"id": 2, "name": "Moss"}' }),
+      context,
+    );
+    await createListPlants(unavailable('list-plants'))(createPlantsEvent('GET'), context);
+    await createGetPlant(unavailable('get-plant'))(createPlantsEvent('GET', { id: '2' }), context);
+    await createDeletePlant(unavailable('delete-plant'))(
+      createPlantsEvent('DELETE', { id: '2' }),
+      context,
+    );
+    nowhere.destroy();
+
+    // list-plants: a page over an item another tool wrote.
+    await table.documentClient.send(
+      new PutCommand({ TableName: table.tableName, Item: { id: 1.5, name: 'not a plant' } }),
+    );
+    await createListPlants({ ...table, logger: loggerOf('list-plants') })(
+      createPlantsEvent('GET'),
+      createLambdaContext(),
+    );
+
+    // webhook-fanout: a new plant, and an item that is not a plant.
+    const fanout = createFanoutHandler({
+      sqs: { send: async () => ({}) } as never,
+      deliveryQueueUrl: 'https://sqs.example/deliveries',
+      subscriberNames: ['audit'],
+      logger: loggerOf('webhook-fanout'),
+    });
+    await fanout({
+      Records: [
+        {
+          eventID: 'a',
+          eventName: 'INSERT',
+          dynamodb: { NewImage: marshall({ id: 3n, name: 'Ivy' }), SequenceNumber: '1' },
+        },
+        {
+          eventID: 'b',
+          eventName: 'INSERT',
+          dynamodb: { NewImage: marshall({ id: 1.5, name: 'x' }), SequenceNumber: '2' },
+        },
+      ],
+    } as unknown as DynamoDBStreamEvent);
+
+    // deliver-webhook: delivered, failed (retrying), failed for the last time (dead-lettered).
+    const deliver = (schedule: number[]) =>
+      createDeliverHandler({
+        sqs: { send: async () => ({}) } as never,
+        secretsManager: { send: async () => ({ SecretString: 'A'.repeat(48) }) } as never,
+        deliveryQueueUrl: 'https://sqs.example/deliveries',
+        deadLetterQueueUrl: 'https://sqs.example/dead-letters',
+        subscribers: [{ name: 'audit', url: subscriberUrl, secretArn: 'arn:secret' }],
+        retrySchedule: schedule,
+        logger: loggerOf('deliver-webhook'),
+      });
+    const message: SQSEvent = {
+      Records: [
+        {
+          messageId: 'm',
+          receiptHandle: 'r',
+          body: JSON.stringify({
+            webhookId: 'msg_1',
+            payload: '{"id":3,"name":"Ivy"}',
+            subscriber: 'audit',
+          }),
+          attributes: {} as never,
+          messageAttributes: {},
+          md5OfBody: '',
+          eventSource: 'aws:sqs',
+          eventSourceARN: 'arn:aws:sqs:us-east-1:1:deliveries',
+          awsRegion: 'us-east-1',
+        },
+      ],
+    };
+    await deliver([5])(message);
+    subscriberAnswer = 500;
+    await deliver([3600])(message);
+    await deliver([])(message);
+
+    // authorizer: an invalid token (refused), and keys that cannot be fetched (a failure).
+    const authorizer = createAuthorizer(
+      {
+        issuer: 'https://issuer.example',
+        audiences: ['plant-store'],
+        audienceClaim: 'aud',
+        jwksUri: 'http://127.0.0.1:9/jwks.json',
+      },
+      { logger: loggerOf('authorizer') },
+    );
+    const methodArn = 'arn:aws:execute-api:us-east-1:123456789012:abc/dev/GET/plants';
+    const authorize = (token: string) =>
+      authorizer({ type: 'TOKEN', methodArn, authorizationToken: `Bearer ${token}` }).catch(
+        () => undefined,
+      );
+    await authorize('not-a-jwt');
+    const header = Buffer.from('{"alg":"RS256","kid":"k"}').toString('base64url');
+    const claims = Buffer.from(
+      JSON.stringify({
+        iss: 'https://issuer.example',
+        aud: 'plant-store',
+        sub: 's',
+        iat: Math.floor(Date.now() / 1000),
+        exp: Math.floor(Date.now() / 1000) + 600,
+      }),
+    ).toString('base64url');
+    await authorize(`${header}.${claims}.c2ln`);
+  }, 60_000);
+
+  afterAll(async () => {
+    delete process.env.AWS_LAMBDA_FUNCTION_VERSION;
+    await table?.remove();
+    subscriber?.close();
+  });
+
+  /** The function whose log group a filter reads: `CreatePlantLogGroup…` → `create-plant`. */
+  const functionOf = (filter: { [key: string]: { LogGroupName: { Ref: string } } }) =>
+    functionDisplayName(String(filter.Properties?.LogGroupName.Ref).replace(/LogGroup.*$/, ''));
+
+  /** What each metric must count: a line it must match, and lines it must not. */
+  const expectations: Record<string, { matches: RegExp; never?: RegExp }> = {
+    PlantsCreated: { matches: /"newPlants":1/ },
+    PlantConflicts: { matches: /"errorCode":40009/, never: /"statusCode":200/ },
+    WebhooksDelivered: { matches: /webhook delivered/, never: /retrying|dead-lettered/ },
+    WebhookRetries: { matches: /retrying/, never: /delivered"|dead-lettered/ },
+    WebhookWaitAtNextAttempt: { matches: /retrying/, never: /delivered"|dead-lettered/ },
+    WebhooksDeadLettered: { matches: /dead-lettered/, never: /retrying|delivered"/ },
+    ItemsNotPlants: { matches: /"itemsNotPlants":1/, never: /"newPlants"|"statusCode"/ },
+    AuthorizerFailures: { matches: /failing closed/, never: /Rejected the bearer token/ },
+    AuthorizerRefusals: { matches: /Rejected the bearer token/ },
+    ServerErrors: { matches: /"statusCode":50[03]/, never: /"statusCode":200/ },
+  };
+
+  it.each(Object.keys(stages))(
+    'reads, in the %s stage, exactly what the functions log',
+    (stage) => {
+      const filters = Object.values(
+        templates.get(stage)?.findResources('AWS::Logs::MetricFilter') ?? {},
+      );
+      expect(filters.length).toBeGreaterThan(8);
+      for (const filter of filters) {
+        const [transformation] = filter.Properties.MetricTransformations;
+        const metricName = String(transformation.MetricName);
+        const key = Object.keys(expectations).find(
+          (name) => metricName === name || metricName.endsWith(name),
+        );
+        if (key === undefined) throw new Error(`No real log line is checked for ${metricName}`);
+        const expected = expectations[key] ?? { matches: /$^/ };
+        const written = lines.get(functionOf(filter)) ?? [];
+        const pattern = String(filter.Properties.FilterPattern);
+        const matched = written.filter((line) => matchesFilterPattern(pattern, line));
+        expect({
+          metricName,
+          matched: matched.some((line) => expected.matches.test(line)),
+        }).toEqual({
+          metricName,
+          matched: true,
+        });
+        if (expected.never !== undefined) {
+          const wrong = matched.filter((line) => expected.never?.test(line));
+          expect({ metricName, wrong }).toEqual({ metricName, wrong: [] });
+        }
+        // The value and every dimension are fields of each matched line.
+        const fields = [
+          transformation.MetricValue,
+          ...(transformation.Dimensions ?? []).map(
+            (dimension: { Value: string }) => dimension.Value,
+          ),
+        ].filter((value: string) => value.startsWith('$.'));
+        for (const line of matched) {
+          const event = JSON.parse(line) as Record<string, unknown>;
+          for (const field of fields)
+            expect({ metricName, field, value: event[field.slice(2)] }).toEqual({
+              metricName,
+              field,
+              value: expect.anything(),
+            });
+        }
+      }
+    },
+  );
+});
+
+describe('the README alarm table', () => {
+  interface Row {
+    readonly names: readonly string[];
+    readonly comparison: string;
+    readonly threshold: string;
+    readonly datapoints: number;
+    readonly periods: number;
+    readonly periodSeconds: number;
+  }
+  const readme = readFileSync(path.join(repositoryRoot, 'README.md'), 'utf8');
+  const section = readme.slice(readme.indexOf('| alarm | metric | fires at | for |'));
+  const tableLines = section.split('\n');
+  const rows: Row[] = tableLines
+    .slice(
+      2,
+      tableLines.findIndex((line) => !line.startsWith('|')),
+    )
+    .map((line) => {
+      const [names = '', , firesAt = '', forText = ''] = line.split(' | ');
+      const fires = /`([>≥]) ([^`]+)`/.exec(firesAt);
+      const periods = /(\d+) of (\d+) × (\d+) min/.exec(forText);
+      if (fires === null || periods === null) throw new Error(`Unreadable alarm row: ${line}`);
+      return {
+        names: [...names.matchAll(/`([^`]+)`/g)].map((match) => match[1] ?? ''),
+        comparison: fires[1] === '>' ? 'GreaterThanThreshold' : 'GreaterThanOrEqualToThreshold',
+        threshold: fires[2] ?? '',
+        datapoints: Number(periods[1]),
+        periods: Number(periods[2]),
+        periodSeconds: Number(periods[3]) * 60,
+      };
+    });
+
+  it.each(Object.keys(stages))(
+    'says exactly what every alarm of the %s stage fires at',
+    (stage) => {
+      expect(rows.length).toBeGreaterThan(10);
+      const alarms = Object.entries(
+        templates.get(stage)?.findResources('AWS::CloudWatch::Alarm') ?? {},
+      );
+      const covered = new Set<string>();
+      for (const row of rows) {
+        for (const name of row.names) {
+          const pattern = new RegExp(
+            `^(PlantStore-${stage}-)?${name.replace('<function>', '([a-z-]+)')}$`,
+          );
+          const matching = alarms.filter(([logicalId, alarm]) => {
+            const alarmName = alarm.Properties.AlarmName as string | undefined;
+            // Canary alarms have generated names: their construct id is in the logical id.
+            return alarmName === undefined
+              ? logicalId.includes(`GradualDeployment${name}`)
+              : pattern.test(alarmName);
+          });
+          // A canary row matches only in production-like stages.
+          if (
+            matching.length === 0 &&
+            name.startsWith('NewVersion') &&
+            !stages[stage as 'dev']?.productionLike
+          )
+            continue;
+          expect({ name, matching: matching.length > 0 }).toEqual({ name, matching: true });
+          for (const [logicalId, alarm] of matching) {
+            covered.add(logicalId);
+            const properties = alarm.Properties;
+            const functionName = pattern.exec(String(properties.AlarmName))?.[2];
+            const percentOfTimeout = /^(\d+) % of the timeout$/.exec(row.threshold);
+            const threshold =
+              percentOfTimeout === null
+                ? Number(row.threshold)
+                : (Number(percentOfTimeout[1]) / 100) * timeoutSecondsOf(functionName ?? '') * 1000;
+            const period =
+              properties.Period ??
+              Math.max(
+                ...(properties.Metrics ?? []).map(
+                  (metric: { MetricStat?: { Period?: number }; Period?: number }) =>
+                    metric.MetricStat?.Period ?? metric.Period ?? 0,
+                ),
+              );
+            expect({
+              name: properties.AlarmName ?? logicalId,
+              comparison: properties.ComparisonOperator,
+              threshold: properties.Threshold,
+              datapoints: properties.DatapointsToAlarm ?? properties.EvaluationPeriods,
+              periods: properties.EvaluationPeriods,
+              period,
+            }).toEqual({
+              name: properties.AlarmName ?? logicalId,
+              comparison: row.comparison,
+              threshold,
+              datapoints: row.datapoints,
+              periods: row.periods,
+              period: row.periodSeconds,
+            });
+          }
+        }
+      }
+      const undocumented = alarms
+        .filter(([logicalId]) => !covered.has(logicalId))
+        .map(([logicalId, alarm]) => alarm.Properties.AlarmName ?? logicalId);
+      expect(undocumented).toEqual([]);
+    },
+  );
+});
+
+/** A function's timeout by its display name (`create-plant`). */
+function timeoutSecondsOf(name: string): number {
+  const entry = Object.entries(functionSettings).find(([key]) => functionDisplayName(key) === name);
+  if (entry === undefined) throw new Error(`No settings for ${name}`);
+  return entry[1].timeoutSeconds;
+}
