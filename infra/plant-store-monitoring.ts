@@ -279,7 +279,12 @@ export class PlantStoreMonitoring extends Construct {
    */
   private addBusinessMetrics(props: PlantStoreMonitoringProps): void {
     const counters: [string, string, IFilterPattern, string][] = [
-      ['PlantsCreated', 'webhook-fanout', message(fanoutLog.queued), `$.${fanoutLog.newPlantsField}`],
+      [
+        'PlantsCreated',
+        'webhook-fanout',
+        message(fanoutLog.queued),
+        `$.${fanoutLog.newPlantsField}`,
+      ],
       [
         'PlantConflicts',
         'create-plant',

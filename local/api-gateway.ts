@@ -117,7 +117,7 @@ export async function startApiGateway(options: ApiGatewayOptions): Promise<ApiGa
     request: IncomingMessage,
     requestId: string,
     matched: RouteMatch | undefined,
-  ): Promise<HttpAnswer> => {
+  ): Promise<HttpAnswer | undefined> => {
     if (request.headers.host === undefined) return gatewayAnswer('DEFAULT_4XX');
     // A REST API answers an unknown path and an unknown method alike (MISSING_AUTHENTICATION_TOKEN).
     if (matched === undefined) return gatewayAnswer('MISSING_AUTHENTICATION_TOKEN');
@@ -125,7 +125,8 @@ export async function startApiGateway(options: ApiGatewayOptions): Promise<ApiGa
     if (!takeToken()) return gatewayAnswer('THROTTLED');
 
     const body = await readBody(request);
-    if (body === undefined) return awsAnswer(awsOwnAnswers.payloadTooLarge);
+    if (body === 'client gone') return undefined;
+    if (body === 'too large') return awsAnswer(awsOwnAnswers.payloadTooLarge);
 
     const token = request.headers.authorization;
     if (token === undefined || token.trim() === '') return gatewayAnswer('UNAUTHORIZED');
@@ -176,18 +177,33 @@ export async function startApiGateway(options: ApiGatewayOptions): Promise<ApiGa
         return gatewayAnswer('DEFAULT_5XX');
       })
       .then((answer) => {
-        writeAnswer(response, answer, requestId);
+        if (answer !== undefined) writeAnswer(response, answer, requestId);
         // The route's resource path, never the path as sent: a client may put a token anywhere
         // in it (`/plants/<jwt>`, `;access_token=…`), and nothing a client sends as a
         // credential may reach a log. The deployed access log records `resourcePath` alike.
-        logger.info('request', {
+        // A client that left before its body arrived is logged as that, not as an answer.
+        logger.info(answer === undefined ? 'request abandoned by the client' : 'request', {
           requestId,
           method: matched?.route.httpMethod ?? request.method,
           resourcePath: matched?.route.resourcePath ?? null,
-          status: answer.statusCode,
+          status: answer?.statusCode ?? null,
           durationMs: Math.round(performance.now() - started),
         });
       });
+  });
+
+  // An `Expect` other than 100-continue: Node would answer an empty 417 itself. Answer in the
+  // contract's shape instead: a gateway rejection no other code names (400/40000).
+  server.on('checkExpectation', (request: IncomingMessage, response: ServerResponse) => {
+    const requestId = randomUUID();
+    writeAnswer(response, gatewayAnswer('DEFAULT_4XX'), requestId);
+    logger.info('request', {
+      requestId,
+      method: request.method,
+      resourcePath: matchRoute(request.method, request.url)?.route.resourcePath ?? null,
+      status: 400,
+      durationMs: 0,
+    });
   });
 
   // Requests Node's HTTP parser refuses (headers over its 16 KiB limit, broken syntax)
@@ -257,20 +273,27 @@ function listen(server: Server, port: number): Promise<number> {
 }
 
 /**
- * The body's bytes as sent, or `undefined` when they exceed API Gateway's payload limit. The
+ * The body's bytes as sent, `'too large'` past API Gateway's payload limit, or `'client gone'`
+ * when the client disconnected before sending all of it. The
  * stack sets the binary media type `*\/*`, so API Gateway hands every body to the function
  * base64-encoded and unaltered: bytes that are not UTF-8 reach the function's strict decoder
  * (40001) instead of being turned into U+FFFD, which API Gateway does to a body it treats as text.
  */
-async function readBody(request: IncomingMessage): Promise<Buffer | undefined> {
+async function readBody(request: IncomingMessage): Promise<Buffer | 'too large' | 'client gone'> {
   const chunks: Buffer[] = [];
   let size = 0;
-  for await (const chunk of request as AsyncIterable<Buffer>) {
-    size += chunk.length;
-    // Keep reading (and dropping) the rest so the client sees the answer, not a reset.
-    if (size <= apiGatewayMaxPayloadBytes) chunks.push(chunk);
+  try {
+    for await (const chunk of request as AsyncIterable<Buffer>) {
+      size += chunk.length;
+      // Keep reading (and dropping) the rest so the client sees the answer, not a reset.
+      if (size <= apiGatewayMaxPayloadBytes) chunks.push(chunk);
+    }
+  } catch {
+    // The connection closed mid-body ("aborted"): nobody is left to answer.
+    return 'client gone';
   }
-  return size > apiGatewayMaxPayloadBytes ? undefined : Buffer.concat(chunks);
+  if (!request.complete) return 'client gone';
+  return size > apiGatewayMaxPayloadBytes ? 'too large' : Buffer.concat(chunks);
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -8,6 +8,8 @@
  * port is free again when it resolves.
  *
  * DynamoDB Local has no bind-address option: it listens on all interfaces, not only 127.0.0.1.
+ * Given `privateAccessKeyId`, it runs without `-sharedDb`, so its data is that key id's alone
+ * (see `store-credentials.ts`).
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { readdirSync } from 'node:fs';
@@ -40,6 +42,11 @@ export interface StartDynamoDbLocalOptions {
   readyTimeoutMilliseconds?: number;
   /** The Java launcher; `java` from the PATH by default. */
   javaCommand?: string;
+  /**
+   * Keep one database per access key id (no `-sharedDb`): only clients signing with this key id
+   * see the data. Shared by every key id when absent (the tests' store).
+   */
+  privateAccessKeyId?: string;
 }
 
 /** Thrown when there is no Java runtime (`java` on the PATH, or the `javaCommand` given). */
@@ -83,7 +90,10 @@ read -r _
 stop_child
 `;
 
-/** Starts DynamoDB Local with `-sharedDb` (any credentials and region see the same tables). */
+/**
+ * Starts DynamoDB Local: with `-sharedDb` (any credentials and region see the same tables), or,
+ * given `privateAccessKeyId`, with a database per key id.
+ */
 export async function startDynamoDbLocal(
   options: StartDynamoDbLocalOptions = {},
 ): Promise<DynamoDbLocal> {
@@ -112,7 +122,7 @@ async function startOnPort(port: number, options: StartDynamoDbLocalOptions) {
     '-jar',
     path.join(jarDirectory, 'DynamoDBLocal.jar'),
     ...storage,
-    '-sharedDb',
+    ...(options.privateAccessKeyId === undefined ? ['-sharedDb'] : []),
     // Otherwise it reports usage to AWS and writes a metadata file into its working directory.
     '-disableTelemetry',
     '-port',

@@ -26,6 +26,11 @@ import { type DynamoDbLocal, startDynamoDbLocal } from './dynamodb-local.ts';
 import { localAuthorizerEnvironment, startJwksServer } from './jwks-server.ts';
 import { createPlantsTableIfMissing } from './plants-table.ts';
 import {
+  createStoreCredentials,
+  loadOrCreateStoreCredentials,
+  type StoreCredentials,
+} from './store-credentials.ts';
+import {
   type LocalTokenOptions,
   loadOrCreateLocalKeys,
   localJwks,
@@ -121,7 +126,11 @@ export async function startLocalApi(options: LocalApiOptions): Promise<LocalApi>
     const jwksServer = jwksStart.value;
     const storeEndpoint = dynamoDbLocal?.endpoint ?? (options.dynamoDbEndpoint as string);
 
-    const documentClient = createDocumentClient({ endpoint: storeEndpoint });
+    const credentials = dynamoDbLocal?.credentials;
+    const documentClient = createDocumentClient({
+      endpoint: storeEndpoint,
+      ...(credentials === undefined ? {} : { credentials }),
+    });
     stops.push(async () => documentClient.destroy());
     await createPlantsTableIfMissing(documentClient, tableName);
     let webhooks: WebhookDispatcher | undefined;
@@ -129,6 +138,7 @@ export async function startLocalApi(options: LocalApiOptions): Promise<LocalApi>
       webhooks = await startWebhookDispatcher({
         ...options.webhooks,
         endpoint: storeEndpoint,
+        ...(credentials === undefined ? {} : { credentials }),
         documentClient,
         tableName,
         logger: logger.child({ component: 'webhooks' }),
@@ -182,17 +192,24 @@ export async function startLocalApi(options: LocalApiOptions): Promise<LocalApi>
   }
 }
 
-/** Starts DynamoDB Local unless the options name a store; `undefined` when they do. */
+/**
+ * Starts DynamoDB Local unless the options name a store (`undefined` then), its data private to
+ * a key id kept in the data folder (or made for this run when it keeps nothing).
+ */
 async function startStore(
   options: LocalApiOptions,
   stops: (() => Promise<void>)[],
-): Promise<DynamoDbLocal | undefined> {
+): Promise<(DynamoDbLocal & { credentials: StoreCredentials }) | undefined> {
   if (options.dynamoDbEndpoint !== undefined) return undefined;
-  const store = await startDynamoDbLocal(
-    options.dynamoDbDataDirectory === undefined
-      ? {}
-      : { dataDirectory: options.dynamoDbDataDirectory },
-  );
+  const dataDirectory = options.dynamoDbDataDirectory;
+  const credentials =
+    dataDirectory === undefined
+      ? createStoreCredentials()
+      : loadOrCreateStoreCredentials(dataDirectory);
+  const store = await startDynamoDbLocal({
+    ...(dataDirectory === undefined ? {} : { dataDirectory }),
+    privateAccessKeyId: credentials.accessKeyId,
+  });
   stops.push(() => store.stop());
-  return store;
+  return { ...store, credentials };
 }

@@ -18,6 +18,7 @@ import {
   type ShardIteratorType,
 } from '@aws-sdk/client-dynamodb-streams';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { localStoreRegion } from '../functions/shared/dynamodb.ts';
 import type { Logger } from '../functions/shared/logger.ts';
 import { itemsNotPlantsLog } from '../functions/shared/stored-plant.ts';
 import { type NewPlantEvent, newPlantEventOf } from '../functions/webhooks/new-plant-events.ts';
@@ -31,6 +32,8 @@ import {
 export interface WebhookDispatcherOptions {
   /** DynamoDB Local (or another store with streams). */
   readonly endpoint: string;
+  /** The credentials whose database holds the table (DynamoDB Local keeps one per key id). */
+  readonly credentials?: { readonly accessKeyId: string; readonly secretAccessKey: string };
   readonly documentClient: DynamoDBDocumentClient;
   readonly tableName: string;
   readonly subscribers: readonly Subscriber[];
@@ -81,8 +84,11 @@ export async function startWebhookDispatcher(
   if (streamArn === undefined) throw new Error(`The table ${options.tableName} has no stream.`);
   const streams = new DynamoDBStreamsClient({
     endpoint: options.endpoint,
-    region: process.env.AWS_REGION ?? 'us-east-1',
-    credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+    region:
+      options.credentials === undefined
+        ? (process.env.AWS_REGION ?? 'us-east-1')
+        : localStoreRegion,
+    credentials: options.credentials ?? { accessKeyId: 'local', secretAccessKey: 'local' },
   });
 
   const stopping = new AbortController();

@@ -24,6 +24,12 @@ export interface DocumentClientOptions {
   requestTimeoutMilliseconds?: number;
   /** Attempts in total, first one included. */
   maxAttempts?: number;
+  /**
+   * With `endpoint`: the credentials to sign with. DynamoDB Local (without `-sharedDb`) keeps one
+   * database per access key id and region, so the key id `npm start` keeps private selects its
+   * data. @default the environment's, or a placeholder
+   */
+  credentials?: { readonly accessKeyId: string; readonly secretAccessKey: string };
 }
 
 /** The defaults, chosen so that three attempts plus backoff fit in the deadline below. */
@@ -45,7 +51,7 @@ export function createDocumentClient(options: DocumentClientOptions = {}): Dynam
   const { endpoint } = options;
   const settings = { ...defaultDocumentClientOptions, ...withoutUndefined(options) };
   const client = new DynamoDBClient({
-    ...(endpoint === undefined ? {} : localStoreSettings(endpoint)),
+    ...(endpoint === undefined ? {} : localStoreSettings(endpoint, options.credentials)),
     maxAttempts: settings.maxAttempts,
     streamCollector: collectResponseBody,
     requestHandler: {
@@ -118,15 +124,22 @@ export async function callStore<Result>(
  * DynamoDB Local accepts any credentials; without some, the SDK's default chain would end up
  * asking the EC2 metadata service, which is slow or absent on a developer's machine.
  */
-function localStoreSettings(endpoint: string) {
+function localStoreSettings(endpoint: string, credentials: DocumentClientOptions['credentials']) {
   const environment = process.env;
+  if (credentials !== undefined) {
+    // The database is chosen by key id and region: both fixed, so the data is found again.
+    return { endpoint, region: localStoreRegion, credentials };
+  }
   const hasCredentials = environment.AWS_ACCESS_KEY_ID !== undefined;
   return {
     endpoint,
-    region: environment.AWS_REGION ?? environment.AWS_DEFAULT_REGION ?? 'us-east-1',
+    region: environment.AWS_REGION ?? environment.AWS_DEFAULT_REGION ?? localStoreRegion,
     ...(hasCredentials ? {} : { credentials: { accessKeyId: 'local', secretAccessKey: 'local' } }),
   };
 }
+
+/** The region a local store's clients sign for when `npm start` chooses the credentials. */
+export const localStoreRegion = 'us-east-1';
 
 function withoutUndefined<T extends object>(value: T): Partial<T> {
   return Object.fromEntries(

@@ -220,6 +220,42 @@ describe('local API Gateway stand-in', () => {
       }
     });
 
+    it('answers an Expect it cannot meet in the Error shape (400/40000), not with an empty 417', async () => {
+      const { status, body } = await rawRequest(started.gateway, 'POST /plants HTTP/1.1', [
+        'Expect: something-else',
+      ]);
+      expect(status).toBe(400);
+      expect(JSON.parse(body)).toEqual(gatewayResponses.DEFAULT_4XX.body);
+    });
+
+    it('logs a client that leaves mid-body as that: no answer, no error line, no 5xx', async () => {
+      const before = started.logLines.length;
+      await new Promise<void>((resolve, reject) => {
+        const socket = connect(started.gateway.port, '127.0.0.1', () => {
+          socket.write(
+            'POST /plants HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer allow\r\n' +
+              'Content-Type: application/json\r\nContent-Length: 100\r\n\r\n{"id":',
+          );
+          setTimeout(() => socket.destroy(), 100);
+        });
+        socket.on('close', () => resolve());
+        socket.on('error', reject);
+      });
+      const deadline = Date.now() + 5_000;
+      while (started.logLines.length === before && Date.now() < deadline) {
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+      const lines = started.logLines.slice(before).map((line) => JSON.parse(line));
+      expect(lines).toEqual([
+        expect.objectContaining({
+          level: 'info',
+          message: 'request abandoned by the client',
+          resourcePath: '/plants',
+          status: null,
+        }),
+      ]);
+    });
+
     it('tells the function the scheme is http, whatever the client claims', async () => {
       const response = await fetch(`${started.gateway.url}/plants`, {
         method: 'POST',

@@ -1,10 +1,12 @@
 import { spawn } from 'node:child_process';
+import { readdirSync, statSync, writeFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { ListTablesCommand } from '@aws-sdk/client-dynamodb';
 import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, describe, expect, it } from '@jest/globals';
 import { createDocumentClient } from '../../functions/shared/dynamodb.ts';
@@ -15,6 +17,7 @@ import {
   startDynamoDbLocal,
 } from '../../local/dynamodb-local.ts';
 import { createPlantsTableIfMissing } from '../../local/plants-table.ts';
+import { loadOrCreateStoreCredentials } from '../../local/store-credentials.ts';
 import { isProcessRunning } from '../support/processes.ts';
 
 const started: DynamoDbLocal[] = [];
@@ -114,5 +117,47 @@ describe('startDynamoDbLocal', () => {
     } finally {
       await new Promise((resolve) => other.close(resolve));
     }
+  });
+});
+
+describe('the store npm start runs', () => {
+  it('keeps its data to the key id in the data folder: another key id, as anyone on the network would send, sees none of it', async () => {
+    const directory = await temporaryDirectory();
+    const credentials = loadOrCreateStoreCredentials(directory);
+    expect(statSync(path.join(directory, 'access-key-id')).mode & 0o777).toBe(0o600);
+    expect(loadOrCreateStoreCredentials(directory)).toEqual(credentials);
+    const store = await startDynamoDbLocal({
+      dataDirectory: directory,
+      privateAccessKeyId: credentials.accessKeyId,
+    });
+    started.push(store);
+    const owner = createDocumentClient({ endpoint: store.endpoint, credentials });
+    const stranger = createDocumentClient({
+      endpoint: store.endpoint,
+      credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+    });
+    try {
+      await createPlantsTableIfMissing(owner, 'plants');
+      await owner.send(new PutCommand({ TableName: 'plants', Item: { id: 1n, name: 'Fern' } }));
+      const { TableNames } = await stranger.send(new ListTablesCommand({}));
+      expect(TableNames).toEqual([]);
+      await expect(
+        stranger.send(new PutCommand({ TableName: 'plants', Item: { id: 2, name: 'x' } })),
+      ).rejects.toThrow(/non-existent table/);
+      const { Item } = await owner.send(new GetCommand({ TableName: 'plants', Key: { id: 1n } }));
+      expect(Item?.name).toBe('Fern');
+    } finally {
+      owner.destroy();
+      stranger.destroy();
+    }
+  });
+
+  it('moves a shared database from before the store was private to the key id, once', async () => {
+    const directory = await temporaryDirectory();
+    writeFileSync(path.join(directory, 'shared-local-instance.db'), 'plants');
+    const { accessKeyId } = loadOrCreateStoreCredentials(directory);
+    expect(readdirSync(directory).sort()).toEqual(
+      ['access-key-id', `${accessKeyId}_us-east-1.db`].sort(),
+    );
   });
 });

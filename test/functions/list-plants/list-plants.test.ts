@@ -12,6 +12,7 @@ import { createHandler } from '../../../functions/list-plants/list-handler.ts';
 import { encodeCursor } from '../../../functions/list-plants/page-cursor.ts';
 import { int64Max, int64Min } from '../../../functions/shared/int64-json.ts';
 import { createLogger } from '../../../functions/shared/logger.ts';
+import { itemsNotPlantsLog } from '../../../functions/shared/stored-plant.ts';
 import { createLambdaContext, createPlantsEvent } from '../../support/api-gateway-event.ts';
 import { createTestTable, type TestTable } from '../../support/test-store.ts';
 
@@ -265,5 +266,76 @@ describe('GET /plants', () => {
       ),
       { numRuns: 300 },
     );
+  });
+});
+
+describe('GET /plants, limit with leading zeros (one rule, as for ids)', () => {
+  it.each([
+    ['0001', 1],
+    ['007', 7],
+    ['0100', 100],
+    [`${'0'.repeat(5000)}20`, 20],
+  ])('reads limit=%j as %i', async (limit, expected) => {
+    const response = await list({ limit });
+    expect(response.statusCode).toBe(200);
+    expect(idsOf(response)).toHaveLength(expected);
+  });
+
+  it.each([['0000'], ['0101']])('still answers 400/40005 for limit=%j', async (limit) => {
+    expect((await list({ limit })).statusCode).toBe(400);
+  });
+});
+
+describe('GET /plants over stored items that are not plants', () => {
+  it('skips them on every page, logs and counts them, and never stalls a walk', async () => {
+    const other = await createTestTable();
+    const lines: Record<string, unknown>[] = [];
+    const handler = createHandler({
+      documentClient: other.documentClient,
+      tableName: other.tableName,
+      logger: createLogger({}, (line) => lines.push(JSON.parse(line))),
+    });
+    try {
+      // Written by another tool: an id that is no int64, a name or tag of the wrong type.
+      const notPlants = [
+        { id: 1.5, name: 'fraction' },
+        { id: 10n ** 30n, name: 'too big' },
+        { id: 3n, name: 7 },
+        { id: 4n, name: 'tag', tag: 8 },
+        { id: 5n },
+      ];
+      for (const item of notPlants) {
+        await other.documentClient.send(new PutCommand({ TableName: other.tableName, Item: item }));
+      }
+      const plants = [10n, 11n, 12n];
+      for (const id of plants) {
+        await other.documentClient.send(
+          new PutCommand({ TableName: other.tableName, Item: { id, name: `Plant ${id}` } }),
+        );
+      }
+      for (const limit of [1, 2, 100]) {
+        const seen: bigint[] = [];
+        let query: Record<string, string> | undefined = { limit: String(limit) };
+        for (let pages = 0; query !== undefined; pages += 1) {
+          expect(pages).toBeLessThan(10);
+          const response = await handler(
+            createPlantsEvent('GET', { query }),
+            createLambdaContext(),
+          );
+          expect(response.statusCode).toBe(200);
+          seen.push(...idsOf(response));
+          query = nextQuery(response);
+        }
+        expect(seen.sort()).toEqual(plants);
+      }
+      const warned = lines.filter((line) => line.message === itemsNotPlantsLog.message);
+      expect(warned.every((line) => line.level === 'warn')).toBe(true);
+      // Each walk meets every one of them once at least (some twice, a page re-reading it).
+      expect(
+        warned.reduce((sum, line) => sum + Number(line[itemsNotPlantsLog.countField]), 0),
+      ).toBeGreaterThanOrEqual(3 * notPlants.length);
+    } finally {
+      await other.remove();
+    }
   });
 });
