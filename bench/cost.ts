@@ -8,6 +8,7 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { defaultRetrySchedule } from '../functions/webhooks/send-webhook.ts';
 import { functionSettings } from '../infra/function-settings.ts';
 import { authorizerCacheSeconds } from '../infra/plants-api.ts';
 import { repositoryRoot } from './bundles.ts';
@@ -24,6 +25,7 @@ export const prices = {
   logsIngestedPerGb: 0.5,
   logsStoredPerGbMonth: 0.03,
   sqsRequestsPerMillion: 0.4,
+  eventBridgeSchedulerInvocationsPerMillion: 1,
 } as const;
 
 /** What the model assumes about traffic and AWS; each is printed with the table. */
@@ -149,6 +151,56 @@ export function estimateCosts(assumptions: CostAssumptions = defaultAssumptions)
   });
 }
 
+/** What a million webhook deliveries cost with retries waiting as delayed SQS messages. */
+export interface RetryCosts {
+  /** Messages one delivery that fails every attempt goes through: its attempts and its hops. */
+  readonly messagesPerDeadDelivery: number;
+  /** A million deliveries answered at the first attempt. */
+  readonly deliveredFirstTime: number;
+  /** A million deliveries that fail every attempt (a dead subscriber): SQS, then Lambda. */
+  readonly deadSqs: number;
+  readonly deadLambda: number;
+  readonly dead: number;
+  /** The same million with EventBridge Scheduler waiting instead (one schedule per retry). */
+  readonly deadWithScheduler: number;
+}
+
+/**
+ * The retry design's price. A delivery is one SQS message per attempt; a wait longer than SQS's
+ * 15-minute maximum delay is a chain of hops, each one more message (sent, received, deleted:
+ * three requests, an upper bound as receives and deletes are batched) and one more invocation
+ * of the delivery function, which only re-sends it. A dead subscriber makes every delivery run
+ * the whole schedule: 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h.
+ */
+export function estimateRetryCosts(
+  assumptions: CostAssumptions = defaultAssumptions,
+  schedule: readonly number[] = defaultRetrySchedule,
+): RetryCosts {
+  const maximumDelaySeconds = 900;
+  const hops = schedule.reduce((sum, wait) => sum + Math.ceil(wait / maximumDelaySeconds), 0);
+  const attempts = schedule.length + 1;
+  const messagesPerDeadDelivery = 1 + hops;
+  const perMessageSqs = 3 * prices.sqsRequestsPerMillion;
+  const cpu = cpuMilliseconds('deliverWebhook', assumptions);
+  // An attempt waits for the subscriber; a hop waits only for its SQS send (a round trip).
+  const attemptInvocation = lambdaCost('deliverWebhook', cpu + assumptions.subscriberMilliseconds);
+  const hopInvocation = lambdaCost('deliverWebhook', cpu + assumptions.dynamoRoundTripMilliseconds);
+  const deadSqs = messagesPerDeadDelivery * perMessageSqs;
+  const deadLambda =
+    attempts * attemptInvocation + (messagesPerDeadDelivery - attempts) * hopInvocation;
+  const deadWithScheduler =
+    schedule.length * prices.eventBridgeSchedulerInvocationsPerMillion +
+    attempts * (perMessageSqs + attemptInvocation);
+  return {
+    messagesPerDeadDelivery,
+    deliveredFirstTime: perMessageSqs + attemptInvocation,
+    deadSqs,
+    deadLambda,
+    dead: deadSqs + deadLambda,
+    deadWithScheduler,
+  };
+}
+
 /** A stored GB a month: the table, its point-in-time recovery. */
 export function storedGbPerMonth(): number {
   return prices.dynamoStoragePerGbMonth + prices.dynamoPointInTimeRecoveryPerGbMonth;
@@ -170,6 +222,18 @@ function readBenchAssumptions(): CostAssumptions {
     if (cpu !== undefined) measured[entry.name] = cpu / 1000;
   }
   return { ...defaultAssumptions, cpuMillisecondsAtFullVcpu: measured };
+}
+
+function describeRetryCosts(costs: RetryCosts): string[] {
+  return [
+    'Webhook retries, per million deliveries (a retry waits as a delayed SQS message, in hops of',
+    "at most 15 minutes, so it is never in flight: one dead subscriber cannot fill the queue's",
+    '~120,000 in-flight messages and stall the others):',
+    `- answered at the first attempt: ${dollars(costs.deliveredFirstTime)} (one message, one invocation);`,
+    `- failing every attempt (a dead subscriber, the whole schedule): ${dollars(costs.dead)} (${costs.messagesPerDeadDelivery} messages: SQS ${dollars(costs.deadSqs)}, Lambda ${dollars(costs.deadLambda)});`,
+    `- the same with EventBridge Scheduler waiting instead: ${dollars(costs.deadWithScheduler)}. Cheaper while a subscriber is dead, but a`,
+    '  schedule per retry to create and clean up, another service, role and quota, and nothing here to test it on.',
+  ];
 }
 
 function dollars(value: number): string {
@@ -197,6 +261,8 @@ function main(): void {
         ', ',
       )} (${existsSync(join(repositoryRoot, '.data', 'bench', 'results.json')) ? 'from the last npm run bench' : 'defaults; run npm run bench to measure'}), scaled to each function's memory.`,
     '- X-Ray traces (1 request/s and 5 % beyond, $5 per million recorded) and the alarms ($0.10 each a month) are not per request and not included.',
+    '',
+    ...describeRetryCosts(estimateRetryCosts(assumptions)),
   ];
   console.log(lines.join('\n'));
 }

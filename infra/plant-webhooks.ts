@@ -30,6 +30,14 @@ const deadLetterRetention = Duration.days(14);
 /** The stream-failures bucket's request metrics (the kept-batch alarm reads its PutRequests). */
 export const streamFailureMetricsId = 'KeptBatches';
 
+/**
+ * The most delivery functions the retry queue's mapping runs at once (Lambda's SQS
+ * `maximumConcurrency`, 2 at least). Retries are rarely urgent, and a dead subscriber's retries
+ * and hops, however many, then take at most this much of the account's concurrency, leaving the
+ * rest to first attempts on the delivery queue.
+ */
+export const retryMaximumConcurrency = 4;
+
 /** How long a kept stream failure waits in its bucket for someone to replay it. */
 const streamFailureRetention = Duration.days(30);
 
@@ -67,6 +75,8 @@ export const deliveryMaxReceiveCount = 5;
  */
 export class PlantWebhooks extends Construct {
   readonly deliveryQueue: Queue;
+  /** Later attempts and their hops: a subscriber's failures never queue before others' events. */
+  readonly retryQueue: Queue;
   readonly deadLetterQueue: Queue;
   /** Stream batches the fan-out could not queue after its retries, kept whole. */
   readonly streamFailureBucket: Bucket;
@@ -107,14 +117,16 @@ export class PlantWebhooks extends Construct {
       autoDeleteObjects: false,
     });
     // Six times the delivery function's timeout, as AWS advises for SQS event sources.
-    this.deliveryQueue = new Queue(this, 'Deliveries', {
+    // A safety net only: the delivery function dead-letters a message itself, with its last
+    // failure, after the schedule's last attempt; this catches one whose handling keeps failing.
+    const workQueue = {
       ...queueDefaults,
       retentionPeriod: deliveryRetention,
       visibilityTimeout: Duration.seconds(6 * functionSettings.deliverWebhook.timeoutSeconds),
-      // A safety net only: the delivery function dead-letters a message itself, with its last
-      // failure, after the schedule's last attempt; this catches one that keeps crashing it.
       deadLetterQueue: { queue: this.deadLetterQueue, maxReceiveCount: deliveryMaxReceiveCount },
-    });
+    };
+    this.deliveryQueue = new Queue(this, 'Deliveries', workQueue);
+    this.retryQueue = new Queue(this, 'Retries', workQueue);
 
     const secrets = new Map<string, Secret>();
     for (const subscriber of props.subscribers) {
@@ -193,7 +205,7 @@ export class PlantWebhooks extends Construct {
       settings: functionSettings.deliverWebhook,
       description: 'Plant Store: signs and POSTs webhooks, retrying on schedule.',
       environment: {
-        DELIVERY_QUEUE_URL: this.deliveryQueue.queueUrl,
+        RETRY_QUEUE_URL: this.retryQueue.queueUrl,
         DEAD_LETTER_QUEUE_URL: this.deadLetterQueue.queueUrl,
         SUBSCRIBERS: JSON.stringify(
           props.subscribers.map((subscriber) => ({
@@ -207,8 +219,15 @@ export class PlantWebhooks extends Construct {
     this.deliverFunction.addEventSource(
       new SqsEventSource(this.deliveryQueue, { batchSize: 10, reportBatchItemFailures: true }),
     );
-    // Each failed attempt sends the next one, delayed, to the delivery queue.
-    this.deliveryQueue.grantSendMessages(this.deliverFunction);
+    this.deliverFunction.addEventSource(
+      new SqsEventSource(this.retryQueue, {
+        batchSize: 10,
+        reportBatchItemFailures: true,
+        maxConcurrency: retryMaximumConcurrency,
+      }),
+    );
+    // Each failed attempt sends the next one, delayed, to the retry queue.
+    this.retryQueue.grantSendMessages(this.deliverFunction);
     this.deadLetterQueue.grantSendMessages(this.deliverFunction);
     for (const secret of secrets.values()) secret.grantRead(this.deliverFunction);
 
@@ -217,14 +236,14 @@ export class PlantWebhooks extends Construct {
       // Control Tower's CT.SQS.PR.1, checked by cfn-guard.
       { id: 'cdk-validator-cfnguard::sqs_dlq_check', reason: deadLetterQueueReason },
     );
-    const deliveryMapping = this.deliverFunction.node.children.find((child) =>
+    const queueMappings = this.deliverFunction.node.children.filter((child) =>
       child.node.id.startsWith('SqsEventSource'),
     );
-    if (deliveryMapping !== undefined) {
-      Validations.of(deliveryMapping).acknowledge({
+    for (const queueMapping of queueMappings) {
+      Validations.of(queueMapping).acknowledge({
         id: 'Serverless::Serverless-LambdaEventSourceMappingDestination',
         reason:
-          'SQS event source mappings take no on-failure destination: the Deliveries queue has ' +
+          'SQS event source mappings take no on-failure destination: each of the two queues has ' +
           'its own redrive policy to DeadLetters, and the function dead-letters a message ' +
           'itself, with its last failure, after the last retry.',
       });

@@ -1,21 +1,24 @@
 /**
- * The webhook delivery: each message of the delivery queue is one attempt of one event for one
- * subscriber. Delivered, the message is done. Failed, the next attempt is sent to the queue as a
- * new message, delayed until it is due, and this one is done; after the last attempt the
- * delivery goes to the dead-letter queue with its last failure.
+ * The webhook delivery: each message of the delivery and retry queues is one attempt of one
+ * event for one subscriber. Delivered, the message is done. Failed, the next attempt is sent to
+ * the retry queue as a new message, delayed until it is due, and this one is done; after the
+ * last attempt the delivery goes to the dead-letter queue with its last failure. First attempts
+ * have the delivery queue to themselves, so a dead subscriber's retries never queue in front of
+ * another subscriber's new events.
  *
  * Why a new delayed message and not the same message hidden longer: a message hidden by
  * `ChangeMessageVisibility` is in flight, and a standard queue holds at most about 120,000 in
  * flight, past which SQS hands out nothing, to any subscriber (SQS quotas). A delayed message is
  * not in flight. SQS delays a message 15 minutes at most, so a longer wait is a chain of hops: a
  * message that arrives before its attempt is due is sent again, delayed by what remains (at most
- * 15 minutes), at the cost of one send and one receive per 15 minutes of wait.
+ * 15 minutes), at the cost of one send and one receive per 15 minutes of wait. A batch's messages
+ * for later go in one SendMessageBatch.
  *
  * The messages of a batch are delivered concurrently, and every message waits on its own, so a
  * slow or failing subscriber holds up no other delivery.
  */
 import { GetSecretValueCommand, type SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
-import { SendMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
+import { SendMessageBatchCommand, SendMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import type { SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { parseJson, readEnvironment } from '../shared/environment.ts';
 import { createLogger, type Logger } from '../shared/logger.ts';
@@ -42,7 +45,8 @@ export interface ConfiguredSubscriber {
 export interface DeliverDependencies {
   readonly sqs: Pick<SQSClient, 'send'>;
   readonly secretsManager: Pick<SecretsManagerClient, 'send'>;
-  readonly deliveryQueueUrl: string;
+  /** Where later attempts and hops wait (first attempts arrive on the delivery queue). */
+  readonly retryQueueUrl: string;
   readonly deadLetterQueueUrl: string;
   readonly subscribers: readonly ConfiguredSubscriber[];
   readonly retrySchedule?: readonly number[];
@@ -82,23 +86,11 @@ export function createDeliverHandler(dependencies: DeliverDependencies) {
   };
 
   /**
-   * Sends the message to the delivery queue, delayed until it is due or by SQS's maximum of 15
-   * minutes, whichever is sooner (a longer wait takes several hops).
+   * Handles one message: resolves with the message to send for later (the next attempt, or the
+   * same one received before it was due), or `undefined` when it is done with (delivered or
+   * dead-lettered).
    */
-  const sendForLater = async (message: DeliveryMessage) => {
-    const waitSeconds = Math.ceil((message.dueAt - now()) / 1000);
-    // A message due now goes without delay.
-    await dependencies.sqs.send(
-      new SendMessageCommand({
-        QueueUrl: dependencies.deliveryQueueUrl,
-        MessageBody: JSON.stringify(message),
-        DelaySeconds: Math.min(Math.max(waitSeconds, 0), longestHop),
-      }),
-    );
-  };
-
-  /** Handles one message; resolves when it is done with (delivered, re-sent or dead-lettered). */
-  const deliver = async (record: SQSRecord): Promise<void> => {
+  const deliver = async (record: SQSRecord): Promise<DeliveryMessage | undefined> => {
     const message = parseDeliveryMessage(record.body, now());
     const subscriber = dependencies.subscribers.find(
       (candidate) => candidate.name === message?.subscriber,
@@ -110,30 +102,59 @@ export function createDeliverHandler(dependencies: DeliverDependencies) {
         0,
         'no such subscriber or message',
       );
-      return;
+      return undefined;
     }
     // Received before its attempt is due: one more hop (SQS delays 15 minutes at most, in whole
     // seconds), so that no attempt is made before the schedule says.
-    if (message.dueAt > now()) {
-      await sendForLater(message);
-      return;
-    }
+    if (message.dueAt > now()) return message;
     const outcome = await sendWebhook(
       message,
       { name: subscriber.name, url: subscriber.url, secret: await secretOf(subscriber) },
       dependencies.sendOptions,
     );
     const step = nextStepAfter(outcome, message, logger, schedule, now());
-    if (step.kind === 'delivered') return;
+    if (step.kind === 'delivered') return undefined;
     if (step.kind === 'dead-letter') {
       await deadLetter(message, message.attempt, step.failure);
-      return;
+      return undefined;
     }
-    await sendForLater({
-      ...message,
-      attempt: message.attempt + 1,
-      dueAt: now() + step.delaySeconds * 1000,
-    });
+    return { ...message, attempt: message.attempt + 1, dueAt: now() + step.delaySeconds * 1000 };
+  };
+
+  /**
+   * Sends the messages for later to the retry queue, ten to a request, each delayed until it is
+   * due or by SQS's maximum of 15 minutes, whichever is sooner (a longer wait takes hops).
+   * Resolves with the indexes of those SQS did not take.
+   */
+  const sendForLater = async (later: readonly (DeliveryMessage | undefined)[]) => {
+    const entries = later.flatMap((message, index) =>
+      message === undefined
+        ? []
+        : [
+            {
+              Id: String(index),
+              MessageBody: JSON.stringify(message),
+              DelaySeconds: Math.min(
+                Math.max(Math.ceil((message.dueAt - now()) / 1000), 0),
+                longestHop,
+              ),
+            },
+          ],
+    );
+    const refused = new Set<number>();
+    for (let start = 0; start < entries.length; start += 10) {
+      const batch = entries.slice(start, start + 10);
+      try {
+        const { Failed = [] } = await dependencies.sqs.send(
+          new SendMessageBatchCommand({ QueueUrl: dependencies.retryQueueUrl, Entries: batch }),
+        );
+        for (const failure of Failed) refused.add(Number(failure.Id));
+      } catch (error) {
+        logger.error('could not queue webhook retries', { error });
+        for (const entry of batch) refused.add(Number(entry.Id));
+      }
+    }
+    return refused;
   };
 
   const deadLetter = async (message: DeliveryMessage, attempts: number, lastFailure: string) => {
@@ -153,12 +174,17 @@ export function createDeliverHandler(dependencies: DeliverDependencies) {
 
   return async (event: SQSEvent): Promise<SQSBatchResponse> => {
     const outcomes = await Promise.allSettled(event.Records.map(deliver));
+    const refused = await sendForLater(
+      outcomes.map((outcome) => (outcome.status === 'fulfilled' ? outcome.value : undefined)),
+    );
     const batchItemFailures = event.Records.flatMap((record, index) => {
       const outcome = outcomes[index];
-      if (outcome?.status === 'fulfilled') return [];
+      if (outcome?.status === 'fulfilled' && !refused.has(index)) return [];
       // An AWS call failed: SQS hands the message back after the queue's visibility timeout,
       // for the same attempt (the queue's redrive policy ends a message that keeps failing).
-      logger.error('webhook delivery failed unexpectedly', { error: outcome?.reason });
+      if (outcome?.status === 'rejected') {
+        logger.error('webhook delivery failed unexpectedly', { error: outcome.reason });
+      }
       return [{ itemIdentifier: record.messageId }];
     });
     return { batchItemFailures };
@@ -169,7 +195,7 @@ export function createDeliverHandler(dependencies: DeliverDependencies) {
 export function readDeliverConfig(environment: NodeJS.ProcessEnv) {
   const read = readEnvironment(environment, 'deliver-webhook');
   const config = {
-    deliveryQueueUrl: read.string('DELIVERY_QUEUE_URL'),
+    retryQueueUrl: read.string('RETRY_QUEUE_URL'),
     deadLetterQueueUrl: read.string('DEAD_LETTER_QUEUE_URL'),
     subscribers: read.parse(
       'SUBSCRIBERS',

@@ -1,6 +1,6 @@
 /**
  * Lambda entry of the webhook delivery. Environment, read once at cold start:
- * `DELIVERY_QUEUE_URL`, `DEAD_LETTER_QUEUE_URL` and `SUBSCRIBERS` (a JSON array of
+ * `RETRY_QUEUE_URL`, `DEAD_LETTER_QUEUE_URL` and `SUBSCRIBERS` (a JSON array of
  * `{name, url, secretArn}`; the secrets themselves are read from Secrets Manager).
  */
 import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';

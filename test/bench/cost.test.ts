@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { defaultAssumptions, estimateCosts, prices } from '../../bench/cost.ts';
+import { defaultAssumptions, estimateCosts, estimateRetryCosts, prices } from '../../bench/cost.ts';
 import { functionSettings } from '../../infra/function-settings.ts';
 
 describe('npm run cost', () => {
@@ -51,5 +51,16 @@ describe('npm run cost', () => {
       (base.createPlant?.webhooks ?? 0) * 1.9,
     );
     expect(base.getPlant?.webhooks).toBe(0);
+  });
+
+  it('prices a dead subscriber\u2019s retries as hops of at most 15 minutes: 113 messages per delivery', () => {
+    const costs = estimateRetryCosts();
+    // 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h: 1 + 1 + 2 + 8 + 20 + 40 + 40 hops, and the first.
+    expect(costs.messagesPerDeadDelivery).toBe(113);
+    expect(costs.deadSqs).toBeCloseTo(113 * 3 * prices.sqsRequestsPerMillion, 10);
+    expect(costs.dead).toBeCloseTo(costs.deadSqs + costs.deadLambda, 10);
+    expect(costs.dead).toBeGreaterThan(costs.deliveredFirstTime * 40);
+    // A schedule a day waits 24 hops of 15 minutes.
+    expect(estimateRetryCosts(defaultAssumptions, [86_400]).messagesPerDeadDelivery).toBe(97);
   });
 });

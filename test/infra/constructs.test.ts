@@ -250,13 +250,32 @@ describe('PlantWebhooks with subscribers', () => {
     });
   });
 
-  it('delivers from a queue with per-message failures, retention for the whole schedule, and a dead-letter queue', () => {
+  it('delivers first attempts and retries from two queues with per-message failures, retention for the whole schedule, and a dead-letter queue', () => {
     const { template } = synthesized;
     template.hasResourceProperties('AWS::Lambda::EventSourceMapping', {
       EventSourceArn: { 'Fn::GetAtt': [Match.stringLikeRegexp('^WebhooksDeliveries'), 'Arn'] },
       FunctionResponseTypes: ['ReportBatchItemFailures'],
       BatchSize: 10,
     });
+    // Retries take at most a few functions at once: a dead subscriber's retries, however many,
+    // leave the rest of the account's concurrency to first attempts.
+    template.hasResourceProperties('AWS::Lambda::EventSourceMapping', {
+      EventSourceArn: { 'Fn::GetAtt': [Match.stringLikeRegexp('^WebhooksRetries'), 'Arn'] },
+      FunctionResponseTypes: ['ReportBatchItemFailures'],
+      BatchSize: 10,
+      ScalingConfig: { MaximumConcurrency: 4 },
+    });
+    expect(
+      Object.keys(
+        template.findResources('AWS::SQS::Queue', {
+          Properties: {
+            MessageRetentionPeriod: 4 * 24 * 3600,
+            VisibilityTimeout: 180,
+            RedrivePolicy: Match.objectLike({ maxReceiveCount: 5 }),
+          },
+        }),
+      ),
+    ).toHaveLength(2);
     template.hasResourceProperties('AWS::SQS::Queue', {
       MessageRetentionPeriod: 4 * 24 * 3600,
       VisibilityTimeout: 180,
@@ -277,7 +296,7 @@ describe('PlantWebhooks with subscribers', () => {
     });
     expect(Object.keys(kept)).toHaveLength(1);
     // Only https: each queue refuses requests without TLS.
-    template.resourceCountIs('AWS::SQS::QueuePolicy', 2);
+    template.resourceCountIs('AWS::SQS::QueuePolicy', 3);
     // Failed stream batches: kept whole, 30 days (and 30 more once replayed), retained in prod.
     template.hasResource('AWS::S3::Bucket', {
       Properties: {
@@ -323,7 +342,7 @@ describe('PlantWebhooks with subscribers', () => {
     expect(JSON.stringify(template.toJSON())).not.toMatch(/whsec_[A-Za-z0-9+/]{20,}/);
   });
 
-  it('lets the delivery read only its subscribers\u2019 secrets and send only to its queue (retries) and the dead-letter queue', () => {
+  it('lets the delivery read only its subscribers\u2019 secrets and send only to the retry and dead-letter queues', () => {
     const policies = synthesized.template.findResources('AWS::IAM::Policy', {
       Properties: { Roles: [{ Ref: Match.stringLikeRegexp('^DeliverWebhookRole') }] },
     });
@@ -341,7 +360,7 @@ describe('PlantWebhooks with subscribers', () => {
       .filter((statement) => [statement.Action].flat().includes('sqs:SendMessage'))
       .map((statement) => statement.Resource);
     expect(sendResources).toEqual([
-      { 'Fn::GetAtt': [expect.stringMatching(/^WebhooksDeliveries/), 'Arn'] },
+      { 'Fn::GetAtt': [expect.stringMatching(/^WebhooksRetries/), 'Arn'] },
       { 'Fn::GetAtt': [expect.stringMatching(/^WebhooksDeadLetters/), 'Arn'] },
     ]);
     // No ChangeMessageVisibility of its own making: a retry waits as a new, delayed message.

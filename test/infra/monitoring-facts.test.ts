@@ -144,7 +144,7 @@ describe('metric filters, against the real log lines', () => {
       createDeliverHandler({
         sqs: { send: async () => ({}) } as never,
         secretsManager: { send: async () => ({ SecretString: 'A'.repeat(48) }) } as never,
-        deliveryQueueUrl: 'https://sqs.example/deliveries',
+        retryQueueUrl: 'https://sqs.example/retries',
         deadLetterQueueUrl: 'https://sqs.example/dead-letters',
         subscribers: [{ name: 'audit', url: subscriberUrl, secretArn: 'arn:secret' }],
         retrySchedule: schedule,

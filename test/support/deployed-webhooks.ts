@@ -1,6 +1,6 @@
 /**
  * The deployed webhook path on a test bed: the table in DynamoDB Local with its stream, the
- * Deliveries and DeadLetters queues, the StreamFailures bucket and the subscribers' secrets in
+ * Deliveries, Retries and DeadLetters queues, the StreamFailures bucket and the subscribers' secrets in
  * moto, and the fan-out and delivery functions' handlers, unchanged, invoked by imitations of
  * Lambda's event source mappings. Settings as the stack makes them, except what a test shortens.
  */
@@ -17,7 +17,7 @@ import {
 import { createDeliverHandler } from '../../functions/deliver-webhook/deliver-handler.ts';
 import { createLogger, type Logger } from '../../functions/shared/logger.ts';
 import { createFanoutHandler } from '../../functions/webhook-fanout/fanout-handler.ts';
-import { deliveryMaxReceiveCount } from '../../infra/plant-webhooks.ts';
+import { deliveryMaxReceiveCount, retryMaximumConcurrency } from '../../infra/plant-webhooks.ts';
 import {
   type RunningMapping,
   startSqsMapping,
@@ -55,9 +55,11 @@ export interface DeployedWebhooks {
   readonly deliveryQueueUrl: string;
   readonly deadLetterQueueUrl: string;
   readonly bucket: string;
+  readonly retryQueueUrl: string;
   readonly delivery: RunningMapping;
+  readonly retry: RunningMapping;
   readonly stream: RunningMapping;
-  /** Messages received and not yet deleted: SQS's in-flight count. */
+  /** Messages received and not yet deleted, on both queues: SQS's in-flight count. */
   inFlight(): Promise<number>;
   /** The dead letters' bodies (received and left on the queue). */
   deadLetters(): Promise<Record<string, unknown>[]>;
@@ -80,13 +82,15 @@ export async function startDeployedWebhooks(options: BedOptions): Promise<Deploy
     return { url: QueueUrl ?? '', arn: Attributes?.QueueArn ?? '' };
   };
   const deadLetters = await createQueue('dead-letters', {});
-  const deliveries = await createQueue('deliveries', {
+  const queueSettings = {
     VisibilityTimeout: String(options.visibilityTimeoutSeconds ?? 180),
     RedrivePolicy: JSON.stringify({
       deadLetterTargetArn: deadLetters.arn,
       maxReceiveCount: deliveryMaxReceiveCount,
     }),
-  });
+  };
+  const deliveries = await createQueue('deliveries', queueSettings);
+  const retries = await createQueue('retries', queueSettings);
   const bucket = `stream-failures-${id}`;
   await moto.s3.send(new CreateBucketCommand({ Bucket: bucket }));
   const subscribers: { name: string; url: string; secretArn: string }[] = [];
@@ -122,7 +126,7 @@ export async function startDeployedWebhooks(options: BedOptions): Promise<Deploy
   const deliver = createDeliverHandler({
     sqs: moto.sqs,
     secretsManager: moto.secretsManager,
-    deliveryQueueUrl: deliveries.url,
+    retryQueueUrl: retries.url,
     deadLetterQueueUrl: deadLetters.url,
     subscribers,
     retrySchedule: options.retrySchedule,
@@ -147,22 +151,37 @@ export async function startDeployedWebhooks(options: BedOptions): Promise<Deploy
     handler: deliver,
     concurrency: options.deliveryConcurrency ?? 2,
   });
+  // The retry queue's mapping, at its maximum concurrency (as the stack sets it).
+  const retry = startSqsMapping({
+    sqs: moto.sqs,
+    queueUrl: retries.url,
+    queueArn: retries.arn,
+    region: moto.region,
+    handler: deliver,
+    concurrency: retryMaximumConcurrency,
+  });
   return {
     table,
     secret: `whsec_${secretText}`,
     deliveryQueueUrl: deliveries.url,
+    retryQueueUrl: retries.url,
     deadLetterQueueUrl: deadLetters.url,
     bucket,
     delivery,
+    retry,
     stream,
     inFlight: async () => {
-      const { Attributes } = await moto.sqs.send(
-        new GetQueueAttributesCommand({
-          QueueUrl: deliveries.url,
-          AttributeNames: ['ApproximateNumberOfMessagesNotVisible'],
-        }),
-      );
-      return Number(Attributes?.ApproximateNumberOfMessagesNotVisible ?? 0);
+      let total = 0;
+      for (const queue of [deliveries, retries]) {
+        const { Attributes } = await moto.sqs.send(
+          new GetQueueAttributesCommand({
+            QueueUrl: queue.url,
+            AttributeNames: ['ApproximateNumberOfMessagesNotVisible'],
+          }),
+        );
+        total += Number(Attributes?.ApproximateNumberOfMessagesNotVisible ?? 0);
+      }
+      return total;
     },
     deadLetters: async () => {
       const { Messages = [] } = await moto.sqs.send(
@@ -175,7 +194,7 @@ export async function startDeployedWebhooks(options: BedOptions): Promise<Deploy
       return Messages.map((message) => JSON.parse(message.Body ?? 'null'));
     },
     stop: async () => {
-      await Promise.all([stream.stop(), delivery.stop()]);
+      await Promise.all([stream.stop(), delivery.stop(), retry.stop()]);
       streams.destroy();
       await table.remove();
     },

@@ -67,7 +67,8 @@ export function startSqsMapping(options: SqsMappingOptions): RunningMapping {
           new ReceiveMessageCommand({
             QueueUrl: options.queueUrl,
             MaxNumberOfMessages: options.batchSize ?? 10,
-            WaitTimeSeconds: 1,
+            // Lambda long-polls (up to 20 s); 5 s keeps a stopping test quick.
+            WaitTimeSeconds: 5,
             MessageSystemAttributeNames: ['All'],
           }),
           { abortSignal: stopping.signal },

@@ -1,0 +1,221 @@
+/**
+ * A dead subscriber beside a live one, on the deployed webhook path's test bed (moto's SQS and
+ * S3, DynamoDB Local's stream, the real fan-out and delivery handlers), time-compressed: the
+ * retry schedule in seconds instead of hours, and hops of at most `maximumDelaySeconds` instead
+ * of 15 minutes. The dead subscriber answers 500 to everything and has a backlog of `pending`
+ * events when the live traffic starts. Compared with a run without the dead subscriber:
+ *
+ * - the live subscriber's delivery delay (p50, p99), which must not change;
+ * - the delivery queue's messages in flight (sampled), which must stay bounded by the pollers'
+ *   batches, not grow with the dead subscriber's backlog (the design's point);
+ * - how late each retry came against its schedule (due time to the attempt);
+ * - that every event was delivered to the live subscriber and dead-lettered for the dead one.
+ *
+ * moto keeps messages in a list and scans it on every call, so each call slows as the queue
+ * grows: the backlog is sized to what it serves in minutes, not to production's volume.
+ */
+import { randomBytes } from 'node:crypto';
+import { ReceiveMessageCommand } from '@aws-sdk/client-sqs';
+import { BatchWriteCommand } from '@aws-sdk/lib-dynamodb';
+import { startDeployedWebhooks } from '../test/support/deployed-webhooks.ts';
+import type { MotoServer } from '../test/support/moto-server.ts';
+import { startWebhookReceiver, type WebhookReceiver } from '../test/support/webhook-receiver.ts';
+import { percentile, round } from './statistics.ts';
+
+export interface RetrySimulationOptions {
+  readonly moto: MotoServer;
+  /** Events waiting for the dead subscriber before the live traffic starts. */
+  readonly pending: number;
+  /** Live events, created one every `intervalMilliseconds`. */
+  readonly live: number;
+  readonly intervalMilliseconds?: number;
+  /** The compressed schedule, seconds. */
+  readonly retrySchedule?: readonly number[];
+  readonly maximumDelaySeconds?: number;
+}
+
+export interface RetryRunFigures {
+  /** From the plant's write to the live subscriber's receipt, ms. */
+  readonly liveDelay: { readonly p50: number; readonly p99: number; readonly max: number };
+  readonly liveDelivered: number;
+  /** The most messages in flight on the delivery queue at any sample. */
+  readonly maxInFlight: number;
+  /** How long after it was due each of the dead subscriber's retries came, ms. */
+  readonly retryLateness?: { readonly p50: number; readonly p99: number; readonly max: number };
+  /** Distinct events dead-lettered (the dead subscriber's, all of them). */
+  readonly deadLettered?: number;
+  readonly seconds: number;
+}
+
+export interface RetrySimulationFigures {
+  readonly pending: number;
+  readonly live: number;
+  readonly retrySchedule: readonly number[];
+  readonly maximumDelaySeconds: number;
+  readonly withoutDeadSubscriber: RetryRunFigures;
+  readonly withDeadSubscriber: RetryRunFigures;
+}
+
+/** Runs without, then with, the dead subscriber, and reports both. */
+export async function simulateDeadSubscriber(
+  options: RetrySimulationOptions,
+): Promise<RetrySimulationFigures> {
+  const retrySchedule = options.retrySchedule ?? [2, 4, 8];
+  const maximumDelaySeconds = options.maximumDelaySeconds ?? 4;
+  const withoutDeadSubscriber = await run(
+    { ...options, retrySchedule, maximumDelaySeconds },
+    false,
+  );
+  const withDeadSubscriber = await run({ ...options, retrySchedule, maximumDelaySeconds }, true);
+  return {
+    pending: options.pending,
+    live: options.live,
+    retrySchedule,
+    maximumDelaySeconds,
+    withoutDeadSubscriber,
+    withDeadSubscriber,
+  };
+}
+
+async function run(
+  options: RetrySimulationOptions & {
+    retrySchedule: readonly number[];
+    maximumDelaySeconds: number;
+  },
+  withDead: boolean,
+): Promise<RetryRunFigures> {
+  const started = Date.now();
+  const placeholder = `whsec_${randomBytes(32).toString('base64')}`;
+  const probes = await Promise.all([
+    startWebhookReceiver(placeholder),
+    startWebhookReceiver(placeholder),
+  ]);
+  const ports = probes.map((probe) => Number(new URL(probe.url).port));
+  await Promise.all(probes.map((probe) => probe.stop()));
+  const webhooks = await startDeployedWebhooks({
+    moto: options.moto,
+    retrySchedule: options.retrySchedule,
+    maximumDelaySeconds: options.maximumDelaySeconds,
+    subscriberTimeoutMilliseconds: 2_000,
+    deliveryConcurrency: 4,
+    subscribers: [
+      { name: 'live', url: `http://127.0.0.1:${ports[0]}/` },
+      ...(withDead ? [{ name: 'dead', url: `http://127.0.0.1:${ports[1]}/` }] : []),
+    ],
+  });
+  const receivers: WebhookReceiver[] = [];
+  try {
+    const live = await startWebhookReceiver(webhooks.secret, ports[0]);
+    receivers.push(live);
+    const dead = withDead ? await startWebhookReceiver(webhooks.secret, ports[1]) : undefined;
+    if (dead !== undefined) {
+      receivers.push(dead);
+      dead.setMode('fail');
+    }
+    let maxInFlight = 0;
+    let sampling = true;
+    const sampler = (async () => {
+      while (sampling) {
+        maxInFlight = Math.max(maxInFlight, await webhooks.inFlight());
+        await new Promise((resolve) => setTimeout(resolve, 200));
+      }
+    })();
+
+    const put = async (ids: readonly bigint[]) => {
+      for (let start = 0; start < ids.length; start += 25) {
+        await webhooks.table.documentClient.send(
+          new BatchWriteCommand({
+            RequestItems: {
+              [webhooks.table.tableName]: ids.slice(start, start + 25).map((id) => ({
+                PutRequest: { Item: { id, name: `Plant ${id}` } },
+              })),
+            },
+          }),
+        );
+      }
+    };
+    // The backlog (the live subscriber gets these too; only the later ones are measured).
+    const backlog = Array.from({ length: options.pending }, (_, index) => BigInt(index + 1));
+    await put(backlog);
+    await live.waitForAccepted(backlog.length, 600_000);
+
+    const writtenAt = new Map<string, number>();
+    for (let index = 0; index < options.live; index += 1) {
+      const id = BigInt(1_000_000 + index);
+      await put([id]);
+      writtenAt.set(`{"id":${id},"name":"Plant ${id}"}`, Date.now());
+      await new Promise((resolve) => setTimeout(resolve, options.intervalMilliseconds ?? 50));
+    }
+    const total = options.pending + options.live;
+    await live.waitForAccepted(total, 600_000);
+    const delays = [...live.accepted().values()]
+      .filter((delivery) => writtenAt.has(delivery.body))
+      .map((delivery) => delivery.receivedAt - (writtenAt.get(delivery.body) ?? 0))
+      .sort((a, b) => a - b);
+
+    let deadLettered: number | undefined;
+    let retryLateness: RetryRunFigures['retryLateness'];
+    if (dead !== undefined) {
+      // Distinct events dead-lettered: delivery is at least once, so a letter may come twice.
+      const letters = new Set<string>();
+      const deadline = Date.now() + 900_000;
+      while (letters.size < total && Date.now() < deadline) {
+        const { Messages = [] } = await options.moto.sqs.send(
+          new ReceiveMessageCommand({
+            QueueUrl: webhooks.deadLetterQueueUrl,
+            MaxNumberOfMessages: 10,
+            VisibilityTimeout: 900,
+            WaitTimeSeconds: 1,
+          }),
+        );
+        for (const message of Messages) {
+          const letter = JSON.parse(message.Body ?? '{}') as { webhookId?: string };
+          letters.add(String(letter.webhookId));
+        }
+      }
+      deadLettered = letters.size;
+      retryLateness = latenessOf(dead, options.retrySchedule);
+    }
+    sampling = false;
+    await sampler;
+    return {
+      liveDelay: {
+        p50: round(percentile(delays, 0.5)),
+        p99: round(percentile(delays, 0.99)),
+        max: round(delays.at(-1) ?? 0),
+      },
+      liveDelivered: live.accepted().size,
+      maxInFlight,
+      ...(retryLateness === undefined ? {} : { retryLateness }),
+      ...(deadLettered === undefined ? {} : { deadLettered }),
+      seconds: round((Date.now() - started) / 1000),
+    };
+  } finally {
+    for (const receiver of receivers) await receiver.stop();
+    await webhooks.stop();
+  }
+}
+
+/** For each event the dead subscriber saw, how late each retry came after its scheduled wait. */
+function latenessOf(dead: WebhookReceiver, schedule: readonly number[]) {
+  const attempts = new Map<string, number[]>();
+  for (const delivery of dead.deliveries) {
+    attempts.set(delivery.webhookId, [
+      ...(attempts.get(delivery.webhookId) ?? []),
+      delivery.receivedAt,
+    ]);
+  }
+  const lateness: number[] = [];
+  for (const times of attempts.values()) {
+    for (let index = 1; index < times.length; index += 1) {
+      const waited = (times[index] ?? 0) - (times[index - 1] ?? 0);
+      lateness.push(waited - (schedule[index - 1] ?? 0) * 1000);
+    }
+  }
+  lateness.sort((a, b) => a - b);
+  return {
+    p50: round(percentile(lateness, 0.5)),
+    p99: round(percentile(lateness, 0.99)),
+    max: round(lateness.at(-1) ?? 0),
+  };
+}
