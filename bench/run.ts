@@ -12,6 +12,9 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, release, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { functionSettings } from '../infra/function-settings.ts';
+import { startDynamoDbLocal } from '../local/dynamodb-local.ts';
+import { startMotoServer } from '../test/support/moto-server.ts';
+import { testStoreEndpointVariable } from '../test/support/test-store.ts';
 import { benchMethodArn, benchmarkAuthorizer, startAuthorizerFixture } from './authorizer.ts';
 import {
   type BenchBundles,
@@ -27,6 +30,7 @@ import {
 } from './cold-start.ts';
 import { measureEndToEnd } from './end-to-end.ts';
 import { startInstantDynamoDb } from './instant-dynamodb.ts';
+import { type RetrySimulationFigures, simulateDeadSubscriber } from './retry-simulation.ts';
 import { round } from './statistics.ts';
 import { measureWarmPath, median } from './warm-path.ts';
 import { measureWebhookLoad } from './webhooks.ts';
@@ -95,6 +99,12 @@ async function main(): Promise<void> {
   log('Webhooks: 1,000 creates from 20 clients without, then with, a live receiver (twice)…');
   const webhooks = await measureWebhookLoad({ runs: quick ? 1 : 2 });
 
+  const pending = quick ? 40 : 200;
+  log(
+    `Webhook retries on the emulated deployed path (moto, DynamoDB Local): a dead subscriber with ${pending} pending events beside a live one, time-compressed…`,
+  );
+  const retries = await measureDeadSubscriber(pending);
+
   const results = {
     machine: describeMachine(loadBefore, loadavg()),
     durationSeconds: round((performance.now() - started) / 1000),
@@ -114,11 +124,23 @@ async function main(): Promise<void> {
     authorizer,
     endToEnd,
     webhooks,
+    retries,
     memoryEstimates: estimateLambdaTimes(coldStart.figures, warmPath.figures),
   };
   writeFileSync(resultsPath, `${JSON.stringify(results, null, 2)}\n`);
   printSummary(results);
   log(`Results: ${resultsPath}`);
+}
+
+/** The dead-subscriber simulation, on its own moto server and DynamoDB Local. */
+async function measureDeadSubscriber(pending: number) {
+  const [moto, store] = await Promise.all([startMotoServer(), startDynamoDbLocal()]);
+  process.env[testStoreEndpointVariable] = store.endpoint;
+  try {
+    return await simulateDeadSubscriber({ moto, pending, live: 100, intervalMilliseconds: 50 });
+  } finally {
+    await Promise.all([moto.stop(), store.stop()]);
+  }
 }
 
 async function measureCreatePlantColdStart(bundles: BenchBundles) {
@@ -378,6 +400,7 @@ function printSummary(results: {
   authorizer: Awaited<ReturnType<typeof measureAuthorizer>>;
   endToEnd: Awaited<ReturnType<typeof measureEndToEnd>>;
   webhooks: Awaited<ReturnType<typeof measureWebhookLoad>>;
+  retries: RetrySimulationFigures;
   memoryEstimates: ReturnType<typeof estimateLambdaTimes>;
 }): void {
   const { machine } = results;
@@ -440,6 +463,7 @@ function printSummary(results: {
     `  distinct deliveries per run: ${hooks.distinctDeliveries.join(', ')} (of ${hooks.creates}) ${check(hooks.distinctDeliveries.every((count) => count === hooks.creates))}`,
     `  delivery delay (create answered → received): p50 ${hooks.deliveryDelay.p50} ms, p99 ${hooks.deliveryDelay.p99} ms, max ${hooks.deliveryDelay.max} ms (target p99 ≤ ${targets.webhookDeliveryP99Milliseconds} ms) ${check(hooks.deliveryDelay.p99 <= targets.webhookDeliveryP99Milliseconds)}`,
     `  create latency without webhooks: p50 ${hooks.createWithoutWebhooks.p50} ms, p99 ${hooks.createWithoutWebhooks.p99} ms; with: p50 ${hooks.createWithWebhooks.p50} ms, p99 ${hooks.createWithWebhooks.p99} ms`,
+    ...formatRetrySimulation(results.retries),
     '',
     'create-plant in Lambda, estimated from the CPU time measured here',
     '  memory   vCPU   cold start (init + first answer)   warm CPU per create',
@@ -449,6 +473,19 @@ function printSummary(results: {
     ),
   );
   console.log(lines.join('\n'));
+}
+
+function formatRetrySimulation(figures: RetrySimulationFigures): string[] {
+  const { withoutDeadSubscriber: alone, withDeadSubscriber: dead } = figures;
+  const total = figures.pending + figures.live;
+  return [
+    '',
+    `Webhook retries (emulated deployed path, schedule ${figures.retrySchedule.join(', ')} s, hops ≤ ${figures.maximumDelaySeconds} s): a dead subscriber with ${figures.pending} pending events, then ${figures.live} live events`,
+    `  live subscriber delay without the dead one: p50 ${alone.liveDelay.p50} ms, p99 ${alone.liveDelay.p99} ms; beside it: p50 ${dead.liveDelay.p50} ms, p99 ${dead.liveDelay.p99} ms (p99 ratio ${round(dead.liveDelay.p99 / alone.liveDelay.p99, 2)})`,
+    `  messages in flight, at most: ${dead.maxInFlight} (pollers × batch bound 60; the dead subscriber had ${total} events waiting) ${check(dead.maxInFlight <= 60)}`,
+    `  retries after their scheduled wait: p50 +${dead.retryLateness?.p50} ms, p99 +${dead.retryLateness?.p99} ms, max +${dead.retryLateness?.max} ms`,
+    `  every event delivered to the live subscriber: ${dead.liveDelivered}/${total} ${check(dead.liveDelivered === total)}; dead-lettered for the dead one: ${dead.deadLettered}/${total} ${check(dead.deadLettered === total)}`,
+  ];
 }
 
 function formatColdStartTable(figures: Record<string, ColdStartFigures>): string[] {
