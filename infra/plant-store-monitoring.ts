@@ -43,7 +43,7 @@ export interface MonitoredFunction {
   /**
    * `api`: behind API Gateway, its crashes are 500s. `authorizer`: throws on every bad token by
    * design, so only its own failures (logged at error level) count. `stream`: reads the stream.
-   * `queue`: reads the delivery queue. `manual`: run by hand (its errors are seen by whoever
+   * `queue`: reads the delivery and retry queues. `manual`: run by hand (its errors are seen by whoever
    * runs it; its metrics are on the dashboard).
    */
   readonly role: 'api' | 'authorizer' | 'stream' | 'queue' | 'manual';
@@ -219,6 +219,15 @@ export class PlantStoreMonitoring extends Construct {
         Warning: { maxMessageCount: 0, datapointsToAlarm: 1, evaluationPeriods: 1 },
       },
     });
+    // Retries falling behind: a retry or hop waits 15 minutes at most, so one that is 30 minutes
+    // old has waited 15 minutes for a free function (the retry mapping's concurrency is capped).
+    // Each message is normally received once, so SQS's age metric sees them all.
+    this.facade.monitorSqsQueue({
+      queue: webhooks.retryQueue,
+      humanReadableName: 'Webhook retries',
+      alarmFriendlyName: 'WebhookRetries',
+      addQueueMaxMessageAgeAlarm: { Warning: { maxAgeInSeconds: 1800 } },
+    });
     // A subscriber is down: an event will have waited an hour at its next attempt. The queue's
     // own age cannot show it: every retry is a new message (and SQS leaves messages received
     // three times or more out of ApproximateAgeOfOldestMessage).
@@ -279,12 +288,15 @@ export class PlantStoreMonitoring extends Construct {
    */
   private addBusinessMetrics(props: PlantStoreMonitoringProps): void {
     const counters: [string, string, IFilterPattern, string][] = [
-      [
-        'PlantsCreated',
-        'webhook-fanout',
-        message(fanoutLog.queued),
-        `$.${fanoutLog.newPlantsField}`,
-      ],
+      // Queued by the fan-out, or by a replay of what the fan-out could not queue.
+      ...['webhook-fanout', 'replay-stream-failures'].map(
+        (name): [string, string, IFilterPattern, string] => [
+          'PlantsCreated',
+          name,
+          message(fanoutLog.queued),
+          `$.${fanoutLog.newPlantsField}`,
+        ],
+      ),
       [
         'PlantConflicts',
         'create-plant',
@@ -298,12 +310,14 @@ export class PlantStoreMonitoring extends Construct {
       ['WebhooksDelivered', 'deliver-webhook', message(webhookLog.delivered), '1'],
       ['WebhookRetries', 'deliver-webhook', message(webhookLog.retrying), '1'],
       ['WebhooksDeadLettered', 'deliver-webhook', message(webhookLog.deadLettered), '1'],
-      ...['list-plants', 'webhook-fanout'].map((name): [string, string, IFilterPattern, string] => [
-        'ItemsNotPlants',
-        name,
-        message(itemsNotPlantsLog.message),
-        `$.${itemsNotPlantsLog.countField}`,
-      ]),
+      ...['list-plants', 'get-plant', 'webhook-fanout', 'replay-stream-failures'].map(
+        (name): [string, string, IFilterPattern, string] => [
+          'ItemsNotPlants',
+          name,
+          message(itemsNotPlantsLog.message),
+          `$.${itemsNotPlantsLog.countField}`,
+        ],
+      ),
     ];
     for (const [metricName, functionName, filterPattern, metricValue] of counters) {
       new MetricFilter(this, `${metricName}-${functionName}`, {

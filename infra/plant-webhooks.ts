@@ -22,7 +22,7 @@ export interface PlantWebhooksProps {
   readonly logRemovalPolicy: RemovalPolicy;
 }
 
-/** How long a message may wait on the delivery queue: the whole schedule (~27.6 h) and then some. */
+/** How long a message may wait on its queue: a hop is 15 minutes at most, so days are plenty. */
 const deliveryRetention = Duration.days(4);
 /** Dead letters are kept as long as SQS allows, for someone to look and redrive. */
 const deadLetterRetention = Duration.days(14);
@@ -32,11 +32,13 @@ export const streamFailureMetricsId = 'KeptBatches';
 
 /**
  * The most delivery functions the retry queue's mapping runs at once (Lambda's SQS
- * `maximumConcurrency`, 2 at least). Retries are rarely urgent, and a dead subscriber's retries
- * and hops, however many, then take at most this much of the account's concurrency, leaving the
- * rest to first attempts on the delivery queue.
+ * `maximumConcurrency`). A dead subscriber's retries and hops, however many, then take at most
+ * this much of the account's concurrency, leaving the rest to first attempts on the delivery
+ * queue. Sized for the worst case: a subscriber that hangs (10 s a try) at ~1.2 new plants a
+ * second needs ~8.4 attempts a second, ~84 in progress, about 9 batches of 10; 20 leaves room,
+ * and the Retries queue's age alarm says when it does not.
  */
-export const retryMaximumConcurrency = 4;
+export const retryMaximumConcurrency = 20;
 
 /** How long a kept stream failure waits in its bucket for someone to replay it. */
 const streamFailureRetention = Duration.days(30);
@@ -51,7 +53,7 @@ export const deliveryMaxReceiveCount = 5;
 /**
  * The new-plant webhooks: the table's stream → a fan-out function (INSERTs only) → one message
  * per event and subscriber on the delivery queue → the delivery function, which signs and POSTs
- * each; a failed attempt sends the next one to the same queue as a new message delayed until it
+ * each; a failed attempt sends the next one to the retry queue as a new message delayed until it
  * is due (at most 15 minutes a hop: a longer wait is several hops) → after the last attempt, the
  * dead-letter queue, kept 14 days and redriven with one `aws sqs start-message-move-task`.
  *

@@ -7,6 +7,7 @@ import { randomBytes } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Webhook } from 'standardwebhooks';
+import { readEnvironment } from '../functions/shared/environment.ts';
 import type { Subscriber } from '../functions/webhooks/send-webhook.ts';
 import { ensurePrivateDirectory } from './private-directory.ts';
 
@@ -25,27 +26,27 @@ export function readLocalWebhooks(
   environment: Record<string, string | undefined>,
   dataDirectory: string,
 ): LocalWebhooks {
-  const urls = (environment.WEBHOOK_URL ?? '')
-    .split(',')
-    .map((url) => url.trim())
-    .filter((url) => url !== '');
-  for (const url of urls) {
-    if (!URL.canParse(url) || !/^https?:$/.test(new URL(url).protocol)) {
-      throw new Error(`WEBHOOK_URL must hold http(s) URLs separated by commas, got "${url}".`);
-    }
-  }
+  const read = readEnvironment(
+    environment,
+    'npm start',
+    (problems) => new Error(problems.join(' ')),
+  );
+  const urls = read.parse('WEBHOOK_URL', parseUrls, { fallback: [] });
+  const given = read.parse('WEBHOOK_SECRET', parseSecret, { fallback: '', secret: true });
+  read.check();
   if (urls.length === 0) return { subscribers: [], secretFile: undefined, newSecret: undefined };
-
-  const given = environment.WEBHOOK_SECRET?.trim() || undefined;
-  if (given !== undefined) {
-    checkSecret(given);
+  if (given !== '') {
     return { subscribers: subscribersOf(urls, given), secretFile: undefined, newSecret: undefined };
   }
   const directory = join(dataDirectory, 'webhooks');
   const secretFile = join(directory, 'secret');
   try {
     const kept = readFileSync(secretFile, 'utf8').trim();
-    checkSecret(kept, secretFile);
+    try {
+      parseSecret(kept);
+    } catch (error) {
+      throw new Error(`${secretFile} ${(error as Error).message}.`);
+    }
     return { subscribers: subscribersOf(urls, kept), secretFile, newSecret: undefined };
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
@@ -56,18 +57,33 @@ export function readLocalWebhooks(
   return { subscribers: subscribersOf(urls, secret), secretFile, newSecret: secret };
 }
 
+/** `WEBHOOK_URL`: http(s) URLs separated by commas. */
+function parseUrls(text: string): string[] {
+  const urls = text
+    .split(',')
+    .map((url) => url.trim())
+    .filter((url) => url !== '');
+  for (const url of urls) {
+    if (!URL.canParse(url) || !/^https?:$/.test(new URL(url).protocol)) {
+      throw new Error('must hold http(s) URLs separated by commas');
+    }
+  }
+  return urls;
+}
+
 function subscribersOf(urls: readonly string[], secret: string): Subscriber[] {
   return urls.map((url, index) => ({ name: `webhook-${index + 1}`, url, secret }));
 }
 
-function checkSecret(secret: string, source = 'WEBHOOK_SECRET'): void {
+/** A Standard Webhooks secret: `whsec_` and base64 (never shown back: it is a secret). */
+function parseSecret(text: string): string {
+  const secret = text.trim();
   let valid = secret.startsWith('whsec_');
   try {
     if (valid) new Webhook(secret);
   } catch {
     valid = false;
   }
-  if (!valid) {
-    throw new Error(`${source} must be a Standard Webhooks secret: whsec_ and base64.`);
-  }
+  if (!valid) throw new Error('must be a Standard Webhooks secret: whsec_ and base64');
+  return secret;
 }

@@ -18,7 +18,7 @@ export function createHandler(dependencies: TableHandlerDependencies) {
     .use(apiResponses({ logger }))
     .handler(async (event) => {
       const id = readPlantIdParameter(event);
-      const plant = await getPlant(id, dependencies);
+      const plant = await getPlant(id, { ...dependencies, logger });
       return jsonTextResponse(200, stringifyStoredPlant(plant));
     });
 }

@@ -5,14 +5,19 @@
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { callStore, type StoreDependencies } from '../shared/dynamodb.ts';
 import { PlantNotFoundError } from '../shared/errors.ts';
-import { type StoredPlant, storedPlantFromItem } from '../shared/stored-plant.ts';
+import type { Logger } from '../shared/logger.ts';
+import { itemsNotPlantsLog, readStoredPlant, type StoredPlant } from '../shared/stored-plant.ts';
 
 /**
- * The stored plant with `id`.
+ * The stored plant with `id`. An item another tool stored under the id that is not a plant is
+ * no plant: not found, and logged at warn and counted as the list and the webhooks do.
  * @throws PlantNotFoundError when no plant has this id.
  * @throws StoreUnavailableError when the store is unreachable, too slow or throttling.
  */
-export async function getPlant(id: bigint, dependencies: StoreDependencies): Promise<StoredPlant> {
+export async function getPlant(
+  id: bigint,
+  dependencies: StoreDependencies & { readonly logger?: Logger },
+): Promise<StoredPlant> {
   const { documentClient, tableName } = dependencies;
   const { Item } = await callStore(
     (abortSignal) =>
@@ -23,5 +28,10 @@ export async function getPlant(id: bigint, dependencies: StoreDependencies): Pro
     dependencies.deadlineMilliseconds,
   );
   if (Item === undefined) throw new PlantNotFoundError();
-  return storedPlantFromItem(Item);
+  const plant = readStoredPlant(Item);
+  if (plant === undefined) {
+    dependencies.logger?.warn(itemsNotPlantsLog.message, { [itemsNotPlantsLog.countField]: 1 });
+    throw new PlantNotFoundError();
+  }
+  return plant;
 }

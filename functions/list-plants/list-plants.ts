@@ -10,6 +10,7 @@
 import { ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { callStore, type StoreDependencies } from '../shared/dynamodb.ts';
 import { readStoredPlant, type StoredPlant } from '../shared/stored-plant.ts';
+import { maxPageLimit } from './page-cursor.ts';
 
 export interface PlantsPageRequest {
   /** At most this many plants (1–100). */
@@ -44,7 +45,11 @@ export async function listPlants(
     request.after === undefined ? undefined : { id: request.after };
   let moreInTable = true;
   while (moreInTable && plants.length <= request.limit) {
-    const wanted = request.limit + 1 - plants.length;
+    // A Scan asks for exactly what the page needs until items that are not plants turn up; then
+    // for at least a full page, so a long run of them takes few round trips (the next page still
+    // starts after the last plant returned, whatever was read beyond it).
+    const missing = request.limit + 1 - plants.length;
+    const wanted = itemsNotPlants === 0 ? missing : Math.max(missing, maxPageLimit + 1);
     const { Items = [], LastEvaluatedKey } = await callStore(
       (abortSignal) =>
         documentClient.send(

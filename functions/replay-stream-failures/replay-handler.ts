@@ -16,6 +16,7 @@ import { readEnvironment } from '../shared/environment.ts';
 import { createLogger } from '../shared/logger.ts';
 import {
   type FanoutDependencies,
+  fanoutLog,
   queueNewPlantDeliveries,
   readFanoutConfig,
 } from '../webhook-fanout/fanout-handler.ts';
@@ -54,6 +55,13 @@ export function createReplayHandler(dependencies: ReplayDependencies) {
       }
       const outcome = await queueNewPlantDeliveries(records, dependencies, logger);
       newPlants += outcome.newPlants;
+      // The fan-out's own line: these plants count as created once they are queued.
+      if (outcome.newPlants > 0 || outcome.skipped > 0) {
+        logger.info(fanoutLog.queued, {
+          [fanoutLog.newPlantsField]: outcome.newPlants,
+          skipped: outcome.skipped,
+        });
+      }
       if (outcome.failedRecord !== undefined) {
         remainingBatches += 1;
         continue;

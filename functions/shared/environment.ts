@@ -29,6 +29,8 @@ export interface ReadOptions<Value> {
   readonly fallback?: Value;
   /** What the variable is, for the message when it is required and missing. */
   readonly description?: string;
+  /** A secret: a problem with it never shows its value. */
+  readonly secret?: boolean;
 }
 
 export interface EnvironmentReader {
@@ -72,7 +74,7 @@ export function readEnvironment(
       return read(text);
     } catch (error) {
       const reason = error instanceof Error ? error.message : String(error);
-      problems.push(`${name} ${reason}, got "${text}".`);
+      problems.push(options.secret ? `${name} ${reason}.` : `${name} ${reason}, got "${text}".`);
       return undefined as Value;
     }
   };

@@ -35,8 +35,9 @@ export function firstDeliveryMessage(
 
 /**
  * The message of a queue body, or `undefined` when the body is not one (never delivered). A
- * body without an attempt (a dead letter redriven, or written before attempts were carried) is
- * a first attempt, due at once.
+ * dead letter the delivery wrote (it has a `lastFailure`) redriven to the queue starts the
+ * schedule again: a first attempt, due at once; so does a body without an attempt (written
+ * before attempts were carried). A message SQS moved to the dead letters itself resumes.
  */
 export function parseDeliveryMessage(body: string, now: number): DeliveryMessage | undefined {
   try {
@@ -44,7 +45,7 @@ export function parseDeliveryMessage(body: string, now: number): DeliveryMessage
     const { webhookId, payload, subscriber } = value ?? {};
     if (typeof webhookId !== 'string' || typeof payload !== 'string') return undefined;
     if (typeof subscriber !== 'string') return undefined;
-    const redriven = (value as Partial<DeadLetterMessage>).lastFailure !== undefined;
+    const redriven = typeof (value as Partial<DeadLetterMessage>).lastFailure === 'string';
     const number = (field: unknown, fallback: number) =>
       typeof field === 'number' && Number.isFinite(field) && !redriven ? field : fallback;
     return {

@@ -263,7 +263,7 @@ describe('PlantWebhooks with subscribers', () => {
       EventSourceArn: { 'Fn::GetAtt': [Match.stringLikeRegexp('^WebhooksRetries'), 'Arn'] },
       FunctionResponseTypes: ['ReportBatchItemFailures'],
       BatchSize: 10,
-      ScalingConfig: { MaximumConcurrency: 4 },
+      ScalingConfig: { MaximumConcurrency: 20 },
     });
     expect(
       Object.keys(
@@ -363,7 +363,6 @@ describe('PlantWebhooks with subscribers', () => {
       { 'Fn::GetAtt': [expect.stringMatching(/^WebhooksRetries/), 'Arn'] },
       { 'Fn::GetAtt': [expect.stringMatching(/^WebhooksDeadLetters/), 'Arn'] },
     ]);
-    // No ChangeMessageVisibility of its own making: a retry waits as a new, delayed message.
   });
 
   it('lets Lambda keep a failed stream batch with exactly PutObject and ListBucket, and the replay read and delete it', () => {

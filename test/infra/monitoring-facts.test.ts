@@ -22,6 +22,7 @@ import { createHandler as createDeletePlant } from '../../functions/delete-plant
 import { createDeliverHandler } from '../../functions/deliver-webhook/deliver-handler.ts';
 import { createHandler as createGetPlant } from '../../functions/get-plant/get-handler.ts';
 import { createHandler as createListPlants } from '../../functions/list-plants/list-handler.ts';
+import { createReplayHandler } from '../../functions/replay-stream-failures/replay-handler.ts';
 import { createDocumentClient } from '../../functions/shared/dynamodb.ts';
 import { createLogger, type Logger } from '../../functions/shared/logger.ts';
 import { functionDisplayName } from '../../functions/shared/routes.ts';
@@ -60,6 +61,17 @@ beforeAll(() => {
 afterAll(() => {
   rmSync(outdir, { recursive: true, force: true });
 });
+
+it.each(Object.keys(stages))(
+  'has every function of the %s stage log JSON, the runtime’s own lines included',
+  (stage) => {
+    const functions = Object.values(
+      templates.get(stage)?.findResources('AWS::Lambda::Function') ?? {},
+    );
+    expect(functions.length).toBeGreaterThanOrEqual(8);
+    for (const fn of functions) expect(fn.Properties.LoggingConfig?.LogFormat).toBe('JSON');
+  },
+);
 
 describe('metric filters, against the real log lines', () => {
   /** Log lines by the function that wrote them (display name), each parsed once. */
@@ -116,6 +128,47 @@ describe('metric filters, against the real log lines', () => {
       createPlantsEvent('GET'),
       createLambdaContext(),
     );
+
+    // get-plant: an id whose item is not a plant (a name that is a number).
+    await table.documentClient.send(
+      new PutCommand({ TableName: table.tableName, Item: { id: 3n, name: 7 } }),
+    );
+    await createGetPlant({ ...table, logger: loggerOf('get-plant') })(
+      createPlantsEvent('GET', { id: '3' }),
+      createLambdaContext(),
+    );
+
+    // replay-stream-failures: one kept batch with a new plant and an item that is not a plant.
+    const keptBatch = JSON.stringify({
+      payload: JSON.stringify({
+        Records: [
+          {
+            eventID: 'c',
+            eventName: 'INSERT',
+            dynamodb: { NewImage: marshall({ id: 4n, name: 'Oak' }) },
+          },
+          {
+            eventID: 'd',
+            eventName: 'INSERT',
+            dynamodb: { NewImage: marshall({ id: 1.5, name: 'x' }) },
+          },
+        ],
+      }),
+    });
+    const s3 = {
+      send: async (command: { input: { Key?: string } }) =>
+        command.input.Key === undefined
+          ? { Contents: [{ Key: 'aws/lambda/kept' }], IsTruncated: false }
+          : { Body: { transformToString: async () => keptBatch } },
+    };
+    await createReplayHandler({
+      s3: s3 as never,
+      bucketName: 'stream-failures',
+      sqs: { send: async () => ({}) } as never,
+      deliveryQueueUrl: 'https://sqs.example/deliveries',
+      subscriberNames: ['audit'],
+      logger: loggerOf('replay-stream-failures'),
+    })();
 
     // webhook-fanout: a new plant, and an item that is not a plant.
     const fanout = createFanoutHandler({

@@ -658,6 +658,7 @@ describe.each([stages.dev, stages.prod])('the PlantStore-$name stack', (stage) =
       'PlantsTable-Write-Throttled-Events-Warning',
       'PlantsTable-SystemError-Count-Warning',
       'WebhookDeliveries-DLQ-Queue-Message-Count-Max-Warning',
+      'WebhookRetries-Queue-Message-Age-Max-Warning',
       'Webhooks-Late',
       'Webhooks-Stream-Batch-Kept',
     ];
@@ -694,7 +695,10 @@ describe.each([stages.dev, stages.prod])('the PlantStore-$name stack', (stage) =
           'AuthorizerFailures',
           'ItemsNotPlants',
           'ItemsNotPlants',
+          'ItemsNotPlants',
+          'ItemsNotPlants',
           'PlantConflicts',
+          'PlantsCreated',
           'PlantsCreated',
           'WebhookRetries',
           'WebhookWaitAtNextAttempt',

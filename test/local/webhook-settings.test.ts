@@ -66,4 +66,14 @@ describe('the local webhook settings', () => {
   ])('refuses %j, naming the variable', (environment, message) => {
     expect(() => readLocalWebhooks(environment, dataDirectory())).toThrow(message);
   });
+
+  it('never shows a refused secret back', () => {
+    const refuse = () =>
+      readLocalWebhooks(
+        { WEBHOOK_URL: 'http://127.0.0.1/', WEBHOOK_SECRET: 'hunter2' },
+        dataDirectory(),
+      );
+    expect(refuse).toThrow('WEBHOOK_SECRET must be a Standard Webhooks secret');
+    expect(refuse).not.toThrow('hunter2');
+  });
 });

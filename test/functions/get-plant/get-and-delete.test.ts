@@ -2,11 +2,13 @@
  * GET and DELETE /plants/{id} on DynamoDB Local through the real handlers: read-after-write,
  * 404/40401, delete idempotency and re-creation, and every id a client may put in the path.
  */
+import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { createHandler as createCreateHandler } from '../../../functions/create-plant/create-handler.ts';
 import { createHandler as createDeleteHandler } from '../../../functions/delete-plant/delete-handler.ts';
 import { createHandler as createGetHandler } from '../../../functions/get-plant/get-handler.ts';
 import { createLogger } from '../../../functions/shared/logger.ts';
+import { itemsNotPlantsLog } from '../../../functions/shared/stored-plant.ts';
 import {
   createLambdaContext,
   createPlantsEvent,
@@ -79,6 +81,27 @@ describe('GET /plants/{id}', () => {
     expect((await get('007')).body).toBe('{"id":7,"name":"Seven"}');
     expect((await create('{"id":0,"name":"Zero"}')).statusCode).toBe(200);
     expect((await get('-0')).body).toBe('{"id":0,"name":"Zero"}');
+  });
+
+  it('answers 404/40401 for an id whose stored item is not a plant, logging and counting it', async () => {
+    await table.documentClient.send(
+      new PutCommand({ TableName: table.tableName, Item: { id: 515n, name: 515 } }),
+    );
+    const lines: Record<string, unknown>[] = [];
+    const getWithLog = createGetHandler({
+      documentClient: table.documentClient,
+      tableName: table.tableName,
+      logger: createLogger({}, (line) => lines.push(JSON.parse(line))),
+    });
+    const response = await getWithLog(
+      createPlantsEvent('GET', { id: '515' }),
+      createLambdaContext(),
+    );
+    expect(response.statusCode).toBe(404);
+    expect(JSON.parse(response.body)).toEqual({ error: 40401, message: 'No plant with this id.' });
+    expect(lines).toContainEqual(
+      expect.objectContaining({ level: 'warn', message: itemsNotPlantsLog.message }),
+    );
   });
 
   it('answers 404/40401 for an id no plant has', async () => {

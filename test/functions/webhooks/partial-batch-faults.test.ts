@@ -1,0 +1,95 @@
+/**
+ * The one fault no emulator produces on demand: SQS taking some entries of a batch and refusing
+ * others (moto takes or refuses a batch whole), for the fan-out and for the delivery's retries.
+ * Everything else of the deployed path is tested on emulators (`test/webhooks/`).
+ */
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { SendMessageBatchCommand, SQSClient } from '@aws-sdk/client-sqs';
+import { marshall } from '@aws-sdk/util-dynamodb';
+import { afterEach, expect, it } from '@jest/globals';
+import type { DynamoDBStreamEvent, SQSEvent } from 'aws-lambda';
+import { mockClient } from 'aws-sdk-client-mock';
+import { createDeliverHandler } from '../../../functions/deliver-webhook/deliver-handler.ts';
+import { createLogger } from '../../../functions/shared/logger.ts';
+import { createFanoutHandler } from '../../../functions/webhook-fanout/fanout-handler.ts';
+
+const sqs = mockClient(SQSClient);
+const quiet = createLogger({}, () => {});
+
+afterEach(() => {
+  sqs.reset();
+});
+
+it('reports the first record whose messages SQS did not all take, so Lambda retries from it', async () => {
+  sqs
+    .on(SendMessageBatchCommand)
+    .resolvesOnce({ Successful: [{ Id: '0', MessageId: 'm', MD5OfMessageBody: '' }] })
+    .resolves({ Failed: [{ Id: '0', SenderFault: false, Code: 'InternalError' }] });
+  const handle = createFanoutHandler({
+    sqs: new SQSClient({}),
+    deliveryQueueUrl: 'https://sqs.example/delivery',
+    subscriberNames: ['audit'],
+    logger: quiet,
+  });
+  const event = {
+    Records: [1n, 2n, 3n].map((id, index) => ({
+      eventID: `event-${index}`,
+      eventName: 'INSERT',
+      dynamodb: { SequenceNumber: String(100 + index), NewImage: marshall({ id, name: 'A' }) },
+    })),
+  } as unknown as DynamoDBStreamEvent;
+  await expect(handle(event)).resolves.toEqual({ batchItemFailures: [{ itemIdentifier: '101' }] });
+  expect(sqs.commandCalls(SendMessageBatchCommand)).toHaveLength(2);
+});
+
+it('hands back the message whose next attempt SQS refused, and only that one', async () => {
+  const subscriber = createServer((request, response) => {
+    request.resume().on('end', () => response.writeHead(500).end());
+  });
+  await new Promise<void>((resolve) => subscriber.listen(0, '127.0.0.1', resolve));
+  sqs.on(SendMessageBatchCommand).resolves({
+    Successful: [{ Id: '0', MessageId: 'm0', MD5OfMessageBody: '' }],
+    Failed: [{ Id: '1', SenderFault: false, Code: 'InternalError' }],
+  });
+  try {
+    const deliver = createDeliverHandler({
+      sqs: new SQSClient({}),
+      secretsManager: { send: async () => ({ SecretString: 'A'.repeat(48) }) } as never,
+      retryQueueUrl: 'https://sqs.example/retries',
+      deadLetterQueueUrl: 'https://sqs.example/dead-letters',
+      subscribers: [
+        {
+          name: 'audit',
+          url: `http://127.0.0.1:${(subscriber.address() as AddressInfo).port}/`,
+          secretArn: 'arn:secret',
+        },
+      ],
+      logger: quiet,
+    });
+    const record = (id: string) => ({
+      messageId: id,
+      receiptHandle: `receipt-${id}`,
+      body: JSON.stringify({
+        webhookId: `msg_${id}`,
+        payload: '{"id":1,"name":"A"}',
+        subscriber: 'audit',
+      }),
+      attributes: {} as never,
+      messageAttributes: {},
+      md5OfBody: '',
+      eventSource: 'aws:sqs',
+      eventSourceARN: 'arn:aws:sqs:us-east-1:1:deliveries',
+      awsRegion: 'us-east-1',
+    });
+    const event: SQSEvent = { Records: [record('first'), record('second')] };
+    await expect(deliver(event)).resolves.toEqual({
+      batchItemFailures: [{ itemIdentifier: 'second' }],
+    });
+    // Both retries went in one request, each delayed by the schedule's first wait (5 s).
+    const [call] = sqs.commandCalls(SendMessageBatchCommand);
+    expect(call?.args[0].input.Entries?.map((entry) => entry.DelaySeconds)).toEqual([5, 5]);
+  } finally {
+    subscriber.close();
+  }
+});
