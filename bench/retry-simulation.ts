@@ -12,11 +12,14 @@
  * - that every event was delivered to the live subscriber and dead-lettered for the dead one.
  *
  * moto keeps messages in a list and scans it on every call, so each call slows as the queue
- * grows: the backlog is sized to what it serves in minutes, not to production's volume.
+ * grows, and one moto process serves all its queues on one core: the Retries queue gets a moto
+ * of its own (SQS scales each queue on its own), and the backlog is sized to what moto serves in
+ * minutes, not to production's volume.
  */
 import { randomBytes } from 'node:crypto';
 import { ReceiveMessageCommand } from '@aws-sdk/client-sqs';
 import { BatchWriteCommand } from '@aws-sdk/lib-dynamodb';
+import { createLogger } from '../functions/shared/logger.ts';
 import { startDeployedWebhooks } from '../test/support/deployed-webhooks.ts';
 import type { MotoServer } from '../test/support/moto-server.ts';
 import { startWebhookReceiver, type WebhookReceiver } from '../test/support/webhook-receiver.ts';
@@ -24,6 +27,8 @@ import { percentile, round } from './statistics.ts';
 
 export interface RetrySimulationOptions {
   readonly moto: MotoServer;
+  /** The Retries queue's own emulator (SQS scales each queue on its own; one moto does not). */
+  readonly retryMoto: MotoServer;
   /** Events waiting for the dead subscriber before the live traffic starts. */
   readonly pending: number;
   /** Live events, created one every `intervalMilliseconds`. */
@@ -40,8 +45,13 @@ export interface RetryRunFigures {
   readonly liveDelivered: number;
   /** The most messages in flight on the delivery queue at any sample. */
   readonly maxInFlight: number;
-  /** How long after it was due each of the dead subscriber's retries came, ms. */
-  readonly retryLateness?: { readonly p50: number; readonly p99: number; readonly max: number };
+  /** How long after it was due each of the dead subscriber's retries was made, ms. */
+  readonly retryLateness?: {
+    readonly min: number;
+    readonly p50: number;
+    readonly p99: number;
+    readonly max: number;
+  };
   /** Distinct events dead-lettered (the dead subscriber's, all of them). */
   readonly deadLettered?: number;
   readonly seconds: number;
@@ -92,8 +102,11 @@ async function run(
   ]);
   const ports = probes.map((probe) => Number(new URL(probe.url).port));
   await Promise.all(probes.map((probe) => probe.stop()));
+  const lines: Record<string, unknown>[] = [];
   const webhooks = await startDeployedWebhooks({
     moto: options.moto,
+    retryMoto: options.retryMoto,
+    logger: createLogger({}, (line) => lines.push(JSON.parse(line))),
     retrySchedule: options.retrySchedule,
     maximumDelaySeconds: options.maximumDelaySeconds,
     subscriberTimeoutMilliseconds: 2_000,
@@ -174,7 +187,7 @@ async function run(
         }
       }
       deadLettered = letters.size;
-      retryLateness = latenessOf(dead, options.retrySchedule);
+      retryLateness = latenessOf(lines);
     }
     sampling = false;
     await sampler;
@@ -196,24 +209,14 @@ async function run(
   }
 }
 
-/** For each event the dead subscriber saw, how late each retry came after its scheduled wait. */
-function latenessOf(dead: WebhookReceiver, schedule: readonly number[]) {
-  const attempts = new Map<string, number[]>();
-  for (const delivery of dead.deliveries) {
-    attempts.set(delivery.webhookId, [
-      ...(attempts.get(delivery.webhookId) ?? []),
-      delivery.receivedAt,
-    ]);
-  }
-  const lateness: number[] = [];
-  for (const times of attempts.values()) {
-    for (let index = 1; index < times.length; index += 1) {
-      const waited = (times[index] ?? 0) - (times[index - 1] ?? 0);
-      lateness.push(waited - (schedule[index - 1] ?? 0) * 1000);
-    }
-  }
-  lateness.sort((a, b) => a - b);
+/** How late each of the dead subscriber's retries was made, from the delivery's own log lines. */
+function latenessOf(lines: readonly Record<string, unknown>[]) {
+  const lateness = lines
+    .filter((line) => line.subscriber === 'dead' && Number(line.attempt) > 1)
+    .map((line) => Number(line.lateMilliseconds))
+    .sort((a, b) => a - b);
   return {
+    min: round(lateness[0] ?? 0),
     p50: round(percentile(lateness, 0.5)),
     p99: round(percentile(lateness, 0.99)),
     max: round(lateness.at(-1) ?? 0),

@@ -127,6 +127,8 @@ export interface DeliveryAttempt {
   readonly attempt: number;
   /** When the event was first queued, in milliseconds since the epoch. */
   readonly queuedAt: number;
+  /** When this attempt was due (a retry's scheduled time), if the delivery knows it. */
+  readonly dueAt?: number;
 }
 
 /**
@@ -141,8 +143,14 @@ export function nextStepAfter(
   now: number = Date.now(),
 ): NextStep {
   // Named one by one: a delivery message also carries the payload, which is not logged.
-  const { webhookId, subscriber, attempt, queuedAt } = delivery;
-  const fields = { webhookId, subscriber, attempt };
+  const { webhookId, subscriber, attempt, queuedAt, dueAt } = delivery;
+  // How far behind its schedule the attempt was made (a retry is never made early).
+  const fields = {
+    webhookId,
+    subscriber,
+    attempt,
+    ...(dueAt === undefined ? {} : { lateMilliseconds: now - dueAt }),
+  };
   if (outcome.delivered) {
     logger.info(webhookLog.delivered, fields);
     return { kind: 'delivered' };

@@ -13,6 +13,7 @@ import {
   CreateQueueCommand,
   GetQueueAttributesCommand,
   ReceiveMessageCommand,
+  type SQSClient,
 } from '@aws-sdk/client-sqs';
 import { createDeliverHandler } from '../../functions/deliver-webhook/deliver-handler.ts';
 import { createLogger, type Logger } from '../../functions/shared/logger.ts';
@@ -35,6 +36,12 @@ export interface BedSubscriber {
 
 export interface BedOptions {
   readonly moto: MotoServer;
+  /**
+   * A second moto server for the Retries queue. SQS scales each queue on its own; one moto
+   * process serves every queue on one core and scans a queue's messages on each call, so a busy
+   * Retries queue would slow the Deliveries queue in the emulator as it never does in SQS.
+   */
+  readonly retryMoto?: MotoServer;
   readonly subscribers: readonly BedSubscriber[];
   /** The retry schedule in seconds (time-compressed). */
   readonly retrySchedule: readonly number[];
@@ -46,6 +53,8 @@ export interface BedOptions {
   readonly fanoutQueueUrl?: string;
   readonly subscriberTimeoutMilliseconds?: number;
   readonly deliveryConcurrency?: number;
+  /** Pollers of the retry queue (at most its maximum concurrency). @default 4 */
+  readonly retryConcurrency?: number;
   readonly logger?: Logger;
 }
 
@@ -72,25 +81,41 @@ export async function startDeployedWebhooks(options: BedOptions): Promise<Deploy
   const id = randomUUID().slice(0, 8);
   const secretText = randomBytes(36).toString('base64');
   const logger = options.logger ?? createLogger({}, () => {});
-  const createQueue = async (name: string, attributes: Record<string, string>) => {
-    const { QueueUrl } = await moto.sqs.send(
+  const retryMoto = options.retryMoto ?? moto;
+  const createQueue = async (
+    server: MotoServer,
+    name: string,
+    attributes: Record<string, string>,
+  ) => {
+    const { QueueUrl } = await server.sqs.send(
       new CreateQueueCommand({ QueueName: `${name}-${id}`, Attributes: attributes }),
     );
-    const { Attributes } = await moto.sqs.send(
+    const { Attributes } = await server.sqs.send(
       new GetQueueAttributesCommand({ QueueUrl, AttributeNames: ['QueueArn'] }),
     );
     return { url: QueueUrl ?? '', arn: Attributes?.QueueArn ?? '' };
   };
-  const deadLetters = await createQueue('dead-letters', {});
-  const queueSettings = {
+  const deadLetters = await createQueue(moto, 'dead-letters', {});
+  // A queue's redrive policy names a dead-letter queue on its own server.
+  const retryDeadLetters =
+    retryMoto === moto ? deadLetters : await createQueue(retryMoto, 'retry-dead-letters', {});
+  const queueSettings = (deadLetterTargetArn: string) => ({
     VisibilityTimeout: String(options.visibilityTimeoutSeconds ?? 180),
     RedrivePolicy: JSON.stringify({
-      deadLetterTargetArn: deadLetters.arn,
+      deadLetterTargetArn,
       maxReceiveCount: deliveryMaxReceiveCount,
     }),
+  });
+  const deliveries = await createQueue(moto, 'deliveries', queueSettings(deadLetters.arn));
+  const retries = await createQueue(retryMoto, 'retries', queueSettings(retryDeadLetters.arn));
+  // The functions' one SQS client, as in Lambda: each call goes to the server of its queue.
+  const sqs = {
+    send: ((command: { input: { QueueUrl?: string } }, sendOptions?: never) =>
+      (command.input.QueueUrl === retries.url ? retryMoto.sqs : moto.sqs).send(
+        command as never,
+        sendOptions,
+      )) as unknown as SQSClient['send'],
   };
-  const deliveries = await createQueue('deliveries', queueSettings);
-  const retries = await createQueue('retries', queueSettings);
   const bucket = `stream-failures-${id}`;
   await moto.s3.send(new CreateBucketCommand({ Bucket: bucket }));
   const subscribers: { name: string; url: string; secretArn: string }[] = [];
@@ -118,13 +143,13 @@ export async function startDeployedWebhooks(options: BedOptions): Promise<Deploy
     credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
   });
   const fanout = createFanoutHandler({
-    sqs: moto.sqs,
+    sqs,
     deliveryQueueUrl: options.fanoutQueueUrl ?? deliveries.url,
     subscriberNames: options.subscribers.map((subscriber) => subscriber.name),
     logger,
   });
   const deliver = createDeliverHandler({
-    sqs: moto.sqs,
+    sqs,
     secretsManager: moto.secretsManager,
     retryQueueUrl: retries.url,
     deadLetterQueueUrl: deadLetters.url,
@@ -151,14 +176,14 @@ export async function startDeployedWebhooks(options: BedOptions): Promise<Deploy
     handler: deliver,
     concurrency: options.deliveryConcurrency ?? 2,
   });
-  // The retry queue's mapping, at its maximum concurrency (as the stack sets it).
+  // The retry queue's mapping, within its maximum concurrency (Lambda scales up to it).
   const retry = startSqsMapping({
-    sqs: moto.sqs,
+    sqs: retryMoto.sqs,
     queueUrl: retries.url,
     queueArn: retries.arn,
     region: moto.region,
     handler: deliver,
-    concurrency: retryMaximumConcurrency,
+    concurrency: Math.min(retryMaximumConcurrency, options.retryConcurrency ?? 4),
   });
   return {
     table,
@@ -173,7 +198,7 @@ export async function startDeployedWebhooks(options: BedOptions): Promise<Deploy
     inFlight: async () => {
       let total = 0;
       for (const queue of [deliveries, retries]) {
-        const { Attributes } = await moto.sqs.send(
+        const { Attributes } = await sqs.send(
           new GetQueueAttributesCommand({
             QueueUrl: queue.url,
             AttributeNames: ['ApproximateNumberOfMessagesNotVisible'],

@@ -9,19 +9,26 @@ import { simulateDeadSubscriber } from '../../bench/retry-simulation.ts';
 import { type MotoServer, startMotoServer } from '../support/moto-server.ts';
 
 let moto: MotoServer;
+let retryMoto: MotoServer;
 
 beforeAll(async () => {
-  moto = await startMotoServer();
+  [moto, retryMoto] = await Promise.all([startMotoServer(), startMotoServer()]);
 }, 60_000);
 
 afterAll(async () => {
-  await moto?.stop();
+  await Promise.all([moto?.stop(), retryMoto?.stop()]);
 });
 
 it('keeps a live subscriber on time, and the queue’s in-flight messages bounded, while another is dead', async () => {
   const pending = 40;
   const live = 40;
-  const figures = await simulateDeadSubscriber({ moto, pending, live, intervalMilliseconds: 50 });
+  const figures = await simulateDeadSubscriber({
+    moto,
+    retryMoto,
+    pending,
+    live,
+    intervalMilliseconds: 50,
+  });
   const { withDeadSubscriber: dead, withoutDeadSubscriber: alone } = figures;
   console.info(JSON.stringify(figures));
   expect(alone.liveDelivered).toBe(pending + live);
@@ -29,10 +36,11 @@ it('keeps a live subscriber on time, and the queue’s in-flight messages bounde
   expect(dead.deadLettered).toBe(pending + live);
   // Two delivery and four retry pollers of ten: never more in flight, whatever is waiting.
   expect(dead.maxInFlight).toBeLessThanOrEqual(60);
-  // Every retry came after its wait, and within SQS's whole-second delays and a poll of it.
-  expect(dead.retryLateness?.p50).toBeGreaterThanOrEqual(0);
-  expect(dead.retryLateness?.max).toBeLessThan(4_000);
-  // Not stalled: the live subscriber's worst delay stays within seconds on the same emulator
-  // and machine that also serve the dead subscriber's retries (the bench reports the ratio).
-  expect(dead.liveDelay.p99).toBeLessThan(Math.max(5 * alone.liveDelay.p99, 5_000));
+  // The schedule's tolerance: no retry before its wait (a hop is never early), and 99 % within
+  // 4 s after it: SQS's whole-second delays, a poll, and this busy emulator.
+  expect(dead.retryLateness?.min).toBeGreaterThanOrEqual(0);
+  expect(dead.retryLateness?.p99).toBeLessThan(4_000);
+  // The live subscriber is not held up: its delay stays that of a run without the dead one,
+  // within what sharing two cores with the dead one's retries costs (the bench reports both).
+  expect(dead.liveDelay.p99).toBeLessThan(Math.max(4 * alone.liveDelay.p99, 1_500));
 }, 300_000);
