@@ -43,8 +43,10 @@ export interface RetryRunFigures {
   /** From the plant's write to the live subscriber's receipt, ms. */
   readonly liveDelay: { readonly p50: number; readonly p99: number; readonly max: number };
   readonly liveDelivered: number;
-  /** The most messages in flight on the delivery queue at any sample. */
+  /** The most messages in flight on the delivery and retry queues at any sample. */
   readonly maxInFlight: number;
+  /** What the pollers can hold at once: their number times the batch size. */
+  readonly inFlightBound: number;
   /** How long after it was due each of the dead subscriber's retries was made, ms. */
   readonly retryLateness?: {
     readonly min: number;
@@ -103,6 +105,8 @@ async function run(
   const ports = probes.map((probe) => Number(new URL(probe.url).port));
   await Promise.all(probes.map((probe) => probe.stop()));
   const lines: Record<string, unknown>[] = [];
+  const deliveryConcurrency = 4;
+  const retryConcurrency = 4;
   const webhooks = await startDeployedWebhooks({
     moto: options.moto,
     retryMoto: options.retryMoto,
@@ -110,7 +114,8 @@ async function run(
     retrySchedule: options.retrySchedule,
     maximumDelaySeconds: options.maximumDelaySeconds,
     subscriberTimeoutMilliseconds: 2_000,
-    deliveryConcurrency: 4,
+    deliveryConcurrency,
+    retryConcurrency,
     subscribers: [
       { name: 'live', url: `http://127.0.0.1:${ports[0]}/` },
       ...(withDead ? [{ name: 'dead', url: `http://127.0.0.1:${ports[1]}/` }] : []),
@@ -199,6 +204,7 @@ async function run(
       },
       liveDelivered: live.accepted().size,
       maxInFlight,
+      inFlightBound: (deliveryConcurrency + retryConcurrency) * 10,
       ...(retryLateness === undefined ? {} : { retryLateness }),
       ...(deadLettered === undefined ? {} : { deadLettered }),
       seconds: round((Date.now() - started) / 1000),

@@ -492,7 +492,7 @@ function formatRetrySimulation(figures: RetrySimulationFigures): string[] {
     '',
     `Webhook retries (emulated deployed path, schedule ${figures.retrySchedule.join(', ')} s, hops ≤ ${figures.maximumDelaySeconds} s): a dead subscriber with ${figures.pending} pending events, then ${figures.live} live events`,
     `  live subscriber delay without the dead one: p50 ${alone.liveDelay.p50} ms, p99 ${alone.liveDelay.p99} ms; beside it: p50 ${dead.liveDelay.p50} ms, p99 ${dead.liveDelay.p99} ms (p99 ratio ${round(dead.liveDelay.p99 / alone.liveDelay.p99, 2)})`,
-    `  messages in flight, at most: ${dead.maxInFlight} (pollers × batch bound 60; the dead subscriber had ${total} events waiting) ${check(dead.maxInFlight <= 60)}`,
+    `  messages in flight, at most: ${dead.maxInFlight} (the pollers' batches hold ${dead.inFlightBound}; the dead subscriber had ${total} events waiting) ${check(dead.maxInFlight <= dead.inFlightBound)}`,
     `  retries after their scheduled wait: min +${dead.retryLateness?.min} ms, p50 +${dead.retryLateness?.p50} ms, p99 +${dead.retryLateness?.p99} ms, max +${dead.retryLateness?.max} ms ${check((dead.retryLateness?.min ?? -1) >= 0)}`,
     `  every event delivered to the live subscriber: ${dead.liveDelivered}/${total} ${check(dead.liveDelivered === total)}; dead-lettered for the dead one: ${dead.deadLettered}/${total} ${check(dead.deadLettered === total)}`,
   ];
