@@ -15,7 +15,7 @@ import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { Template } from 'aws-cdk-lib/assertions';
-import type { DynamoDBStreamEvent, SQSEvent } from 'aws-lambda';
+import type { DynamoDBStreamEvent } from 'aws-lambda';
 import { createHandler as createAuthorizer } from '../../functions/authorizer/handler.ts';
 import { createHandler as createCreatePlant } from '../../functions/create-plant/create-handler.ts';
 import { createHandler as createDeletePlant } from '../../functions/delete-plant/delete-handler.ts';
@@ -37,6 +37,7 @@ import {
   createPostPlantsEvent,
 } from '../support/api-gateway-event.ts';
 import { matchesFilterPattern } from '../support/metric-filter-pattern.ts';
+import { deliveryEvent } from '../support/sqs-event.ts';
 import { createTestTable, type TestTable } from '../support/test-store.ts';
 
 const cdkJson = JSON.parse(readFileSync(path.join(repositoryRoot, 'cdk.json'), 'utf8')) as {
@@ -203,25 +204,7 @@ describe('metric filters, against the real log lines', () => {
         retrySchedule: schedule,
         logger: loggerOf('deliver-webhook'),
       });
-    const message: SQSEvent = {
-      Records: [
-        {
-          messageId: 'm',
-          receiptHandle: 'r',
-          body: JSON.stringify({
-            webhookId: 'msg_1',
-            payload: '{"id":3,"name":"Ivy"}',
-            subscriber: 'audit',
-          }),
-          attributes: {} as never,
-          messageAttributes: {},
-          md5OfBody: '',
-          eventSource: 'aws:sqs',
-          eventSourceARN: 'arn:aws:sqs:us-east-1:1:deliveries',
-          awsRegion: 'us-east-1',
-        },
-      ],
-    };
+    const message = deliveryEvent(['m'], '{"id":3,"name":"Ivy"}');
     await deliver([5])(message);
     subscriberAnswer = 500;
     await deliver([3600])(message);

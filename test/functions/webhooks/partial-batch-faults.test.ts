@@ -8,11 +8,12 @@ import type { AddressInfo } from 'node:net';
 import { SendMessageBatchCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { marshall } from '@aws-sdk/util-dynamodb';
 import { afterEach, expect, it } from '@jest/globals';
-import type { DynamoDBStreamEvent, SQSEvent } from 'aws-lambda';
+import type { DynamoDBStreamEvent } from 'aws-lambda';
 import { mockClient } from 'aws-sdk-client-mock';
 import { createDeliverHandler } from '../../../functions/deliver-webhook/deliver-handler.ts';
 import { createLogger } from '../../../functions/shared/logger.ts';
 import { createFanoutHandler } from '../../../functions/webhook-fanout/fanout-handler.ts';
+import { deliveryEvent } from '../../support/sqs-event.ts';
 
 const sqs = mockClient(SQSClient);
 const quiet = createLogger({}, () => {});
@@ -67,22 +68,7 @@ it('hands back the message whose next attempt SQS refused, and only that one', a
       ],
       logger: quiet,
     });
-    const record = (id: string) => ({
-      messageId: id,
-      receiptHandle: `receipt-${id}`,
-      body: JSON.stringify({
-        webhookId: `msg_${id}`,
-        payload: '{"id":1,"name":"A"}',
-        subscriber: 'audit',
-      }),
-      attributes: {} as never,
-      messageAttributes: {},
-      md5OfBody: '',
-      eventSource: 'aws:sqs',
-      eventSourceARN: 'arn:aws:sqs:us-east-1:1:deliveries',
-      awsRegion: 'us-east-1',
-    });
-    const event: SQSEvent = { Records: [record('first'), record('second')] };
+    const event = deliveryEvent(['first', 'second'], '{"id":1,"name":"A"}');
     await expect(deliver(event)).resolves.toEqual({
       batchItemFailures: [{ itemIdentifier: 'second' }],
     });
