@@ -8,10 +8,10 @@ import type {
 } from 'aws-lambda';
 import { createLogger } from '../../functions/shared/logger.ts';
 import { gatewayResponses } from '../../infra/gateway-responses.ts';
+import { createTokenBucket } from '../../local/api-gateway/throttling.ts';
 import {
   type ApiGateway,
   type ApiGatewayOptions,
-  createTokenBucket,
   PortInUseError,
   type ProxyIntegrationHandler,
   startApiGateway,
