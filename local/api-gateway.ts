@@ -128,7 +128,7 @@ export async function startApiGateway(options: ApiGatewayOptions): Promise<ApiGa
     request: IncomingMessage,
     requestId: string,
     matched: RouteMatch | undefined,
-  ): Promise<HttpAnswer | undefined> => {
+  ): Promise<HttpAnswer | 'refused' | undefined> => {
     if (request.headers.host === undefined) return gatewayAnswer('DEFAULT_4XX');
     // A REST API answers an unknown path and an unknown method alike (MISSING_AUTHENTICATION_TOKEN).
     if (matched === undefined) return gatewayAnswer('MISSING_AUTHENTICATION_TOKEN');
@@ -136,7 +136,7 @@ export async function startApiGateway(options: ApiGatewayOptions): Promise<ApiGa
     if (!takeToken()) return gatewayAnswer('THROTTLED');
 
     const body = await readBody(request);
-    if (body === 'client gone') return undefined;
+    if (body === 'client gone') return refusedByParser.has(request.socket) ? 'refused' : undefined;
     if (body === 'too large') return awsAnswer(awsOwnAnswers.payloadTooLarge);
 
     const token = request.headers.authorization;
@@ -188,6 +188,8 @@ export async function startApiGateway(options: ApiGatewayOptions): Promise<ApiGa
         return gatewayAnswer('DEFAULT_5XX');
       })
       .then((answer) => {
+        // A body the HTTP parser refused mid-way was answered, and logged, by `clientError`.
+        if (answer === 'refused') return;
         if (answer !== undefined) writeAnswer(response, answer, requestId);
         // The route's resource path, never the path as sent: a client may put a token anywhere
         // in it (`/plants/<jwt>`, `;access_token=…`), and nothing a client sends as a
@@ -220,11 +222,17 @@ export async function startApiGateway(options: ApiGatewayOptions): Promise<ApiGa
   // Requests Node's HTTP parser refuses (headers over its 16 KiB limit, broken syntax)
   // never reach the handler above; Node would answer them with an empty 400 or 431. Answer with
   // the gateway's Error body instead, so that no response of the API has another shape.
+  // Sockets whose request the parser refused: a body read on them did not end with the client.
+  const refusedByParser = new WeakSet<object>();
   server.on('clientError', (error: NodeJS.ErrnoException, socket) => {
-    if (error.code === 'ECONNRESET' || !socket.writable) {
+    // The client closed the connection mid-message (HPE_INVALID_EOF_STATE) or reset it: nobody
+    // to answer; the request's own handler logs it as abandoned.
+    if (error.code === 'ECONNRESET' || error.code === 'HPE_INVALID_EOF_STATE' || !socket.writable) {
       socket.destroy();
       return;
     }
+    refusedByParser.add(socket);
+    logger.info('request refused by the HTTP parser', { status: 400, reason: error.code });
     const answer = gatewayAnswer('DEFAULT_4XX');
     const headers = Object.entries(answer.headers).map(([name, value]) => `${name}: ${value}\r\n`);
     socket.end(

@@ -256,6 +256,32 @@ describe('local API Gateway stand-in', () => {
       ]);
     });
 
+    it('answers and logs a body the HTTP parser refuses mid-way as a refusal, not as a client gone', async () => {
+      const before = started.logLines.length;
+      const answer = await new Promise<string>((resolve, reject) => {
+        let received = '';
+        const socket = connect(started.gateway.port, '127.0.0.1', () => {
+          socket.write(
+            'POST /plants HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer allow\r\n' +
+              'Content-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n' +
+              'zz\r\n{"id":1}\r\n0\r\n\r\n',
+          );
+        });
+        socket.on('data', (chunk: Buffer) => {
+          received += chunk.toString('utf8');
+        });
+        socket.on('close', () => resolve(received));
+        socket.on('error', reject);
+      });
+      expect(answer).toMatch(/^HTTP\/1\.1 400 /);
+      expect(JSON.parse(answer.split('\r\n\r\n')[1] ?? '')).toEqual(
+        gatewayResponses.DEFAULT_4XX.body,
+      );
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      const messages = started.logLines.slice(before).map((line) => JSON.parse(line).message);
+      expect(messages).toEqual(['request refused by the HTTP parser']);
+    });
+
     it('tells the function the scheme is http, whatever the client claims', async () => {
       const response = await fetch(`${started.gateway.url}/plants`, {
         method: 'POST',
