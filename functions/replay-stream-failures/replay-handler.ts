@@ -16,9 +16,8 @@ import { readEnvironment } from '../shared/environment.ts';
 import { createLogger } from '../shared/logger.ts';
 import {
   type FanoutDependencies,
-  fanoutLog,
   queueNewPlantDeliveries,
-  readFanoutConfig,
+  readFanoutSettings,
 } from '../webhook-fanout/fanout-handler.ts';
 import type { PlantStreamRecord } from '../webhooks/new-plant-events.ts';
 
@@ -55,13 +54,6 @@ export function createReplayHandler(dependencies: ReplayDependencies) {
       }
       const outcome = await queueNewPlantDeliveries(records, dependencies, logger);
       newPlants += outcome.newPlants;
-      // The fan-out's own line: these plants count as created once they are queued.
-      if (outcome.newPlants > 0 || outcome.skipped > 0) {
-        logger.info(fanoutLog.queued, {
-          [fanoutLog.newPlantsField]: outcome.newPlants,
-          skipped: outcome.skipped,
-        });
-      }
       if (outcome.failedRecord !== undefined) {
         remainingBatches += 1;
         continue;
@@ -119,7 +111,7 @@ async function readKeptRecords(
 /** The configuration from the environment: the fan-out's, and the bucket; checked at cold start. */
 export function readReplayConfig(environment: NodeJS.ProcessEnv) {
   const read = readEnvironment(environment, 'replay-stream-failures');
-  const bucketName = read.string('STREAM_FAILURES_BUCKET');
+  const config = { ...readFanoutSettings(read), bucketName: read.string('STREAM_FAILURES_BUCKET') };
   read.check();
-  return { ...readFanoutConfig(environment), bucketName };
+  return config;
 }

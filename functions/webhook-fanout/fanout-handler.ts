@@ -10,7 +10,7 @@
  */
 import { SendMessageBatchCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import type { DynamoDBBatchResponse, DynamoDBStreamEvent } from 'aws-lambda';
-import { parseJson, readEnvironment } from '../shared/environment.ts';
+import { type EnvironmentReader, parseJson, readEnvironment } from '../shared/environment.ts';
 import { createLogger, type Logger } from '../shared/logger.ts';
 import { itemsNotPlantsLog } from '../shared/stored-plant.ts';
 import { type DeliveryMessage, firstDeliveryMessage } from '../webhooks/delivery-message.ts';
@@ -47,7 +47,8 @@ export interface QueueOutcome {
 /**
  * Queues every new plant of `records`, in order, one message per subscriber; stops at the first
  * record SQS does not take. A record whose item is not a plant is skipped and logged at warn:
- * it must never hold up the plants after it.
+ * it must never hold up the plants after it. Logs one line of what it queued (the PlantsCreated
+ * metric counts it), for the fan-out and for a replay alike.
  */
 export async function queueNewPlantDeliveries(
   records: readonly PlantStreamRecord[],
@@ -80,26 +81,32 @@ export async function queueNewPlantDeliveries(
       await sendAll(dependencies, messages);
     } catch (error) {
       logger.error('could not queue webhook deliveries', { webhookId: event.webhookId, error });
-      return { newPlants, skipped, failedRecord: record };
+      return logQueued(logger, { newPlants, skipped, failedRecord: record });
     }
     newPlants += 1;
   }
-  return { newPlants, skipped };
+  return logQueued(logger, { newPlants, skipped });
+}
+
+function logQueued(logger: Logger, outcome: QueueOutcome): QueueOutcome {
+  if (outcome.newPlants > 0 || outcome.skipped > 0) {
+    logger.info(fanoutLog.queued, {
+      [fanoutLog.newPlantsField]: outcome.newPlants,
+      skipped: outcome.skipped,
+    });
+  }
+  return outcome;
 }
 
 /** Builds the handler around its dependencies (tests bring their own). */
 export function createFanoutHandler(dependencies: FanoutDependencies) {
   const logger = dependencies.logger ?? createLogger({ service: 'webhook-fanout' });
   return async (event: DynamoDBStreamEvent): Promise<DynamoDBBatchResponse> => {
-    const { newPlants, skipped, failedRecord } = await queueNewPlantDeliveries(
+    const { failedRecord } = await queueNewPlantDeliveries(
       event.Records as PlantStreamRecord[],
       dependencies,
       logger,
     );
-    // One line per batch; the PlantsCreated metric is counted from it.
-    if (newPlants > 0 || skipped > 0) {
-      logger.info(fanoutLog.queued, { [fanoutLog.newPlantsField]: newPlants, skipped });
-    }
     // Lambda retries from the first failed record, the later ones with it.
     const sequenceNumber = failedRecord?.dynamodb?.SequenceNumber;
     return {
@@ -129,15 +136,20 @@ async function sendAll(dependencies: FanoutDependencies, messages: readonly Deli
 /** The configuration from the environment; anything missing fails the cold start. */
 export function readFanoutConfig(environment: NodeJS.ProcessEnv) {
   const read = readEnvironment(environment, 'webhook-fanout');
-  const config = {
+  const config = readFanoutSettings(read);
+  read.check();
+  return config;
+}
+
+/** The fan-out's settings, read with `read` (the replay reads them too); `read.check()` after. */
+export function readFanoutSettings(read: EnvironmentReader) {
+  return {
     deliveryQueueUrl: read.string('DELIVERY_QUEUE_URL'),
     subscriberNames: read.parse(
       'SUBSCRIBER_NAMES',
       parseJson(isStringArray, 'a JSON array of names'),
     ),
   };
-  read.check();
-  return config;
 }
 
 function isStringArray(value: unknown): value is string[] {
