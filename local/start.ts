@@ -16,7 +16,11 @@ import { defaultStageName, stages } from '../infra/stages.ts';
 import { type LocalApi, startLocalApi } from './local-api.ts';
 import { ensurePrivateDirectory } from './private-directory.ts';
 import { localKeysDirectory } from './token-issuer.ts';
-import { type LocalWebhooks, readLocalWebhooks } from './webhook-settings.ts';
+import {
+  type LocalWebhooks,
+  readWebhookSettings,
+  resolveLocalWebhooks,
+} from './webhook-settings.ts';
 
 const samplePlant = { id: 1, name: 'Monstera', tag: 'tropical' };
 const tokenLifetimeSeconds = 3600;
@@ -126,10 +130,11 @@ async function main(): Promise<void> {
     throttling = read.parse('THROTTLING', parseThrottling, { fallback: defaultStageName });
     const port = read.parse('PORT', parsePort, { fallback: 3000 });
     const tableName = read.string('TABLE_NAME', { fallback: 'plants' });
+    const webhookSettings = readWebhookSettings(read);
     read.check();
     dynamoDbDataDirectory = dynamoDbEndpoint === '' ? join(dataDirectory, 'dynamodb') : undefined;
     ensurePrivateDirectory(dataDirectory);
-    webhooks = readLocalWebhooks(environment, dataDirectory);
+    webhooks = resolveLocalWebhooks(webhookSettings, dataDirectory);
     api = await startLocalApi({
       port,
       tableName,

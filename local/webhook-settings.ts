@@ -7,7 +7,7 @@ import { randomBytes } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Webhook } from 'standardwebhooks';
-import { readEnvironment } from '../functions/shared/environment.ts';
+import { type EnvironmentReader, readEnvironment } from '../functions/shared/environment.ts';
 import type { Subscriber } from '../functions/webhooks/send-webhook.ts';
 import { ensurePrivateDirectory } from './private-directory.ts';
 
@@ -31,9 +31,24 @@ export function readLocalWebhooks(
     'npm start',
     (problems) => new Error(problems.join(' ')),
   );
-  const urls = read.parse('WEBHOOK_URL', parseUrls, { fallback: [] });
-  const given = read.parse('WEBHOOK_SECRET', parseSecret, { fallback: '', secret: true });
+  const settings = readWebhookSettings(read);
   read.check();
+  return resolveLocalWebhooks(settings, dataDirectory);
+}
+
+/** The variables, read with `read` (npm start reads them with its others); `read.check()` after. */
+export function readWebhookSettings(read: EnvironmentReader) {
+  return {
+    urls: read.parse('WEBHOOK_URL', parseUrls, { fallback: [] }),
+    given: read.parse('WEBHOOK_SECRET', parseSecret, { fallback: '', secret: true }),
+  };
+}
+
+/** The subscribers of checked settings, with the secret kept in the data folder when none is given. */
+export function resolveLocalWebhooks(
+  { urls, given }: ReturnType<typeof readWebhookSettings>,
+  dataDirectory: string,
+): LocalWebhooks {
   if (urls.length === 0) return { subscribers: [], secretFile: undefined, newSecret: undefined };
   if (given !== '') {
     return { subscribers: subscribersOf(urls, given), secretFile: undefined, newSecret: undefined };
