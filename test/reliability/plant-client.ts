@@ -66,6 +66,28 @@ export async function postPlant(
   };
 }
 
+/**
+ * Sends `POST /plants` as a polite client does: a 503 (the store too busy within its deadline,
+ * safe to retry because creates are idempotent) is asserted to have the contract's shape and
+ * retried after a jittered back-off, up to `attempts` times. Returns the last answer and how
+ * many 503s came before it.
+ */
+export async function postPlantRetryingUnavailable(
+  url: string,
+  body: string,
+  options: PostOptions & { readonly attempts?: number } = {},
+): Promise<TimedAnswer & { readonly unavailableAnswers: number }> {
+  const attempts = options.attempts ?? 5;
+  for (let attempt = 1; ; attempt += 1) {
+    const answer = await postPlant(url, body, options);
+    if (answer.status !== 503 || attempt === attempts) {
+      return { ...answer, unavailableAnswers: attempt - 1 };
+    }
+    expectContractShape(answer);
+    await new Promise((resolve) => setTimeout(resolve, 100 * attempt + Math.random() * 200));
+  }
+}
+
 /** Runs `work` over `items` with at most `concurrency` at a time (the clients), keeping order. */
 export async function runConcurrently<Item, Result>(
   items: readonly Item[],
