@@ -124,7 +124,9 @@ function logUnavailable(
   answers: readonly { readonly unavailableAnswers: number }[],
 ): void {
   const retried = answers.filter((answer) => answer.unavailableAnswers > 0).length;
-  console.info(`${label}: ${answers.length} creates, ${retried} answered 503 first and were retried`);
+  console.info(
+    `${label}: ${answers.length} creates, ${retried} answered 503 first and were retried`,
+  );
 }
 
 describe('races on one id', () => {
