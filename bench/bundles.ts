@@ -6,6 +6,7 @@
 import { statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { type BuildOptions, build } from 'esbuild';
+import { type RouteFunctionName, routeFunctionNames } from '../functions/shared/routes.ts';
 import { bundleSettings, createBuildOptions } from '../infra/bundling.ts';
 import { functionSettings } from '../infra/function-settings.ts';
 
@@ -77,8 +78,10 @@ export interface BenchBundles {
 }
 
 /** The API functions besides create-plant, whose every lever the benchmark takes apart. */
-export const otherApiFunctions = ['listPlants', 'getPlant', 'deletePlant'] as const;
-export type OtherApiFunction = (typeof otherApiFunctions)[number];
+export type OtherApiFunction = Exclude<RouteFunctionName, 'createPlant'>;
+export const otherApiFunctions = routeFunctionNames.filter(
+  (name): name is OtherApiFunction => name !== 'createPlant',
+);
 
 /** Builds every bundle into `directory` (created by esbuild when missing). */
 export async function buildBenchBundles(directory: string): Promise<BenchBundles> {

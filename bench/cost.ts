@@ -8,6 +8,7 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { type RouteFunctionName, routeFunctionNames } from '../functions/shared/routes.ts';
 import { defaultRetrySchedule } from '../functions/webhooks/send-webhook.ts';
 import { functionSettings } from '../infra/function-settings.ts';
 import { authorizerCacheSeconds } from '../infra/plants-api.ts';
@@ -57,6 +58,7 @@ export const defaultAssumptions: CostAssumptions = {
     createPlant: 0.7,
     listPlants: 1.5,
     getPlant: 0.6,
+    updatePlant: 0.7,
     deletePlant: 0.5,
     authorizer: 0.5,
     deliverWebhook: 1,
@@ -66,22 +68,25 @@ export const defaultAssumptions: CostAssumptions = {
 
 const fullVcpuMemoryMb = 1769;
 
-type Operation = 'createPlant' | 'listPlants' | 'getPlant' | 'deletePlant';
+type Operation = RouteFunctionName;
 
-/** DynamoDB request units per operation: a page is one consistent Scan of 101 items. */
+/**
+ * DynamoDB request units per operation, from the table actions its function may call: a write
+ * (put, update or delete) is one write of the item; a page is one consistent Scan of 101 items;
+ * a read alone is one consistent read of the item.
+ */
 function dynamoCost(operation: Operation, assumptions: CostAssumptions): number {
-  switch (operation) {
-    case 'createPlant':
-    case 'deletePlant':
-      return prices.dynamoWriteRequestUnitsPerMillion * Math.ceil(assumptions.itemBytes / 1024);
-    case 'getPlant':
-      return prices.dynamoReadRequestUnitsPerMillion * Math.ceil(assumptions.itemBytes / 4096);
-    case 'listPlants':
-      // Strongly consistent: one read unit per 4 KB scanned, 101 items (100 + the look-ahead).
-      return (
-        prices.dynamoReadRequestUnitsPerMillion * Math.ceil((101 * assumptions.itemBytes) / 4096)
-      );
+  const actions: readonly string[] = functionSettings[operation].tableActions;
+  if (actions.some((action) => /PutItem|UpdateItem|DeleteItem/.test(action))) {
+    return prices.dynamoWriteRequestUnitsPerMillion * Math.ceil(assumptions.itemBytes / 1024);
   }
+  if (actions.includes('dynamodb:Scan')) {
+    // Strongly consistent: one read unit per 4 KB scanned, 101 items (100 + the look-ahead).
+    return (
+      prices.dynamoReadRequestUnitsPerMillion * Math.ceil((101 * assumptions.itemBytes) / 4096)
+    );
+  }
+  return prices.dynamoReadRequestUnitsPerMillion * Math.ceil(assumptions.itemBytes / 4096);
 }
 
 /** Lambda's cost of one million invocations of `name` lasting `milliseconds` each (rounded up). */
@@ -115,7 +120,7 @@ export interface OperationCost {
 
 /** The cost of one million requests of each operation, in US dollars. */
 export function estimateCosts(assumptions: CostAssumptions = defaultAssumptions): OperationCost[] {
-  const operations: Operation[] = ['createPlant', 'listPlants', 'getPlant', 'deletePlant'];
+  const operations = routeFunctionNames;
   // One authorizer run per token per cache TTL (the cache holds the answer for every method).
   const authorizerShare = 1 / assumptions.requestsPerTokenPerCacheTtl;
   const authorizer =

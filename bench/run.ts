@@ -11,6 +11,7 @@
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, release, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
+import { functionDisplayName, routesOf } from '../functions/shared/routes.ts';
 import { functionSettings } from '../infra/function-settings.ts';
 import { startDynamoDbLocal } from '../local/dynamodb-local.ts';
 import { startMotoServer } from '../test/support/moto-server.ts';
@@ -47,12 +48,17 @@ const listedPlants = quick ? 1_000 : 10_000;
 const dataDirectory = join(repositoryRoot, '.data', 'bench');
 const resultsPath = join(dataDirectory, 'results.json');
 const sampleEventPath = join(repositoryRoot, 'events', 'create-plant.json');
-/** The sample event of each other API function, and what it answers against the instant store. */
-const otherFunctionEvents: Record<OtherApiFunction, { eventPath: string; outcome: string }> = {
-  listPlants: { eventPath: join(repositoryRoot, 'events', 'list-plants.json'), outcome: '200' },
-  getPlant: { eventPath: join(repositoryRoot, 'events', 'get-plant.json'), outcome: '200' },
-  deletePlant: { eventPath: join(repositoryRoot, 'events', 'delete-plant.json'), outcome: '204' },
-};
+/**
+ * The sample event of each other API function (`events/<function>.json`, as `sam local invoke`
+ * takes it), and what it answers against the instant store: 204 for a DELETE, 200 otherwise.
+ */
+function otherFunctionEvent(name: OtherApiFunction): { eventPath: string; outcome: string } {
+  const deletes = routesOf(name).every((route) => route.method === 'DELETE');
+  return {
+    eventPath: join(repositoryRoot, 'events', `${functionDisplayName(name)}.json`),
+    outcome: deletes ? '204' : '200',
+  };
+}
 
 /** The issue's targets, checked against the figures in the summary. */
 const targets = {
@@ -85,7 +91,9 @@ async function main(): Promise<void> {
   log(`Warm path (${warmRounds} rounds of ${warmRoundMilliseconds} ms per handler)…`);
   const warmPath = await measureCreatePlantWarmPath(bundles);
 
-  log(`list-plants, get-plant, delete-plant: cold starts and warm path…`);
+  log(
+    `${bundles.otherApiFunctions.map(({ name }) => functionDisplayName(name)).join(', ')}: cold starts and warm path…`,
+  );
   const otherFunctions = await measureOtherApiFunctions(bundles);
 
   log('Authorizer…');
@@ -252,7 +260,7 @@ async function measureOtherApiFunctions(bundles: BenchBundles) {
   try {
     const results = [];
     for (const { name, deployed, cdkDefault } of bundles.otherApiFunctions) {
-      const { eventPath, outcome } = otherFunctionEvents[name];
+      const { eventPath, outcome } = otherFunctionEvent(name);
       const environment = createLambdaEnvironment(name, functionSettings[name].memorySizeMb, {
         TABLE_NAME: 'plants',
         DYNAMODB_ENDPOINT: store.endpoint,

@@ -4,7 +4,7 @@
  *
  * Plain data (no aws-cdk-lib) so that the benchmark can import it.
  */
-import type { RouteFunctionName } from '../functions/shared/routes.ts';
+import { type RouteFunctionName, routeFunctionFolder } from '../functions/shared/routes.ts';
 
 /** What the stack needs to know about one function. */
 export interface FunctionSettings {
@@ -21,6 +21,16 @@ export interface FunctionSettings {
    * cannot write or delete, the deleter cannot read.
    */
   readonly tableActions?: readonly string[];
+  /**
+   * Whether the function reads stored items and skips (logging) those that are not plants: its
+   * log group then feeds the `ItemsNotPlants` metric.
+   */
+  readonly skipsItemsNotPlants?: boolean;
+}
+
+/** A route function's Lambda entry, in the folder the route table names. */
+function routeFunctionEntry(name: RouteFunctionName): string {
+  return `${routeFunctionFolder(name)}/handler.ts`;
 }
 
 /**
@@ -37,7 +47,7 @@ const apiFunctionTimeoutSeconds = 10;
 
 export const functionSettings = {
   createPlant: {
-    entry: 'functions/create-plant/handler.ts',
+    entry: routeFunctionEntry('createPlant'),
     // Chosen from `npm run bench` (README, Performance): a cold start costs ~48 ms of CPU above
     // Node.js's own start and a warm create ~0.7 ms, both single-threaded. At 1024 MB (0.58
     // vCPU) that is ~83 ms and ~1.1 ms in Lambda; 512 MB doubles both (~166 ms of cold start a
@@ -52,21 +62,31 @@ export const functionSettings = {
     tableActions: ['dynamodb:PutItem', 'dynamodb:GetItem'],
   },
   listPlants: {
-    entry: 'functions/list-plants/handler.ts',
+    entry: routeFunctionEntry('listPlants'),
     // Same cold start as create-plant within a millisecond or two (`npm run bench`); a page of
     // 100 plants adds ~1 ms of CPU for the JSON, so the same size keeps both short.
     memorySizeMb: apiFunctionMemorySizeMb,
     timeoutSeconds: apiFunctionTimeoutSeconds,
     tableActions: ['dynamodb:Scan'],
+    skipsItemsNotPlants: true,
   },
   getPlant: {
-    entry: 'functions/get-plant/handler.ts',
+    entry: routeFunctionEntry('getPlant'),
     memorySizeMb: apiFunctionMemorySizeMb,
     timeoutSeconds: apiFunctionTimeoutSeconds,
     tableActions: ['dynamodb:GetItem'],
+    skipsItemsNotPlants: true,
+  },
+  updatePlant: {
+    entry: routeFunctionEntry('updatePlant'),
+    memorySizeMb: apiFunctionMemorySizeMb,
+    timeoutSeconds: apiFunctionTimeoutSeconds,
+    // A change is one conditional UpdateItem; a patch that names nothing only reads (GetItem).
+    tableActions: ['dynamodb:UpdateItem', 'dynamodb:GetItem'],
+    skipsItemsNotPlants: true,
   },
   deletePlant: {
-    entry: 'functions/delete-plant/handler.ts',
+    entry: routeFunctionEntry('deletePlant'),
     memorySizeMb: apiFunctionMemorySizeMb,
     timeoutSeconds: apiFunctionTimeoutSeconds,
     tableActions: ['dynamodb:DeleteItem'],
@@ -77,6 +97,7 @@ export const functionSettings = {
     // calls, so a small size; a cold start only delays deliveries by a fraction of a second.
     memorySizeMb: 512,
     timeoutSeconds: 30,
+    skipsItemsNotPlants: true,
   },
   deliverWebhook: {
     entry: 'functions/deliver-webhook/handler.ts',
@@ -92,6 +113,7 @@ export const functionSettings = {
     // bucket of them fits in the maximum timeout (a replay that runs out is simply run again).
     memorySizeMb: 512,
     timeoutSeconds: 900,
+    skipsItemsNotPlants: true,
   },
   authorizer: {
     entry: 'functions/authorizer/handler.ts',

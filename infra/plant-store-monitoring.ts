@@ -29,9 +29,11 @@ import { Construct } from 'constructs';
 import { requestLog } from '../functions/shared/api-responses.ts';
 import { errorCodes } from '../functions/shared/error-codes.ts';
 import { logFields } from '../functions/shared/logger.ts';
+import { functionDisplayName } from '../functions/shared/routes.ts';
 import { itemsNotPlantsLog } from '../functions/shared/stored-plant.ts';
 import { fanoutLog } from '../functions/webhook-fanout/fanout-handler.ts';
 import { webhookLog } from '../functions/webhooks/send-webhook.ts';
+import { type FunctionSettings, functionSettings } from './function-settings.ts';
 import { type PlantWebhooks, streamFailureMetricsId } from './plant-webhooks.ts';
 import type { AlarmNotificationsConfig } from './stages.ts';
 
@@ -310,14 +312,15 @@ export class PlantStoreMonitoring extends Construct {
       ['WebhooksDelivered', 'deliver-webhook', message(webhookLog.delivered), '1'],
       ['WebhookRetries', 'deliver-webhook', message(webhookLog.retrying), '1'],
       ['WebhooksDeadLettered', 'deliver-webhook', message(webhookLog.deadLettered), '1'],
-      ...['list-plants', 'get-plant', 'webhook-fanout', 'replay-stream-failures'].map(
-        (name): [string, string, IFilterPattern, string] => [
+      ...Object.entries(functionSettings as Record<string, FunctionSettings>)
+        .filter(([, settings]) => settings.skipsItemsNotPlants === true)
+        .map(([name]) => functionDisplayName(name))
+        .map((name): [string, string, IFilterPattern, string] => [
           'ItemsNotPlants',
           name,
           message(itemsNotPlantsLog.message),
           `$.${itemsNotPlantsLog.countField}`,
-        ],
-      ),
+        ]),
     ];
     for (const [metricName, functionName, filterPattern, metricValue] of counters) {
       new MetricFilter(this, `${metricName}-${functionName}`, {

@@ -6,7 +6,8 @@ import type { Construct } from 'constructs';
 import {
   functionDisplayName,
   type RouteFunctionName,
-  routes,
+  routeFunctionNames,
+  routesOf,
   scopeDescriptions,
 } from '../functions/shared/routes.ts';
 import { functionSettings } from './function-settings.ts';
@@ -63,22 +64,19 @@ export class PlantStoreStack extends Stack {
     // Logical ids are the function names in PascalCase (`CreatePlant`), as SAM users call them.
     const routeFunction = (name: RouteFunctionName) => {
       const settings = functionSettings[name];
-      const route = routes.find((candidate) => candidate.function === name);
+      const served = routesOf(name).map((route) => `${route.method} ${route.path}`);
       const fn = new PlantStoreFunction(this, name.charAt(0).toUpperCase() + name.slice(1), {
         settings,
-        description: `Plant Store: ${route?.method} ${route?.path}.`,
+        description: `Plant Store: ${served.join(', ')}.`,
         logRetention,
         logRemovalPolicy,
       });
       this.table.bindFunction(fn, settings.tableActions);
       return fn;
     };
-    this.routeFunctions = {
-      createPlant: routeFunction('createPlant'),
-      listPlants: routeFunction('listPlants'),
-      getPlant: routeFunction('getPlant'),
-      deletePlant: routeFunction('deletePlant'),
-    };
+    this.routeFunctions = Object.fromEntries(
+      routeFunctionNames.map((name) => [name, routeFunction(name)]),
+    ) as Record<RouteFunctionName, PlantStoreFunction>;
 
     this.authorizerFunction = new PlantStoreFunction(this, 'Authorizer', {
       settings: functionSettings.authorizer,

@@ -32,8 +32,9 @@ export class PlantsTable extends Construct {
       encryption: TableEncryption.AWS_MANAGED,
       pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
       deletionProtection: props.productionLike,
-      // Every new plant's image feeds the webhooks: the stream is the one source of the event.
-      stream: StreamViewType.NEW_IMAGE,
+      // Every change feeds the webhooks: the stream is the one source of the events. Old images
+      // too: a removed plant's version is only in its old image.
+      stream: StreamViewType.NEW_AND_OLD_IMAGES,
       removalPolicy: props.productionLike ? RemovalPolicy.RETAIN : RemovalPolicy.DESTROY,
     });
   }

@@ -6,13 +6,15 @@
 
 import { readAuthorizerConfig } from '../functions/authorizer/authorizer-config.ts';
 import { createHandler as createAuthorizerHandler } from '../functions/authorizer/handler.ts';
-import { createHandler as createCreatePlantHandler } from '../functions/create-plant/create-handler.ts';
-import { createHandler as createDeletePlantHandler } from '../functions/delete-plant/delete-handler.ts';
-import { createHandler as createGetPlantHandler } from '../functions/get-plant/get-handler.ts';
-import { createHandler as createListPlantsHandler } from '../functions/list-plants/list-handler.ts';
 import { createDocumentClient } from '../functions/shared/dynamodb.ts';
 import { createLogger, type Logger } from '../functions/shared/logger.ts';
-import { functionDisplayName, type RouteFunctionName, routes } from '../functions/shared/routes.ts';
+import {
+  functionDisplayName,
+  type RouteFunctionName,
+  routeFunctionFolder,
+  routeFunctionNames,
+  routes,
+} from '../functions/shared/routes.ts';
 import type { TableHandlerDependencies } from '../functions/shared/table-function.ts';
 import { functionSettings } from '../infra/function-settings.ts';
 import { resolveStageConfig } from '../infra/stages.ts';
@@ -86,15 +88,24 @@ export interface LocalApi {
   stop(): Promise<void>;
 }
 
-/** The handler factory of each function of the route table: the same code Lambda runs. */
-const handlerFactories: Readonly<
-  Record<RouteFunctionName, (dependencies: TableHandlerDependencies) => ProxyIntegrationHandler>
-> = {
-  createPlant: createCreatePlantHandler,
-  listPlants: createListPlantsHandler,
-  getPlant: createGetPlantHandler,
-  deletePlant: createDeletePlantHandler,
-};
+type HandlerFactory = (dependencies: TableHandlerDependencies) => ProxyIntegrationHandler;
+
+/**
+ * The handler factory of each function of the route table, the same code Lambda runs: every
+ * route function's folder has a `create-handler.ts` exporting `createHandler` (free of
+ * module-scope effects, unlike the Lambda entry `handler.ts`).
+ */
+async function loadHandlerFactories(): Promise<ReadonlyMap<RouteFunctionName, HandlerFactory>> {
+  const loaded = await Promise.all(
+    routeFunctionNames.map(async (name) => {
+      const module = (await import(`../${routeFunctionFolder(name)}/create-handler.ts`)) as {
+        readonly createHandler: HandlerFactory;
+      };
+      return [name, module.createHandler] as const;
+    }),
+  );
+  return new Map(loaded);
+}
 
 /**
  * Starts everything; on a failure, stops whatever had started before rethrowing, so nothing is
@@ -147,6 +158,7 @@ export async function startLocalApi(options: LocalApiOptions): Promise<LocalApi>
       stops.push(() => started.stop());
     }
 
+    const handlerFactories = await loadHandlerFactories();
     const gateway: ApiGateway = await startApiGateway({
       port: options.port ?? 3000,
       ...(options.throttlingStage === 'off'
@@ -166,7 +178,7 @@ export async function startLocalApi(options: LocalApiOptions): Promise<LocalApi>
           resourcePath: route.path,
           functionName,
           timeoutMilliseconds: functionSettings[route.function].timeoutSeconds * 1000,
-          handler: handlerFactories[route.function]({
+          handler: (handlerFactories.get(route.function) as HandlerFactory)({
             documentClient,
             tableName,
             logger: logger.child({ function: functionName }),

@@ -1,7 +1,7 @@
 /**
  * The plants table outside CloudFormation (DynamoDB Local, tests): the same key schema as the
- * deployed table, partition key `id` of type Number, on-demand, with a stream of new images (the
- * source of the new-plant webhooks).
+ * deployed table, partition key `id` of type Number, on-demand, with a stream of new and old images
+ * (the source of the webhooks: a deleted plant is only in its old image).
  */
 import {
   CreateTableCommand,
@@ -29,7 +29,7 @@ export async function createPlantsTableIfMissing(
         AttributeDefinitions: [{ AttributeName: 'id', AttributeType: 'N' }],
         KeySchema: [{ AttributeName: 'id', KeyType: 'HASH' }],
         BillingMode: 'PAY_PER_REQUEST',
-        StreamSpecification: { StreamEnabled: true, StreamViewType: 'NEW_IMAGE' },
+        StreamSpecification: streamSpecification,
       }),
     );
   } catch (error) {
@@ -40,14 +40,25 @@ export async function createPlantsTableIfMissing(
     { client, minDelay: 1, maxDelay: 2, maxWaitTime: 60 },
     { TableName: tableName },
   );
-  // A table an earlier version created has no stream yet.
+  // A table an earlier version created has no stream yet, or one of new images only. A stream's
+  // view type cannot be changed in place: it is turned off, then on (a new stream).
   const { Table } = await client.send(new DescribeTableCommand({ TableName: tableName }));
-  if (Table?.StreamSpecification?.StreamEnabled !== true) {
+  const stream = Table?.StreamSpecification;
+  if (stream?.StreamViewType === streamSpecification.StreamViewType) return;
+  if (stream?.StreamEnabled === true) {
     await client.send(
       new UpdateTableCommand({
         TableName: tableName,
-        StreamSpecification: { StreamEnabled: true, StreamViewType: 'NEW_IMAGE' },
+        StreamSpecification: { StreamEnabled: false },
       }),
     );
   }
+  await client.send(
+    new UpdateTableCommand({ TableName: tableName, StreamSpecification: streamSpecification }),
+  );
 }
+
+const streamSpecification = {
+  StreamEnabled: true,
+  StreamViewType: 'NEW_AND_OLD_IMAGES',
+} as const;

@@ -9,6 +9,7 @@ import middy from '@middy/core';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import { apiResponses, jsonResponse } from '../shared/api-responses.ts';
 import { createLogger } from '../shared/logger.ts';
+import { entityTagOf } from '../shared/plant-version.ts';
 import type { TableHandlerDependencies } from '../shared/table-function.ts';
 import { createPlant } from './create-plant.ts';
 import { readNewPlant } from './read-new-plant.ts';
@@ -20,7 +21,7 @@ export function createHandler(dependencies: TableHandlerDependencies) {
     .use(apiResponses({ logger }))
     .handler(async (event) => {
       const newPlant = readNewPlant(event);
-      const plant = await createPlant(newPlant, dependencies);
-      return jsonResponse(200, plant);
+      const { plant, version } = await createPlant(newPlant, dependencies);
+      return jsonResponse(200, plant, { ETag: entityTagOf(version) });
     });
 }

@@ -6,7 +6,19 @@ import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { callStore, type StoreDependencies } from '../shared/dynamodb.ts';
 import { PlantConflictError } from '../shared/errors.ts';
+import {
+  nextVersion,
+  readItemVersion,
+  unversioned,
+  versionAttribute,
+} from '../shared/plant-version.ts';
 import { type NewPlant, type Plant, toPlant } from './new-plant.ts';
+
+/** The answer of a create: the Plant and the stored plant's version (its `ETag`). */
+export interface CreatedPlant {
+  readonly plant: Plant;
+  readonly version: number;
+}
 
 /**
  * Stores `newPlant` unless its id exists, in one round trip: a put conditioned on the id being
@@ -19,9 +31,10 @@ import { type NewPlant, type Plant, toPlant } from './new-plant.ts';
 export async function createPlant(
   newPlant: NewPlant,
   dependencies: StoreDependencies,
-): Promise<Plant> {
+): Promise<CreatedPlant> {
   const { documentClient, tableName } = dependencies;
   const plant = toPlant(newPlant);
+  const version = nextVersion(unversioned, Date.now());
   try {
     await callStore(
       (abortSignal) =>
@@ -29,7 +42,7 @@ export async function createPlant(
           new PutCommand({
             TableName: tableName,
             // Exactly the declared fields: nothing else the client sent reaches the table.
-            Item: { id: newPlant.id, ...plant },
+            Item: { id: newPlant.id, ...plant, [versionAttribute]: version },
             ConditionExpression: 'attribute_not_exists(id)',
             ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
           }),
@@ -37,7 +50,7 @@ export async function createPlant(
         ),
       dependencies.deadlineMilliseconds,
     );
-    return plant;
+    return { plant, version };
   } catch (error) {
     if (error instanceof ConditionalCheckFailedException) {
       return answerExistingPlant(plant, error);
@@ -50,11 +63,12 @@ export async function createPlant(
  * The stored plant when it equals the new one; a conflict otherwise. Without the old item there
  * is nothing to compare: that is a fault of ours (500), not the client's conflict to be told of.
  */
-function answerExistingPlant(plant: Plant, error: ConditionalCheckFailedException): Plant {
+function answerExistingPlant(plant: Plant, error: ConditionalCheckFailedException): CreatedPlant {
   if (error.Item === undefined) throw error;
   // The document client does not unmarshall an exception's item; numbers stay wrapped (exact).
   const stored = unmarshall(error.Item, { wrapNumbers: true });
-  const same = stored.name === plant.name && stored.tag === plant.tag;
+  const version = readItemVersion(stored);
+  const same = stored.name === plant.name && stored.tag === plant.tag && version !== undefined;
   if (!same) throw new PlantConflictError();
-  return plant;
+  return { plant, version };
 }

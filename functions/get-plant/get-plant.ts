@@ -6,10 +6,14 @@ import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { callStore, type StoreDependencies } from '../shared/dynamodb.ts';
 import { PlantNotFoundError } from '../shared/errors.ts';
 import type { Logger } from '../shared/logger.ts';
-import { itemsNotPlantsLog, readStoredPlant, type StoredPlant } from '../shared/stored-plant.ts';
+import {
+  itemsNotPlantsLog,
+  readVersionedPlant,
+  type VersionedPlant,
+} from '../shared/stored-plant.ts';
 
 /**
- * The stored plant with `id`. An item another tool stored under the id that is not a plant is
+ * The stored plant with `id`, and its version. An item another tool stored under the id that is not a plant is
  * no plant: not found, and logged at warn and counted as the list and the webhooks do.
  * @throws PlantNotFoundError when no plant has this id.
  * @throws StoreUnavailableError when the store is unreachable, too slow or throttling.
@@ -17,7 +21,7 @@ import { itemsNotPlantsLog, readStoredPlant, type StoredPlant } from '../shared/
 export async function getPlant(
   id: bigint,
   dependencies: StoreDependencies & { readonly logger?: Logger },
-): Promise<StoredPlant> {
+): Promise<VersionedPlant> {
   const { documentClient, tableName } = dependencies;
   const { Item } = await callStore(
     (abortSignal) =>
@@ -28,7 +32,7 @@ export async function getPlant(
     dependencies.deadlineMilliseconds,
   );
   if (Item === undefined) throw new PlantNotFoundError();
-  const plant = readStoredPlant(Item);
+  const plant = readVersionedPlant(Item);
   if (plant === undefined) {
     dependencies.logger?.warn(itemsNotPlantsLog.message, { [itemsNotPlantsLog.countField]: 1 });
     throw new PlantNotFoundError();

@@ -4,7 +4,7 @@
  */
 import { createDocumentClient } from '../shared/dynamodb.ts';
 import { readTableFunctionConfig } from '../shared/table-function.ts';
-import { createHandler } from './list-handler.ts';
+import { createHandler } from './create-handler.ts';
 
 const config = readTableFunctionConfig('list-plants');
 

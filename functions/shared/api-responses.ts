@@ -9,8 +9,12 @@ import { ApiError } from './errors.ts';
 import type { Logger } from './logger.ts';
 
 /** A JSON response with exactly `body` and `Content-Type: application/json`. */
-export function jsonResponse(statusCode: number, body: unknown): APIGatewayProxyResult {
-  return jsonTextResponse(statusCode, JSON.stringify(body));
+export function jsonResponse(
+  statusCode: number,
+  body: unknown,
+  headers: Readonly<Record<string, string>> = {},
+): APIGatewayProxyResult {
+  return jsonTextResponse(statusCode, JSON.stringify(body), headers);
 }
 
 /** A response whose body is JSON text already written (exact int64 ids, for one). */

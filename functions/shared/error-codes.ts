@@ -58,6 +58,16 @@ export const errorCodes = {
   },
   notFound: { error: 40400, statusCode: 404, message: 'No such resource or method.' },
   plantNotFound: { error: 40401, statusCode: 404, message: 'No plant with this id.' },
+  preconditionFailed: {
+    error: 41200,
+    statusCode: 412,
+    message: 'The plant has changed since the ETag in If-Match; read it again.',
+  },
+  preconditionRequired: {
+    error: 42800,
+    statusCode: 428,
+    message: 'A change needs If-Match with the ETag of the plant read last.',
+  },
   throttled: { error: 42900, statusCode: 429, message: 'Too many requests; retry later.' },
   internal: { error: 50000, statusCode: 500, message: 'An unexpected error occurred.' },
   storeUnavailable: {

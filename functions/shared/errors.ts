@@ -38,11 +38,14 @@ export class InvalidPlantError extends ApiError {
   }
 }
 
-/** 40003: the content type is missing or not `application/json`. */
+/** 40003: the content type is missing or not the one the operation takes. */
 export class UnsupportedMediaTypeError extends ApiError {
   override readonly name = 'UnsupportedMediaTypeError';
-  constructor() {
-    super(errorCodes.unsupportedMediaType);
+  constructor(mediaType = 'application/json') {
+    super(
+      errorCodes.unsupportedMediaType,
+      errorCodes.unsupportedMediaType.message.replace('application/json', mediaType),
+    );
   }
 }
 
@@ -75,6 +78,22 @@ export class PlantConflictError extends ApiError {
   override readonly name = 'PlantConflictError';
   constructor() {
     super(errorCodes.plantConflict);
+  }
+}
+
+/** 41200: `If-Match` names no version the plant has. */
+export class PreconditionFailedError extends ApiError {
+  override readonly name = 'PreconditionFailedError';
+  constructor() {
+    super(errorCodes.preconditionFailed);
+  }
+}
+
+/** 42800: a change without `If-Match`. */
+export class PreconditionRequiredError extends ApiError {
+  override readonly name = 'PreconditionRequiredError';
+  constructor() {
+    super(errorCodes.preconditionRequired);
   }
 }
 

@@ -14,6 +14,19 @@ export function findHeader(event: APIGatewayProxyEvent, name: string): string | 
 }
 
 /**
+ * A header that may be a comma-separated list, sent on one line or several (`If-Match`): every
+ * line's value, joined with commas; `undefined` when the client sent none.
+ */
+export function findListHeader(event: APIGatewayProxyEvent, name: string): string | undefined {
+  for (const [key, values] of Object.entries(event.multiValueHeaders ?? {})) {
+    if (key.toLowerCase() === name && values !== undefined && values.length > 0) {
+      return values.join(', ');
+    }
+  }
+  return findHeader(event, name);
+}
+
+/**
  * The plant id of a `/plants/{id}` path: decimal digits with an optional leading minus, within
  * int64. API Gateway passes path parameters as sent, not percent-decoded: `%31` is not an id.
  * @throws InvalidParameterError (40005) naming `id`.

@@ -18,27 +18,85 @@ export type Scope = (typeof scopes)[keyof typeof scopes];
 /** What each scope lets a client do, for the issuer's resource server and the docs. */
 export const scopeDescriptions: Readonly<Record<Scope, string>> = {
   'plants/read': 'List and read plants',
-  'plants/write': 'Create and delete plants',
+  'plants/write': 'Create, change and delete plants',
 };
 
-/** The functions behind the routes (keys of `infra/function-settings.ts`). */
-export type RouteFunctionName = 'createPlant' | 'listPlants' | 'getPlant' | 'deletePlant';
-
 export interface Route {
-  readonly method: 'GET' | 'POST' | 'DELETE';
+  readonly method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
   /** The resource path as API Gateway writes it, path parameters in braces: `/plants/{id}`. */
   readonly path: string;
   readonly scope: Scope;
-  /** The function that serves the route; also the OpenAPI `operationId`. */
-  readonly function: RouteFunctionName;
+  /**
+   * The function that serves the route, in camelCase: its folder is the kebab-case name
+   * (`updatePlant` → `functions/update-plant/`, see {@link routeFunctionFolder}).
+   */
+  readonly function: string;
+  /** The OpenAPI `operationId`; the function's name unless one function serves two routes. */
+  readonly operationId: string;
 }
 
-export const routes: readonly Route[] = [
-  { method: 'POST', path: '/plants', scope: scopes.write, function: 'createPlant' },
-  { method: 'GET', path: '/plants', scope: scopes.read, function: 'listPlants' },
-  { method: 'GET', path: '/plants/{id}', scope: scopes.read, function: 'getPlant' },
-  { method: 'DELETE', path: '/plants/{id}', scope: scopes.write, function: 'deletePlant' },
+export const routes = [
+  {
+    method: 'POST',
+    path: '/plants',
+    scope: scopes.write,
+    function: 'createPlant',
+    operationId: 'createPlant',
+  },
+  {
+    method: 'GET',
+    path: '/plants',
+    scope: scopes.read,
+    function: 'listPlants',
+    operationId: 'listPlants',
+  },
+  {
+    method: 'GET',
+    path: '/plants/{id}',
+    scope: scopes.read,
+    function: 'getPlant',
+    operationId: 'getPlant',
+  },
+  {
+    method: 'PUT',
+    path: '/plants/{id}',
+    scope: scopes.write,
+    function: 'updatePlant',
+    operationId: 'replacePlant',
+  },
+  {
+    method: 'PATCH',
+    path: '/plants/{id}',
+    scope: scopes.write,
+    function: 'updatePlant',
+    operationId: 'patchPlant',
+  },
+  {
+    method: 'DELETE',
+    path: '/plants/{id}',
+    scope: scopes.write,
+    function: 'deletePlant',
+    operationId: 'deletePlant',
+  },
+] as const satisfies readonly Route[];
+
+/** The functions behind the routes (keys of `infra/function-settings.ts`). */
+export type RouteFunctionName = (typeof routes)[number]['function'];
+
+/** Every function behind a route, once each, in the table's order. */
+export const routeFunctionNames: readonly RouteFunctionName[] = [
+  ...new Set(routes.map((route) => route.function)),
 ];
+
+/** The routes a function serves. */
+export function routesOf(name: RouteFunctionName): readonly Route[] {
+  return routes.filter((route) => route.function === name);
+}
+
+/** A route function's folder, relative to the repository root: `functions/update-plant`. */
+export function routeFunctionFolder(name: RouteFunctionName): string {
+  return `functions/${functionDisplayName(name)}`;
+}
 
 /**
  * The part of an execute-api ARN that names a route, as an authorizer policy's resource:

@@ -4,12 +4,19 @@
  * readers (the list, read and webhook functions).
  */
 import { parseDecimalInt64 } from './int64-json.ts';
+import { readItemVersion } from './plant-version.ts';
 
 /** A stored plant; `id` is an exact int64. */
 export interface StoredPlant {
   readonly id: bigint;
   readonly name: string;
   readonly tag?: string;
+}
+
+/** A stored plant with its version (`plant-version.ts`), as the changing operations see it. */
+export interface VersionedPlant {
+  readonly plant: StoredPlant;
+  readonly version: number;
 }
 
 /** A DynamoDB number read with `wrapNumbers`: its exact decimal text. */
@@ -38,6 +45,15 @@ export function readStoredPlant(item: Readonly<Record<string, unknown>>): Stored
   if (plantId === undefined || typeof name !== 'string') return undefined;
   if (tag === undefined) return { id: plantId, name };
   return typeof tag === 'string' ? { id: plantId, name, tag } : undefined;
+}
+
+/** The plant and version of a table item, or `undefined` when either is not one of ours. */
+export function readVersionedPlant(
+  item: Readonly<Record<string, unknown>>,
+): VersionedPlant | undefined {
+  const plant = readStoredPlant(item);
+  const version = readItemVersion(item);
+  return plant === undefined || version === undefined ? undefined : { plant, version };
 }
 
 /**

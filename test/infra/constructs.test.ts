@@ -27,6 +27,7 @@ function createInlineRouteFunctions(stack: Stack) {
     createPlant: createInlineFunction(stack, 'CreatePlant'),
     listPlants: createInlineFunction(stack, 'ListPlants'),
     getPlant: createInlineFunction(stack, 'GetPlant'),
+    updatePlant: createInlineFunction(stack, 'UpdatePlant'),
     deletePlant: createInlineFunction(stack, 'DeletePlant'),
   };
 }

@@ -5,8 +5,8 @@
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { createHandler as createCreateHandler } from '../../../functions/create-plant/create-handler.ts';
-import { createHandler as createDeleteHandler } from '../../../functions/delete-plant/delete-handler.ts';
-import { createHandler as createGetHandler } from '../../../functions/get-plant/get-handler.ts';
+import { createHandler as createDeleteHandler } from '../../../functions/delete-plant/create-handler.ts';
+import { createHandler as createGetHandler } from '../../../functions/get-plant/create-handler.ts';
 import { createLogger } from '../../../functions/shared/logger.ts';
 import { itemsNotPlantsLog } from '../../../functions/shared/stored-plant.ts';
 import {

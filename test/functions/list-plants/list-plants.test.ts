@@ -8,7 +8,7 @@ import { BatchWriteCommand, DeleteCommand, PutCommand } from '@aws-sdk/lib-dynam
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { APIGatewayProxyResult } from 'aws-lambda';
 import fc from 'fast-check';
-import { createHandler } from '../../../functions/list-plants/list-handler.ts';
+import { createHandler } from '../../../functions/list-plants/create-handler.ts';
 import { encodeCursor } from '../../../functions/list-plants/page-cursor.ts';
 import { int64Max, int64Min } from '../../../functions/shared/int64-json.ts';
 import { createLogger } from '../../../functions/shared/logger.ts';

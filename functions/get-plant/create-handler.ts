@@ -1,0 +1,32 @@
+/**
+ * The `GET /plants/{id}` handler: the id from the path, the plant as a StoredPlant (exact id)
+ * with its `ETag`, or `304 Not Modified` when `If-None-Match` names it. Free of module-scope
+ * effects; `handler.ts` is the Lambda entry.
+ */
+import middy from '@middy/core';
+import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
+import { apiResponses, jsonTextResponse } from '../shared/api-responses.ts';
+import { createLogger } from '../shared/logger.ts';
+import { entityTagOf, matchesWeakly, parseEntityTagList } from '../shared/plant-version.ts';
+import { findListHeader, readPlantIdParameter } from '../shared/request.ts';
+import { stringifyStoredPlant } from '../shared/stored-plant.ts';
+import type { TableHandlerDependencies } from '../shared/table-function.ts';
+import { getPlant } from './get-plant.ts';
+
+/** Builds the middy handler around its dependencies (the local API and tests bring their own). */
+export function createHandler(dependencies: TableHandlerDependencies) {
+  const logger = dependencies.logger ?? createLogger({ service: 'get-plant' });
+  return middy<APIGatewayProxyEvent, APIGatewayProxyResult>()
+    .use(apiResponses({ logger }))
+    .handler(async (event) => {
+      const id = readPlantIdParameter(event);
+      const { plant, version } = await getPlant(id, { ...dependencies, logger });
+      const etag = entityTagOf(version);
+      const ifNoneMatch = findListHeader(event, 'if-none-match');
+      if (ifNoneMatch !== undefined && matchesWeakly(parseEntityTagList(ifNoneMatch), version)) {
+        // RFC 9110 §15.4.5: no body, and the ETag a 200 would have carried.
+        return { statusCode: 304, headers: { ETag: etag }, body: '' };
+      }
+      return jsonTextResponse(200, stringifyStoredPlant(plant), { ETag: etag });
+    });
+}

@@ -1,0 +1,39 @@
+/**
+ * Reading a JSON request body in the contract's order of checks: content type (40003) → size
+ * (40004) → JSON (40001). What the JSON must be is the caller's (40002).
+ */
+import type { APIGatewayProxyEvent } from 'aws-lambda';
+import { maxBodyBytes } from './error-codes.ts';
+import { BodyTooLargeError, InvalidJsonError, UnsupportedMediaTypeError } from './errors.ts';
+import { parseJsonWithInt64 } from './int64-json.ts';
+import { findHeader } from './request.ts';
+
+// `fatal`: bytes that are not UTF-8 are not JSON, rather than silently replaced characters.
+// One decoder for every request: a one-shot `decode` keeps no state between calls.
+const utf8 = new TextDecoder('utf-8', { fatal: true });
+
+/**
+ * The parsed body of a request whose content type must be `mediaType` (any case, parameters such
+ * as `charset` allowed), its `id` member read as an exact int64 (`bigint`).
+ * @throws UnsupportedMediaTypeError | BodyTooLargeError | InvalidJsonError
+ */
+export function readJsonBody(
+  event: APIGatewayProxyEvent,
+  mediaType: 'application/json' | 'application/merge-patch+json' = 'application/json',
+): unknown {
+  const given = findHeader(event, 'content-type')?.split(';', 1)[0]?.trim().toLowerCase();
+  if (given !== mediaType) throw new UnsupportedMediaTypeError(mediaType);
+  const body = readBodyBytes(event);
+  if (body.byteLength > maxBodyBytes) throw new BodyTooLargeError();
+  try {
+    return parseJsonWithInt64(utf8.decode(body), 'id');
+  } catch (error) {
+    throw new InvalidJsonError({ cause: error });
+  }
+}
+
+/** The body as sent: base64 is decoded first when API Gateway encoded it (binary media types). */
+function readBodyBytes(event: APIGatewayProxyEvent): Uint8Array {
+  const body = event.body ?? '';
+  return event.isBase64Encoded ? Buffer.from(body, 'base64') : Buffer.from(body, 'utf8');
+}

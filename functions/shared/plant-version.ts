@@ -1,0 +1,93 @@
+/**
+ * A plant's version and its entity tag (RFC 9110 §8.8.3), and the `If-Match` / `If-None-Match`
+ * lists they are compared with.
+ *
+ * The version is a number stored with the item (`version`): the time of the change in
+ * milliseconds since the epoch, or one more than the previous version when the clock has not
+ * passed it. So it only grows while the plant exists: A → B → A gives three versions (no ABA), and
+ * a plant deleted and created again starts above every version the old one had (a stale `ETag`
+ * does not match the new plant, and a receiver ordering events by version sees the new plant as
+ * newer), as long as the writers' clocks agree within the time between the two (Lambda hosts keep
+ * theirs with the Amazon Time Sync Service). A content hash would give A's old tag back after
+ * A → B → A and to a re-created plant with the same content; a counter from 1 would restart.
+ * Items written before versions existed have none: version 0.
+ */
+
+/** The item attribute that holds the version. */
+export const versionAttribute = 'version';
+
+/** The version of an item written before versions existed. */
+export const unversioned = 0;
+
+/** The version a change writes, after `current`, at `now` (milliseconds since the epoch). */
+export function nextVersion(current: number, now: number): number {
+  return Math.max(current + 1, Math.trunc(now));
+}
+
+/**
+ * The version of an item read with `wrapNumbers`: {@link unversioned} when it has none,
+ * `undefined` when its version is not a whole number from 0 to 2^53 − 1 (not written by the API).
+ */
+export function readItemVersion(item: Readonly<Record<string, unknown>>): number | undefined {
+  const stored = item[versionAttribute];
+  if (stored === undefined) return unversioned;
+  const text = (stored as { value?: unknown }).value;
+  if (typeof text !== 'string' || !/^(0|[1-9][0-9]{0,15})$/.test(text)) return undefined;
+  const version = Number(text);
+  return Number.isSafeInteger(version) ? version : undefined;
+}
+
+/** The strong entity tag of a version: `"1764000000000"`. */
+export function entityTagOf(version: number): string {
+  return `"${version}"`;
+}
+
+/** A parsed `If-Match` or `If-None-Match`: `*`, or the listed entity tags. */
+export type EntityTagList =
+  | { readonly any: true }
+  | { readonly any: false; readonly tags: readonly EntityTag[] };
+
+export interface EntityTag {
+  readonly weak: boolean;
+  /** The version the tag names, or `undefined` when it names none of ours (never matches). */
+  readonly version: number | undefined;
+}
+
+// `W/` (case-sensitive), then a quoted opaque tag of the characters RFC 9110 allows.
+const entityTagPattern = /^(W\/)?"([\x21\x23-\x7e\x80-\xff]*)"$/;
+
+/**
+ * Reads a header's field value: `*`, or a comma-separated list of entity tags. A list that is
+ * not valid (an unquoted tag, say) matches nothing, as RFC 9110 §13.1 lets a server treat it.
+ */
+export function parseEntityTagList(value: string): EntityTagList {
+  if (value.trim() === '*') return { any: true };
+  const tags: EntityTag[] = [];
+  for (const member of value.split(',')) {
+    const text = member.trim();
+    if (text === '') continue;
+    const match = entityTagPattern.exec(text);
+    if (match === null) return { any: false, tags: [] };
+    const opaque = match[2] as string;
+    const version = /^(0|[1-9][0-9]{0,15})$/.test(opaque) ? Number(opaque) : undefined;
+    tags.push({
+      weak: match[1] !== undefined,
+      version: version !== undefined && Number.isSafeInteger(version) ? version : undefined,
+    });
+  }
+  return { any: false, tags };
+}
+
+/**
+ * The versions `If-Match` accepts: strong comparison, so a weak tag never matches (RFC 9110
+ * §13.1.1). `undefined` for `*` (any version).
+ */
+export function versionsMatchedBy(list: EntityTagList): readonly number[] | undefined {
+  if (list.any) return undefined;
+  return list.tags.flatMap((tag) => (!tag.weak && tag.version !== undefined ? [tag.version] : []));
+}
+
+/** Whether `If-None-Match` matches `version`: weak comparison (RFC 9110 §13.1.2). */
+export function matchesWeakly(list: EntityTagList, version: number): boolean {
+  return list.any || list.tags.some((tag) => tag.version === version);
+}

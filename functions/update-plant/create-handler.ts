@@ -1,0 +1,50 @@
+/**
+ * The `PUT` and `PATCH /plants/{id}` handler: the id from the path, the change from the body (a
+ * Plant, or a merge patch of one), the versions from `If-Match`; answers the plant after the
+ * change as a StoredPlant with its new `ETag`. Checks run in this order: id (40005), body
+ * (40003, 40004, 40001, 40002), `If-Match` present (42800), then the store (40401, 41200).
+ * Free of module-scope effects; `handler.ts` is the Lambda entry.
+ */
+import middy from '@middy/core';
+import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
+import { apiResponses, jsonTextResponse } from '../shared/api-responses.ts';
+import { PreconditionRequiredError } from '../shared/errors.ts';
+import { readJsonBody } from '../shared/json-body.ts';
+import { createLogger } from '../shared/logger.ts';
+import { entityTagOf, parseEntityTagList, versionsMatchedBy } from '../shared/plant-version.ts';
+import { findListHeader, readPlantIdParameter } from '../shared/request.ts';
+import { stringifyStoredPlant } from '../shared/stored-plant.ts';
+import type { TableHandlerDependencies } from '../shared/table-function.ts';
+import { type PlantChange, parsePatch, parseReplacement } from './plant-change.ts';
+import { type ExpectedVersions, updatePlant } from './update-plant.ts';
+
+/** Builds the middy handler around its dependencies (the local API and tests bring their own). */
+export function createHandler(dependencies: TableHandlerDependencies) {
+  const logger = dependencies.logger ?? createLogger({ service: 'update-plant' });
+  return middy<APIGatewayProxyEvent, APIGatewayProxyResult>()
+    .use(apiResponses({ logger }))
+    .handler(async (event) => {
+      const id = readPlantIdParameter(event);
+      const change = readChange(event, id);
+      const expected = readIfMatch(event);
+      const { plant, version } = await updatePlant(id, change, expected, {
+        ...dependencies,
+        logger,
+      });
+      return jsonTextResponse(200, stringifyStoredPlant(plant), { ETag: entityTagOf(version) });
+    });
+}
+
+/** `PATCH` takes a JSON merge patch; `PUT` (the only other method routed here) a Plant. */
+function readChange(event: APIGatewayProxyEvent, id: bigint): PlantChange {
+  return event.httpMethod === 'PATCH'
+    ? parsePatch(readJsonBody(event, 'application/merge-patch+json'), id)
+    : parseReplacement(readJsonBody(event), id);
+}
+
+/** @throws PreconditionRequiredError without `If-Match`: a change must say what it changes. */
+function readIfMatch(event: APIGatewayProxyEvent): ExpectedVersions {
+  const header = findListHeader(event, 'if-match');
+  if (header === undefined) throw new PreconditionRequiredError();
+  return versionsMatchedBy(parseEntityTagList(header)) ?? 'any';
+}

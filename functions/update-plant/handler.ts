@@ -1,0 +1,15 @@
+/**
+ * Lambda entry of `PUT and PATCH /plants/{id}`. Environment, read once at cold start: `TABLE_NAME`
+ * (required), `DYNAMODB_ENDPOINT` (optional, for DynamoDB Local or `sam local`).
+ */
+import { createDocumentClient } from '../shared/dynamodb.ts';
+import { readTableFunctionConfig } from '../shared/table-function.ts';
+import { createHandler } from './create-handler.ts';
+
+const config = readTableFunctionConfig('update-plant');
+
+/** The Lambda entry; the client is created once per container and reused by warm invocations. */
+export const handler = createHandler({
+  documentClient: createDocumentClient({ endpoint: config.endpoint }),
+  tableName: config.tableName,
+});
