@@ -9,6 +9,12 @@ import { BlockPublicAccess, Bucket, BucketEncryption, type CfnBucket } from 'aws
 import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
+import {
+  type PlantEventType,
+  type Subscription,
+  streamEventNames,
+  subscriptionOf,
+} from '../functions/webhooks/plant-events.ts';
 import { functionSettings } from './function-settings.ts';
 import { PlantStoreFunction } from './plant-store-function.ts';
 import type { WebhookSubscriberConfig } from './stages.ts';
@@ -51,8 +57,8 @@ const streamFailureRetention = Duration.days(30);
 export const deliveryMaxReceiveCount = 5;
 
 /**
- * The new-plant webhooks: the table's stream → a fan-out function (INSERTs only) → one message
- * per event and subscriber on the delivery queue → the delivery function, which signs and POSTs
+ * The plant webhooks: the table's stream → a fan-out function (only the record kinds some
+ * subscriber hears of) → one message per event and subscriber on the delivery queue → the delivery function, which signs and POSTs
  * each; a failed attempt sends the next one to the retry queue as a new message delayed until it
  * is due (at most 15 minutes a hop: a longer wait is several hops) → after the last attempt, the
  * dead-letter queue, kept 14 days and redriven with one `aws sqs start-message-move-task`.
@@ -91,7 +97,8 @@ export class PlantWebhooks extends Construct {
 
   constructor(scope: Construct, id: string, props: PlantWebhooksProps) {
     super(scope, id);
-    checkSubscribers(props.subscribers);
+    const subscriptions = checkSubscribers(props.subscribers);
+    const subscriptionsVariable = JSON.stringify(subscriptions);
     const queueRemovalPolicy = props.productionLike ? RemovalPolicy.RETAIN : RemovalPolicy.DESTROY;
     const queueDefaults = {
       encryption: QueueEncryption.SQS_MANAGED,
@@ -162,7 +169,7 @@ export class PlantWebhooks extends Construct {
       description: 'Plant Store: queues one webhook delivery per new plant and subscriber.',
       environment: {
         DELIVERY_QUEUE_URL: this.deliveryQueue.queueUrl,
-        SUBSCRIBER_NAMES: JSON.stringify(props.subscribers.map((subscriber) => subscriber.name)),
+        SUBSCRIPTIONS: subscriptionsVariable,
       },
     });
     this.fanoutFunction.addEventSource(
@@ -172,7 +179,11 @@ export class PlantWebhooks extends Construct {
         bisectBatchOnError: true,
         retryAttempts: 10,
         reportBatchItemFailures: true,
-        filters: [FilterCriteria.filter({ eventName: FilterRule.isEqual('INSERT') })],
+        // A record no subscriber hears of is not worth an invocation. INSERTs always pass: the
+        // fan-out's line of new plants is the PlantsCreated metric.
+        filters: [
+          FilterCriteria.filter({ eventName: FilterRule.or(...recordKinds(subscriptions)) }),
+        ],
         onFailure: keepFailuresIn(this.streamFailureBucket),
       }),
     );
@@ -185,7 +196,7 @@ export class PlantWebhooks extends Construct {
       environment: {
         STREAM_FAILURES_BUCKET: this.streamFailureBucket.bucketName,
         DELIVERY_QUEUE_URL: this.deliveryQueue.queueUrl,
-        SUBSCRIBER_NAMES: JSON.stringify(props.subscribers.map((subscriber) => subscriber.name)),
+        SUBSCRIPTIONS: subscriptionsVariable,
       },
     });
     this.replayFunction.addToRolePolicy(
@@ -325,10 +336,21 @@ const deadLetterQueueReason =
   'This queue is itself where failures end (kept 14 days, watched, redriven by hand): a ' +
   'dead-letter queue of its own would only move them somewhere less visible.';
 
-/** Names safe in a secret's name, unique, and https receivers only. */
-function checkSubscribers(subscribers: readonly WebhookSubscriberConfig[]): void {
+/** The stream's record kinds the fan-out must see: INSERT, and those the subscribers hear of. */
+function recordKinds(subscriptions: readonly Subscription[]): string[] {
+  const types = new Set<PlantEventType>(['plant.created']);
+  for (const subscription of subscriptions) for (const type of subscription.events) types.add(type);
+  return [...types].map((type) => streamEventNames[type]);
+}
+
+/**
+ * Names safe in a secret's name, unique, https receivers only, and known event types and
+ * formats; returns each subscriber's subscription.
+ */
+function checkSubscribers(subscribers: readonly WebhookSubscriberConfig[]): Subscription[] {
   const names = new Set<string>();
-  for (const { name, url } of subscribers) {
+  const subscriptions: Subscription[] = [];
+  for (const { name, url, events, format } of subscribers) {
     if (!/^[a-z0-9-]{1,40}$/.test(name) || names.has(name)) {
       throw new Error(`Webhook subscriber names must be unique lower-case words, got "${name}".`);
     }
@@ -344,5 +366,12 @@ function checkSubscribers(subscribers: readonly WebhookSubscriberConfig[]): void
         `Webhook subscriber ${name}'s URL must carry no user, password or query string: the secret signs each webhook instead.`,
       );
     }
+    subscriptions.push(
+      subscriptionOf(name, {
+        ...(events === undefined ? {} : { events }),
+        ...(format === undefined ? {} : { format }),
+      }),
+    );
   }
+  return subscriptions;
 }

@@ -50,12 +50,22 @@ export interface ThrottlingConfig {
   readonly burstLimit: number;
 }
 
-/** A receiver of the new-plant webhooks; the stack makes its signing secret. */
+/** A receiver of plant webhooks; the stack makes its signing secret. */
 export interface WebhookSubscriberConfig {
   /** Lower-case letters, digits and dashes: part of the secret's name. */
   readonly name: string;
   /** Where the webhooks are POSTed: https only. */
   readonly url: string;
+  /**
+   * `plant` (the StoredPlant alone, `plant.created` only) or `event` (the Standard Webhooks
+   * envelope `{type, timestamp, data}`). @default 'plant'
+   */
+  readonly format?: 'plant' | 'event';
+  /**
+   * The event types it hears of: `plant.created`, `plant.updated`, `plant.deleted`.
+   * @default ['plant.created'] in the plant format, every type in the event format
+   */
+  readonly events?: readonly ('plant.created' | 'plant.updated' | 'plant.deleted')[];
 }
 
 /** Who hears of the stage's alarms: e-mail addresses and a Slack channel (AWS Chatbot). */
@@ -93,7 +103,8 @@ export interface StageConfig {
    */
   readonly webAclArn?: string;
   /**
-   * Who hears of every new plant (signed webhooks, retried for a day). Each gets a secret in
+   * Who hears of new (and, if they choose, changed and deleted) plants: signed webhooks, retried
+   * for a day. Each gets a secret in
    * Secrets Manager, `plant-store/<stage>/webhooks/<name>`.
    * @default none
    */

@@ -1,7 +1,7 @@
 /**
- * New-plant webhooks on one machine: reads DynamoDB Local's stream of the plants table and
- * delivers every INSERT to every subscriber with the same code and schedule as the deployed
- * delivery function (`functions/webhooks/`). Each delivery to each subscriber runs on its own, so
+ * Plant webhooks on one machine: reads DynamoDB Local's stream of the plants table and delivers
+ * every event to every subscriber of its type, in the subscriber's format, with the same code and
+ * schedule as the deployed fan-out and delivery functions (`functions/webhooks/`). Each delivery to each subscriber runs on its own, so
  * a slow or failing subscriber never delays another, nor the API.
  *
  * Pending retries and dead letters live in this process only: stopping `npm start` forgets them
@@ -21,7 +21,14 @@ import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { localStoreRegion } from '../functions/shared/dynamodb.ts';
 import type { Logger } from '../functions/shared/logger.ts';
 import { itemsNotPlantsLog } from '../functions/shared/stored-plant.ts';
-import { type NewPlantEvent, newPlantEventOf } from '../functions/webhooks/new-plant-events.ts';
+import {
+  type PlantEvent,
+  plantEventOf,
+  type Subscription,
+  subscriptionOf,
+  type Webhook,
+  webhookFor,
+} from '../functions/webhooks/plant-events.ts';
 import {
   defaultRetrySchedule,
   nextStepAfter,
@@ -36,7 +43,8 @@ export interface WebhookDispatcherOptions {
   readonly credentials?: { readonly accessKeyId: string; readonly secretAccessKey: string };
   readonly documentClient: DynamoDBDocumentClient;
   readonly tableName: string;
-  readonly subscribers: readonly Subscriber[];
+  /** Each with what it hears of and in which format. */
+  readonly subscribers: readonly LocalSubscriber[];
   /** Seconds before each retry; the product's schedule by default (tests shorten it). */
   readonly retrySchedule?: readonly number[];
   /** How long a subscriber may take to answer. @default 10000 */
@@ -46,9 +54,15 @@ export interface WebhookDispatcherOptions {
   readonly logger: Logger;
 }
 
+/**
+ * A receiver: where and with which secret, and what it hears of (by default, as a deployed
+ * subscriber: `plant.created` in the `plant` format).
+ */
+export type LocalSubscriber = Subscriber & Partial<Pick<Subscription, 'events' | 'format'>>;
+
 /** A delivery whose every attempt failed, kept with its last failure. */
 export interface DeadLetter {
-  readonly event: NewPlantEvent;
+  readonly event: Webhook;
   readonly subscriber: string;
   readonly attempts: number;
   readonly lastFailure: string;
@@ -75,6 +89,10 @@ export async function startWebhookDispatcher(
   options: WebhookDispatcherOptions,
 ): Promise<WebhookDispatcher> {
   const { logger } = options;
+  const subscribers = options.subscribers.map((subscriber) => ({
+    ...subscriber,
+    ...subscriptionOf(subscriber.name, subscriber),
+  }));
   const schedule = options.retrySchedule ?? defaultRetrySchedule;
   const pollInterval = options.pollIntervalMilliseconds ?? 100;
   const { Table } = await options.documentClient.send(
@@ -97,7 +115,7 @@ export async function startWebhookDispatcher(
 
   /** One attempt of one delivery; schedules the next on failure. */
   const attempt = async (
-    event: NewPlantEvent,
+    event: Webhook,
     subscriber: Subscriber,
     number: number,
     queuedAt: number,
@@ -134,9 +152,12 @@ export async function startWebhookDispatcher(
     timers.add(timer);
   };
 
-  const dispatch = (event: NewPlantEvent) => {
+  const dispatch = (event: PlantEvent) => {
     const queuedAt = Date.now();
-    for (const subscriber of options.subscribers) void attempt(event, subscriber, 1, queuedAt);
+    for (const subscriber of subscribers) {
+      const webhook = webhookFor(event, subscriber);
+      if (webhook !== undefined) void attempt(webhook, subscriber, 1, queuedAt);
+    }
   };
 
   /**
@@ -199,9 +220,9 @@ export async function startWebhookDispatcher(
       if (NextShardIterator === undefined) state.closed = true;
       for (const record of Records) {
         state.after = record.dynamodb?.SequenceNumber ?? state.after;
-        let event: NewPlantEvent | undefined;
+        let event: PlantEvent | undefined;
         try {
-          event = newPlantEventOf(record);
+          event = plantEventOf(record, Date.now());
         } catch (error) {
           // An item another tool wrote that is not a plant: never sent, never in the way.
           logger.warn(itemsNotPlantsLog.message, {
@@ -250,7 +271,7 @@ export async function startWebhookDispatcher(
     redriveDeadLetters: () => {
       const redriven = deadLetters.splice(0);
       for (const letter of redriven) {
-        const subscriber = options.subscribers.find((entry) => entry.name === letter.subscriber);
+        const subscriber = subscribers.find((entry) => entry.name === letter.subscriber);
         if (subscriber !== undefined) void attempt(letter.event, subscriber, 1, Date.now());
       }
       return redriven.length;

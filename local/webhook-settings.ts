@@ -1,19 +1,22 @@
 /**
- * `npm start`'s webhook settings: `WEBHOOK_URL` (one or more, comma-separated) and
- * `WEBHOOK_SECRET` (`whsec_…`). Without a secret, one is made on first use and kept in the data
- * folder (0600), so receivers keep verifying across restarts.
+ * `npm start`'s webhook settings: `WEBHOOK_URL` (one or more, comma-separated),
+ * `WEBHOOK_SECRET` (`whsec_…`), `WEBHOOK_FORMAT` (`plant`, the default, or `event`) and
+ * `WEBHOOK_EVENTS` (comma-separated types; by default `plant.created` in the plant format, every
+ * type in the event format), the same for every URL. Without a secret, one is made on first use
+ * and kept in the data folder (0600), so receivers keep verifying across restarts.
  */
 import { randomBytes } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Webhook } from 'standardwebhooks';
 import { type EnvironmentReader, readEnvironment } from '../functions/shared/environment.ts';
-import type { Subscriber } from '../functions/webhooks/send-webhook.ts';
+import { subscriptionOf } from '../functions/webhooks/plant-events.ts';
 import { ensurePrivateDirectory } from './private-directory.ts';
+import type { LocalSubscriber } from './webhook-dispatcher.ts';
 
 /** The local subscribers, and whether their secret was made just now (to print it once). */
 export interface LocalWebhooks {
-  readonly subscribers: readonly Subscriber[];
+  readonly subscribers: readonly LocalSubscriber[];
   readonly secretFile: string | undefined;
   readonly newSecret: string | undefined;
 }
@@ -41,17 +44,37 @@ export function readWebhookSettings(read: EnvironmentReader) {
   return {
     urls: read.parse('WEBHOOK_URL', parseUrls, { fallback: [] }),
     given: read.parse('WEBHOOK_SECRET', parseSecret, { fallback: '', secret: true }),
+    format: read.parse<'plant' | 'event'>('WEBHOOK_FORMAT', parseFormat, { fallback: 'plant' }),
+    // None listed: the format's default.
+    events: read.parse('WEBHOOK_EVENTS', parseList, { fallback: [] }),
   };
 }
 
 /** The subscribers of checked settings, with the secret kept in the data folder when none is given. */
 export function resolveLocalWebhooks(
-  { urls, given }: ReturnType<typeof readWebhookSettings>,
+  settings: ReturnType<typeof readWebhookSettings>,
   dataDirectory: string,
 ): LocalWebhooks {
+  const { urls, given, format } = settings;
+  const chosen = { format, ...(settings.events.length === 0 ? {} : { events: settings.events }) };
+  // Checked now, so that a wrong type or format fails the start with the variables' names.
+  try {
+    subscriptionOf('WEBHOOK_URL', chosen);
+  } catch (error) {
+    throw new Error(
+      `WEBHOOK_FORMAT and WEBHOOK_EVENTS: ${(error as Error).message.replace(/^Webhook subscriber WEBHOOK_URL: /, '')}`,
+    );
+  }
+  const subscribersOf = (secret: string): LocalSubscriber[] =>
+    urls.map((url, index) => ({
+      name: `webhook-${index + 1}`,
+      url,
+      secret,
+      ...chosen,
+    }));
   if (urls.length === 0) return { subscribers: [], secretFile: undefined, newSecret: undefined };
   if (given !== '') {
-    return { subscribers: subscribersOf(urls, given), secretFile: undefined, newSecret: undefined };
+    return { subscribers: subscribersOf(given), secretFile: undefined, newSecret: undefined };
   }
   const directory = join(dataDirectory, 'webhooks');
   const secretFile = join(directory, 'secret');
@@ -62,14 +85,14 @@ export function resolveLocalWebhooks(
     } catch (error) {
       throw new Error(`${secretFile} ${(error as Error).message}.`);
     }
-    return { subscribers: subscribersOf(urls, kept), secretFile, newSecret: undefined };
+    return { subscribers: subscribersOf(kept), secretFile, newSecret: undefined };
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
   }
   ensurePrivateDirectory(directory);
   const secret = `whsec_${randomBytes(32).toString('base64')}`;
   writeFileSync(secretFile, `${secret}\n`, { mode: 0o600 });
-  return { subscribers: subscribersOf(urls, secret), secretFile, newSecret: secret };
+  return { subscribers: subscribersOf(secret), secretFile, newSecret: secret };
 }
 
 /** `WEBHOOK_URL`: http(s) URLs separated by commas. */
@@ -86,8 +109,19 @@ function parseUrls(text: string): string[] {
   return urls;
 }
 
-function subscribersOf(urls: readonly string[], secret: string): Subscriber[] {
-  return urls.map((url, index) => ({ name: `webhook-${index + 1}`, url, secret }));
+/** `WEBHOOK_FORMAT`: `plant` or `event`. */
+function parseFormat(text: string): 'plant' | 'event' {
+  const format = text.trim();
+  if (format !== 'plant' && format !== 'event') throw new Error('must be plant or event');
+  return format;
+}
+
+/** `WEBHOOK_EVENTS`: names separated by commas (each checked with the format). */
+function parseList(text: string): ('plant.created' | 'plant.updated' | 'plant.deleted')[] {
+  return text
+    .split(',')
+    .map((name) => name.trim())
+    .filter((name) => name !== '') as ('plant.created' | 'plant.updated' | 'plant.deleted')[];
 }
 
 /** A Standard Webhooks secret: `whsec_` and base64 (never shown back: it is a secret). */

@@ -1,6 +1,6 @@
 /**
  * Lambda entry of the stream-failure replay, run by hand (README, Webhooks). Environment, read
- * once at cold start: `STREAM_FAILURES_BUCKET`, `DELIVERY_QUEUE_URL` and `SUBSCRIBER_NAMES`.
+ * once at cold start: `STREAM_FAILURES_BUCKET`, `DELIVERY_QUEUE_URL` and `SUBSCRIPTIONS`.
  */
 import { S3Client } from '@aws-sdk/client-s3';
 import { SQSClient } from '@aws-sdk/client-sqs';

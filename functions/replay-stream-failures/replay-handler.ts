@@ -16,10 +16,10 @@ import { readEnvironment } from '../shared/environment.ts';
 import { createLogger } from '../shared/logger.ts';
 import {
   type FanoutDependencies,
-  queueNewPlantDeliveries,
+  queuePlantEventDeliveries,
   readFanoutSettings,
 } from '../webhook-fanout/fanout-handler.ts';
-import type { PlantStreamRecord } from '../webhooks/new-plant-events.ts';
+import type { PlantStreamRecord } from '../webhooks/plant-events.ts';
 
 export interface ReplayDependencies extends FanoutDependencies {
   readonly s3: Pick<S3Client, 'send'>;
@@ -52,8 +52,8 @@ export function createReplayHandler(dependencies: ReplayDependencies) {
         remainingBatches += 1;
         continue;
       }
-      const outcome = await queueNewPlantDeliveries(records, dependencies, logger);
-      newPlants += outcome.newPlants;
+      const outcome = await queuePlantEventDeliveries(records, dependencies, logger);
+      newPlants += outcome.events['plant.created'];
       if (outcome.failedRecord !== undefined) {
         remainingBatches += 1;
         continue;

@@ -170,9 +170,13 @@ function versionCondition(matched: ExpectedVersions, values: Record<string, unkn
   return terms;
 }
 
-/** Terms joined by OR, in parentheses only when there are several (DynamoDB refuses redundant ones). */
+/**
+ * Terms joined by OR, in parentheses when that makes an OR (so that the AND around it binds as
+ * meant), and only then: DynamoDB refuses redundant parentheses.
+ */
 function anyOf(terms: readonly string[]): string {
-  return terms.length === 1 ? (terms[0] as string) : `(${terms.join(' OR ')})`;
+  const joined = terms.join(' OR ');
+  return joined.includes(' OR ') ? `(${joined})` : joined;
 }
 
 /** The item with `id`, read strongly consistent, or `undefined`. */

@@ -1,7 +1,8 @@
 /**
- * The webhook fan-out: reads the plants table's stream (INSERTs only, filtered by the event
- * source mapping) and puts one message per new plant and subscriber on the delivery queue. It
- * never calls a subscriber, so no subscriber can hold up the stream.
+ * The webhook fan-out: reads the plants table's stream (the event source mapping passes only the
+ * record kinds some subscriber hears of) and puts one message per event and subscriber of its type
+ * on the delivery queue, written in the subscriber's format. It never calls a subscriber, so no
+ * subscriber can hold up the stream.
  *
  * A record whose messages could not all be sent is reported as a batch item failure, so Lambda
  * retries from it (a retry may send some messages twice: deliveries are at least once, and a
@@ -15,15 +16,20 @@ import { createLogger, type Logger } from '../shared/logger.ts';
 import { itemsNotPlantsLog } from '../shared/stored-plant.ts';
 import { type DeliveryMessage, firstDeliveryMessage } from '../webhooks/delivery-message.ts';
 import {
-  type NewPlantEvent,
-  newPlantEventOf,
+  type PlantEvent,
+  type PlantEventType,
   type PlantStreamRecord,
-} from '../webhooks/new-plant-events.ts';
+  plantEventOf,
+  plantEventTypes,
+  type Subscription,
+  subscriptionOf,
+  webhookFor,
+} from '../webhooks/plant-events.ts';
 
 export interface FanoutDependencies {
   readonly sqs: Pick<SQSClient, 'send'>;
   readonly deliveryQueueUrl: string;
-  readonly subscriberNames: readonly string[];
+  readonly subscriptions: readonly Subscription[];
   readonly logger?: Logger;
   readonly now?: () => number;
 }
@@ -36,32 +42,43 @@ export const fanoutLog = {
   newPlantsField: 'newPlants',
 } as const;
 
+/** The log line's count field of each event type. */
+const countFields: Readonly<Record<PlantEventType, string>> = {
+  'plant.created': fanoutLog.newPlantsField,
+  'plant.updated': 'updatedPlants',
+  'plant.deleted': 'deletedPlants',
+};
+
 /** What queueing a run of stream records came to. */
 export interface QueueOutcome {
-  readonly newPlants: number;
+  /** Events read, by type (whether or not anyone hears of them). */
+  readonly events: Readonly<Record<PlantEventType, number>>;
   readonly skipped: number;
   /** The first record whose deliveries could not all be queued; the later ones were not tried. */
   readonly failedRecord?: PlantStreamRecord;
 }
 
 /**
- * Queues every new plant of `records`, in order, one message per subscriber; stops at the first
- * record SQS does not take. A record whose item is not a plant is skipped and logged at warn:
- * it must never hold up the plants after it. Logs one line of what it queued (the PlantsCreated
- * metric counts it), for the fan-out and for a replay alike.
+ * Queues every event of `records`, in order, one message per subscriber of its type; stops at the
+ * first record SQS does not take. A record whose item is not a plant is skipped and logged at
+ * warn: it must never hold up the plants after it. Logs one line of what it queued (the
+ * PlantsCreated metric counts it), for the fan-out and for a replay alike.
  */
-export async function queueNewPlantDeliveries(
+export async function queuePlantEventDeliveries(
   records: readonly PlantStreamRecord[],
   dependencies: FanoutDependencies,
   logger: Logger,
 ): Promise<QueueOutcome> {
   const now = dependencies.now ?? Date.now;
-  let newPlants = 0;
+  const events = Object.fromEntries(plantEventTypes.map((type) => [type, 0])) as Record<
+    PlantEventType,
+    number
+  >;
   let skipped = 0;
   for (const record of records) {
-    let plantEvent: NewPlantEvent | undefined;
+    let plantEvent: PlantEvent | undefined;
     try {
-      plantEvent = newPlantEventOf(record);
+      plantEvent = plantEventOf(record, now());
     } catch (error) {
       skipped += 1;
       // Written by another tool: never sent, and never in the way of the plants after it.
@@ -74,24 +91,28 @@ export async function queueNewPlantDeliveries(
     }
     if (plantEvent === undefined) continue;
     const event = plantEvent;
-    const messages = dependencies.subscriberNames.map((subscriber) =>
-      firstDeliveryMessage(event, subscriber, now()),
-    );
+    const messages = dependencies.subscriptions.flatMap((subscription) => {
+      const webhook = webhookFor(event, subscription);
+      return webhook === undefined ? [] : [firstDeliveryMessage(webhook, subscription.name, now())];
+    });
     try {
       await sendAll(dependencies, messages);
     } catch (error) {
       logger.error('could not queue webhook deliveries', { webhookId: event.webhookId, error });
-      return logQueued(logger, { newPlants, skipped, failedRecord: record });
+      return logQueued(logger, { events, skipped, failedRecord: record });
     }
-    newPlants += 1;
+    events[event.type] += 1;
   }
-  return logQueued(logger, { newPlants, skipped });
+  return logQueued(logger, { events, skipped });
 }
 
 function logQueued(logger: Logger, outcome: QueueOutcome): QueueOutcome {
-  if (outcome.newPlants > 0 || outcome.skipped > 0) {
+  const counts = Object.entries(outcome.events).filter(([, count]) => count > 0);
+  if (counts.length > 0 || outcome.skipped > 0) {
     logger.info(fanoutLog.queued, {
-      [fanoutLog.newPlantsField]: outcome.newPlants,
+      ...Object.fromEntries(
+        counts.map(([type, count]) => [countFields[type as PlantEventType], count]),
+      ),
       skipped: outcome.skipped,
     });
   }
@@ -102,7 +123,7 @@ function logQueued(logger: Logger, outcome: QueueOutcome): QueueOutcome {
 export function createFanoutHandler(dependencies: FanoutDependencies) {
   const logger = dependencies.logger ?? createLogger({ service: 'webhook-fanout' });
   return async (event: DynamoDBStreamEvent): Promise<DynamoDBBatchResponse> => {
-    const { failedRecord } = await queueNewPlantDeliveries(
+    const { failedRecord } = await queuePlantEventDeliveries(
       event.Records as PlantStreamRecord[],
       dependencies,
       logger,
@@ -145,13 +166,28 @@ export function readFanoutConfig(environment: NodeJS.ProcessEnv) {
 export function readFanoutSettings(read: EnvironmentReader) {
   return {
     deliveryQueueUrl: read.string('DELIVERY_QUEUE_URL'),
-    subscriberNames: read.parse(
-      'SUBSCRIBER_NAMES',
-      parseJson(isStringArray, 'a JSON array of names'),
-    ),
+    subscriptions: read.parse('SUBSCRIPTIONS', parseSubscriptions),
   };
 }
 
-function isStringArray(value: unknown): value is string[] {
-  return Array.isArray(value) && value.every((name) => typeof name === 'string');
+/** `SUBSCRIPTIONS`: a JSON array of `{name, events?, format?}`, each checked. */
+function parseSubscriptions(text: string): Subscription[] {
+  const value = parseJson(isSubscriptionList, 'a JSON array of {name, events, format}')(text);
+  return value.map((entry) => subscriptionOf(entry.name, entry));
+}
+
+function isSubscriptionList(
+  value: unknown,
+): value is { name: string; events?: string[]; format?: string }[] {
+  return (
+    Array.isArray(value) &&
+    value.every(
+      (entry) =>
+        typeof entry?.name === 'string' &&
+        (entry.events === undefined ||
+          (Array.isArray(entry.events) &&
+            entry.events.every((type: unknown) => typeof type === 'string'))) &&
+        (entry.format === undefined || typeof entry.format === 'string'),
+    )
+  );
 }

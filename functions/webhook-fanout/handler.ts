@@ -1,6 +1,6 @@
 /**
  * Lambda entry of the webhook fan-out. Environment, read once at cold start:
- * `DELIVERY_QUEUE_URL` and `SUBSCRIBER_NAMES` (a JSON array of the stage's subscriber names).
+ * `DELIVERY_QUEUE_URL` and `SUBSCRIPTIONS` (a JSON array of the stage's subscribers: `{name, events, format}`).
  */
 import { SQSClient } from '@aws-sdk/client-sqs';
 import { createFanoutHandler, readFanoutConfig } from './fanout-handler.ts';

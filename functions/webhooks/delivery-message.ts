@@ -4,9 +4,9 @@
  * attempt is due, so a retry waits as a delayed message (never an in-flight one) and its attempt
  * number does not depend on how often SQS handed it out.
  */
-import type { NewPlantEvent } from './new-plant-events.ts';
+import type { Webhook } from './plant-events.ts';
 
-export interface DeliveryMessage extends NewPlantEvent {
+export interface DeliveryMessage extends Webhook {
   /** The subscriber's name in the stage configuration. */
   readonly subscriber: string;
   /** The attempt this message is for, from 1. */
@@ -24,9 +24,9 @@ export interface DeadLetterMessage extends DeliveryMessage {
   readonly failedAt: string;
 }
 
-/** The first attempt's message of an event for a subscriber, due at once. */
+/** The first attempt's message of a webhook for a subscriber, due at once. */
 export function firstDeliveryMessage(
-  event: NewPlantEvent,
+  event: Webhook,
   subscriber: string,
   now: number,
 ): DeliveryMessage {
@@ -42,7 +42,7 @@ export function firstDeliveryMessage(
 export function parseDeliveryMessage(body: string, now: number): DeliveryMessage | undefined {
   try {
     const value = JSON.parse(body) as Partial<DeliveryMessage> | null;
-    const { webhookId, payload, subscriber } = value ?? {};
+    const { webhookId, payload, subscriber, version } = value ?? {};
     if (typeof webhookId !== 'string' || typeof payload !== 'string') return undefined;
     if (typeof subscriber !== 'string') return undefined;
     const redriven = typeof (value as Partial<DeadLetterMessage>).lastFailure === 'string';
@@ -51,6 +51,7 @@ export function parseDeliveryMessage(body: string, now: number): DeliveryMessage
     return {
       webhookId,
       payload,
+      ...(Number.isSafeInteger(version) ? { version } : {}),
       subscriber,
       attempt: Math.max(1, Math.trunc(number(value?.attempt, 1))),
       dueAt: number(value?.dueAt, now),

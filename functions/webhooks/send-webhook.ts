@@ -5,7 +5,7 @@
  */
 import { Webhook } from 'standardwebhooks';
 import type { Logger } from '../shared/logger.ts';
-import type { NewPlantEvent } from './new-plant-events.ts';
+import type { Webhook as PlantWebhook } from './plant-events.ts';
 
 /** A subscriber: where its webhooks go and the `whsec_…` secret they are signed with. */
 export interface Subscriber {
@@ -36,14 +36,14 @@ export interface SendOptions {
 }
 
 /**
- * POSTs the event to the subscriber once: `Content-Type: application/json`, the StoredPlant as
- * the body and the `webhook-id`, `webhook-timestamp` and `webhook-signature` headers, signed
- * afresh for this attempt. Delivered means a 2xx status within the timeout; a redirect, any other
+ * POSTs the webhook to the subscriber once: `Content-Type: application/json`, its payload as the
+ * body, the `webhook-id`, `webhook-timestamp` and `webhook-signature` headers, signed afresh for
+ * this attempt, and the plant's version as `plant-version`. Delivered means a 2xx status within the timeout; a redirect, any other
  * status, a timeout, a refused connection or a TLS error is a failure, described for the log and
  * the dead letter (never the secret).
  */
 export async function sendWebhook(
-  event: NewPlantEvent,
+  event: PlantWebhook,
   subscriber: Subscriber,
   options: SendOptions = {},
 ): Promise<SendOutcome> {
@@ -59,6 +59,7 @@ export async function sendWebhook(
         'webhook-id': event.webhookId,
         'webhook-timestamp': String(Math.floor(now.getTime() / 1000)),
         'webhook-signature': signature,
+        ...(event.version === undefined ? {} : { 'plant-version': String(event.version) }),
       },
       body: event.payload,
       signal: AbortSignal.any([

@@ -13,6 +13,11 @@ import type {
   APIGatewayTokenAuthorizerEvent,
 } from 'aws-lambda';
 import {
+  functionDisplayName,
+  routeFunctionNames,
+  routesOf,
+} from '../../functions/shared/routes.ts';
+import {
   type JwksServer,
   localAuthorizerEnvironment,
   startJwksServer,
@@ -46,7 +51,7 @@ type ProxyHandler = (
   context: unknown,
 ) => Promise<APIGatewayProxyResult>;
 
-describe('the plant events (create-plant, list-plants, get-plant, delete-plant)', () => {
+describe('the plant events (one per route function)', () => {
   let table: TestTable;
   let restoreEnvironment: () => void;
   const handlers: Record<string, ProxyHandler> = {};
@@ -59,7 +64,7 @@ describe('the plant events (create-plant, list-plants, get-plant, delete-plant)'
       DYNAMODB_ENDPOINT: table.endpoint,
     });
     // The Lambda entries read their environment while loading: import them after setting it.
-    for (const name of ['create-plant', 'list-plants', 'get-plant', 'delete-plant']) {
+    for (const name of routeFunctionNames.map(functionDisplayName)) {
       const entry = (await import(`../../functions/${name}/handler.ts`)) as {
         handler: ProxyHandler;
       };
@@ -79,12 +84,16 @@ describe('the plant events (create-plant, list-plants, get-plant, delete-plant)'
     return handler(readEvent<APIGatewayProxyEvent>(`${name}.json`), createLambdaContext());
   }
 
-  it.each([
-    ['create-plant', 'POST', '/plants'],
-    ['list-plants', 'GET', '/plants'],
-    ['get-plant', 'GET', '/plants/{id}'],
-    ['delete-plant', 'DELETE', '/plants/{id}'],
-  ])('%s.json is a REST API proxy event for %s %s on the dev stage', (name, method, resource) => {
+  it.each(
+    routeFunctionNames.map((name) => [
+      functionDisplayName(name),
+      routesOf(name).map((route) => `${route.method} ${route.path}`),
+    ]),
+  )('%s.json is a REST API proxy event for one of %j on the dev stage', (name, served) => {
+    const event = readEvent<APIGatewayProxyEvent>(`${name}.json`);
+    const method = event.httpMethod;
+    const resource = event.resource;
+    expect(served).toContain(`${method} ${resource}`);
     expect(readEvent<APIGatewayProxyEvent>(`${name}.json`)).toMatchObject({
       httpMethod: method,
       resource,
@@ -107,7 +116,16 @@ describe('the plant events (create-plant, list-plants, get-plant, delete-plant)'
       statusCode: 200,
       body: `[${storedPlant}]`,
     });
-    expect(await invoke('get-plant')).toMatchObject({ statusCode: 200, body: storedPlant });
+    const read = await invoke('get-plant');
+    expect(read).toMatchObject({ statusCode: 200, body: storedPlant });
+    // update-plant.json: a merge patch of the tag, If-Match `*`.
+    const changed = await invoke('update-plant');
+    expect(changed).toMatchObject({
+      statusCode: 200,
+      body: '{"id":9007199254740993,"name":"Monstera deliciosa","tag":"shade"}',
+    });
+    expect(changed.headers?.ETag).not.toBe(read.headers?.ETag);
+    expect(await invoke('update-plant')).toEqual(changed);
     expect(await invoke('delete-plant')).toMatchObject({ statusCode: 204, body: '' });
     expect(await invoke('get-plant')).toMatchObject({ statusCode: 404 });
     expect(await table.scanItems()).toHaveLength(0);
@@ -148,9 +166,14 @@ describe('events/authorizer-token.json', () => {
           {
             Action: 'execute-api:Invoke',
             Effect: 'Allow',
-            Resource: ['POST/plants', 'GET/plants', 'GET/plants/*', 'DELETE/plants/*'].map(
-              (route) => `arn:aws:execute-api:eu-west-1:123456789012:a1b2c3d4e5/dev/${route}`,
-            ),
+            Resource: [
+              'POST/plants',
+              'GET/plants',
+              'GET/plants/*',
+              'PUT/plants/*',
+              'PATCH/plants/*',
+              'DELETE/plants/*',
+            ].map((route) => `arn:aws:execute-api:eu-west-1:123456789012:a1b2c3d4e5/dev/${route}`),
           },
         ],
       },

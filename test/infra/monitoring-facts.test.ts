@@ -26,7 +26,9 @@ import { createReplayHandler } from '../../functions/replay-stream-failures/repl
 import { createDocumentClient } from '../../functions/shared/dynamodb.ts';
 import { createLogger, type Logger } from '../../functions/shared/logger.ts';
 import { functionDisplayName } from '../../functions/shared/routes.ts';
+import { createHandler as createUpdatePlant } from '../../functions/update-plant/create-handler.ts';
 import { createFanoutHandler } from '../../functions/webhook-fanout/fanout-handler.ts';
+import { subscriptionOf } from '../../functions/webhooks/plant-events.ts';
 import { functionSettings } from '../../infra/function-settings.ts';
 import { createPlantStoreApp } from '../../infra/plant-store-app.ts';
 import { repositoryRoot } from '../../infra/plant-store-function.ts';
@@ -119,6 +121,13 @@ describe('metric filters, against the real log lines', () => {
       createPlantsEvent('DELETE', { id: '2' }),
       context,
     );
+    const patch = (id: string) =>
+      createPlantsEvent('PATCH', {
+        id,
+        body: '{"tag": "new"}',
+        headers: { 'Content-Type': 'application/merge-patch+json', 'If-Match': '*' },
+      });
+    await createUpdatePlant(unavailable('update-plant'))(patch('2'), context);
     nowhere.destroy();
 
     // list-plants: a page over an item another tool wrote.
@@ -136,6 +145,11 @@ describe('metric filters, against the real log lines', () => {
     );
     await createGetPlant({ ...table, logger: loggerOf('get-plant') })(
       createPlantsEvent('GET', { id: '3' }),
+      createLambdaContext(),
+    );
+    // update-plant: a change of that item.
+    await createUpdatePlant({ ...table, logger: loggerOf('update-plant') })(
+      patch('3'),
       createLambdaContext(),
     );
 
@@ -167,7 +181,7 @@ describe('metric filters, against the real log lines', () => {
       bucketName: 'stream-failures',
       sqs: { send: async () => ({}) } as never,
       deliveryQueueUrl: 'https://sqs.example/deliveries',
-      subscriberNames: ['audit'],
+      subscriptions: ['audit'].map((name) => subscriptionOf(name, {})),
       logger: loggerOf('replay-stream-failures'),
     })();
 
@@ -175,7 +189,7 @@ describe('metric filters, against the real log lines', () => {
     const fanout = createFanoutHandler({
       sqs: { send: async () => ({}) } as never,
       deliveryQueueUrl: 'https://sqs.example/deliveries',
-      subscriberNames: ['audit'],
+      subscriptions: ['audit'].map((name) => subscriptionOf(name, {})),
       logger: loggerOf('webhook-fanout'),
     });
     await fanout({

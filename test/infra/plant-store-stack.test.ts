@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { Validations } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import { build } from 'esbuild';
-import { routes } from '../../functions/shared/routes.ts';
+import { routeFunctionNames, routes } from '../../functions/shared/routes.ts';
 import { createBuildOptions, createRequireBanner } from '../../infra/bundling.ts';
 import { cfnLintExceptions } from '../../infra/cfn-lint-exceptions.ts';
 import { type FunctionSettings, functionSettings } from '../../infra/function-settings.ts';
@@ -266,6 +266,7 @@ describe.each([stages.dev, stages.prod])('the PlantStore-$name stack', (stage) =
         expect.stringMatching(/^GetPlantLogGroup/),
         expect.stringMatching(/^ListPlantsLogGroup/),
         expect.stringMatching(/^ReplayStreamFailuresLogGroup/),
+        expect.stringMatching(/^UpdatePlantLogGroup/),
         expect.stringMatching(/^WebhookFanoutLogGroup/),
       ]);
       for (const logGroup of Object.values(logGroups)) {
@@ -641,6 +642,7 @@ describe.each([stages.dev, stages.prod])('the PlantStore-$name stack', (stage) =
         'create-plant',
         'list-plants',
         'get-plant',
+        'update-plant',
         'delete-plant',
         'webhook-fanout',
         'deliver-webhook',
@@ -693,10 +695,8 @@ describe.each([stages.dev, stages.prod])('the PlantStore-$name stack', (stage) =
       expect(metrics.sort()).toEqual(
         [
           'AuthorizerFailures',
-          'ItemsNotPlants',
-          'ItemsNotPlants',
-          'ItemsNotPlants',
-          'ItemsNotPlants',
+          // list-plants, get-plant, update-plant, webhook-fanout and replay-stream-failures.
+          ...Array.from({ length: 5 }, () => 'ItemsNotPlants'),
           'PlantConflicts',
           'PlantsCreated',
           'PlantsCreated',
@@ -713,7 +713,7 @@ describe.each([stages.dev, stages.prod])('the PlantStore-$name stack', (stage) =
         ? 'publishes every API function behind a live alias the API calls, shifted by CodeDeploy canaries that roll back on alarm'
         : 'deploys every function at once, without aliases or CodeDeploy',
       () => {
-        const count = stage.productionLike ? routes.length + 1 : 0;
+        const count = stage.productionLike ? routeFunctionNames.length + 1 : 0;
         template().resourceCountIs('AWS::Lambda::Alias', count);
         template().resourceCountIs('AWS::CodeDeploy::DeploymentGroup', count);
         if (!stage.productionLike) return;
@@ -736,7 +736,7 @@ describe.each([stages.dev, stages.prod])('the PlantStore-$name stack', (stage) =
         const alarmsPerGroup = groups
           .map((group) => group.Properties.AlarmConfiguration.Alarms.length)
           .sort();
-        expect(alarmsPerGroup).toEqual([1, 2, 2, 2, 2]);
+        expect(alarmsPerGroup).toEqual([1, ...routeFunctionNames.map(() => 2)]);
         // The authorizer's canary counts its new version's crashes: Lambda's errors of that
         // version (ExecutedVersion) less its Unauthorized answers, both of that version only.
         const crashes = Object.values(template().findResources('AWS::CloudWatch::Alarm')).find(

@@ -148,7 +148,7 @@ describe('races on one id', () => {
     for (const plant of plants) {
       const items = stored.filter((item) => item.id === String(plant.id));
       expect(items.map((item) => item.attributes)).toEqual([
-        { id: expect.anything(), name: plant.name, tag: 'same' },
+        { id: expect.anything(), name: plant.name, tag: 'same', version: expect.anything() },
       ]);
     }
   });

@@ -66,11 +66,13 @@ export function auditStore(
       audit.unacknowledged.push(id);
       continue;
     }
-    const { id: _id, ...stored } = attributes;
+    // Every plant the API stores has a version (the number in its ETag), and nothing else.
+    const { id: _id, version, ...stored } = attributes;
     const wanted = expected.tag === undefined ? { name: expected.name } : { ...expected };
     if (
+      !/^[1-9][0-9]*$/.test((version as NumberValue | undefined)?.value ?? '') ||
       JSON.stringify(stored, Object.keys(stored).sort()) !==
-      JSON.stringify(wanted, Object.keys(wanted).sort())
+        JSON.stringify(wanted, Object.keys(wanted).sort())
     ) {
       audit.altered.push(id);
     }

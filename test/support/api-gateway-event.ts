@@ -113,6 +113,9 @@ export interface PlantsRequestOptions {
   query?: Record<string, string | readonly string[]>;
   /** The `{id}` path parameter as API Gateway passes it (not percent-decoded). */
   id?: string;
+  /** A body and its headers (`PUT`, `PATCH`), as {@link createPostPlantsEvent} takes them. */
+  body?: string | object | null;
+  headers?: Record<string, string>;
 }
 
 /**
@@ -120,10 +123,13 @@ export interface PlantsRequestOptions {
  * execute-api domain, authorised for both scopes; built from the `POST /plants` event.
  */
 export function createPlantsEvent(
-  method: 'GET' | 'DELETE',
+  method: 'GET' | 'DELETE' | 'PUT' | 'PATCH',
   options: PlantsRequestOptions = {},
 ): APIGatewayProxyEvent {
-  const base = createPostPlantsEvent({ body: null, headers: {} });
+  const base = createPostPlantsEvent({
+    body: options.body ?? null,
+    headers: options.headers ?? {},
+  });
   const resource = options.id === undefined ? '/plants' : '/plants/{id}';
   const path = options.id === undefined ? '/plants' : `/plants/${options.id}`;
   const multiValueQuery = Object.fromEntries(

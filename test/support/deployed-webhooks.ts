@@ -18,6 +18,7 @@ import {
 import { createDeliverHandler } from '../../functions/deliver-webhook/deliver-handler.ts';
 import { createLogger, type Logger } from '../../functions/shared/logger.ts';
 import { createFanoutHandler } from '../../functions/webhook-fanout/fanout-handler.ts';
+import { subscriptionOf } from '../../functions/webhooks/plant-events.ts';
 import { deliveryMaxReceiveCount, retryMaximumConcurrency } from '../../infra/plant-webhooks.ts';
 import {
   type RunningMapping,
@@ -145,7 +146,7 @@ export async function startDeployedWebhooks(options: BedOptions): Promise<Deploy
   const fanout = createFanoutHandler({
     sqs,
     deliveryQueueUrl: options.fanoutQueueUrl ?? deliveries.url,
-    subscriberNames: options.subscribers.map((subscriber) => subscriber.name),
+    subscriptions: options.subscribers.map((subscriber) => subscriptionOf(subscriber.name, {})),
     logger,
   });
   const deliver = createDeliverHandler({

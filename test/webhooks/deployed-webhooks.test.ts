@@ -11,6 +11,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/glob
 import { createReplayHandler } from '../../functions/replay-stream-failures/replay-handler.ts';
 import { createLogger } from '../../functions/shared/logger.ts';
 import { itemsNotPlantsLog } from '../../functions/shared/stored-plant.ts';
+import { subscriptionOf } from '../../functions/webhooks/plant-events.ts';
 import { type DeployedWebhooks, startDeployedWebhooks } from '../support/deployed-webhooks.ts';
 import { type MotoServer, startMotoServer } from '../support/moto-server.ts';
 import { startWebhookReceiver } from '../support/webhook-receiver.ts';
@@ -214,7 +215,7 @@ describe('the deployed webhook path, on AWS emulators', () => {
       bucketName: webhooks.bucket,
       sqs: moto.sqs,
       deliveryQueueUrl: webhooks.deliveryQueueUrl,
-      subscriberNames: ['subscriber-1', 'subscriber-2'],
+      subscriptions: ['subscriber-1', 'subscriber-2'].map((name) => subscriptionOf(name, {})),
       logger: createLogger({}, () => {}),
     });
     await expect(replay()).resolves.toEqual({

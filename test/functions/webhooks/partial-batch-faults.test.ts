@@ -13,6 +13,7 @@ import { mockClient } from 'aws-sdk-client-mock';
 import { createDeliverHandler } from '../../../functions/deliver-webhook/deliver-handler.ts';
 import { createLogger } from '../../../functions/shared/logger.ts';
 import { createFanoutHandler } from '../../../functions/webhook-fanout/fanout-handler.ts';
+import { subscriptionOf } from '../../../functions/webhooks/plant-events.ts';
 import { deliveryEvent } from '../../support/sqs-event.ts';
 
 const sqs = mockClient(SQSClient);
@@ -30,7 +31,7 @@ it('reports the first record whose messages SQS did not all take, so Lambda retr
   const handle = createFanoutHandler({
     sqs: new SQSClient({}),
     deliveryQueueUrl: 'https://sqs.example/delivery',
-    subscriberNames: ['audit'],
+    subscriptions: ['audit'].map((name) => subscriptionOf(name, {})),
     logger: quiet,
   });
   const event = {

@@ -1,0 +1,186 @@
+/**
+ * Plant events, read from the plants table's stream, and the webhook each subscriber gets of
+ * them. Only the API writes plants, so the stream is the one source of the events: no second
+ * write that could be lost.
+ *
+ * - `plant.created`: an INSERT, a plant stored by a create. An idempotent repeat or a conflict
+ *   writes nothing, so it has no record; a re-create after a delete is a new INSERT.
+ * - `plant.updated`: a MODIFY that changed the name or tag. A change that changes nothing writes
+ *   nothing, so it has no record either.
+ * - `plant.deleted`: a REMOVE, a stored plant deleted (a delete of a missing id writes nothing).
+ *
+ * Every event carries the plant's version (`plant-version.ts`): deliveries are not ordered, and
+ * a receiver keeps the highest version it has seen of a plant and drops an event below it. A
+ * delete's version is one more than the removed plant's last.
+ */
+import type { AttributeValue } from '@aws-sdk/client-dynamodb';
+import { unmarshall } from '@aws-sdk/util-dynamodb';
+import {
+  readVersionedPlant,
+  type StoredPlant,
+  stringifyStoredPlant,
+  type VersionedPlant,
+} from '../shared/stored-plant.ts';
+
+export const plantEventTypes = ['plant.created', 'plant.updated', 'plant.deleted'] as const;
+export type PlantEventType = (typeof plantEventTypes)[number];
+
+/**
+ * How a subscriber's webhooks are written: `plant`, the StoredPlant alone (the first webhook's
+ * body, `plant.created` only); `event`, the Standard Webhooks envelope `{type, timestamp, data}`.
+ */
+export const webhookFormats = ['plant', 'event'] as const;
+export type WebhookFormat = (typeof webhookFormats)[number];
+
+/** What a subscriber hears of, and how. */
+export interface Subscription {
+  readonly name: string;
+  readonly events: readonly PlantEventType[];
+  readonly format: WebhookFormat;
+}
+
+/** The stream's event name behind each event type (the fan-out's filter is built from it). */
+export const streamEventNames: Readonly<Record<PlantEventType, 'INSERT' | 'MODIFY' | 'REMOVE'>> = {
+  'plant.created': 'INSERT',
+  'plant.updated': 'MODIFY',
+  'plant.deleted': 'REMOVE',
+};
+
+/**
+ * A subscription from its settings: `format` defaults to `plant`; `events` to `plant.created`
+ * for the `plant` format and every type for `event`.
+ * @throws Error naming the subscriber when a type or format is unknown, or the `plant` format
+ * is asked for another type (its body cannot tell them apart).
+ */
+export function subscriptionOf(
+  name: string,
+  settings: { readonly events?: readonly string[]; readonly format?: string },
+): Subscription {
+  const format = settings.format ?? 'plant';
+  if (!(webhookFormats as readonly string[]).includes(format)) {
+    throw new Error(`Webhook subscriber ${name}: format must be plant or event, got "${format}".`);
+  }
+  const events = settings.events ?? (format === 'plant' ? ['plant.created'] : plantEventTypes);
+  for (const type of events) {
+    if (!(plantEventTypes as readonly string[]).includes(type)) {
+      throw new Error(
+        `Webhook subscriber ${name}: events must be among ${plantEventTypes.join(', ')}, got "${type}".`,
+      );
+    }
+    if (format === 'plant' && type !== 'plant.created') {
+      throw new Error(
+        `Webhook subscriber ${name}: the plant format carries plant.created only; use the event format for ${type}.`,
+      );
+    }
+  }
+  if (events.length === 0) throw new Error(`Webhook subscriber ${name}: events is empty.`);
+  return {
+    name,
+    events: [...new Set(events)] as PlantEventType[],
+    format: format as WebhookFormat,
+  };
+}
+
+/** One change of one plant. */
+export interface PlantEvent {
+  /** The Standard Webhooks `webhook-id`: unique per event, the same on every retry of it. */
+  readonly webhookId: string;
+  readonly type: PlantEventType;
+  readonly id: bigint;
+  /** The plant after the change; absent for a delete. */
+  readonly plant?: StoredPlant;
+  readonly version: number;
+  /** When the change was made (the stream's approximate time), milliseconds since the epoch. */
+  readonly occurredAt: number;
+}
+
+/** One webhook to send: its id, its exact body, and the version it is of. */
+export interface Webhook {
+  readonly webhookId: string;
+  readonly payload: string;
+  /** Sent as the `plant-version` header; absent in messages queued before versions existed. */
+  readonly version?: number;
+}
+
+/** A stream record as Lambda's DynamoDB event and the DynamoDB Streams API both carry it. */
+export interface PlantStreamRecord {
+  /** Unique per record in the stream. */
+  readonly eventID?: string;
+  readonly eventName?: string;
+  readonly dynamodb?: {
+    readonly NewImage?: Record<string, AttributeValue>;
+    readonly OldImage?: Record<string, AttributeValue>;
+    readonly SequenceNumber?: string;
+    /** Seconds since the epoch in Lambda's event; a Date from the Streams API. */
+    readonly ApproximateCreationDateTime?: number | Date;
+  };
+}
+
+/**
+ * The event of a stream record, or `undefined` when it is none (a MODIFY that changed neither
+ * name nor tag).
+ * @throws Error when an image the event needs is not a plant (written by another tool).
+ */
+export function plantEventOf(record: PlantStreamRecord, now: number): PlantEvent | undefined {
+  const { eventID, eventName, dynamodb } = record;
+  if (eventID === undefined) return undefined;
+  const occurredAt = timeOf(dynamodb?.ApproximateCreationDateTime) ?? now;
+  const base = { webhookId: `msg_${eventID}`, occurredAt };
+  switch (eventName) {
+    case 'INSERT': {
+      const { plant, version } = imageOf(dynamodb?.NewImage);
+      return { ...base, type: 'plant.created', id: plant.id, plant, version };
+    }
+    case 'MODIFY': {
+      const { plant, version } = imageOf(dynamodb?.NewImage);
+      const old = dynamodb?.OldImage === undefined ? undefined : imageOf(dynamodb.OldImage).plant;
+      if (old !== undefined && old.name === plant.name && old.tag === plant.tag) return undefined;
+      return { ...base, type: 'plant.updated', id: plant.id, plant, version };
+    }
+    case 'REMOVE': {
+      const { plant, version } = imageOf(dynamodb?.OldImage);
+      return { ...base, type: 'plant.deleted', id: plant.id, version: version + 1 };
+    }
+    default:
+      return undefined;
+  }
+}
+
+/**
+ * The webhook `subscription` gets of `event`, or `undefined` when it does not hear of its type.
+ * `plant`: the StoredPlant exactly (what the first subscribers were promised). `event`:
+ * `{"type":…,"timestamp":…,"data":…}`, `data` the StoredPlant with its `version`, or `{id,
+ * version}` for a delete.
+ */
+export function webhookFor(event: PlantEvent, subscription: Subscription): Webhook | undefined {
+  if (!subscription.events.includes(event.type)) return undefined;
+  const { webhookId, version } = event;
+  if (subscription.format === 'plant') {
+    return { webhookId, version, payload: stringifyStoredPlant(event.plant as StoredPlant) };
+  }
+  const plant =
+    event.plant === undefined
+      ? `{"id":${event.id}`
+      : stringifyStoredPlant(event.plant).slice(0, -1);
+  const data = `${plant},"version":${version}}`;
+  const timestamp = JSON.stringify(new Date(event.occurredAt).toISOString());
+  return {
+    webhookId,
+    version,
+    payload: `{"type":${JSON.stringify(event.type)},"timestamp":${timestamp},"data":${data}}`,
+  };
+}
+
+/** The plant and version of a stream image. */
+function imageOf(image: Record<string, AttributeValue> | undefined): VersionedPlant {
+  const found =
+    image === undefined ? undefined : readVersionedPlant(unmarshall(image, { wrapNumbers: true }));
+  if (found === undefined) throw new Error('A plants table item is not a plant.');
+  return found;
+}
+
+/** Milliseconds since the epoch of the record's approximate time, when it has one. */
+function timeOf(value: number | Date | undefined): number | undefined {
+  if (value instanceof Date) return value.getTime();
+  return typeof value === 'number' && Number.isFinite(value) ? Math.round(value * 1000) : undefined;
+}
