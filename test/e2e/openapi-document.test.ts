@@ -3,7 +3,9 @@ import { newPlantSchema, parseNewPlant } from '../../functions/create-plant/new-
 import { readPageParameters } from '../../functions/list-plants/page-cursor.ts';
 import { errorCodes } from '../../functions/shared/error-codes.ts';
 import { int64Max, int64Min } from '../../functions/shared/int64-json.ts';
+import { readPlantIdParameter } from '../../functions/shared/request.ts';
 import { routes } from '../../functions/shared/routes.ts';
+import { parsePatch } from '../../functions/update-plant/plant-change.ts';
 import { gatewayResponses } from '../../infra/gateway-responses.ts';
 import {
   createPlantOperation,
@@ -13,6 +15,7 @@ import {
   openApiText,
   operations,
   type ResponseObject,
+  resolveReference,
   schemaValidator,
 } from './openapi.ts';
 
@@ -35,6 +38,37 @@ const errorExamples = responseExamples.filter((example) => example.status >= 400
 
 /** The statuses API Gateway itself may answer on any route, besides the function's own. */
 const everyRouteStatuses = [400, 401, 403, 404, 429, 500, 503];
+
+/** The statuses of conditional requests, by operation. */
+const conditionalStatuses: Readonly<Record<string, readonly number[]>> = {
+  getPlant: [304],
+  replacePlant: [
+    errorCodes.preconditionFailed.statusCode,
+    errorCodes.preconditionRequired.statusCode,
+  ],
+  patchPlant: [
+    errorCodes.preconditionFailed.statusCode,
+    errorCodes.preconditionRequired.statusCode,
+  ],
+};
+
+function messageOfInvalidId(id: string): string {
+  try {
+    readPlantIdParameter({ pathParameters: { id } } as never);
+  } catch (error) {
+    return (error as Error).message;
+  }
+  throw new Error('expected an invalid id');
+}
+
+function messageOfInvalidChange(body: unknown): string {
+  try {
+    parsePatch(body, 10n);
+  } catch (error) {
+    return (error as Error).message;
+  }
+  throw new Error('expected an invalid change');
+}
 
 function messageOfInvalidLimit(limit: string): string {
   try {
@@ -76,7 +110,9 @@ describe('openapi.yaml', () => {
         const statuses = Object.keys(operation.responses).map(Number);
         const success = statuses.filter((status) => status < 300);
         expect(success).toHaveLength(1);
-        expect(statuses.filter((status) => status >= 300).sort()).toEqual(everyRouteStatuses);
+        expect(statuses.filter((status) => status >= 300).sort()).toEqual(
+          [...everyRouteStatuses, ...(conditionalStatuses[operation.operationId] ?? [])].sort(),
+        );
       },
     );
 
@@ -92,23 +128,28 @@ describe('openapi.yaml', () => {
         const code = codes.find((candidate) => candidate.error === value.error);
         expect(code?.statusCode).toBe(status);
         // 40002's and 40005's messages name what failed: the examples are the real ones for a
-        // missing name and for limit=0.
-        const namedMessages: Record<number, string> = {
-          [errorCodes.invalidPlant.error]: messageOfInvalidPlant({ id: 10n }),
-          [errorCodes.invalidParameter.error]: messageOfInvalidLimit('0'),
+        // missing name, a change that is not an object, limit=0 and an id that is not one.
+        const namedMessages: Record<number, readonly string[]> = {
+          [errorCodes.invalidPlant.error]: [
+            messageOfInvalidPlant({ id: 10n }),
+            messageOfInvalidChange([]),
+          ],
+          [errorCodes.invalidParameter.error]: [
+            messageOfInvalidLimit('0'),
+            messageOfInvalidId('x'),
+          ],
         };
-        const message = namedMessages[value.error] ?? code?.message;
-        expect(value.message).toBe(message);
+        expect(namedMessages[value.error] ?? [code?.message]).toContain(value.message);
       },
     );
   });
 
   describe('agrees with the route table', () => {
-    it('has exactly the operations of the route table, each named after its function', () => {
+    it('has exactly the operations of the route table, each with its operationId', () => {
       const documented = operations.map(
         ({ method, path, operation }) => `${method} ${path} ${operation.operationId}`,
       );
-      const routed = routes.map((route) => `${route.method} ${route.path} ${route.function}`);
+      const routed = routes.map((route) => `${route.method} ${route.path} ${route.operationId}`);
       expect(documented.sort()).toEqual(routed.sort());
     });
 
@@ -127,17 +168,34 @@ describe('openapi.yaml', () => {
     });
   });
 
-  it('declares the new-plant webhook with the StoredPlant body and the Standard Webhooks headers', () => {
-    const webhook = openApiDocument.webhooks?.newPlant?.post;
-    expect(webhook?.requestBody?.content['application/json'].schema.$ref).toBe(
-      '#/components/schemas/StoredPlant',
-    );
-    expect(webhook?.parameters?.map((parameter) => [parameter.name, parameter.in])).toEqual([
-      ['webhook-id', 'header'],
-      ['webhook-timestamp', 'header'],
-      ['webhook-signature', 'header'],
-    ]);
-  });
+  it.each([
+    ['newPlant', 'StoredPlant'],
+    ['plantCreated', 'PlantChangedEvent'],
+    ['plantUpdated', 'PlantChangedEvent'],
+    ['plantDeleted', 'PlantDeletedEvent'],
+  ])(
+    'declares the %s webhook with the %s body and the Standard Webhooks headers',
+    (name, schema) => {
+      const webhook = openApiDocument.webhooks?.[name]?.post;
+      expect(webhook?.requestBody?.content['application/json'].schema.$ref).toBe(
+        `#/components/schemas/${schema}`,
+      );
+      const parameters = (webhook?.parameters ?? []).map((parameter) =>
+        resolveReference<{ name: string; in: string }>(parameter),
+      );
+      expect(parameters.map((parameter) => [parameter.name, parameter.in])).toEqual([
+        ['webhook-id', 'header'],
+        ['webhook-timestamp', 'header'],
+        ['webhook-signature', 'header'],
+        ['plant-version', 'header'],
+      ]);
+      for (const example of Object.values(
+        webhook?.requestBody?.content['application/json'].examples ?? {},
+      )) {
+        expect(schemaValidator(schema)(example.value)).toBe(true);
+      }
+    },
+  );
 
   describe('agrees with the gateway responses', () => {
     it.each(Object.values(gatewayResponses))(

@@ -81,9 +81,28 @@ export function resolveReference<T>(value: T | { readonly $ref: string }): T {
 
 // Strict, so a misspelt keyword in the document fails the tests. OpenAPI's int32/int64 formats
 // are annotations to JSON Schema; the contract's exact int64 range is checked separately.
-const ajv = new Ajv2020({ strict: true, allErrors: true, formats: { int32: true, int64: true } });
+// `date-time` (RFC 3339, as the events' timestamps are written) is checked for real.
+const ajv = new Ajv2020({
+  strict: true,
+  allErrors: true,
+  formats: {
+    int32: true,
+    int64: true,
+    'date-time': (text: string) =>
+      /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:\d\d)$/.test(text) &&
+      !Number.isNaN(Date.parse(text)),
+  },
+});
 
 const validators = new Map<string, ValidateFunction>();
+
+/** A schema whose `$ref`s into the components point at `$defs` instead, where Ajv finds them. */
+function withLocalReferences<T>(schema: T): T {
+  return JSON.parse(JSON.stringify(schema).replaceAll('#/components/schemas/', '#/$defs/')) as T;
+}
+
+/** The component schemas, as `$defs` of every schema compiled. */
+const componentSchemas = withLocalReferences(openApiDocument.components.schemas);
 
 /** The validator of `components.schemas[name]`. */
 export function schemaValidator(name: string): ValidateFunction {
@@ -91,7 +110,7 @@ export function schemaValidator(name: string): ValidateFunction {
   if (validator === undefined) {
     const schema = openApiDocument.components.schemas[name];
     if (schema === undefined) throw new Error(`openapi.yaml has no schema ${name}`);
-    validator = ajv.compile(schema);
+    validator = ajv.compile({ ...withLocalReferences(schema), $defs: componentSchemas });
     validators.set(name, validator);
   }
   return validator;
@@ -115,8 +134,7 @@ function bodyValidator(response: ResponseObject): ValidateFunction {
   const key = JSON.stringify(schema);
   let validator = validators.get(key);
   if (validator === undefined) {
-    const inline = JSON.parse(key.replaceAll('#/components/schemas/', '#/$defs/'));
-    validator = ajv.compile({ ...inline, $defs: openApiDocument.components.schemas });
+    validator = ajv.compile({ ...withLocalReferences(schema), $defs: componentSchemas });
     validators.set(key, validator);
   }
   return validator;
