@@ -14,6 +14,8 @@ export interface ReceivedDelivery {
   /** The body exactly as sent. */
   readonly body: string;
   readonly contentType: string | undefined;
+  /** The `plant-version` header. */
+  readonly plantVersion: string | undefined;
   /** Whether the signature verified with the subscriber's secret. */
   readonly verified: boolean;
   /** What the receiver answered. */
@@ -57,6 +59,7 @@ export async function startWebhookReceiver(secret: string, port = 0): Promise<We
         webhookId: String(request.headers['webhook-id']),
         body,
         contentType: request.headers['content-type'],
+        plantVersion: request.headers['plant-version'] as string | undefined,
         verified,
         answered: mode,
         receivedAt: Date.now(),
