@@ -11,6 +11,7 @@ import { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { scopeDescriptions } from '../../functions/shared/routes.ts';
 import { PlantWebhooks } from '../../infra/plant-webhooks.ts';
 import { PlantsApi } from '../../infra/plants-api.ts';
+import type { WebhookSubscriberConfig } from '../../infra/stages.ts';
 import { TokenIssuer } from '../../infra/token-issuer.ts';
 
 function createInlineFunction(stack: Stack, id: string): LambdaFunction {
@@ -223,7 +224,12 @@ describe('PlantWebhooks with subscribers', () => {
       stageName: 'prod',
       subscribers: [
         { name: 'audit', url: 'https://audit.example.com/plants' },
-        { name: 'search', url: 'https://search.example.com/hooks' },
+        {
+          name: 'search',
+          url: 'https://search.example.com/hooks',
+          format: 'event',
+          events: ['plant.deleted'],
+        },
       ],
       productionLike,
       logRetention: RetentionDays.ONE_WEEK,
@@ -236,13 +242,13 @@ describe('PlantWebhooks with subscribers', () => {
     synthesized = synthesizeWebhooks(true);
   }, 60_000);
 
-  it('feeds INSERTs of the stream to the fan-out, bisecting failures and keeping what fails', () => {
+  it('feeds the fan-out the record kinds its subscribers hear of (INSERTs always), bisecting failures and keeping what fails', () => {
     synthesized.template.hasResourceProperties('AWS::Lambda::EventSourceMapping', {
       EventSourceArn: { 'Fn::GetAtt': [Match.stringLikeRegexp('^Table'), 'StreamArn'] },
       StartingPosition: 'TRIM_HORIZON',
       BisectBatchOnFunctionError: true,
       FunctionResponseTypes: ['ReportBatchItemFailures'],
-      FilterCriteria: { Filters: [{ Pattern: '{"eventName":["INSERT"]}' }] },
+      FilterCriteria: { Filters: [{ Pattern: '{"eventName":["INSERT","REMOVE"]}' }] },
       DestinationConfig: {
         OnFailure: {
           Destination: { 'Fn::GetAtt': [Match.stringLikeRegexp('^WebhooksStreamFailures'), 'Arn'] },
@@ -386,8 +392,23 @@ describe('PlantWebhooks with subscribers', () => {
     ]);
   });
 
-  it('refuses a plain-http receiver and a repeated name', () => {
-    const build = (subscribers: { name: string; url: string }[]) => () => {
+  it('tells the fan-out and the replay each subscriber’s types and format', () => {
+    const subscriptions = [
+      { name: 'audit', events: ['plant.created'], format: 'plant' },
+      { name: 'search', events: ['plant.deleted'], format: 'event' },
+    ];
+    for (const id of [/^WebhookFanout/, /^ReplayStreamFailures/]) {
+      const [fn] = Object.entries(
+        synthesized.template.findResources('AWS::Lambda::Function'),
+      ).filter(([logicalId]) => id.test(logicalId));
+      expect(JSON.parse(fn?.[1].Properties.Environment.Variables.SUBSCRIPTIONS)).toEqual(
+        subscriptions,
+      );
+    }
+  });
+
+  it('refuses a plain-http receiver, a repeated name, and types its format cannot carry', () => {
+    const build = (subscribers: WebhookSubscriberConfig[]) => () => {
       const stack = new Stack();
       const table = new Table(stack, 'Table', {
         partitionKey: { name: 'id', type: AttributeType.NUMBER },
@@ -415,5 +436,18 @@ describe('PlantWebhooks with subscribers', () => {
         { name: 'audit', url: 'https://b.example.com/' },
       ]),
     ).toThrow('unique');
+    expect(
+      build([{ name: 'audit', url: 'https://a.example.com/', events: ['plant.updated'] }]),
+    ).toThrow('the plant format carries plant.created only');
+    expect(
+      build([
+        {
+          name: 'audit',
+          url: 'https://a.example.com/',
+          format: 'event',
+          events: ['plant.moved' as 'plant.created'],
+        },
+      ]),
+    ).toThrow('events must be among plant.created, plant.updated, plant.deleted');
   });
 });

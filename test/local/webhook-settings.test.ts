@@ -36,8 +36,8 @@ describe('the local webhook settings', () => {
       dataDirectory(),
     );
     expect(settings.subscribers).toEqual([
-      { name: 'webhook-1', url: 'http://127.0.0.1:4000/a', secret },
-      { name: 'webhook-2', url: 'https://hooks.example/b', secret },
+      { name: 'webhook-1', url: 'http://127.0.0.1:4000/a', secret, format: 'plant' },
+      { name: 'webhook-2', url: 'https://hooks.example/b', secret, format: 'plant' },
     ]);
     expect(settings.newSecret).toBeUndefined();
   });
@@ -75,5 +75,38 @@ describe('the local webhook settings', () => {
       );
     expect(refuse).toThrow('WEBHOOK_SECRET must be a Standard Webhooks secret');
     expect(refuse).not.toThrow('hunter2');
+  });
+
+  it('takes WEBHOOK_FORMAT and WEBHOOK_EVENTS for every URL', () => {
+    const read = (environment: Record<string, string>) =>
+      readLocalWebhooks({ WEBHOOK_URL: 'http://127.0.0.1:4000/', ...environment }, dataDirectory())
+        .subscribers[0];
+    expect(read({ WEBHOOK_FORMAT: 'event' })).toMatchObject({ format: 'event' });
+    expect(
+      read({ WEBHOOK_FORMAT: 'event', WEBHOOK_EVENTS: 'plant.updated, plant.deleted' }),
+    ).toMatchObject({
+      format: 'event',
+      events: ['plant.updated', 'plant.deleted'],
+    });
+    expect(read({ WEBHOOK_EVENTS: 'plant.created' })).toMatchObject({
+      format: 'plant',
+      events: ['plant.created'],
+    });
+  });
+
+  it.each([
+    [{ WEBHOOK_FORMAT: 'xml' }, 'WEBHOOK_FORMAT must be plant or event, got "xml".'],
+    [
+      { WEBHOOK_EVENTS: 'plant.updated' },
+      'WEBHOOK_FORMAT and WEBHOOK_EVENTS: the plant format carries plant.created only; use the event format for plant.updated.',
+    ],
+    [
+      { WEBHOOK_FORMAT: 'event', WEBHOOK_EVENTS: 'plant.moved' },
+      'WEBHOOK_FORMAT and WEBHOOK_EVENTS: events must be among plant.created, plant.updated, plant.deleted, got "plant.moved".',
+    ],
+  ])('refuses %j with one line naming the variable', (environment, message) => {
+    expect(() =>
+      readLocalWebhooks({ WEBHOOK_URL: 'http://127.0.0.1:4000/', ...environment }, dataDirectory()),
+    ).toThrow(message);
   });
 });

@@ -1,0 +1,59 @@
+import { describe, expect, it } from '@jest/globals';
+import {
+  entityTagOf,
+  matchesWeakly,
+  nextVersion,
+  parseEntityTagList,
+  readItemVersion,
+  versionsMatchedBy,
+} from '../../../functions/shared/plant-version.ts';
+
+describe('plant versions', () => {
+  it('take the clock, or one more than the last when the clock has not passed it', () => {
+    expect(nextVersion(0, 1_795_000_000_000)).toBe(1_795_000_000_000);
+    expect(nextVersion(1_795_000_000_000, 1_795_000_000_000)).toBe(1_795_000_000_001);
+    expect(nextVersion(1_795_000_000_500, 1_795_000_000_000)).toBe(1_795_000_000_501);
+  });
+
+  it('are read from items: none is 0, anything but a whole safe number is not ours', () => {
+    expect(readItemVersion({})).toBe(0);
+    expect(readItemVersion({ version: { value: '1795000000000' } })).toBe(1_795_000_000_000);
+    for (const value of ['1.5', '-1', '01', '9007199254740993', 'x']) {
+      expect([value, readItemVersion({ version: { value } })]).toEqual([value, undefined]);
+    }
+    expect(readItemVersion({ version: 'text' })).toBeUndefined();
+  });
+
+  it('make strong entity tags', () => {
+    expect(entityTagOf(1_795_000_000_000)).toBe('"1795000000000"');
+  });
+});
+
+describe('If-Match and If-None-Match lists', () => {
+  it('read *, one tag, several, weak ones, and tags that are not ours', () => {
+    expect(parseEntityTagList(' * ')).toEqual({ any: true });
+    expect(parseEntityTagList('"5", W/"6",  "x"')).toEqual({
+      any: false,
+      tags: [
+        { weak: false, version: 5 },
+        { weak: true, version: 6 },
+        { weak: false, version: undefined },
+      ],
+    });
+  });
+
+  it('match nothing when the list is not valid (an unquoted tag, a lower-case w/)', () => {
+    for (const header of ['5', '"5", 6', 'w/"5"', '"5', '"a"b"']) {
+      expect([header, versionsMatchedBy(parseEntityTagList(header))]).toEqual([header, []]);
+    }
+  });
+
+  it('compare strongly for If-Match and weakly for If-None-Match', () => {
+    expect(versionsMatchedBy(parseEntityTagList('W/"5", "6"'))).toEqual([6]);
+    expect(versionsMatchedBy(parseEntityTagList('*'))).toBeUndefined();
+    expect(matchesWeakly(parseEntityTagList('W/"5"'), 5)).toBe(true);
+    expect(matchesWeakly(parseEntityTagList('"4", "5"'), 5)).toBe(true);
+    expect(matchesWeakly(parseEntityTagList('"4"'), 5)).toBe(false);
+    expect(matchesWeakly(parseEntityTagList('*'), 5)).toBe(true);
+  });
+});
