@@ -1,7 +1,9 @@
 /**
  * The local API end to end under concurrent load: autocannon against `startLocalApi` (the API
  * Gateway stand-in, the authorizer with its result cache, the functions) on DynamoDB Local.
- * First every request creates a new plant; then, with the table filled to `listedPlants`, every
+ * First every request creates a new plant; then every request reads one of them
+ * (`GET /plants/{id}`), then changes one (`PATCH /plants/{id}` with `If-Match: *` and a new tag,
+ * so each is one conditional write); then, with the table filled to `listedPlants`, every
  * request reads a page of 100 (`GET /plants?limit=100`, one Scan of 101 items, from the start of
  * the table or from a cursor spread over it). The stage throttling is lifted, or it would be the
  * figure measured.
@@ -30,6 +32,12 @@ export interface LoadFigures {
 
 export interface EndToEndFigures {
   readonly create: LoadFigures;
+  /** `GET /plants/{id}` of a plant created above. */
+  readonly read: LoadFigures;
+  /** `PATCH /plants/{id}` of a plant created above, a new tag each time. */
+  readonly update: LoadFigures;
+  /** The change's p99 over a create's, from the same run. */
+  readonly updateP99ToCreateP99: number;
   /** `GET /plants?limit=100` over `listedPlants` plants. */
   readonly listPage: LoadFigures & { readonly listedPlants: number };
   /** The list page's p99 over a create's, from the same run. */
@@ -78,6 +86,51 @@ export async function measureEndToEnd({
         durationSeconds,
       );
 
+      const created = nextId;
+      const someId = () => 1 + Math.floor(Math.random() * created);
+      const loadReads = (duration: number) =>
+        autocannon({
+          url: api.url,
+          connections,
+          duration,
+          requests: [
+            {
+              method: 'GET',
+              headers: { authorization },
+              setupRequest: (request) => ({ ...request, path: `/plants/${someId()}` }),
+            },
+          ],
+        });
+      await loadReads(warmUpSeconds);
+      const read = summarizeLoad(await loadReads(durationSeconds), connections, durationSeconds);
+      let change = 0;
+      const loadUpdates = (duration: number) =>
+        autocannon({
+          url: api.url,
+          connections,
+          duration,
+          requests: [
+            {
+              method: 'PATCH',
+              headers: {
+                authorization,
+                'content-type': 'application/merge-patch+json',
+                'if-match': '*',
+              },
+              setupRequest: (request) => {
+                change += 1;
+                return { ...request, path: `/plants/${someId()}`, body: `{"tag":"t${change}"}` };
+              },
+            },
+          ],
+        });
+      await loadUpdates(warmUpSeconds);
+      const update = summarizeLoad(
+        await loadUpdates(durationSeconds),
+        connections,
+        durationSeconds,
+      );
+
       await fillTable(api.url, authorization, nextId, listedPlants);
       // Pages from the start and from cursors spread over the table, as walking clients ask.
       const cursors = Array.from({ length: 50 }, (_, index) =>
@@ -108,6 +161,9 @@ export async function measureEndToEnd({
       };
       return {
         create,
+        read,
+        update,
+        updateP99ToCreateP99: round(update.latencyP99 / create.latencyP99, 2),
         listPage,
         listP99ToCreateP99: round(listPage.latencyP99 / create.latencyP99, 2),
       };

@@ -1,7 +1,8 @@
 /**
  * An instant DynamoDB stand-in: a `node:http` server on 127.0.0.1 that answers at once the way
- * DynamoDB answers a successful call: a GetItem with a plant, a Scan with as many plants as its
- * Limit asks for, anything else (PutItem, DeleteItem) with `{}`. Timings against it measure the
+ * DynamoDB answers a successful call: a GetItem with a plant, an UpdateItem with the plant it
+ * wrote, a Scan with as many plants as its Limit asks for, anything else (PutItem, DeleteItem)
+ * with `{}`. Timings against it measure the
  * Plant Store's code and the SDK, not a store.
  */
 import { createServer } from 'node:http';
@@ -57,6 +58,10 @@ function plantItem(index: number): string {
 
 function answer(target: string, body: Buffer): string {
   if (target.endsWith('.GetItem')) return `{"Item":${plantItem(0)}}`;
+  // A change as DynamoDB answers it with ReturnValues ALL_NEW: the item written, its version.
+  if (target.endsWith('.UpdateItem')) {
+    return `{"Attributes":${plantItem(0).slice(0, -1)},"version":{"N":"1795000000000"}}}`;
+  }
   if (target.endsWith('.Scan')) {
     const { Limit = 20 } = JSON.parse(body.toString()) as { Limit?: number };
     const items = Array.from({ length: Limit }, (_, index) => plantItem(index));

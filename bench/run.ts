@@ -100,7 +100,7 @@ async function main(): Promise<void> {
   const authorizer = await measureAuthorizer(bundles);
 
   log(
-    `Local API end to end (${endToEndSeconds} s of creates, then ${endToEndSeconds} s of GET /plants?limit=100 over ${listedPlants} plants; DynamoDB Local)…`,
+    `Local API end to end (${endToEndSeconds} s each of creates, reads, changes, then GET /plants?limit=100 over ${listedPlants} plants; DynamoDB Local)…`,
   );
   const endToEnd = await measureEndToEnd({ durationSeconds: endToEndSeconds, listedPlants });
 
@@ -471,6 +471,9 @@ function printSummary(results: {
     '',
     `Local API end to end: ${e2e.create.connections} connections for ${e2e.create.durationSeconds} s each, DynamoDB Local`,
     `  POST /plants              ${e2e.create.requestsPerSecond} requests/s, p50 ${e2e.create.latencyP50} ms, p99 ${e2e.create.latencyP99} ms, ${e2e.create.errors} errors, ${e2e.create.non2xx} non-2xx of ${e2e.create.requests}`,
+    `  GET /plants/{id}          ${e2e.read.requestsPerSecond} requests/s, p50 ${e2e.read.latencyP50} ms, p99 ${e2e.read.latencyP99} ms, ${e2e.read.errors} errors, ${e2e.read.non2xx} non-2xx of ${e2e.read.requests}`,
+    `  PATCH /plants/{id}        ${e2e.update.requestsPerSecond} requests/s, p50 ${e2e.update.latencyP50} ms, p99 ${e2e.update.latencyP99} ms, ${e2e.update.errors} errors, ${e2e.update.non2xx} non-2xx of ${e2e.update.requests} (If-Match: *, a new tag each)`,
+    `  update p99 / create p99: ${e2e.updateP99ToCreateP99}`,
     `  GET /plants?limit=100     ${e2e.listPage.requestsPerSecond} requests/s, p50 ${e2e.listPage.latencyP50} ms, p99 ${e2e.listPage.latencyP99} ms, ${e2e.listPage.errors} errors, ${e2e.listPage.non2xx} non-2xx of ${e2e.listPage.requests} (${e2e.listPage.listedPlants} plants stored)`,
     `  list page p99 / create p99: ${listRatio} (target ≤ ${targets.listPageP99ToCreateP99}) ${check(listRatio <= targets.listPageP99ToCreateP99)}`,
   );

@@ -8,8 +8,9 @@ import { pathToFileURL } from 'node:url';
 
 const [subject = '', eventPath = '', durationText = '1000', endpoint = ''] = process.argv.slice(2);
 const event = JSON.parse(readFileSync(eventPath, 'utf8'));
-// GET and DELETE events have no body: they are sent as they are.
-const plant = event.body === null ? undefined : JSON.parse(event.body);
+// Each create gets a new id; other events (a GET, a DELETE, a change of the path's plant) are
+// sent as they are.
+const plant = event.httpMethod === 'POST' ? JSON.parse(event.body) : undefined;
 const context = {
   awsRequestId: 'warm',
   functionName: 'bench',

@@ -35,6 +35,7 @@ export const bundleSettings = {
   alias: {
     '@aws-sdk/credential-provider-node': './infra/bundle-aliases/lambda-credentials.ts',
     '@smithy/core/event-streams': './infra/bundle-aliases/no-event-streams.ts',
+    'mnemonist/lru-cache': './infra/bundle-aliases/lru-cache.ts',
     http: './infra/bundle-aliases/node-http.ts',
     'node:http': './infra/bundle-aliases/node-http.ts',
     process: './infra/bundle-aliases/node-process.ts',

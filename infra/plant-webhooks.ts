@@ -10,9 +10,8 @@ import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import {
-  type PlantEventType,
   type Subscription,
-  streamEventNames,
+  streamRecordKinds,
   subscriptionOf,
 } from '../functions/webhooks/plant-events.ts';
 import { functionSettings } from './function-settings.ts';
@@ -182,7 +181,7 @@ export class PlantWebhooks extends Construct {
         // A record no subscriber hears of is not worth an invocation. INSERTs always pass: the
         // fan-out's line of new plants is the PlantsCreated metric.
         filters: [
-          FilterCriteria.filter({ eventName: FilterRule.or(...recordKinds(subscriptions)) }),
+          FilterCriteria.filter({ eventName: FilterRule.or(...streamRecordKinds(subscriptions)) }),
         ],
         onFailure: keepFailuresIn(this.streamFailureBucket),
       }),
@@ -335,13 +334,6 @@ function keepFailuresIn(bucket: Bucket): IEventSourceDlq {
 const deadLetterQueueReason =
   'This queue is itself where failures end (kept 14 days, watched, redriven by hand): a ' +
   'dead-letter queue of its own would only move them somewhere less visible.';
-
-/** The stream's record kinds the fan-out must see: INSERT, and those the subscribers hear of. */
-function recordKinds(subscriptions: readonly Subscription[]): string[] {
-  const types = new Set<PlantEventType>(['plant.created']);
-  for (const subscription of subscriptions) for (const type of subscription.events) types.add(type);
-  return [...types].map((type) => streamEventNames[type]);
-}
 
 /**
  * Names safe in a secret's name, unique, https receivers only, and known event types and

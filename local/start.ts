@@ -5,13 +5,15 @@
  * `DYNAMODB_ENDPOINT` (use a running store instead of starting DynamoDB Local),
  * `PLANT_STORE_DATA_DIR` (default `.data`: the issuer's keys and DynamoDB Local's data),
  * `THROTTLING` (a stage whose throttling to imitate, default `dev`; `off` for none),
- * `WEBHOOK_URL` (comma-separated receivers of new-plant webhooks) and `WEBHOOK_SECRET`.
+ * `WEBHOOK_URL` (comma-separated receivers of webhooks), `WEBHOOK_SECRET`, `WEBHOOK_FORMAT`
+ * (`plant` or `event`) and `WEBHOOK_EVENTS` (comma-separated event types).
  * Ctrl-C or SIGTERM stops everything it started and exits 0; a failed start prints one line
  * and exits 1, leaving nothing running.
  */
 import { join } from 'node:path';
 import { readEnvironment } from '../functions/shared/environment.ts';
 import { routes } from '../functions/shared/routes.ts';
+import { subscriptionOf } from '../functions/webhooks/plant-events.ts';
 import { defaultStageName, stages } from '../infra/stages.ts';
 import { type LocalApi, startLocalApi } from './local-api.ts';
 import { ensurePrivateDirectory } from './private-directory.ts';
@@ -66,8 +68,14 @@ function describeWebhooks(webhooks: LocalWebhooks): string[] {
       : webhooks.secretFile !== undefined
         ? `the secret in ${webhooks.secretFile}`
         : 'WEBHOOK_SECRET';
+  const [first] = webhooks.subscribers;
+  const subscription = subscriptionOf('npm start', first ?? {});
+  const what =
+    subscription.format === 'plant'
+      ? 'every new plant'
+      : `${subscription.events.join(', ')} events (the event format)`;
   return [
-    `  Webhooks:   every new plant is POSTed to ${webhooks.subscribers.map((subscriber) => subscriber.url).join(', ')}`,
+    `  Webhooks:   ${what} POSTed to ${webhooks.subscribers.map((subscriber) => subscriber.url).join(', ')}`,
     `              signed (Standard Webhooks) with ${secret}`,
   ];
 }

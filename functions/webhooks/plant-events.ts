@@ -47,6 +47,16 @@ export const streamEventNames: Readonly<Record<PlantEventType, 'INSERT' | 'MODIF
 };
 
 /**
+ * The stream's record kinds the fan-out must see (its event source mapping's filter): INSERT
+ * always (its line of new plants is the PlantsCreated metric), and those the subscribers hear of.
+ */
+export function streamRecordKinds(subscriptions: readonly Subscription[]): string[] {
+  const types = new Set<PlantEventType>(['plant.created']);
+  for (const subscription of subscriptions) for (const type of subscription.events) types.add(type);
+  return [...types].map((type) => streamEventNames[type]);
+}
+
+/**
  * A subscription from its settings: `format` defaults to `plant`; `events` to `plant.created`
  * for the `plant` format and every type for `event`.
  * @throws Error naming the subscriber when a type or format is unknown, or the `plant` format

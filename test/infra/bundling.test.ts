@@ -42,10 +42,12 @@ describe('the create-plant bundle', () => {
       '@aws-sdk/credential-provider-sso/',
       '@aws-sdk/nested-clients/',
       '@smithy/core/dist-es/submodules/event-streams/',
+      'mnemonist/',
     ]) {
       expect(inputs.filter((input) => input.includes(excluded))).toEqual([]);
     }
     expect(inputs).toContain('infra/bundle-aliases/lambda-credentials.ts');
+    expect(inputs).toContain('infra/bundle-aliases/lru-cache.ts');
   });
 
   it('loads node:http with require, never through an ES module import', () => {
@@ -110,5 +112,27 @@ describe('the create-plant bundle', () => {
     } finally {
       await new Promise((resolve) => store.close(resolve));
     }
+  });
+});
+
+describe('the LRU cache that stands in for mnemonist’s', () => {
+  it('keeps the most recently used entries up to its capacity, as the endpoint cache needs', async () => {
+    const { default: LruCache } = await import('../../infra/bundle-aliases/lru-cache.ts');
+    const cache = new LruCache<string, number>(2);
+    cache.set('a', 1).set('b', 2);
+    expect(cache.get('a')).toBe(1); // a is now the most recent
+    cache.set('c', 3); // evicts b
+    expect([cache.has('a'), cache.has('b'), cache.has('c'), cache.size]).toEqual([
+      true,
+      false,
+      true,
+      2,
+    ]);
+    expect(cache.peek('c')).toBe(3);
+    expect(cache.peek('a')).toBe(1); // a peek leaves a the least recently used
+    cache.set('d', 4); // evicts a
+    expect([cache.has('a'), cache.has('c'), cache.has('d')]).toEqual([false, true, true]);
+    cache.clear();
+    expect(cache.size).toBe(0);
   });
 });

@@ -18,7 +18,7 @@ import {
 import { createDeliverHandler } from '../../functions/deliver-webhook/deliver-handler.ts';
 import { createLogger, type Logger } from '../../functions/shared/logger.ts';
 import { createFanoutHandler } from '../../functions/webhook-fanout/fanout-handler.ts';
-import { subscriptionOf } from '../../functions/webhooks/plant-events.ts';
+import { streamRecordKinds, subscriptionOf } from '../../functions/webhooks/plant-events.ts';
 import { deliveryMaxReceiveCount, retryMaximumConcurrency } from '../../infra/plant-webhooks.ts';
 import {
   type RunningMapping,
@@ -33,6 +33,9 @@ export interface BedSubscriber {
   readonly url: string;
   /** A secret ARN of its own (one that does not exist makes every attempt fail unexpectedly). */
   readonly secretArn?: string;
+  /** What it hears of, as the stage config says it. @default plant.created in the plant format */
+  readonly format?: 'plant' | 'event';
+  readonly events?: readonly ('plant.created' | 'plant.updated' | 'plant.deleted')[];
 }
 
 export interface BedOptions {
@@ -143,10 +146,13 @@ export async function startDeployedWebhooks(options: BedOptions): Promise<Deploy
     region: 'us-east-1',
     credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
   });
+  const subscriptions = options.subscribers.map((subscriber) =>
+    subscriptionOf(subscriber.name, subscriber),
+  );
   const fanout = createFanoutHandler({
     sqs,
     deliveryQueueUrl: options.fanoutQueueUrl ?? deliveries.url,
-    subscriptions: options.subscribers.map((subscriber) => subscriptionOf(subscriber.name, {})),
+    subscriptions,
     logger,
   });
   const deliver = createDeliverHandler({
@@ -166,6 +172,8 @@ export async function startDeployedWebhooks(options: BedOptions): Promise<Deploy
     streams,
     streamArn: Table?.LatestStreamArn ?? '',
     handler: fanout,
+    // The filter the stack gives the mapping.
+    eventNames: streamRecordKinds(subscriptions),
     retryAttempts: 2,
     onFailure: { s3: moto.s3, bucket },
   });

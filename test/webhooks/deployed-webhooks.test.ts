@@ -8,13 +8,20 @@ import { ListObjectsV2Command } from '@aws-sdk/client-s3';
 import { SendMessageCommand } from '@aws-sdk/client-sqs';
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
+import { createPlant } from '../../functions/create-plant/create-plant.ts';
+import { deletePlant } from '../../functions/delete-plant/delete-plant.ts';
 import { createReplayHandler } from '../../functions/replay-stream-failures/replay-handler.ts';
 import { createLogger } from '../../functions/shared/logger.ts';
 import { itemsNotPlantsLog } from '../../functions/shared/stored-plant.ts';
+import { updatePlant } from '../../functions/update-plant/update-plant.ts';
 import { subscriptionOf } from '../../functions/webhooks/plant-events.ts';
-import { type DeployedWebhooks, startDeployedWebhooks } from '../support/deployed-webhooks.ts';
+import {
+  type BedSubscriber,
+  type DeployedWebhooks,
+  startDeployedWebhooks,
+} from '../support/deployed-webhooks.ts';
 import { type MotoServer, startMotoServer } from '../support/moto-server.ts';
-import { startWebhookReceiver } from '../support/webhook-receiver.ts';
+import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver.ts';
 
 let moto: MotoServer;
 const running: { stop(): Promise<void> }[] = [];
@@ -56,6 +63,8 @@ function putPlant(webhooks: DeployedWebhooks, item: Record<string, unknown>) {
 async function bedWithReceivers(
   count: number,
   options: Partial<Parameters<typeof startDeployedWebhooks>[0]> = {},
+  /** Each subscriber's format and events, by position; the plant format by default. */
+  subscriptions: readonly Pick<BedSubscriber, 'format' | 'events'>[] = [],
 ) {
   // Receivers need the secret and the bed needs their URLs: start the receivers with a
   // placeholder port, then restart them with the secret on the same port.
@@ -66,7 +75,11 @@ async function bedWithReceivers(
   await Promise.all(placeholders.map((placeholder) => placeholder.stop()));
   const webhooks = await bed({
     retrySchedule: [1, 2],
-    subscribers: urls.map((url, index) => ({ name: `subscriber-${index + 1}`, url })),
+    subscribers: urls.map((url, index) => ({
+      name: `subscriber-${index + 1}`,
+      url,
+      ...subscriptions[index],
+    })),
     ...options,
   });
   const receivers = await Promise.all(
@@ -106,6 +119,40 @@ describe('the deployed webhook path, on AWS emulators', () => {
         [itemsNotPlantsLog.countField]: 1,
       }),
     );
+    expect(await webhooks.deadLetters()).toEqual([]);
+  }, 60_000);
+
+  it('sends changes and deletes, from MODIFY and REMOVE records, only to a subscriber of the event format that chose them', async () => {
+    const { webhooks, receivers } = await bedWithReceivers(2, {}, [{}, { format: 'event' }]);
+    const [plants, events] = receivers as [WebhookReceiver, WebhookReceiver];
+    const store = webhooks.table;
+    const id = 9_223_372_036_854_775_807n;
+    const created = await createPlant({ id, name: 'Fern', tag: 'shade' }, store);
+    const changed = await updatePlant(id, { tag: null }, [created.version], store);
+    // Nothing changes, nothing is written: no event.
+    await updatePlant(id, { name: 'Fern' }, 'any', store);
+    await deletePlant(id, store);
+    await events.waitForAccepted(3, 20_000);
+    await plants.waitForAccepted(1, 20_000);
+    await new Promise((resolve) => setTimeout(resolve, 1_000)); // nothing more may come
+    expect(plants.deliveries.map((delivery) => delivery.body)).toEqual([
+      `{"id":${id},"name":"Fern","tag":"shade"}`,
+    ]);
+    const bodies = events.deliveries.map((delivery) => delivery.body);
+    expect(bodies).toHaveLength(3);
+    const byType = new Map(bodies.map((body) => [JSON.parse(body).type as string, body]));
+    expect(byType.get('plant.created')).toContain(
+      `"data":{"id":${id},"name":"Fern","tag":"shade","version":${created.version}}`,
+    );
+    expect(byType.get('plant.updated')).toContain(
+      `"data":{"id":${id},"name":"Fern","version":${changed.version}}`,
+    );
+    expect(byType.get('plant.deleted')).toContain(
+      `"data":{"id":${id},"version":${changed.version + 1}}`,
+    );
+    for (const receiver of receivers) {
+      expect(receiver.deliveries.every((delivery) => delivery.verified)).toBe(true);
+    }
     expect(await webhooks.deadLetters()).toEqual([]);
   }, 60_000);
 
