@@ -165,7 +165,8 @@ export class PlantWebhooks extends Construct {
     this.fanoutFunction = new PlantStoreFunction(scope, 'WebhookFanout', {
       ...functionDefaults,
       settings: functionSettings.webhookFanout,
-      description: 'Plant Store: queues one webhook delivery per new plant and subscriber.',
+      description:
+        'Plant Store: queues one webhook delivery per plant event and subscriber of its type.',
       environment: {
         DELIVERY_QUEUE_URL: this.deliveryQueue.queueUrl,
         SUBSCRIPTIONS: subscriptionsVariable,

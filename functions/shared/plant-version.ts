@@ -53,21 +53,24 @@ export interface EntityTag {
   readonly version: number | undefined;
 }
 
-// `W/` (case-sensitive), then a quoted opaque tag of the characters RFC 9110 allows.
-const entityTagPattern = /^(W\/)?"([\x21\x23-\x7e\x80-\xff]*)"$/;
+/**
+ * One member of a list and what follows it: `W/` (case-sensitive) or not, a quoted opaque tag of
+ * the characters RFC 9110 allows (a comma among them), then a comma or the end.
+ */
+const listMember = /^[\t ]*(W\/)?"([\x21\x23-\x7e\x80-\xff]*)"[\t ]*(?:,|$)/;
 
 /**
- * Reads a header's field value: `*`, or a comma-separated list of entity tags. A list that is
- * not valid (an unquoted tag, say) matches nothing, as RFC 9110 §13.1 lets a server treat it.
+ * Reads a header's field value: `*`, or a comma-separated list of entity tags (empty members
+ * allowed, as lists in RFC 9110 §5.6.1 are). A list that is not valid (an unquoted tag, say)
+ * matches nothing, as RFC 9110 §13.1 lets a server treat it.
  */
 export function parseEntityTagList(value: string): EntityTagList {
   if (value.trim() === '*') return { any: true };
   const tags: EntityTag[] = [];
-  for (const member of value.split(',')) {
-    const text = member.trim();
-    if (text === '') continue;
-    const match = entityTagPattern.exec(text);
+  for (let rest = value.replace(/^[\t ,]+/, ''); rest !== ''; ) {
+    const match = listMember.exec(rest);
     if (match === null) return { any: false, tags: [] };
+    rest = rest.slice(match[0].length).replace(/^[\t ,]+/, '');
     const opaque = match[2] as string;
     const version = /^(0|[1-9][0-9]{0,15})$/.test(opaque) ? Number(opaque) : undefined;
     tags.push({

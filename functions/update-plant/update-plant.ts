@@ -1,8 +1,11 @@
 /**
- * Changing a plant: one conditional UpdateItem that writes only when the plant exists, has a
+ * Changing a plant: one conditional UpdateItem that writes only when the plant exists, has the
  * version `If-Match` names and would change. When the write is refused, the item as it was
  * (returned with the refusal) tells which: no plant (404), another version (412), or nothing to
  * change (200, nothing written, the same version).
+ *
+ * The new version comes from the clock or from the stored version, never from the client's
+ * `If-Match`: a tag names a version to match, it cannot set one.
  */
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
@@ -32,19 +35,24 @@ export interface UpdateDependencies extends StoreDependencies {
 }
 
 /**
- * A `*` change whose plant keeps changing under it is tried again with the version it found;
- * after this many tries the client is told to retry (503), which is as safe as the first try.
+ * A change whose plant changed under it (possible for `*` or a list of ETags) is tried again
+ * with the version it found; after this many tries the client is told to retry (503), which is
+ * as safe as the first try.
  */
-const attemptsForAnyVersion = 3;
+const attempts = 3;
 
-/** DynamoDB's `IN` takes at most 100 values; no client sends more ETags than that. */
-const maxExpectedVersions = 100;
+/**
+ * What the write is conditioned on: one stored version (it then writes the next one), or, for
+ * `*`, any version below the clock's (it then writes the clock's).
+ */
+type Pin = { readonly version: number } | 'below-clock';
 
 /**
  * Applies `change` to the plant `id` if its version is one of `expected`.
  * @throws PlantNotFoundError when no plant has this id (never created: no upsert).
  * @throws PreconditionFailedError when the plant's version is not one `If-Match` names.
- * @throws StoreUnavailableError when the store is unreachable, too slow or throttling.
+ * @throws StoreUnavailableError when the store is unreachable, too slow or throttling, or the
+ * plant kept changing under a `*` change.
  */
 export async function updatePlant(
   id: bigint,
@@ -53,36 +61,40 @@ export async function updatePlant(
   dependencies: UpdateDependencies,
 ): Promise<VersionedPlant> {
   const now = dependencies.now ?? Date.now;
-  const versions =
-    expected === 'any' ? 'any' : [...new Set(expected)].slice(0, maxExpectedVersions);
-  if ((change.name === undefined && change.tag === undefined) || versions.length === 0) {
-    // Nothing to write, or nothing could match: a read answers as the write would have.
-    return checkedPlant(await readPlant(id, dependencies), versions, dependencies);
+  const nothingToWrite = change.name === undefined && change.tag === undefined;
+  let pin: Pin;
+  if (expected === 'any' && !nothingToWrite) {
+    pin = 'below-clock';
+  } else if (expected !== 'any' && expected.length === 1 && !nothingToWrite) {
+    pin = { version: expected[0] as number };
+  } else {
+    // Nothing to write, nothing that could match, or a list of ETags: read which version the
+    // plant has, and answer from it or pin the write to it.
+    const found = checkedPlant(await readPlant(id, dependencies), expected, dependencies);
+    if (nothingToWrite || changesNothing(found.plant, change)) return found;
+    pin = { version: found.version };
   }
-  let pinned: number | undefined;
-  for (let attempt = 1; attempt <= attemptsForAnyVersion; attempt += 1) {
-    const matched = versions === 'any' ? (pinned === undefined ? 'any' : [pinned]) : versions;
-    const current = matched === 'any' ? unversioned : Math.max(...matched);
+  for (let attempt = 1; attempt <= attempts; attempt += 1) {
     try {
-      return await write(id, change, matched, nextVersion(current, now()), dependencies);
+      return await write(id, change, pin, now(), dependencies);
     } catch (error) {
       if (!(error instanceof ConditionalCheckFailedException)) throw error;
       const stored =
         error.Item === undefined ? undefined : unmarshall(error.Item, { wrapNumbers: true });
-      const found = checkedPlant(stored, versions, dependencies);
+      const found = checkedPlant(stored, expected, dependencies);
       if (changesNothing(found.plant, change)) return found;
-      // `*` and the stored version is not below the clock, or it changed since: pin and retry.
-      pinned = found.version;
-      if (versions !== 'any') throw error;
+      // A version at or past the clock (`*`), or one that changed since it was read: pin to it.
+      if (typeof pin === 'object' && pin.version === found.version) throw error;
+      pin = { version: found.version };
     }
   }
   throw new StoreUnavailableError();
 }
 
-/** The plant of a stored item, if it has one of `versions`. */
+/** The plant of a stored item, if it has one of the `expected` versions. */
 function checkedPlant(
   item: Readonly<Record<string, unknown>> | undefined,
-  versions: ExpectedVersions,
+  expected: ExpectedVersions,
   dependencies: UpdateDependencies,
 ): VersionedPlant {
   if (item === undefined) throw new PlantNotFoundError();
@@ -91,18 +103,19 @@ function checkedPlant(
     dependencies.logger?.warn(itemsNotPlantsLog.message, { [itemsNotPlantsLog.countField]: 1 });
     throw new PlantNotFoundError();
   }
-  if (versions !== 'any' && !versions.includes(found.version)) throw new PreconditionFailedError();
+  if (expected !== 'any' && !expected.includes(found.version)) throw new PreconditionFailedError();
   return found;
 }
 
-/** The one conditional write: exists, is a plant, has a matched version, and would change. */
+/** The one conditional write: exists, is a plant, has the pinned version, and would change. */
 async function write(
   id: bigint,
   change: PlantChange,
-  matched: ExpectedVersions,
-  version: number,
+  pin: Pin,
+  now: number,
   dependencies: UpdateDependencies,
 ): Promise<VersionedPlant> {
+  const version = pin === 'below-clock' ? Math.trunc(now) : nextVersion(pin.version, now);
   const names: Record<string, string> = { '#id': 'id', '#name': 'name' };
   names['#version'] = versionAttribute;
   if (change.tag !== undefined) names['#tag'] = 'tag';
@@ -133,7 +146,7 @@ async function write(
           ConditionExpression: [
             'attribute_exists(#id)',
             'attribute_type(#name, :string)',
-            anyOf(versionCondition(matched, values)),
+            anyOf(versionCondition(pin, values)),
             anyOf(differences),
           ].join(' AND '),
           ExpressionAttributeNames: names,
@@ -151,22 +164,14 @@ async function write(
 }
 
 /**
- * The version part of the condition, its values added to `values`: one of the matched versions
- * (0 is an item without one), or for `*` any version below the new one (one written by a clock
- * ahead of this one is pinned and tried again).
+ * The version part of the condition, its values added to `values`: the pinned version (0 is
+ * also an item without one), or any version below the one written.
  */
-function versionCondition(matched: ExpectedVersions, values: Record<string, unknown>): string[] {
-  if (matched === 'any') return ['attribute_not_exists(#version)', '#version < :version'];
-  const terms: string[] = [];
-  const listed = matched.filter((version) => version !== unversioned);
-  if (listed.length < matched.length) terms.push('attribute_not_exists(#version)');
-  if (listed.length > 0) {
-    const placeholders = listed.map((version, index) => {
-      values[`:v${index}`] = version;
-      return `:v${index}`;
-    });
-    terms.push(`#version IN (${placeholders.join(', ')})`);
-  }
+function versionCondition(pin: Pin, values: Record<string, unknown>): string[] {
+  if (pin === 'below-clock') return ['attribute_not_exists(#version)', '#version < :version'];
+  values[':pinned'] = pin.version;
+  const terms = ['#version = :pinned'];
+  if (pin.version === unversioned) terms.unshift('attribute_not_exists(#version)');
   return terms;
 }
 

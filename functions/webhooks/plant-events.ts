@@ -143,7 +143,8 @@ export function plantEventOf(record: PlantStreamRecord, now: number): PlantEvent
     }
     case 'MODIFY': {
       const { plant, version } = imageOf(dynamodb?.NewImage);
-      const old = dynamodb?.OldImage === undefined ? undefined : imageOf(dynamodb.OldImage).plant;
+      // An old image that is not a plant (another tool wrote it) changed into one: an update.
+      const old = readImage(dynamodb?.OldImage)?.plant;
       if (old !== undefined && old.name === plant.name && old.tag === plant.tag) return undefined;
       return { ...base, type: 'plant.updated', id: plant.id, plant, version };
     }
@@ -181,10 +182,16 @@ export function webhookFor(event: PlantEvent, subscription: Subscription): Webho
   };
 }
 
-/** The plant and version of a stream image. */
+/** The plant and version of a stream image, or `undefined` when it is none. */
+function readImage(image: Record<string, AttributeValue> | undefined): VersionedPlant | undefined {
+  return image === undefined
+    ? undefined
+    : readVersionedPlant(unmarshall(image, { wrapNumbers: true }));
+}
+
+/** The plant and version of a stream image that must be one. */
 function imageOf(image: Record<string, AttributeValue> | undefined): VersionedPlant {
-  const found =
-    image === undefined ? undefined : readVersionedPlant(unmarshall(image, { wrapNumbers: true }));
+  const found = readImage(image);
   if (found === undefined) throw new Error('A plants table item is not a plant.');
   return found;
 }

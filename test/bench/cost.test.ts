@@ -12,6 +12,7 @@ describe('npm run cost', () => {
       'createPlant',
       'listPlants',
       'getPlant',
+      'updatePlant',
       'deletePlant',
     ]);
     for (const row of rows) {

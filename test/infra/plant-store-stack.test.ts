@@ -12,6 +12,7 @@ import { Validations } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import { build } from 'esbuild';
 import { routeFunctionNames, routes } from '../../functions/shared/routes.ts';
+import { readFanoutConfig } from '../../functions/webhook-fanout/fanout-handler.ts';
 import { createBuildOptions, createRequireBanner } from '../../infra/bundling.ts';
 import { cfnLintExceptions } from '../../infra/cfn-lint-exceptions.ts';
 import { type FunctionSettings, functionSettings } from '../../infra/function-settings.ts';
@@ -394,6 +395,14 @@ describe.each([stages.dev, stages.prod])('the PlantStore-$name stack', (stage) =
       for (const [logicalId, fn] of Object.entries(functions)) {
         const variables = Object.keys(fn.Properties.Environment.Variables);
         expect(Object.keys(samEnvironment[logicalId] ?? {}).sort()).toEqual(variables.sort());
+      }
+      // And the values are ones the functions start with.
+      const fanoutVariables = Object.entries(samEnvironment).filter(([logicalId]) =>
+        /^(WebhookFanout|ReplayStreamFailures)/.test(logicalId),
+      );
+      expect(fanoutVariables).toHaveLength(2);
+      for (const [, variables] of fanoutVariables) {
+        expect(() => readFanoutConfig(variables)).not.toThrow();
       }
     });
 

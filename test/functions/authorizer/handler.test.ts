@@ -24,11 +24,18 @@ const stageArn = 'arn:aws:execute-api:eu-west-1:123456789012:a1b2c3d4e5/dev';
 const apiWide = `${stageArn}/*/*`;
 /** What each scope grants, as the route table says: the method ARNs of its routes. */
 const readRoutes = [`${stageArn}/GET/plants`, `${stageArn}/GET/plants/*`];
-const writeRoutes = [`${stageArn}/POST/plants`, `${stageArn}/DELETE/plants/*`];
+const writeRoutes = [
+  `${stageArn}/POST/plants`,
+  `${stageArn}/PUT/plants/*`,
+  `${stageArn}/PATCH/plants/*`,
+  `${stageArn}/DELETE/plants/*`,
+];
 const allRoutes = [
   `${stageArn}/POST/plants`,
   `${stageArn}/GET/plants`,
   `${stageArn}/GET/plants/*`,
+  `${stageArn}/PUT/plants/*`,
+  `${stageArn}/PATCH/plants/*`,
   `${stageArn}/DELETE/plants/*`,
 ];
 

@@ -39,7 +39,10 @@ function post(body: string): Promise<APIGatewayProxyResult> {
 
 function expectPlantOrClientError(response: APIGatewayProxyResult) {
   expect([200, 400]).toContain(response.statusCode);
-  expect(response.headers).toEqual({ 'Content-Type': 'application/json' });
+  expect(response.headers).toEqual({
+    'Content-Type': 'application/json',
+    ...(response.statusCode === 200 ? { ETag: expect.stringMatching(/^"[1-9][0-9]*"$/) } : {}),
+  });
   const body = JSON.parse(response.body);
   if (response.statusCode === 200) {
     expect(typeof body.name).toBe('string');

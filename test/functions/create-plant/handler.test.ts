@@ -63,7 +63,10 @@ describe('POST /plants: success', () => {
     const id = uniqueId();
     const response = await post({ body: { id, name: 'Monstera', tag: 'tropical' } });
     expect(response.statusCode).toBe(200);
-    expect(response.headers).toEqual({ 'Content-Type': 'application/json' });
+    expect(response.headers).toEqual({
+      'Content-Type': 'application/json',
+      ETag: expect.stringMatching(/^"[1-9][0-9]*"$/),
+    });
     expect(JSON.parse(response.body)).toEqual({ name: 'Monstera', tag: 'tropical' });
     const item = await table.getItem(BigInt(id));
     expect(item).toMatchObject({ name: 'Monstera', tag: 'tropical' });
@@ -75,7 +78,11 @@ describe('POST /plants: success', () => {
     const response = await post({ body: { id, name: 'Cactus' } });
     expect(response.statusCode).toBe(200);
     expect(response.body).toBe('{"name":"Cactus"}');
-    expect(Object.keys((await table.getItem(BigInt(id))) ?? {}).sort()).toEqual(['id', 'name']);
+    expect(Object.keys((await table.getItem(BigInt(id))) ?? {}).sort()).toEqual([
+      'id',
+      'name',
+      'version',
+    ]);
   });
 
   it('never stores undeclared fields, __proto__ and constructor included', async () => {
@@ -84,7 +91,11 @@ describe('POST /plants: success', () => {
     const response = await post({ body });
     expect(response.statusCode).toBe(200);
     expect(JSON.parse(response.body)).toEqual({ name: 'Ivy' });
-    expect(Object.keys((await table.getItem(BigInt(id))) ?? {}).sort()).toEqual(['id', 'name']);
+    expect(Object.keys((await table.getItem(BigInt(id))) ?? {}).sort()).toEqual([
+      'id',
+      'name',
+      'version',
+    ]);
     expect(({} as Record<string, unknown>).polluted).toBeUndefined();
   });
 

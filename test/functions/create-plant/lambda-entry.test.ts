@@ -53,7 +53,10 @@ describe('the create-plant Lambda entry', () => {
       );
       expect(response).toEqual({
         statusCode: 200,
-        headers: { 'Content-Type': 'application/json' },
+        headers: {
+          'Content-Type': 'application/json',
+          ETag: expect.stringMatching(/^"[1-9][0-9]*"$/),
+        },
         body: '{"name":"Olive"}',
       });
       expect((await table.getItem(9223372036854775807n))?.name).toBe('Olive');

@@ -71,7 +71,7 @@ describe('GET /plants/{id}', () => {
       expect((await create(body)).statusCode).toBe(200);
       expect(await get(id)).toEqual({
         statusCode: 200,
-        headers: { 'Content-Type': 'application/json' },
+        headers: { 'Content-Type': 'application/json', ETag: expect.stringMatching(/^"[0-9]+"$/) },
         body: stored,
       });
     }

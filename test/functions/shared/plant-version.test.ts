@@ -42,6 +42,18 @@ describe('If-Match and If-None-Match lists', () => {
     });
   });
 
+  it('read a comma inside a tag as part of it, and empty members as nothing', () => {
+    expect(parseEntityTagList('"a,b", "7"')).toEqual({
+      any: false,
+      tags: [
+        { weak: false, version: undefined },
+        { weak: false, version: 7 },
+      ],
+    });
+    expect(versionsMatchedBy(parseEntityTagList(', "7",, '))).toEqual([7]);
+    expect(matchesWeakly(parseEntityTagList('W/"x,y", "7"'), 7)).toBe(true);
+  });
+
   it('match nothing when the list is not valid (an unquoted tag, a lower-case w/)', () => {
     for (const header of ['5', '"5", 6', 'w/"5"', '"5', '"a"b"']) {
       expect([header, versionsMatchedBy(parseEntityTagList(header))]).toEqual([header, []]);

@@ -1,0 +1,109 @@
+/**
+ * The conditional write on its own, against DynamoDB Local: where the new version comes from,
+ * plants written before versions existed, and If-Match lists.
+ */
+import { PutCommand } from '@aws-sdk/lib-dynamodb';
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { PlantNotFoundError, PreconditionFailedError } from '../../../functions/shared/errors.ts';
+import { updatePlant } from '../../../functions/update-plant/update-plant.ts';
+import { createTestTable, type TestTable } from '../../support/test-store.ts';
+
+let table: TestTable;
+let nextId = 1n;
+const clock = 1_795_000_000_000;
+
+beforeAll(async () => {
+  table = await createTestTable();
+});
+
+afterAll(async () => {
+  await table?.remove();
+});
+
+/** Stores an item as given (another version of the API, or another tool, may have written it). */
+async function store(item: Record<string, unknown>): Promise<bigint> {
+  nextId += 1n;
+  await table.documentClient.send(
+    new PutCommand({ TableName: table.tableName, Item: { id: nextId, ...item } }),
+  );
+  return nextId;
+}
+
+const dependencies = (now = clock) => ({ ...table, now: () => now });
+
+async function storedVersion(id: bigint): Promise<string | undefined> {
+  const item = await table.getItem(id);
+  return item?.version === undefined ? undefined : String(item.version);
+}
+
+describe('updatePlant', () => {
+  it('takes the new version from the clock or the stored one, never from If-Match', async () => {
+    const id = await store({ name: 'Fern', version: clock - 10 });
+    // A list naming the stored version and a huge one: the huge one sets nothing.
+    const changed = await updatePlant(
+      id,
+      { name: 'Moss' },
+      [clock - 10, 9_007_199_254_740_990],
+      dependencies(),
+    );
+    expect(changed).toEqual({ plant: { id, name: 'Moss' }, version: clock });
+    expect(await storedVersion(id)).toBe(String(clock));
+    // The single ETag of the stored version: the next version after it.
+    const again = await updatePlant(id, { tag: 'x' }, [clock], dependencies(clock - 5));
+    expect(again.version).toBe(clock + 1);
+  });
+
+  it('changes a plant stored before versions existed through If-Match "0" or *', async () => {
+    const id = await store({ name: 'Old' });
+    expect(await storedVersion(id)).toBeUndefined();
+    await expect(updatePlant(id, { name: 'New' }, [5], dependencies())).rejects.toThrow(
+      PreconditionFailedError,
+    );
+    expect(await updatePlant(id, { name: 'New' }, [0], dependencies())).toEqual({
+      plant: { id, name: 'New' },
+      version: clock,
+    });
+    const literalZero = await store({ name: 'Zero', version: 0 });
+    expect((await updatePlant(literalZero, { tag: 't' }, [0], dependencies())).version).toBe(clock);
+    const anyOld = await store({ name: 'Any' });
+    expect((await updatePlant(anyOld, { tag: 't' }, 'any', dependencies())).version).toBe(clock);
+  });
+
+  it('with *, pins a stored version at or past the clock and writes the one after it', async () => {
+    const id = await store({ name: 'Ahead', version: clock + 100 });
+    expect(await updatePlant(id, { name: 'Behind' }, 'any', dependencies())).toEqual({
+      plant: { id, name: 'Behind' },
+      version: clock + 101,
+    });
+  });
+
+  it('reads a list of ETags against the stored version: 200, 412 or 404', async () => {
+    const id = await store({ name: 'Listed', version: 42 });
+    await expect(updatePlant(id, { name: 'x' }, [1, 2, 3], dependencies())).rejects.toThrow(
+      PreconditionFailedError,
+    );
+    expect((await updatePlant(id, { name: 'x' }, [1, 42, 3], dependencies())).version).toBe(clock);
+    await expect(updatePlant(999_999n, { name: 'x' }, [1, 2], dependencies())).rejects.toThrow(
+      PlantNotFoundError,
+    );
+    // No ETag that could match (only weak or foreign ones): 412 for a plant, 404 for none.
+    await expect(updatePlant(id, { name: 'y' }, [], dependencies())).rejects.toThrow(
+      PreconditionFailedError,
+    );
+    await expect(updatePlant(999_999n, { name: 'y' }, [], dependencies())).rejects.toThrow(
+      PlantNotFoundError,
+    );
+  });
+
+  it('writes nothing when nothing changes, whatever the If-Match form', async () => {
+    const id = await store({ name: 'Same', tag: 't', version: 7 });
+    for (const expected of [[7], [1, 7], 'any'] as const) {
+      expect(await updatePlant(id, { name: 'Same', tag: 't' }, expected, dependencies())).toEqual({
+        plant: { id, name: 'Same', tag: 't' },
+        version: 7,
+      });
+    }
+    expect(await updatePlant(id, {}, [7], dependencies())).toMatchObject({ version: 7 });
+    expect(await storedVersion(id)).toBe('7');
+  });
+});
