@@ -3,6 +3,7 @@ import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
 import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import type { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
+import { checkAllowedOrigins } from '../functions/shared/cors.ts';
 import {
   functionDisplayName,
   type RouteFunctionName,
@@ -22,6 +23,21 @@ import { TokenIssuer } from './token-issuer.ts';
 
 export interface PlantStoreStackProps extends StackProps {
   readonly stage: StageConfig;
+}
+
+/**
+ * A stage's allowed origins: exact ones, `*` only where the stage is not production-like.
+ * @throws Error naming the stage and the origin.
+ */
+function checkStageOrigins(stage: StageConfig): readonly string[] {
+  try {
+    return checkAllowedOrigins(stage.cors?.allowedOrigins ?? [], {
+      anyOrigin: !stage.productionLike,
+      anyPort: false,
+    });
+  } catch (error) {
+    throw new Error(`Stage ${stage.name}, cors.allowedOrigins: ${(error as Error).message}.`);
+  }
 }
 
 /** The stack name of a stage: `PlantStore-<stage>`. */
@@ -61,6 +77,9 @@ export class PlantStoreStack extends Stack {
       productionLike: stage.productionLike,
     });
 
+    // Browsers: exact origins, `*` only where the stage is not production-like.
+    const allowedOrigins = checkStageOrigins(stage);
+
     // Logical ids are the function names in PascalCase (`CreatePlant`), as SAM users call them.
     const routeFunction = (name: RouteFunctionName) => {
       const settings = functionSettings[name];
@@ -72,6 +91,9 @@ export class PlantStoreStack extends Stack {
         logRemovalPolicy,
       });
       this.table.bindFunction(fn, settings.tableActions);
+      // The functions' answers are the browser's (Lambda proxy): they carry the CORS headers.
+      // Declared in every stage (empty: no origin), so `sam local invoke --env-vars` can set it.
+      fn.addEnvironment('CORS_ALLOWED_ORIGINS', allowedOrigins.join(','));
       return fn;
     };
     this.routeFunctions = Object.fromEntries(
@@ -119,6 +141,7 @@ export class PlantStoreStack extends Stack {
       logRetention,
       logRemovalPolicy,
       webAclArn: stage.webAclArn,
+      allowedOrigins,
       ...(stage.customDomain === undefined ? {} : { customDomain: stage.customDomain }),
       ...(stage.manageApiGatewayCloudWatchRole === undefined
         ? {}

@@ -2,10 +2,12 @@ import { Duration, RemovalPolicy, Validations } from 'aws-cdk-lib';
 import {
   AccessLogField,
   AccessLogFormat,
+  AuthorizationType,
   EndpointType,
   LambdaIntegration,
   LogGroupLogDestination,
   MethodLoggingLevel,
+  MockIntegration,
   ResponseType,
   RestApi,
   SecurityPolicy,
@@ -18,6 +20,7 @@ import { ARecord, HostedZone, RecordTarget } from 'aws-cdk-lib/aws-route53';
 import { ApiGatewayDomain } from 'aws-cdk-lib/aws-route53-targets';
 import { CfnWebACLAssociation } from 'aws-cdk-lib/aws-wafv2';
 import { Construct } from 'constructs';
+import { corsSettings, gatewayAllowOrigin } from '../functions/shared/cors.ts';
 import { type RouteFunctionName, routes } from '../functions/shared/routes.ts';
 import { type GatewayResponse, gatewayResponses } from './gateway-responses.ts';
 import type { CustomDomainConfig, ThrottlingConfig } from './stages.ts';
@@ -36,6 +39,8 @@ export interface PlantsApiProps {
   readonly manageCloudWatchRole?: boolean;
   /** A domain of the team's own, with its base path mapping. */
   readonly customDomain?: CustomDomainConfig;
+  /** The origins whose pages may call the API (`functions/shared/cors.ts`). @default none */
+  readonly allowedOrigins?: readonly string[];
 }
 
 /**
@@ -137,11 +142,20 @@ export class PlantsApi extends Construct {
         },
       );
     }
+    const allowedOrigins = props.allowedOrigins ?? [];
+    if (allowedOrigins.length > 0) {
+      for (const path of new Set(routes.map((route) => route.path))) {
+        this.addPreflight(path, allowedOrigins);
+      }
+    }
     this.plantsUrl = this.restApi.urlForPath('/plants');
     if (props.customDomain !== undefined) this.plantsUrl = this.addCustomDomain(props.customDomain);
 
     for (const response of Object.values(gatewayResponses)) {
-      this.restApi.addGatewayResponse(response.type, toGatewayResponseOptions(response));
+      this.restApi.addGatewayResponse(
+        response.type,
+        toGatewayResponseOptions(response, allowedOrigins),
+      );
     }
 
     if (props.webAclArn !== undefined) {
@@ -189,6 +203,70 @@ export class PlantsApi extends Construct {
   }
 
   /**
+   * Answers a resource's CORS preflight in API Gateway itself (a mock integration, no token, no
+   * function): the resource's methods from the route table, the allowed request headers, and
+   * `Access-Control-Allow-Origin` only for an allowed origin, set by the integration response's
+   * mapping template through `$context.responseOverride` (a disallowed origin gets none).
+   */
+  private addPreflight(path: string, allowedOrigins: readonly string[]): void {
+    const methods = routes.filter((route) => route.path === path).map((route) => route.method);
+    const literal = (value: string) => `'${value}'`;
+    const headers: Record<string, string> = {
+      'Access-Control-Allow-Methods': literal([...methods, 'OPTIONS'].join(', ')),
+      'Access-Control-Allow-Headers': literal(corsSettings.allowedHeaders.join(', ')),
+      'Access-Control-Max-Age': literal(String(corsSettings.maxAgeSeconds)),
+      Vary: literal('Origin'),
+      ...(allowedOrigins.includes('*') ? { 'Access-Control-Allow-Origin': literal('*') } : {}),
+    };
+    // Every header the answer may carry is declared by the method response, the origin too.
+    const declared = Object.fromEntries(
+      [...new Set([...Object.keys(headers), 'Access-Control-Allow-Origin'])].map((header) => [
+        `method.response.header.${header}`,
+        false,
+      ]),
+    );
+    const conditions = allowedOrigins.map((origin) => `$origin == "${origin}"`).join(' || ');
+    const method = this.restApi.root.resourceForPath(path).addMethod(
+      'OPTIONS',
+      new MockIntegration({
+        requestTemplates: { 'application/json': '{"statusCode": 204}' },
+        integrationResponses: [
+          {
+            statusCode: '204',
+            responseParameters: Object.fromEntries(
+              Object.entries(headers).map(([header, value]) => [
+                `method.response.header.${header}`,
+                value,
+              ]),
+            ),
+            responseTemplates: allowedOrigins.includes('*')
+              ? {}
+              : {
+                  'application/json': [
+                    '#set($origin = $input.params().header.get("Origin"))',
+                    `#if(${conditions})`,
+                    '#set($context.responseOverride.header.Access-Control-Allow-Origin = $origin)',
+                    '#end',
+                  ].join('\n'),
+                },
+          },
+        ],
+      }),
+      {
+        authorizationType: AuthorizationType.NONE,
+        methodResponses: [{ statusCode: '204', responseParameters: declared }],
+      },
+    );
+    Validations.of(method).acknowledge({
+      id: 'AwsSolutions::AwsSolutions-APIG4',
+      reason:
+        'A CORS preflight carries no credentials (browsers send it without the Authorization ' +
+        'header, by the Fetch standard) and reaches no function or data: API Gateway answers it ' +
+        'itself from a mock integration.',
+    });
+  }
+
+  /**
    * Serves the stage on the team's domain (regional endpoint, TLS 1.2) under its base path, with
    * an alias record when a hosted zone is named. The functions build the `next` links from the
    * host and path a request came in on, so they follow the domain by themselves.
@@ -213,14 +291,33 @@ export class PlantsApi extends Construct {
   }
 }
 
-/** A shared gateway response as CDK options: header values quoted as API Gateway requires. */
-function toGatewayResponseOptions(response: GatewayResponse) {
+/**
+ * A shared gateway response as CDK options: header values quoted as API Gateway requires, and
+ * the stage's CORS headers (`gatewayAllowOrigin` says which origin it can name).
+ */
+function toGatewayResponseOptions(response: GatewayResponse, allowedOrigins: readonly string[]) {
   const responseHeaders: Record<string, string> = {};
-  for (const [name, value] of Object.entries(response.headers)) {
+  const allowOrigin = gatewayAllowOrigin(allowedOrigins);
+  const literals: Record<string, string> = {
+    ...response.headers,
+    ...(allowOrigin === undefined
+      ? {}
+      : {
+          'Access-Control-Expose-Headers': corsSettings.exposedHeaders.join(', '),
+          Vary: 'Origin',
+          ...(allowOrigin === 'request-origin'
+            ? {}
+            : { 'Access-Control-Allow-Origin': allowOrigin.literal }),
+        }),
+  };
+  for (const [name, value] of Object.entries(literals)) {
     if (value.includes("'")) {
       throw new Error(`Gateway response header ${name} cannot contain a single quote: ${value}`);
     }
     responseHeaders[name] = `'${value}'`;
+  }
+  if (allowOrigin === 'request-origin') {
+    responseHeaders['Access-Control-Allow-Origin'] = 'method.request.header.Origin';
   }
   return {
     type: ResponseType.of(response.type),

@@ -130,6 +130,12 @@ export interface StageConfig {
   readonly alarmNotifications?: AlarmNotificationsConfig;
   /** Serve the stage on a domain of your own; `ApiUrl` and the `next` links then use it. */
   readonly customDomain?: CustomDomainConfig;
+  /**
+   * Web pages on other origins that may call the API from a browser (CORS): exact origins
+   * (`https://app.example.com`), or `*` for any origin in a stage that is not production-like.
+   * @default none: browsers refuse every cross-origin call
+   */
+  readonly cors?: { readonly allowedOrigins: readonly string[] };
 }
 
 /** Retention periods CloudWatch Logs accepts (a subset: the ones that make sense here). */
@@ -149,6 +155,8 @@ export const stages: Readonly<Record<StageName, StageConfig>> = {
     throttling: { rateLimit: 20, burstLimit: 40 },
     logRetentionDays: 7,
     issuer: { kind: 'cognito' },
+    // A web app's dev server on a developer's machine may call the dev stage.
+    cors: { allowedOrigins: ['http://localhost:5173'] },
   },
   prod: {
     name: 'prod',

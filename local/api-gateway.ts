@@ -6,7 +6,8 @@
  *
  * It imitates what the Plant Store relies on, not all of API Gateway: resource paths with path
  * parameters, the `*\/*` binary media type the stack sets (every request body reaches the
- * function base64-encoded, exactly as sent), no CORS, no usage plans.
+ * function base64-encoded, exactly as sent), CORS preflights and the gateway responses' CORS
+ * headers as the stack makes them (`functions/shared/cors.ts`), no usage plans.
  *
  * This module is the server and the order of the checks; its parts are beside it in
  * `api-gateway/`: routing, throttling, the TOKEN authorizer and its cache, the proxy integration.
@@ -21,6 +22,7 @@ import type {
   APIGatewayTokenAuthorizerEvent,
   Context,
 } from 'aws-lambda';
+import { corsSettings, gatewayAllowOrigin, isOriginAllowed } from '../functions/shared/cors.ts';
 import { createLogger, type Logger } from '../functions/shared/logger.ts';
 import {
   apiGatewayMaxPayloadBytes,
@@ -84,6 +86,11 @@ export interface ApiGatewayOptions {
   readonly authorizerTimeoutMilliseconds?: number;
   /** Receives one line per request; never the Authorization header or the body. */
   readonly logger?: Logger;
+  /**
+   * The origins whose pages may call the API (`functions/shared/cors.ts`): preflights are
+   * answered and the gateway's own answers carry CORS headers. None when absent (no `OPTIONS`).
+   */
+  readonly allowedOrigins?: readonly string[];
 }
 
 export interface ApiGateway {
@@ -123,6 +130,45 @@ export async function startApiGateway(options: ApiGatewayOptions): Promise<ApiGa
 
   const matchRoute = createRouteMatcher(options.routes);
   const authorizerTimeout = options.authorizerTimeoutMilliseconds ?? 5_000;
+  const allowedOrigins = options.allowedOrigins ?? [];
+  const routeMethods = [...new Set(options.routes.map((route) => route.httpMethod))];
+
+  /**
+   * A CORS preflight, as the stack's `OPTIONS` mock integration answers it on every resource of
+   * the route table: no token, the resource's methods, the allowed request headers, and
+   * `Access-Control-Allow-Origin` only for an allowed origin. `undefined` for a path that is no
+   * resource (answered 404 like any unknown path).
+   */
+  const preflight = (request: IncomingMessage): HttpAnswer | undefined => {
+    const methods = routeMethods.filter((method) => matchRoute(method, request.url) !== undefined);
+    if (methods.length === 0) return undefined;
+    const origin = request.headers.origin;
+    return {
+      statusCode: 204,
+      headers: {
+        'Access-Control-Allow-Methods': [...methods, 'OPTIONS'].join(', '),
+        'Access-Control-Allow-Headers': corsSettings.allowedHeaders.join(', '),
+        'Access-Control-Max-Age': String(corsSettings.maxAgeSeconds),
+        Vary: 'Origin',
+        ...(origin !== undefined && isOriginAllowed(origin, allowedOrigins)
+          ? { 'Access-Control-Allow-Origin': allowedOrigins.includes('*') ? '*' : origin }
+          : {}),
+      },
+      body: Buffer.alloc(0),
+    };
+  };
+
+  /** The CORS headers the stack gives every gateway response (see `gatewayAllowOrigin`). */
+  const gatewayCorsHeaders = (request: IncomingMessage): Record<string, string> => {
+    const allowOrigin = gatewayAllowOrigin(allowedOrigins);
+    if (allowOrigin === undefined) return {};
+    const origin = allowOrigin === 'request-origin' ? request.headers.origin : allowOrigin.literal;
+    return {
+      ...(origin === undefined ? {} : { 'Access-Control-Allow-Origin': origin }),
+      'Access-Control-Expose-Headers': corsSettings.exposedHeaders.join(', '),
+      Vary: 'Origin',
+    };
+  };
 
   const handleRequest = async (
     request: IncomingMessage,
@@ -130,6 +176,10 @@ export async function startApiGateway(options: ApiGatewayOptions): Promise<ApiGa
     matched: RouteMatch | undefined,
   ): Promise<HttpAnswer | 'refused' | undefined> => {
     if (request.headers.host === undefined) return gatewayAnswer('DEFAULT_4XX');
+    if (matched === undefined && request.method === 'OPTIONS' && allowedOrigins.length > 0) {
+      const answer = preflight(request);
+      if (answer !== undefined) return answer;
+    }
     // A REST API answers an unknown path and an unknown method alike (MISSING_AUTHENTICATION_TOKEN).
     if (matched === undefined) return gatewayAnswer('MISSING_AUTHENTICATION_TOKEN');
     const { route } = matched;
@@ -190,7 +240,10 @@ export async function startApiGateway(options: ApiGatewayOptions): Promise<ApiGa
       .then((answer) => {
         // A body the HTTP parser refused mid-way was answered, and logged, by `clientError`.
         if (answer === 'refused') return;
-        if (answer !== undefined) writeAnswer(response, answer, requestId);
+        if (answer !== undefined) {
+          const cors = answer.gatewayResponse ? gatewayCorsHeaders(request) : {};
+          writeAnswer(response, { ...answer, headers: { ...answer.headers, ...cors } }, requestId);
+        }
         // The route's resource path, never the path as sent: a client may put a token anywhere
         // in it (`/plants/<jwt>`, `;access_token=…`), and nothing a client sends as a
         // credential may reach a log. The deployed access log records `resourcePath` alike.
@@ -259,6 +312,7 @@ function gatewayAnswer(type: GatewayResponseType): HttpAnswer {
     statusCode: response.statusCode,
     headers: response.headers,
     body: Buffer.from(JSON.stringify(response.body)),
+    gatewayResponse: true,
   };
 }
 

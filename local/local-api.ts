@@ -64,6 +64,10 @@ export interface LocalApiOptions {
   readonly gateway?: Partial<Omit<ApiGatewayOptions, 'routes' | 'authorizer' | 'port'>>;
   /** Receives the request logs and the handlers' logs. */
   readonly logger?: Logger;
+  /**
+   * The origins whose pages may call the API (`functions/shared/cors.ts`); none when absent.
+   */
+  readonly allowedOrigins?: readonly string[];
   /** Where new-plant webhooks go; none are sent without subscribers. */
   readonly webhooks?: Omit<
     WebhookDispatcherOptions,
@@ -166,6 +170,7 @@ export async function startLocalApi(options: LocalApiOptions): Promise<LocalApi>
         : { throttling: resolveStageConfig(options.throttlingStage).throttling }),
       authorizerTimeoutMilliseconds: functionSettings.authorizer.timeoutSeconds * 1000,
       logger,
+      allowedOrigins: options.allowedOrigins ?? [],
       ...options.gateway,
       authorizer: createAuthorizerHandler(
         readAuthorizerConfig(localAuthorizerEnvironment(jwksServer.jwksUri)),
@@ -181,6 +186,7 @@ export async function startLocalApi(options: LocalApiOptions): Promise<LocalApi>
           handler: (handlerFactories.get(route.function) as HandlerFactory)({
             documentClient,
             tableName,
+            allowedOrigins: options.allowedOrigins ?? [],
             logger: logger.child({ function: functionName }),
           }),
         };

@@ -6,11 +6,14 @@
  * `PLANT_STORE_DATA_DIR` (default `.data`: the issuer's keys and DynamoDB Local's data),
  * `THROTTLING` (a stage whose throttling to imitate, default `dev`; `off` for none),
  * `WEBHOOK_URL` (comma-separated receivers of webhooks), `WEBHOOK_SECRET`, `WEBHOOK_FORMAT`
- * (`plant` or `event`) and `WEBHOOK_EVENTS` (comma-separated event types).
+ * (`plant` or `event`) and `WEBHOOK_EVENTS` (comma-separated event types), `CORS_ORIGINS` (the
+ * origins whose pages may call the API; any port of localhost and 127.0.0.1 by default, `none`
+ * for no cross-origin page).
  * Ctrl-C or SIGTERM stops everything it started and exits 0; a failed start prints one line
  * and exits 1, leaving nothing running.
  */
 import { join } from 'node:path';
+import { checkAllowedOrigins, parseOriginList } from '../functions/shared/cors.ts';
 import { readEnvironment } from '../functions/shared/environment.ts';
 import { routes } from '../functions/shared/routes.ts';
 import { subscriptionOf } from '../functions/webhooks/plant-events.ts';
@@ -85,6 +88,7 @@ function describeStart(
   dataDirectory: string | undefined,
   throttling: string,
   webhooks: LocalWebhooks,
+  allowedOrigins: readonly string[],
 ): string {
   const seconds = (performance.now() / 1000).toFixed(1);
   const store =
@@ -103,6 +107,7 @@ function describeStart(
     ),
     `  Store:      ${store}`,
     `  Throttling: ${limits}`,
+    `  Browsers:   ${allowedOrigins.length === 0 ? 'no cross-origin page (CORS_ORIGINS=none)' : `pages on ${allowedOrigins.join(', ')} may call it (CORS_ORIGINS)`}`,
     ...describeWebhooks(webhooks),
     '',
     'Try it (the token is valid for 1 hour and grants both scopes; `npm run -s token` prints a new one):',
@@ -112,6 +117,15 @@ function describeStart(
     'Ctrl-C stops it. Request logs follow.',
     '',
   ].join('\n');
+}
+
+/** Pages served from this machine, on any port: a dev server, the examples, the docs. */
+const localOrigins = ['http://localhost:*', 'http://127.0.0.1:*'];
+
+/** `CORS_ORIGINS`: origins separated by commas (`http://localhost:*` for any port), or `none`. */
+function parseCorsOrigins(text: string): readonly string[] {
+  if (text.trim() === 'none') return [];
+  return checkAllowedOrigins(parseOriginList(text), { anyOrigin: true, anyPort: true });
 }
 
 /** How often the process checks that whoever started it is still there. */
@@ -131,6 +145,7 @@ async function main(): Promise<void> {
   let dynamoDbDataDirectory: string | undefined;
   let throttling: string;
   let webhooks: LocalWebhooks;
+  let allowedOrigins: readonly string[];
   try {
     const dynamoDbEndpoint = read.parse('DYNAMODB_ENDPOINT', parseStoreEndpoint, {
       fallback: '',
@@ -139,6 +154,7 @@ async function main(): Promise<void> {
     const port = read.parse('PORT', parsePort, { fallback: 3000 });
     const tableName = read.string('TABLE_NAME', { fallback: 'plants' });
     const webhookSettings = readWebhookSettings(read);
+    allowedOrigins = read.parse('CORS_ORIGINS', parseCorsOrigins, { fallback: localOrigins });
     read.check();
     dynamoDbDataDirectory = dynamoDbEndpoint === '' ? join(dataDirectory, 'dynamodb') : undefined;
     ensurePrivateDirectory(dataDirectory);
@@ -149,6 +165,7 @@ async function main(): Promise<void> {
       keysDirectory: localKeysDirectory(environment),
       throttlingStage: throttling,
       webhooks: { subscribers: webhooks.subscribers },
+      allowedOrigins,
       ...(dynamoDbEndpoint === '' ? { dynamoDbDataDirectory } : { dynamoDbEndpoint }),
     });
   } catch (error) {
@@ -156,7 +173,9 @@ async function main(): Promise<void> {
     process.stderr.write(`Could not start the Plant Store locally: ${message}\n`);
     process.exit(1);
   }
-  process.stdout.write(describeStart(api, dynamoDbDataDirectory, throttling, webhooks));
+  process.stdout.write(
+    describeStart(api, dynamoDbDataDirectory, throttling, webhooks, allowedOrigins),
+  );
 
   let stopping = false;
   const stop = async (reason: string) => {

@@ -18,7 +18,7 @@ import { readNewPlant } from './read-new-plant.ts';
 export function createHandler(dependencies: TableHandlerDependencies) {
   const logger = dependencies.logger ?? createLogger({ service: 'create-plant' });
   return middy<APIGatewayProxyEvent, APIGatewayProxyResult>()
-    .use(apiResponses({ logger }))
+    .use(apiResponses({ logger, allowedOrigins: dependencies.allowedOrigins ?? [] }))
     .handler(async (event) => {
       const newPlant = readNewPlant(event);
       const { plant, version } = await createPlant(newPlant, dependencies);

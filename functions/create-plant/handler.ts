@@ -12,4 +12,5 @@ const config = readTableFunctionConfig('create-plant');
 export const handler = createHandler({
   documentClient: createDocumentClient({ endpoint: config.endpoint }),
   tableName: config.tableName,
+  allowedOrigins: config.allowedOrigins,
 });

@@ -14,7 +14,7 @@ import { deletePlant } from './delete-plant.ts';
 export function createHandler(dependencies: TableHandlerDependencies) {
   const logger = dependencies.logger ?? createLogger({ service: 'delete-plant' });
   return middy<APIGatewayProxyEvent, APIGatewayProxyResult>()
-    .use(apiResponses({ logger }))
+    .use(apiResponses({ logger, allowedOrigins: dependencies.allowedOrigins ?? [] }))
     .handler(async (event) => {
       const id = readPlantIdParameter(event);
       await deletePlant(id, dependencies);

@@ -17,7 +17,7 @@ import { getPlant } from './get-plant.ts';
 export function createHandler(dependencies: TableHandlerDependencies) {
   const logger = dependencies.logger ?? createLogger({ service: 'get-plant' });
   return middy<APIGatewayProxyEvent, APIGatewayProxyResult>()
-    .use(apiResponses({ logger }))
+    .use(apiResponses({ logger, allowedOrigins: dependencies.allowedOrigins ?? [] }))
     .handler(async (event) => {
       const id = readPlantIdParameter(event);
       const { plant, version } = await getPlant(id, { ...dependencies, logger });

@@ -16,7 +16,7 @@ import { formatNextLink, readPageParameters } from './page-cursor.ts';
 export function createHandler(dependencies: TableHandlerDependencies) {
   const logger = dependencies.logger ?? createLogger({ service: 'list-plants' });
   return middy<APIGatewayProxyEvent, APIGatewayProxyResult>()
-    .use(apiResponses({ logger }))
+    .use(apiResponses({ logger, allowedOrigins: dependencies.allowedOrigins ?? [] }))
     .handler(async (event) => {
       const request = readPageParameters(event);
       const page = await listPlants(request, dependencies);

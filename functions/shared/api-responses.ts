@@ -4,9 +4,11 @@
  */
 import type { MiddlewareObj, Request } from '@middy/core';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
+import { corsHeaders } from './cors.ts';
 import { type ErrorCode, errorBody, errorCodes } from './error-codes.ts';
 import { ApiError } from './errors.ts';
 import type { Logger } from './logger.ts';
+import { findHeader } from './request.ts';
 
 /** A JSON response with exactly `body` and `Content-Type: application/json`. */
 export function jsonResponse(
@@ -33,6 +35,8 @@ export function errorResponse(code: ErrorCode, message?: string): APIGatewayProx
 
 export interface ApiResponsesOptions {
   readonly logger: Logger;
+  /** The origins whose pages may read the answers: each answer gets their CORS headers. */
+  readonly allowedOrigins?: readonly string[];
   /** The clock, for the logged duration. */
   readonly now?: () => number;
 }
@@ -58,6 +62,16 @@ export function apiResponses(
   const { logger } = options;
   const now = options.now ?? Date.now;
   const startTimes = new WeakMap<ProxyRequest, number>();
+  const allowedOrigins = options.allowedOrigins ?? [];
+  /** With a Lambda proxy integration, the function's answer is the browser's: it carries CORS. */
+  const addCorsHeaders = (request: ProxyRequest) => {
+    if (allowedOrigins.length === 0 || !request.response) return;
+    const origin = request.event === undefined ? undefined : findHeader(request.event, 'origin');
+    request.response.headers = {
+      ...request.response.headers,
+      ...corsHeaders(origin, allowedOrigins),
+    };
+  };
 
   const logRequest = (request: ProxyRequest, statusCode: number, fields: object = {}) => {
     const entry = {
@@ -76,12 +90,14 @@ export function apiResponses(
       startTimes.set(request, now());
     },
     after: (request) => {
+      addCorsHeaders(request);
       logRequest(request, request.response?.statusCode ?? 0);
     },
     onError: (request) => {
       const { error } = request;
       if (error instanceof ApiError) {
         request.response = errorResponse(error.code, error.clientMessage);
+        addCorsHeaders(request);
         const detail = error.code.statusCode >= 500 ? { error } : {};
         logRequest(request, error.code.statusCode, {
           [requestLog.errorCodeField]: error.code.error,
@@ -90,6 +106,7 @@ export function apiResponses(
         return;
       }
       request.response = errorResponse(errorCodes.internal);
+      addCorsHeaders(request);
       logRequest(request, errorCodes.internal.statusCode, {
         [requestLog.errorCodeField]: errorCodes.internal.error,
         error,

@@ -2,6 +2,7 @@
  * What every function on the plants table shares: its dependencies and its configuration.
  */
 
+import { checkAllowedOrigins, parseOriginList } from './cors.ts';
 import type { StoreDependencies } from './dynamodb.ts';
 import { readEnvironment } from './environment.ts';
 import type { Logger } from './logger.ts';
@@ -12,18 +13,23 @@ import type { Logger } from './logger.ts';
  */
 export interface TableHandlerDependencies extends StoreDependencies {
   readonly logger?: Logger;
+  /** The origins whose pages may read the answers (`cors.ts`); none when absent. */
+  readonly allowedOrigins?: readonly string[];
 }
 
 export interface TableFunctionConfig {
   readonly tableName: string;
   /** A DynamoDB-compatible endpoint (DynamoDB Local, `sam local`); AWS's when absent. */
   readonly endpoint: string | undefined;
+  /** The stage's allowed origins; none when the stage allows no cross-origin page. */
+  readonly allowedOrigins: readonly string[];
 }
 
 /**
  * The configuration from the environment, read once at cold start: `TABLE_NAME` (required) and
  * `DYNAMODB_ENDPOINT` (optional; empty means AWS's regional endpoint, which is how the stack
- * declares it so that `sam local invoke --env-vars` can override it).
+ * declares it so that `sam local invoke --env-vars` can override it) and `CORS_ALLOWED_ORIGINS`
+ * (optional, comma-separated; the stack checked them).
  *
  * @throws {ConfigurationError} naming the function and the variable when `TABLE_NAME` is missing.
  */
@@ -35,6 +41,11 @@ export function readTableFunctionConfig(
   const config = {
     tableName: read.string('TABLE_NAME', { description: 'the plants table' }),
     endpoint: read.optional('DYNAMODB_ENDPOINT'),
+    allowedOrigins: read.parse(
+      'CORS_ALLOWED_ORIGINS',
+      (text) => checkAllowedOrigins(parseOriginList(text), { anyOrigin: true, anyPort: false }),
+      { fallback: [] },
+    ),
   };
   read.check();
   return config;

@@ -22,7 +22,7 @@ import { type ExpectedVersions, updatePlant } from './update-plant.ts';
 export function createHandler(dependencies: TableHandlerDependencies) {
   const logger = dependencies.logger ?? createLogger({ service: 'update-plant' });
   return middy<APIGatewayProxyEvent, APIGatewayProxyResult>()
-    .use(apiResponses({ logger }))
+    .use(apiResponses({ logger, allowedOrigins: dependencies.allowedOrigins ?? [] }))
     .handler(async (event) => {
       const id = readPlantIdParameter(event);
       const change = readChange(event, id);

@@ -18,6 +18,8 @@ export interface HttpAnswer {
   readonly statusCode: number;
   readonly headers: Readonly<Record<string, string | readonly string[]>>;
   readonly body: Buffer;
+  /** A gateway response (`gateway-responses.ts`): the stage's CORS headers are added to it. */
+  readonly gatewayResponse?: true;
 }
 
 export interface ProxyEventDetails {

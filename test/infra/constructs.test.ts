@@ -8,7 +8,7 @@ import { Match, Template } from 'aws-cdk-lib/assertions';
 import { AttributeType, StreamViewType, Table } from 'aws-cdk-lib/aws-dynamodb';
 import { Code, Function as LambdaFunction, Runtime } from 'aws-cdk-lib/aws-lambda';
 import { RetentionDays } from 'aws-cdk-lib/aws-logs';
-import { scopeDescriptions } from '../../functions/shared/routes.ts';
+import { routes, scopeDescriptions } from '../../functions/shared/routes.ts';
 import { PlantWebhooks } from '../../infra/plant-webhooks.ts';
 import { PlantsApi } from '../../infra/plants-api.ts';
 import type { WebhookSubscriberConfig } from '../../infra/stages.ts';
@@ -209,6 +209,104 @@ describe('PlantsApi with a WAF web ACL', () => {
         ],
       },
     });
+  });
+});
+
+describe('PlantsApi for browsers (CORS)', () => {
+  function synthesizeApi(allowedOrigins: readonly string[]) {
+    const stack = new Stack();
+    new PlantsApi(stack, 'Api', {
+      stageName: 'dev',
+      throttling: { rateLimit: 10, burstLimit: 20 },
+      routeFunctions: createInlineRouteFunctions(stack),
+      authorizerFunction: createInlineFunction(stack, 'Authorizer'),
+      logRetention: RetentionDays.ONE_WEEK,
+      logRemovalPolicy: RemovalPolicy.DESTROY,
+      allowedOrigins,
+    });
+    return Template.fromStack(stack);
+  }
+  const preflights = (template: Template) =>
+    Object.values(template.findResources('AWS::ApiGateway::Method')).filter(
+      (method) => method.Properties.HttpMethod === 'OPTIONS',
+    );
+
+  it('answers a preflight on every resource of the route table in API Gateway, without a token', () => {
+    const template = synthesizeApi(['https://app.example.com', 'https://admin.example.com']);
+    const resources = new Set(routes.map((route) => route.path));
+    const methods = preflights(template);
+    expect(methods).toHaveLength(resources.size);
+    const allowMethods = methods
+      .map(
+        (method) =>
+          method.Properties.Integration.IntegrationResponses[0].ResponseParameters[
+            'method.response.header.Access-Control-Allow-Methods'
+          ],
+      )
+      .sort();
+    expect(allowMethods).toEqual(
+      [...resources]
+        .map((path) => {
+          const served = routes.filter((route) => route.path === path).map((route) => route.method);
+          return `'${[...served, 'OPTIONS'].join(', ')}'`;
+        })
+        .sort(),
+    );
+    for (const method of methods) {
+      expect(method.Properties).toMatchObject({
+        AuthorizationType: 'NONE',
+        Integration: { Type: 'MOCK' },
+      });
+      const [response] = method.Properties.Integration.IntegrationResponses;
+      expect(response.ResponseParameters).toMatchObject({
+        'method.response.header.Access-Control-Allow-Headers':
+          "'Authorization, Content-Type, If-Match, If-None-Match'",
+        'method.response.header.Access-Control-Max-Age': "'7200'",
+        'method.response.header.Vary': "'Origin'",
+      });
+      // The origin only for an allowed one: set by the template, never a literal.
+      expect(
+        response.ResponseParameters['method.response.header.Access-Control-Allow-Origin'],
+      ).toBeUndefined();
+      expect(response.ResponseTemplates['application/json']).toBe(
+        [
+          '#set($origin = $input.params().header.get("Origin"))',
+          '#if($origin == "https://app.example.com" || $origin == "https://admin.example.com")',
+          '#set($context.responseOverride.header.Access-Control-Allow-Origin = $origin)',
+          '#end',
+        ].join('\n'),
+      );
+      expect(Object.keys(method.Properties.MethodResponses[0].ResponseParameters)).toContain(
+        'method.response.header.Access-Control-Allow-Origin',
+      );
+    }
+  });
+
+  it('gives the gateway’s own answers the CORS headers: the request’s origin when several are allowed, the one otherwise', () => {
+    const headersOf = (template: Template) =>
+      Object.values(template.findResources('AWS::ApiGateway::GatewayResponse')).map(
+        (response) => response.Properties.ResponseParameters,
+      );
+    for (const parameters of headersOf(
+      synthesizeApi(['https://a.example.com', 'https://b.example.com']),
+    )) {
+      expect(parameters).toMatchObject({
+        'gatewayresponse.header.Access-Control-Allow-Origin': 'method.request.header.Origin',
+        'gatewayresponse.header.Access-Control-Expose-Headers':
+          "'ETag, Link, Retry-After, WWW-Authenticate, x-amzn-RequestId'",
+        'gatewayresponse.header.Vary': "'Origin'",
+      });
+    }
+    for (const parameters of headersOf(synthesizeApi(['https://a.example.com']))) {
+      expect(parameters['gatewayresponse.header.Access-Control-Allow-Origin']).toBe(
+        "'https://a.example.com'",
+      );
+    }
+    const none = synthesizeApi([]);
+    expect(preflights(none)).toEqual([]);
+    for (const parameters of headersOf(none)) {
+      expect(parameters['gatewayresponse.header.Access-Control-Allow-Origin']).toBeUndefined();
+    }
   });
 });
 

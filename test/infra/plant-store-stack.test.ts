@@ -156,8 +156,17 @@ describe.each([stages.dev, stages.prod])('the PlantStore-$name stack', (stage) =
         if (resource === undefined) return ''; // the root resource
         return `${pathOf(resource.Properties.ParentId)}/${resource.Properties.PathPart}`;
       };
-      const served = Object.values(template().findResources('AWS::ApiGateway::Method')).map(
-        ({ Properties: method }) => {
+      const methods = Object.values(template().findResources('AWS::ApiGateway::Method'));
+      // A stage that allows browsers answers their preflights itself (test/infra/constructs).
+      const preflights = methods.filter(
+        ({ Properties: method }) => method.HttpMethod === 'OPTIONS',
+      );
+      expect(preflights).toHaveLength(
+        stage.cors === undefined ? 0 : new Set(routes.map((route) => route.path)).size,
+      );
+      const served = methods
+        .filter(({ Properties: method }) => method.HttpMethod !== 'OPTIONS')
+        .map(({ Properties: method }) => {
           expect(method).toMatchObject({
             AuthorizationType: 'CUSTOM',
             AuthorizerId: { Ref: expect.stringMatching(/^ApiTokenAuthorizer/) },
@@ -170,8 +179,7 @@ describe.each([stages.dev, stages.prod])('the PlantStore-$name stack', (stage) =
               : /"Fn::GetAtt":\["([A-Za-z]+?)[0-9A-F]{8}","Arn"\]/,
           )?.[1];
           return `${method.HttpMethod} ${pathOf(method.ResourceId)} ${functionArn}`;
-        },
-      );
+        });
       const expected = routes.map(
         (route) => `${route.method} ${route.path} ${pascalCase(route.function)}`,
       );
@@ -814,6 +822,8 @@ describe.each([stages.dev, stages.prod])('the PlantStore-$name stack', (stage) =
       const expected = [
         ...acknowledgedFindings,
         ...acknowledgedControlTowerFindings,
+        // A stage that allows browsers: its preflights need no token.
+        ...(stage.cors === undefined ? [] : ['AwsSolutions-APIG4']),
         // Only a stage that is not production-like keeps its logs less than a year.
         ...(stage.productionLike ? [] : ['cloudwatch_log_group_retention_period_check']),
         // Gradual deploys (production-like only): CodeDeploy's own AWS-managed policy.

@@ -1,0 +1,100 @@
+/**
+ * Cross-origin requests from browsers (the Fetch standard's CORS protocol): which origins a
+ * stage allows and the headers its answers carry. One definition for the functions (their
+ * answers), the CDK stack (preflights and the gateway's own answers) and the local API.
+ *
+ * Plain data and functions: the functions' bundles and the local API import it.
+ */
+
+/** What a browser may send and read, the same on every route. */
+export const corsSettings = {
+  /** Request headers a page may set (besides the ones the Fetch standard always allows). */
+  allowedHeaders: ['Authorization', 'Content-Type', 'If-Match', 'If-None-Match'],
+  /** Response headers a page may read (besides the CORS-safelisted ones). */
+  exposedHeaders: ['ETag', 'Link', 'Retry-After', 'WWW-Authenticate', 'x-amzn-RequestId'],
+  /** How long a browser may reuse a preflight's answer (Chromium keeps it at most 2 hours). */
+  maxAgeSeconds: 7200,
+} as const;
+
+/**
+ * An allowed origin is an exact origin (`https://app.example.com`, `http://localhost:5173`),
+ * `*` for any origin (not in production-like stages), or, for the local API only, a scheme and
+ * host with any port (`http://localhost:*`).
+ */
+const originPattern = /^https?:\/\/[a-z0-9.-]+(:([0-9]{1,5}|\*))?$/;
+
+/**
+ * Checks a stage's or `npm start`'s list of allowed origins.
+ * @throws Error naming the first origin that is not one, or `*` where it is not allowed.
+ */
+export function checkAllowedOrigins(
+  origins: readonly string[],
+  options: { readonly anyOrigin: boolean; readonly anyPort: boolean },
+): readonly string[] {
+  for (const origin of origins) {
+    if (origin === '*') {
+      if (!options.anyOrigin) throw new Error('"*" (any origin) is not allowed here');
+      continue;
+    }
+    if (!originPattern.test(origin) || (origin.endsWith(':*') && !options.anyPort)) {
+      throw new Error(
+        `"${origin}" is not an origin (scheme://host or scheme://host:port, lower case, no path)`,
+      );
+    }
+  }
+  return origins;
+}
+
+/** Whether a request's `Origin` is one the list allows. */
+export function isOriginAllowed(origin: string, allowed: readonly string[]): boolean {
+  return allowed.some(
+    (rule) =>
+      rule === '*' ||
+      rule === origin ||
+      (rule.endsWith(':*') && origin.startsWith(rule.slice(0, -1)) && /:[0-9]{1,5}$/.test(origin)),
+  );
+}
+
+/**
+ * The CORS headers of an answer to a request with `origin` (the `Origin` header, if any): none
+ * when the stage allows no origin; `Vary: Origin` whenever it does (the answer depends on it);
+ * `Access-Control-Allow-Origin` and the exposed headers only for an allowed origin.
+ */
+export function corsHeaders(
+  origin: string | undefined,
+  allowed: readonly string[],
+): Record<string, string> {
+  if (allowed.length === 0) return {};
+  if (origin === undefined || !isOriginAllowed(origin, allowed)) return { Vary: 'Origin' };
+  return {
+    'Access-Control-Allow-Origin': allowed.includes('*') ? '*' : origin,
+    'Access-Control-Expose-Headers': corsSettings.exposedHeaders.join(', '),
+    Vary: 'Origin',
+  };
+}
+
+/**
+ * The `Access-Control-Allow-Origin` of the gateway's own answers (401, 403, 404, 429, 5xx).
+ * API Gateway fills a gateway response's headers from literals or request parameters only, with
+ * no condition ("x-amazon-apigateway-gateway-responses.responseParameters"): one allowed origin
+ * is written as it is, `*` as `*`, and several are answered with the request's own `Origin`, so
+ * that every allowed page can read every error (an error body holds no data).
+ */
+export function gatewayAllowOrigin(
+  allowed: readonly string[],
+): { readonly literal: string } | 'request-origin' | undefined {
+  if (allowed.length === 0) return undefined;
+  if (allowed.includes('*')) return { literal: '*' };
+  const [only] = allowed;
+  return allowed.length === 1 && only !== undefined && !only.endsWith(':*')
+    ? { literal: only }
+    : 'request-origin';
+}
+
+/** `CORS_ALLOWED_ORIGINS` and `CORS_ORIGINS`: origins separated by commas. */
+export function parseOriginList(text: string): string[] {
+  return text
+    .split(',')
+    .map((origin) => origin.trim())
+    .filter((origin) => origin !== '');
+}
