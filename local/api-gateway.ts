@@ -91,6 +91,13 @@ export interface ApiGatewayOptions {
    * answered and the gateway's own answers carry CORS headers. None when absent (no `OPTIONS`).
    */
   readonly allowedOrigins?: readonly string[];
+  /**
+   * Pages served beside the API on `GET` (the API reference), by path; not part of the
+   * deployed stage, so no token, throttling or gateway response applies to them.
+   */
+  readonly localPages?: (
+    path: string,
+  ) => { readonly contentType: string; readonly body: Buffer } | undefined;
 }
 
 export interface ApiGateway {
@@ -176,6 +183,12 @@ export async function startApiGateway(options: ApiGatewayOptions): Promise<ApiGa
     matched: RouteMatch | undefined,
   ): Promise<HttpAnswer | 'refused' | undefined> => {
     if (request.headers.host === undefined) return gatewayAnswer('DEFAULT_4XX');
+    if (request.method === 'GET' && matched === undefined && options.localPages !== undefined) {
+      const page = options.localPages((request.url ?? '/').split('?', 1)[0] as string);
+      if (page !== undefined) {
+        return { statusCode: 200, headers: { 'Content-Type': page.contentType }, body: page.body };
+      }
+    }
     if (matched === undefined && request.method === 'OPTIONS' && allowedOrigins.length > 0) {
       const answer = preflight(request);
       if (answer !== undefined) return answer;

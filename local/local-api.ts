@@ -24,6 +24,7 @@ import {
   type ProxyIntegrationHandler,
   startApiGateway,
 } from './api-gateway.ts';
+import { createDocsPages } from './docs-page.ts';
 import { type DynamoDbLocal, startDynamoDbLocal } from './dynamodb-local.ts';
 import { localAuthorizerEnvironment, startJwksServer } from './jwks-server.ts';
 import { createPlantsTableIfMissing } from './plants-table.ts';
@@ -171,6 +172,7 @@ export async function startLocalApi(options: LocalApiOptions): Promise<LocalApi>
       authorizerTimeoutMilliseconds: functionSettings.authorizer.timeoutSeconds * 1000,
       logger,
       allowedOrigins: options.allowedOrigins ?? [],
+      localPages: createDocsPages(),
       ...options.gateway,
       authorizer: createAuthorizerHandler(
         readAuthorizerConfig(localAuthorizerEnvironment(jwksServer.jwksUri)),

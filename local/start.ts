@@ -101,7 +101,7 @@ function describeStart(
       : `the ${throttling} stage's (THROTTLING=off lifts it)`;
   return [
     `Plant Store local API ready in ${seconds} s`,
-    `  API:        ${api.url}`,
+    `  API:        ${api.url}  (reference and "try it": ${api.url}/docs)`,
     ...routes.map(
       (route) => `              ${route.method.padEnd(6)} ${route.path}  (${route.scope})`,
     ),

@@ -9,6 +9,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { PlantStoreWebhooks } from '../../clients/typescript/src/index.ts';
 import { createLogger } from '../../functions/shared/logger.ts';
 import { type LocalApi, startLocalApi } from '../../local/local-api.ts';
 import type { LocalSubscriber } from '../../local/webhook-dispatcher.ts';
@@ -116,10 +117,17 @@ describe('change webhooks', () => {
       deletes.waitForAccepted(1),
     ]);
     await new Promise((resolve) => setTimeout(resolve, 500)); // nothing more may come
+    // The client's verifier reads every delivery: signed, exact id, typed by format.
+    const verifier = new PlantStoreWebhooks(secret);
     for (const receiver of [plants, everything, deletes]) {
       for (const delivery of receiver.deliveries) {
         expect(delivery).toMatchObject({ verified: true, contentType: 'application/json' });
         expect(delivery.plantVersion).toMatch(/^[1-9][0-9]*$/);
+        const verified = verifier.verify(delivery.body, delivery.headers);
+        expect(verified.version).toBe(Number(delivery.plantVersion));
+        const plantId = verified.format === 'plant' ? verified.plant.id : verified.event.data.id;
+        expect(plantId).toBe(BigInt(id));
+        expect(verified.format).toBe(receiver === plants ? 'plant' : 'event');
       }
     }
 

@@ -16,6 +16,8 @@ export interface ReceivedDelivery {
   readonly contentType: string | undefined;
   /** The `plant-version` header. */
   readonly plantVersion: string | undefined;
+  /** Every header as received. */
+  readonly headers: Readonly<Record<string, string | string[] | undefined>>;
   /** Whether the signature verified with the subscriber's secret. */
   readonly verified: boolean;
   /** What the receiver answered. */
@@ -60,6 +62,7 @@ export async function startWebhookReceiver(secret: string, port = 0): Promise<We
         body,
         contentType: request.headers['content-type'],
         plantVersion: request.headers['plant-version'] as string | undefined,
+        headers: request.headers,
         verified,
         answered: mode,
         receivedAt: Date.now(),

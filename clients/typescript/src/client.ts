@@ -1,0 +1,203 @@
+/**
+ * `PlantStoreClient`: every operation of the Plant Store API, for browsers and Node.js (only
+ * `fetch`, no Node.js module). Ids are `bigint` both ways; `429` and `503` are retried after
+ * `Retry-After`; the last `ETag` seen of each plant is kept, so a change says which version it
+ * changes; every failure is a `PlantStoreError`.
+ */
+import { parseExactJson, stringifyExactJson } from './exact-json.ts';
+import type {
+  ErrorBody,
+  NewPlant,
+  Plant,
+  PlantPatch,
+  PlantReplacement,
+  StoredPlant,
+} from './types.ts';
+
+export interface PlantStoreClientOptions {
+  /** The API's base URL: `http://127.0.0.1:3000`, or a stage's URL without `/plants`. */
+  readonly baseUrl: string;
+  /** A bearer token with the operations' scopes, or a function that gets a current one. */
+  readonly token: string | (() => string | Promise<string>);
+  /** Tries after a `429` or `503` before the error is thrown. @default 3 */
+  readonly maxRetries?: number;
+  /** The longest wait before a retry, in milliseconds. @default 10000 */
+  readonly maxRetryDelayMilliseconds?: number;
+  /** @default globalThis.fetch */
+  readonly fetch?: typeof fetch;
+}
+
+/** A failure the API answered: its status, code, message and request id. */
+export class PlantStoreError extends Error {
+  override readonly name = 'PlantStoreError';
+  /** The HTTP status. */
+  readonly status: number;
+  /** The API's error code (`40401`, `41200`…); 0 when the answer had no Error body. */
+  readonly error: number;
+  /** The request id to quote when reporting a problem (`x-amzn-RequestId`). */
+  readonly requestId: string | undefined;
+
+  constructor(status: number, body: Partial<ErrorBody>, requestId: string | undefined) {
+    super(body.message ?? `The Plant Store answered HTTP ${status}.`);
+    this.status = status;
+    this.error = body.error ?? 0;
+    this.requestId = requestId;
+  }
+}
+
+interface Call {
+  readonly method: string;
+  readonly path: string;
+  readonly body?: unknown;
+  readonly contentType?: string;
+  readonly headers?: Readonly<Record<string, string>>;
+}
+
+export class PlantStoreClient {
+  readonly #baseUrl: string;
+  readonly #options: PlantStoreClientOptions;
+  readonly #fetch: typeof fetch;
+  /** The last `ETag` seen of each plant, by id. */
+  readonly #etags = new Map<bigint, string>();
+
+  constructor(options: PlantStoreClientOptions) {
+    this.#baseUrl = options.baseUrl.replace(/\/+$/, '');
+    this.#options = options;
+    this.#fetch = options.fetch ?? globalThis.fetch.bind(globalThis);
+  }
+
+  /** Adds a plant; an identical repeat is a success too (creates are idempotent). */
+  async create(plant: NewPlant): Promise<Plant> {
+    const response = await this.#send({ method: 'POST', path: '/plants', body: plant });
+    this.#keepEtag(plant.id, response);
+    return (await readJson(response)) as Plant;
+  }
+
+  /** Reads a plant. @throws PlantStoreError 404/40401 when there is none. */
+  async get(id: bigint): Promise<StoredPlant> {
+    const response = await this.#send({ method: 'GET', path: `/plants/${id}` });
+    this.#keepEtag(id, response);
+    return (await readJson(response)) as StoredPlant;
+  }
+
+  /** Every plant, page by page (following the `Link` header), as one async iterable. */
+  async *list(options: { readonly limit?: number } = {}): AsyncIterable<StoredPlant> {
+    let next: string | undefined = `${this.#baseUrl}/plants?limit=${options.limit ?? 100}`;
+    while (next !== undefined) {
+      const response = await this.#send({ method: 'GET', path: next });
+      const page = (await readJson(response)) as StoredPlant[];
+      yield* page;
+      next = nextLink(response.headers.get('link'));
+    }
+  }
+
+  /**
+   * Replaces a plant's name and tag, if it is still the version this client last saw (read it
+   * first when it has seen none). @throws PlantStoreError 412/41200 when another change came
+   * first: read the plant again and decide.
+   */
+  async update(id: bigint, plant: PlantReplacement): Promise<StoredPlant> {
+    return this.#change(id, { method: 'PUT', path: `/plants/${id}`, body: plant });
+  }
+
+  /** Changes only what `patch` names (`tag: null` removes the tag); as `update` otherwise. */
+  async patch(id: bigint, patch: PlantPatch): Promise<StoredPlant> {
+    const path = `/plants/${id}`;
+    return this.#change(id, {
+      method: 'PATCH',
+      path,
+      body: patch,
+      contentType: 'application/merge-patch+json',
+    });
+  }
+
+  /** Deletes a plant; deleting one that is not there is a success too. */
+  async delete(id: bigint): Promise<void> {
+    await this.#send({ method: 'DELETE', path: `/plants/${id}` });
+    this.#etags.delete(id);
+  }
+
+  /** The last `ETag` this client saw of a plant. */
+  etagOf(id: bigint): string | undefined {
+    return this.#etags.get(id);
+  }
+
+  async #change(id: bigint, call: Call): Promise<StoredPlant> {
+    if (!this.#etags.has(id)) await this.get(id);
+    const response = await this.#send({
+      ...call,
+      headers: { 'If-Match': this.#etags.get(id) as string },
+    });
+    this.#keepEtag(id, response);
+    return (await readJson(response)) as StoredPlant;
+  }
+
+  #keepEtag(id: bigint, response: Response): void {
+    const etag = response.headers.get('etag');
+    if (etag !== null) this.#etags.set(id, etag);
+  }
+
+  /** One call, retried after `429` and `503` (both mean: try again later), or thrown. */
+  async #send(call: Call): Promise<Response> {
+    const maxRetries = this.#options.maxRetries ?? 3;
+    for (let attempt = 0; ; attempt += 1) {
+      const token = this.#options.token;
+      const headers: Record<string, string> = {
+        Accept: 'application/json',
+        Authorization: `Bearer ${typeof token === 'string' ? token : await token()}`,
+        ...call.headers,
+      };
+      if (call.body !== undefined) headers['Content-Type'] = call.contentType ?? 'application/json';
+      const url = call.path.startsWith('http') ? call.path : `${this.#baseUrl}${call.path}`;
+      const response = await this.#fetch(url, {
+        method: call.method,
+        headers,
+        ...(call.body === undefined ? {} : { body: stringifyExactJson(call.body) }),
+      });
+      if (response.ok) return response;
+      const retryable = response.status === 429 || response.status === 503;
+      if (!retryable || attempt >= maxRetries) throw await errorOf(response);
+      await response.body?.cancel();
+      await sleep(this.#retryDelay(response.headers.get('retry-after'), attempt));
+    }
+  }
+
+  /** `Retry-After` seconds (1 when absent), doubled per attempt, with ±50 % jitter, capped. */
+  #retryDelay(retryAfter: string | null, attempt: number): number {
+    const seconds = Number(retryAfter);
+    const base = (Number.isFinite(seconds) && seconds > 0 ? seconds : 1) * 1000 * 2 ** attempt;
+    const cap = this.#options.maxRetryDelayMilliseconds ?? 10_000;
+    return Math.min(cap, base * (0.5 + Math.random()));
+  }
+}
+
+async function readJson(response: Response): Promise<unknown> {
+  return parseExactJson(await response.text());
+}
+
+async function errorOf(response: Response): Promise<PlantStoreError> {
+  let body: Partial<ErrorBody> = {};
+  try {
+    body = parseExactJson(await response.text()) as Partial<ErrorBody>;
+  } catch {
+    // Not the API's Error body (a proxy in between, say): the status still says what happened.
+  }
+  return new PlantStoreError(
+    response.status,
+    body,
+    response.headers.get('x-amzn-requestid') ?? undefined,
+  );
+}
+
+/** The `rel="next"` URL of a `Link` header (RFC 8288), if any. */
+function nextLink(header: string | null): string | undefined {
+  for (const link of header?.split(',') ?? []) {
+    const match = /^\s*<([^>]*)>\s*;(.*)$/.exec(link);
+    if (match !== null && /(^|;)\s*rel="?next"?\s*(;|$)/i.test(match[2] as string)) return match[1];
+  }
+  return undefined;
+}
+
+function sleep(milliseconds: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, milliseconds));
+}

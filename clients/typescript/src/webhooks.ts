@@ -1,0 +1,49 @@
+/**
+ * Verifying the Plant Store's webhooks (Standard Webhooks, with its reference library) and
+ * reading them with exact ids, typed by format and event.
+ */
+import { Webhook } from 'standardwebhooks';
+import { parseExactJson } from './exact-json.ts';
+import type { PlantEvent, StoredPlant } from './types.ts';
+
+/** A verified webhook: the id to tell repeats by, the plant's version, and what happened. */
+export type VerifiedWebhook = {
+  readonly webhookId: string;
+  /** The `plant-version` header, when sent. */
+  readonly version: number | undefined;
+} & (
+  | { readonly format: 'plant'; readonly plant: StoredPlant }
+  | { readonly format: 'event'; readonly event: PlantEvent }
+);
+
+export class PlantStoreWebhooks {
+  readonly #webhook: Webhook;
+
+  /** @param secret the subscriber's `whsec_…` secret. */
+  constructor(secret: string) {
+    this.#webhook = new Webhook(secret);
+  }
+
+  /**
+   * Verifies the signature over the raw body (and that it was signed in the last 5 minutes),
+   * then reads it. @throws Error when the signature does not verify: answer 4xx and drop it.
+   */
+  verify(
+    body: string,
+    headers: Headers | Readonly<Record<string, string | string[] | undefined>>,
+  ): VerifiedWebhook {
+    const plain: Record<string, string> = {};
+    const entries = headers instanceof Headers ? [...headers.entries()] : Object.entries(headers);
+    for (const [name, value] of entries) {
+      if (value !== undefined) plain[name.toLowerCase()] = [value].flat().join(', ');
+    }
+    this.#webhook.verify(body, plain);
+    const webhookId = plain['webhook-id'] as string;
+    const versionHeader = plain['plant-version'];
+    const version = versionHeader === undefined ? undefined : Number(versionHeader);
+    const parsed = parseExactJson(body) as Record<string, unknown>;
+    return 'type' in parsed && 'data' in parsed
+      ? { webhookId, version, format: 'event', event: parsed as unknown as PlantEvent }
+      : { webhookId, version, format: 'plant', plant: parsed as unknown as StoredPlant };
+  }
+}

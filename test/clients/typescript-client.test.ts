@@ -1,0 +1,194 @@
+/**
+ * `@plant-store/client` against the local API (gateway stand-in, authorizer, the functions,
+ * DynamoDB Local), and held to `openapi.yaml`.
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { Webhook } from 'standardwebhooks';
+import {
+  operationMethods,
+  PlantStoreClient,
+  PlantStoreError,
+  PlantStoreWebhooks,
+  parseExactJson,
+  schemaProperties,
+  stringifyExactJson,
+} from '../../clients/typescript/src/index.ts';
+import { createLogger } from '../../functions/shared/logger.ts';
+import { type LocalApi, startLocalApi } from '../../local/local-api.ts';
+import { openApiDocument, operations } from '../e2e/openapi.ts';
+import { testStoreEndpoint } from '../support/test-store.ts';
+
+let keysDirectory: string;
+let api: LocalApi;
+let client: PlantStoreClient;
+
+beforeAll(async () => {
+  keysDirectory = await mkdtemp(join(tmpdir(), 'plant-store-client-keys-'));
+  api = await startLocalApi({
+    port: 0,
+    dynamoDbEndpoint: testStoreEndpoint(),
+    tableName: `plants-client-${process.pid}-${Date.now()}`,
+    keysDirectory,
+    throttlingStage: 'off',
+    logger: createLogger({}, () => {}),
+  });
+  client = new PlantStoreClient({ baseUrl: api.url, token: api.signToken() });
+});
+
+afterAll(async () => {
+  await api?.stop();
+  await rm(keysDirectory, { recursive: true, force: true });
+});
+
+describe('the client', () => {
+  it('creates, reads, changes and deletes with exact 19-digit ids, sending the ETag it last saw', async () => {
+    const id = 9_223_372_036_854_775_807n;
+    expect(await client.create({ id, name: 'Fern', tag: 'shade' })).toEqual({
+      name: 'Fern',
+      tag: 'shade',
+    });
+    const created = client.etagOf(id);
+    expect(created).toMatch(/^"[0-9]+"$/);
+    expect(await client.get(id)).toEqual({ id, name: 'Fern', tag: 'shade' });
+    expect(await client.update(id, { name: 'Moss' })).toEqual({ id, name: 'Moss' });
+    expect(client.etagOf(id)).not.toBe(created);
+    expect(await client.patch(id, { tag: 'damp' })).toEqual({ id, name: 'Moss', tag: 'damp' });
+    expect(await client.patch(id, { tag: null })).toEqual({ id, name: 'Moss' });
+    await client.delete(id);
+    await expect(client.get(id)).rejects.toMatchObject({ status: 404, error: 40401 });
+  });
+
+  it('throws PlantStoreError with the status, code, message and request id; 412 when another client changed the plant first', async () => {
+    const id = -9_223_372_036_854_775_808n;
+    await client.create({ id, name: 'Ivy' });
+    const other = new PlantStoreClient({ baseUrl: api.url, token: api.signToken() });
+    await other.update(id, { name: 'Ivy, by the other client' });
+    const error = await client.update(id, { name: 'Ivy, mine' }).catch((caught) => caught);
+    expect(error).toBeInstanceOf(PlantStoreError);
+    expect(error).toMatchObject({
+      status: 412,
+      error: 41200,
+      message: 'The plant has changed since the ETag in If-Match; read it again.',
+    });
+    expect((error as PlantStoreError).requestId).toMatch(/^[0-9a-f-]{36}$/);
+    // Read again, then change: now it is the version this client saw.
+    await client.get(id);
+    expect(await client.update(id, { name: 'Ivy, mine' })).toEqual({ id, name: 'Ivy, mine' });
+    const readOnly = new PlantStoreClient({
+      baseUrl: api.url,
+      token: api.signToken({ scope: 'plants/read' }),
+    });
+    await expect(readOnly.delete(id)).rejects.toMatchObject({ status: 403, error: 40300 });
+  });
+
+  it('lists every plant once, following Link across pages', async () => {
+    const ids = Array.from({ length: 45 }, (_, index) => 2n ** 62n + BigInt(index));
+    await Promise.all(ids.map((id) => client.create({ id, name: `Plant ${id}` })));
+    const listed: bigint[] = [];
+    for await (const plant of client.list({ limit: 7 })) listed.push(plant.id);
+    for (const id of ids) expect(listed.filter((seen) => seen === id)).toHaveLength(1);
+  });
+
+  it('retries 429 and 503 after Retry-After, and gives up after its retries', async () => {
+    const answers = [
+      new Response('{"error":42900,"message":"Too many requests; retry later."}', {
+        status: 429,
+        headers: { 'Retry-After': '0' },
+      }),
+      new Response('{"error":50300,"message":"later"}', { status: 503 }),
+      new Response('{"id":12345678901234567890,"name":"Fern"}', {
+        status: 200,
+        headers: { ETag: '"7"' },
+      }),
+    ];
+    const seen: RequestInit[] = [];
+    const flaky = new PlantStoreClient({
+      baseUrl: 'http://plants.invalid',
+      token: () => 'token',
+      maxRetryDelayMilliseconds: 5,
+      fetch: async (_url, init) => {
+        seen.push(init ?? {});
+        return answers.shift() as Response;
+      },
+    });
+    // The id in the answer is past int64 on purpose: the client reads it exactly, whatever it is.
+    expect(await flaky.get(1n)).toEqual({ id: 12345678901234567890n, name: 'Fern' });
+    expect(seen).toHaveLength(3);
+    const failing = new PlantStoreClient({
+      baseUrl: 'http://plants.invalid',
+      token: 'token',
+      maxRetries: 2,
+      maxRetryDelayMilliseconds: 5,
+      fetch: async () => new Response('{"error":50300,"message":"down"}', { status: 503 }),
+    });
+    await expect(failing.get(1n)).rejects.toMatchObject({ status: 503, error: 50300 });
+  });
+});
+
+describe('exact JSON', () => {
+  it('reads every id member as a bigint and nothing else, strings untouched', () => {
+    const text =
+      '{"id":9223372036854775807,"name":"\\"id\\":1 and \\\\","data":{"id":-1,"version":1795000000000},"ids":[{"id" : 0}]}';
+    expect(parseExactJson(text)).toEqual({
+      id: 9_223_372_036_854_775_807n,
+      name: '"id":1 and \\',
+      data: { id: -1n, version: 1_795_000_000_000 },
+      ids: [{ id: 0n }],
+    });
+    expect(stringifyExactJson({ id: -(2n ** 63n), name: 'x' })).toBe(
+      '{"id":-9223372036854775808,"name":"x"}',
+    );
+  });
+});
+
+describe('the webhook verifier', () => {
+  it('verifies the signature and reads either format with exact ids', () => {
+    const secret = `whsec_${Buffer.alloc(32, 3).toString('base64')}`;
+    const signer = new Webhook(secret);
+    const sign = (body: string, version: string) => {
+      const now = new Date();
+      return {
+        'webhook-id': 'msg_1',
+        'webhook-timestamp': String(Math.floor(now.getTime() / 1000)),
+        'webhook-signature': signer.sign('msg_1', now, body),
+        'plant-version': version,
+      };
+    };
+    const verifier = new PlantStoreWebhooks(secret);
+    const plantBody = '{"id":9223372036854775807,"name":"Fern"}';
+    expect(verifier.verify(plantBody, sign(plantBody, '5'))).toEqual({
+      webhookId: 'msg_1',
+      version: 5,
+      format: 'plant',
+      plant: { id: 9_223_372_036_854_775_807n, name: 'Fern' },
+    });
+    const eventBody =
+      '{"type":"plant.deleted","timestamp":"2026-11-22T10:00:00.000Z","data":{"id":9223372036854775807,"version":6}}';
+    expect(verifier.verify(eventBody, new Headers(sign(eventBody, '6')))).toMatchObject({
+      format: 'event',
+      event: { type: 'plant.deleted', data: { id: 9_223_372_036_854_775_807n, version: 6 } },
+    });
+    expect(() => verifier.verify(`${plantBody} `, sign(plantBody, '5'))).toThrow();
+  });
+});
+
+describe('held to openapi.yaml', () => {
+  it('has a method for every operation', () => {
+    expect(Object.keys(operationMethods).sort()).toEqual(
+      operations.map(({ operation }) => operation.operationId).sort(),
+    );
+    for (const method of Object.values(operationMethods)) {
+      expect(
+        typeof (PlantStoreClient.prototype as unknown as Record<string, unknown>)[method],
+      ).toBe('function');
+    }
+  });
+
+  it.each(Object.entries(schemaProperties))('names exactly the members of %s', (name, members) => {
+    const schema = openApiDocument.components.schemas[name] as { properties?: object };
+    expect(Object.keys(schema?.properties ?? {}).sort()).toEqual([...members].sort());
+  });
+});
