@@ -1,77 +1,36 @@
 /**
- * The API's shapes as the client hands them to you: the schemas of `openapi.yaml`, with every id
- * a `bigint`. `schemaProperties` names each schema's members; `npm test` holds them to the
- * document, so a field added there and not here fails a test.
+ * The API's shapes as the client hands them to you: the schemas generated from `openapi.yaml`
+ * (`openapi-schemas.ts`), every `id` a `bigint` (exact to ±2^63, which a JSON `number` is not).
  */
+import type * as Schemas from './openapi-schemas.ts';
+
+/** A schema with every `id` a `bigint`, read-only, in nested objects too. */
+export type WithExactIds<T> = {
+  readonly [Key in keyof T]: Key extends 'id'
+    ? bigint
+    : T[Key] extends object
+      ? WithExactIds<T[Key]>
+      : T[Key];
+};
 
 /** A plant to add (`NewPlant`). */
-export interface NewPlant {
-  readonly id: bigint;
-  readonly name: string;
-  readonly tag?: string;
-}
-
+export type NewPlant = WithExactIds<Schemas.NewPlant>;
 /** What a create answers (`Plant`): the stored fields without the id. */
-export interface Plant {
-  readonly name: string;
-  readonly tag?: string;
-}
-
+export type Plant = WithExactIds<Schemas.Plant>;
 /** A stored plant (`StoredPlant`). */
-export interface StoredPlant {
-  readonly id: bigint;
-  readonly name: string;
-  readonly tag?: string;
-}
-
-/** A replacement of a plant's fields (`PlantReplacement`, the body of `PUT`). */
-export interface PlantReplacement {
-  readonly name: string;
-  readonly tag?: string;
-}
-
+export type StoredPlant = WithExactIds<Schemas.StoredPlant>;
+/** A plant's new name and tag (`PlantReplacement`, the body of `PUT`); the client sends the id. */
+export type PlantReplacement = Omit<WithExactIds<Schemas.PlantReplacement>, 'id'>;
 /** A JSON merge patch of a plant (`PlantPatch`): `tag: null` removes the tag. */
-export interface PlantPatch {
-  readonly name?: string;
-  readonly tag?: string | null;
-}
-
+export type PlantPatch = Omit<WithExactIds<Schemas.PlantPatch>, 'id'>;
 /** A plant as events carry it (`VersionedPlant`). */
-export interface VersionedPlant extends StoredPlant {
-  readonly version: number;
-}
-
+export type VersionedPlant = WithExactIds<Schemas.VersionedPlant>;
 /** A webhook in the `event` format. */
 export type PlantEvent =
-  | {
-      readonly type: 'plant.created' | 'plant.updated';
-      readonly timestamp: string;
-      readonly data: VersionedPlant;
-    }
-  | {
-      readonly type: 'plant.deleted';
-      readonly timestamp: string;
-      readonly data: { readonly id: bigint; readonly version: number };
-    };
-
+  | WithExactIds<Schemas.PlantChangedEvent>
+  | WithExactIds<Schemas.PlantDeletedEvent>;
 /** Every failure's body (`Error`). */
-export interface ErrorBody {
-  readonly error: number;
-  readonly message: string;
-}
-
-/** The members of each schema, as `openapi.yaml` declares them. */
-export const schemaProperties = {
-  NewPlant: ['id', 'name', 'tag'],
-  Plant: ['name', 'tag'],
-  StoredPlant: ['id', 'name', 'tag'],
-  PlantReplacement: ['id', 'name', 'tag'],
-  PlantPatch: ['id', 'name', 'tag'],
-  VersionedPlant: ['id', 'name', 'tag', 'version'],
-  PlantChangedEvent: ['type', 'timestamp', 'data'],
-  PlantDeletedEvent: ['type', 'timestamp', 'data'],
-  Error: ['error', 'message'],
-} as const;
+export type ErrorBody = Schemas.Error;
 
 /** Which client method calls each operation of `openapi.yaml`. */
 export const operationMethods = {

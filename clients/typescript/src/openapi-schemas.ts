@@ -1,0 +1,181 @@
+/* Generated from openapi.yaml by json-schema-to-typescript (npm run client:types): do not edit. */
+
+export interface PlantStoreSchemas {
+  PlantReplacement?: PlantReplacement;
+  PlantPatch?: PlantPatch;
+  NewPlant?: NewPlant;
+  Plant?: Plant;
+  StoredPlant?: StoredPlant;
+  PlantChangedEvent?: PlantChangedEvent;
+  PlantDeletedEvent?: PlantDeletedEvent;
+  VersionedPlant?: VersionedPlant;
+  Error?: Error;
+}
+/**
+ * A plant's new name and tag. Undeclared fields are ignored and never stored.
+ *
+ * This interface was referenced by `PlantStoreSchemas`'s JSON-Schema
+ * via the `definition` "PlantReplacement".
+ */
+export interface PlantReplacement {
+  /**
+   * Optional; when present, it must be the id in the path.
+   */
+  id?: number;
+  name: string;
+  /**
+   * Optional; absent removes the tag, `null` is not a string.
+   */
+  tag?: string;
+}
+/**
+ * A JSON merge patch of a plant: a member present changes that field, `tag: null` removes
+ * the tag. Undeclared fields are ignored.
+ *
+ *
+ * This interface was referenced by `PlantStoreSchemas`'s JSON-Schema
+ * via the `definition` "PlantPatch".
+ */
+export interface PlantPatch {
+  /**
+   * Optional; when present, it must be the id in the path.
+   */
+  id?: number;
+  name?: string;
+  tag?: string | null;
+}
+/**
+ * A plant to add. Undeclared fields are ignored and never stored.
+ *
+ * This interface was referenced by `PlantStoreSchemas`'s JSON-Schema
+ * via the `definition` "NewPlant".
+ */
+export interface NewPlant {
+  /**
+   * The plant's id: any JSON number without a fractional part (`7`, `7.0` and `7e2` are
+   * integers) from -2^63 to 2^63-1, kept exactly. Clients whose JSON library reads
+   * numbers as doubles lose precision above 2^53; send such ids as written, not rounded.
+   *
+   */
+  id: number;
+  name: string;
+  /**
+   * Optional; `null` is not a string.
+   */
+  tag?: string;
+}
+/**
+ * A stored plant, exactly its declared fields; `tag` is absent when it has none.
+ *
+ * This interface was referenced by `PlantStoreSchemas`'s JSON-Schema
+ * via the `definition` "Plant".
+ */
+export interface Plant {
+  name: string;
+  tag?: string;
+}
+/**
+ * A stored plant with its id, written as an exact JSON integer (all digits, never an
+ * exponent or a string): read it with a JSON library that keeps 64-bit integers.
+ *
+ *
+ * This interface was referenced by `PlantStoreSchemas`'s JSON-Schema
+ * via the `definition` "StoredPlant".
+ */
+export interface StoredPlant {
+  id: number;
+  name: string;
+  tag?: string;
+}
+/**
+ * A `plant.created` or `plant.updated` event (the `event` format).
+ *
+ * This interface was referenced by `PlantStoreSchemas`'s JSON-Schema
+ * via the `definition` "PlantChangedEvent".
+ */
+export interface PlantChangedEvent {
+  type: "plant.created" | "plant.updated";
+  /**
+   * When the change was made (the table stream's time of it).
+   */
+  timestamp: string;
+  data: VersionedPlant;
+}
+/**
+ * A StoredPlant with its version, as events carry it.
+ *
+ * This interface was referenced by `PlantStoreSchemas`'s JSON-Schema
+ * via the `definition` "VersionedPlant".
+ */
+export interface VersionedPlant {
+  id: number;
+  name: string;
+  tag?: string;
+  /**
+   * The number in the plant's `ETag`; it only grows.
+   */
+  version: number;
+}
+/**
+ * A `plant.deleted` event (the `event` format).
+ *
+ * This interface was referenced by `PlantStoreSchemas`'s JSON-Schema
+ * via the `definition` "PlantDeletedEvent".
+ */
+export interface PlantDeletedEvent {
+  type: "plant.deleted";
+  timestamp: string;
+  data: {
+    id: number;
+    version: number;
+  };
+}
+/**
+ * The body of every failure. Codes:
+ *
+ * | error | status | meaning |
+ * |---|---|---|
+ * | 40000 | 400 | the gateway rejected the request for a reason no other code names |
+ * | 40001 | 400 | the body is not valid JSON (or is empty) |
+ * | 40002 | 400 | the body is JSON but not a valid plant (or patch); the message names every failing field |
+ * | 40003 | 400 | the content type is not `application/json` (`application/merge-patch+json` for `PATCH`) |
+ * | 40004 | 400 | the body is larger than 16384 bytes |
+ * | 40005 | 400 | a path or query parameter is invalid (`id`, `limit`, `cursor`); the message names it |
+ * | 40009 | 400 | a plant with this id exists with different content |
+ * | 40100 | 401 | missing, malformed, expired or otherwise invalid bearer token |
+ * | 40300 | 403 | valid token without the operation's scope |
+ * | 40400 | 404 | unknown path or method |
+ * | 40401 | 404 | no plant with this id (`GET`, `PUT`, `PATCH /plants/{id}`) |
+ * | 41200 | 412 | `If-Match` names no version the plant has: read it again |
+ * | 42800 | 428 | `PUT` or `PATCH` without `If-Match` |
+ * | 42900 | 429 | throttled; retry later |
+ * | 50000 | 500 | unexpected server fault |
+ * | 50300 | 503 | the store is unavailable or throttling; safe to retry |
+ *
+ *
+ * This interface was referenced by `PlantStoreSchemas`'s JSON-Schema
+ * via the `definition` "Error".
+ */
+export interface Error {
+  error:
+    | 40000
+    | 40001
+    | 40002
+    | 40003
+    | 40004
+    | 40005
+    | 40009
+    | 40100
+    | 40300
+    | 40400
+    | 40401
+    | 41200
+    | 42800
+    | 42900
+    | 50000
+    | 50300;
+  /**
+   * Written for people; may change. Never a stack trace or an AWS detail.
+   */
+  message: string;
+}
