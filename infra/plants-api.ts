@@ -3,6 +3,7 @@ import {
   AccessLogField,
   AccessLogFormat,
   AuthorizationType,
+  ContentHandling,
   EndpointType,
   LambdaIntegration,
   LogGroupLogDestination,
@@ -229,10 +230,14 @@ export class PlantsApi extends Construct {
     const method = this.restApi.root.resourceForPath(path).addMethod(
       'OPTIONS',
       new MockIntegration({
+        // The API's binary media type `*/*` would make the mock's request and answer binary
+        // (a preflight sends `Accept: */*`): text, so the templates apply.
+        contentHandling: ContentHandling.CONVERT_TO_TEXT,
         requestTemplates: { 'application/json': '{"statusCode": 204}' },
         integrationResponses: [
           {
             statusCode: '204',
+            contentHandling: ContentHandling.CONVERT_TO_TEXT,
             responseParameters: Object.fromEntries(
               Object.entries(headers).map(([header, value]) => [
                 `method.response.header.${header}`,
@@ -244,6 +249,7 @@ export class PlantsApi extends Construct {
               : {
                   'application/json': [
                     '#set($origin = $input.params().header.get("Origin"))',
+                    '#if("$!origin" == "")#set($origin = $input.params().header.get("origin"))#end',
                     `#if(${conditions})`,
                     '#set($context.responseOverride.header.Access-Control-Allow-Origin = $origin)',
                     '#end',

@@ -47,12 +47,13 @@ export function checkAllowedOrigins(
 
 /** Whether a request's `Origin` is one the list allows. */
 export function isOriginAllowed(origin: string, allowed: readonly string[]): boolean {
-  return allowed.some(
-    (rule) =>
-      rule === '*' ||
-      rule === origin ||
-      (rule.endsWith(':*') && origin.startsWith(rule.slice(0, -1)) && /:[0-9]{1,5}$/.test(origin)),
-  );
+  return allowed.some((rule) => {
+    if (rule === '*' || rule === origin) return true;
+    if (!rule.endsWith(':*')) return false;
+    // Any port, the scheme's default too (a browser leaves it out of `Origin`).
+    const host = rule.slice(0, -2);
+    return origin === host || (origin.startsWith(`${host}:`) && /:[0-9]{1,5}$/.test(origin));
+  });
 }
 
 /**

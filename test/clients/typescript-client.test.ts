@@ -7,6 +7,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { build } from 'esbuild';
 import { Webhook } from 'standardwebhooks';
 import {
   generateSchemaTypes,
@@ -96,39 +97,118 @@ describe('the client', () => {
     for (const id of ids) expect(listed.filter((seen) => seen === id)).toHaveLength(1);
   });
 
-  it('retries 429 and 503 after Retry-After, and gives up after its retries', async () => {
+  it('retries 429 and 503 no sooner than Retry-After, and gives up after its retries', async () => {
     const answers = [
       new Response('{"error":42900,"message":"Too many requests; retry later."}', {
         status: 429,
         headers: { 'Retry-After': '0' },
       }),
-      new Response('{"error":50300,"message":"later"}', { status: 503 }),
+      new Response('{"error":50300,"message":"later"}', {
+        status: 503,
+        headers: { 'Retry-After': '0.05' },
+      }),
       new Response('{"id":12345678901234567890,"name":"Fern"}', {
         status: 200,
         headers: { ETag: '"7"' },
       }),
     ];
-    const seen: RequestInit[] = [];
+    const sentAt: number[] = [];
     const flaky = new PlantStoreClient({
       baseUrl: 'http://plants.invalid',
       token: () => 'token',
-      maxRetryDelayMilliseconds: 5,
-      fetch: async (_url, init) => {
-        seen.push(init ?? {});
+      fetch: async () => {
+        sentAt.push(performance.now());
         return answers.shift() as Response;
       },
     });
     // The id in the answer is past int64 on purpose: the client reads it exactly, whatever it is.
     expect(await flaky.get(1n)).toEqual({ id: 12345678901234567890n, name: 'Fern' });
-    expect(seen).toHaveLength(3);
+    expect(sentAt).toHaveLength(3);
+    expect((sentAt[2] as number) - (sentAt[1] as number)).toBeGreaterThanOrEqual(49);
     const failing = new PlantStoreClient({
       baseUrl: 'http://plants.invalid',
       token: 'token',
       maxRetries: 2,
-      maxRetryDelayMilliseconds: 5,
-      fetch: async () => new Response('{"error":50300,"message":"down"}', { status: 503 }),
+      fetch: async () =>
+        new Response('{"error":50300,"message":"down"}', {
+          status: 503,
+          headers: { 'Retry-After': '0' },
+        }),
     });
     await expect(failing.get(1n)).rejects.toMatchObject({ status: 503, error: 50300 });
+    // Asked to wait longer than it may: thrown at once, never retried sooner.
+    let calls = 0;
+    const patient = new PlantStoreClient({
+      baseUrl: 'http://plants.invalid',
+      token: 'token',
+      maxRetryDelayMilliseconds: 1_000,
+      fetch: async () => {
+        calls += 1;
+        return new Response('{"error":42900,"message":"later"}', {
+          status: 429,
+          headers: { 'Retry-After': '30' },
+        });
+      },
+    });
+    await expect(patient.get(1n)).rejects.toMatchObject({ status: 429, error: 42900 });
+    expect(calls).toBe(1);
+  });
+
+  it('takes a 412 after a retried 503 as its own change when the plant is what it asked for', async () => {
+    const answers = [
+      new Response('{"id":5,"name":"Fern"}', { status: 200, headers: { ETag: '"1"' } }),
+      // The change was made, but its answer was lost in a 503; the retry then meets version 2.
+      new Response('{"error":50300,"message":"later"}', {
+        status: 503,
+        headers: { 'Retry-After': '0' },
+      }),
+      new Response('{"error":41200,"message":"changed"}', { status: 412 }),
+      new Response('{"id":5,"name":"Moss"}', { status: 200, headers: { ETag: '"2"' } }),
+    ];
+    const client503 = new PlantStoreClient({
+      baseUrl: 'http://plants.invalid',
+      token: 'token',
+      fetch: async () => answers.shift() as Response,
+    });
+    expect(await client503.update(5n, { name: 'Moss' })).toEqual({ id: 5n, name: 'Moss' });
+    expect(client503.etagOf(5n)).toBe('"2"');
+  });
+
+  it('throws PlantStoreError for an API it cannot reach, status 0', async () => {
+    const unreachable = new PlantStoreClient({ baseUrl: 'http://127.0.0.1:9', token: 'token' });
+    await expect(unreachable.get(1n)).rejects.toMatchObject({
+      name: 'PlantStoreError',
+      status: 0,
+      error: 0,
+    });
+  });
+
+  it('is usable as the plain JavaScript its package ships (npm run build), in Node.js', async () => {
+    const directory = await mkdtemp(join(tmpdir(), 'plant-store-client-dist-'));
+    try {
+      const outfile = join(directory, 'index.js');
+      await build({
+        entryPoints: ['clients/typescript/src/index.ts'],
+        bundle: true,
+        format: 'esm',
+        platform: 'neutral',
+        mainFields: ['module', 'main'],
+        target: 'es2022',
+        outfile,
+        logLevel: 'silent',
+      });
+      const built = (await import(
+        outfile
+      )) as typeof import('../../clients/typescript/src/index.ts');
+      const plain = new built.PlantStoreClient({ baseUrl: api.url, token: api.signToken() });
+      await plain.create({ id: 4_611_686_018_427_000_001n, name: 'Built' });
+      expect(await plain.get(4_611_686_018_427_000_001n)).toEqual({
+        id: 4_611_686_018_427_000_001n,
+        name: 'Built',
+      });
+    } finally {
+      await rm(directory, { recursive: true, force: true });
+    }
   });
 });
 

@@ -255,9 +255,11 @@ describe('PlantsApi for browsers (CORS)', () => {
     for (const method of methods) {
       expect(method.Properties).toMatchObject({
         AuthorizationType: 'NONE',
-        Integration: { Type: 'MOCK' },
+        // The API's binary media type `*/*` must not turn the preflight binary.
+        Integration: { Type: 'MOCK', ContentHandling: 'CONVERT_TO_TEXT' },
       });
       const [response] = method.Properties.Integration.IntegrationResponses;
+      expect(response.ContentHandling).toBe('CONVERT_TO_TEXT');
       expect(response.ResponseParameters).toMatchObject({
         'method.response.header.Access-Control-Allow-Headers':
           "'Authorization, Content-Type, If-Match, If-None-Match'",
@@ -271,6 +273,7 @@ describe('PlantsApi for browsers (CORS)', () => {
       expect(response.ResponseTemplates['application/json']).toBe(
         [
           '#set($origin = $input.params().header.get("Origin"))',
+          '#if("$!origin" == "")#set($origin = $input.params().header.get("origin"))#end',
           '#if($origin == "https://app.example.com" || $origin == "https://admin.example.com")',
           '#set($context.responseOverride.header.Access-Control-Allow-Origin = $origin)',
           '#end',

@@ -1,8 +1,8 @@
 /**
  * `PlantStoreClient`: every operation of the Plant Store API, for browsers and Node.js (only
- * `fetch`, no Node.js module). Ids are `bigint` both ways; `429` and `503` are retried after
- * `Retry-After`; the last `ETag` seen of each plant is kept, so a change says which version it
- * changes; every failure is a `PlantStoreError`.
+ * `fetch`, no Node.js module). Ids are `bigint` both ways; `429` and `503` are retried, never
+ * sooner than `Retry-After`; the last `ETag` seen of each plant is kept, so a change says which
+ * version it changes; every failure is a `PlantStoreError`, an unreachable API included.
  */
 import { parseExactJson, stringifyExactJson } from './exact-json.ts';
 import type {
@@ -21,7 +21,10 @@ export interface PlantStoreClientOptions {
   readonly token: string | (() => string | Promise<string>);
   /** Tries after a `429` or `503` before the error is thrown. @default 3 */
   readonly maxRetries?: number;
-  /** The longest wait before a retry, in milliseconds. @default 10000 */
+  /**
+   * The longest wait before a retry, in milliseconds; an answer asking for a longer one is
+   * thrown instead. @default 30000
+   */
   readonly maxRetryDelayMilliseconds?: number;
   /** @default globalThis.fetch */
   readonly fetch?: typeof fetch;
@@ -30,15 +33,20 @@ export interface PlantStoreClientOptions {
 /** A failure the API answered: its status, code, message and request id. */
 export class PlantStoreError extends Error {
   override readonly name = 'PlantStoreError';
-  /** The HTTP status. */
+  /** The HTTP status; 0 when no answer could be read (offline, or refused by the browser: CORS). */
   readonly status: number;
   /** The API's error code (`40401`, `41200`…); 0 when the answer had no Error body. */
   readonly error: number;
   /** The request id to quote when reporting a problem (`x-amzn-RequestId`). */
   readonly requestId: string | undefined;
 
-  constructor(status: number, body: Partial<ErrorBody>, requestId: string | undefined) {
-    super(body.message ?? `The Plant Store answered HTTP ${status}.`);
+  constructor(
+    status: number,
+    body: Partial<ErrorBody>,
+    requestId: string | undefined,
+    options?: ErrorOptions,
+  ) {
+    super(body.message ?? `The Plant Store answered HTTP ${status}.`, options);
     this.status = status;
     this.error = body.error ?? 0;
     this.requestId = requestId;
@@ -97,18 +105,21 @@ export class PlantStoreClient {
    * first: read the plant again and decide.
    */
   async update(id: bigint, plant: PlantReplacement): Promise<StoredPlant> {
-    return this.#change(id, { method: 'PUT', path: `/plants/${id}`, body: plant });
+    return this.#change(
+      id,
+      { method: 'PUT', path: `/plants/${id}`, body: plant },
+      { name: plant.name, tag: plant.tag ?? null },
+    );
   }
 
   /** Changes only what `patch` names (`tag: null` removes the tag); as `update` otherwise. */
   async patch(id: bigint, patch: PlantPatch): Promise<StoredPlant> {
     const path = `/plants/${id}`;
-    return this.#change(id, {
-      method: 'PATCH',
-      path,
-      body: patch,
-      contentType: 'application/merge-patch+json',
-    });
+    return this.#change(
+      id,
+      { method: 'PATCH', path, body: patch, contentType: 'application/merge-patch+json' },
+      patch,
+    );
   }
 
   /** Deletes a plant; deleting one that is not there is a success too. */
@@ -122,12 +133,27 @@ export class PlantStoreClient {
     return this.#etags.get(id);
   }
 
-  async #change(id: bigint, call: Call): Promise<StoredPlant> {
+  async #change(id: bigint, call: Call, wanted: PlantPatch): Promise<StoredPlant> {
     if (!this.#etags.has(id)) await this.get(id);
-    const response = await this.#send({
-      ...call,
-      headers: { 'If-Match': this.#etags.get(id) as string },
-    });
+    const retried = { unavailable: false };
+    let response: Response;
+    try {
+      response = await this.#send(
+        { ...call, headers: { 'If-Match': this.#etags.get(id) as string } },
+        retried,
+      );
+    } catch (error) {
+      // A 503 may come after the change was made; its retry then finds a newer version (412).
+      // If the plant is now what this change asked for, it was this change.
+      if (!(error instanceof PlantStoreError && error.error === 41200 && retried.unavailable)) {
+        throw error;
+      }
+      const plant = await this.get(id);
+      const name = wanted.name === undefined || wanted.name === plant.name;
+      const tag = wanted.tag === undefined || (wanted.tag ?? undefined) === plant.tag;
+      if (name && tag) return plant;
+      throw error;
+    }
     this.#keepEtag(id, response);
     return (await readJson(response)) as StoredPlant;
   }
@@ -137,8 +163,11 @@ export class PlantStoreClient {
     if (etag !== null) this.#etags.set(id, etag);
   }
 
-  /** One call, retried after `429` and `503` (both mean: try again later), or thrown. */
-  async #send(call: Call): Promise<Response> {
+  /**
+   * One call, retried after `429` and `503` (both mean: try again later), or thrown. `retried`
+   * is set when a `503` was retried: the earlier try may have been carried out.
+   */
+  async #send(call: Call, retried: { unavailable: boolean } = { unavailable: false }) {
     const maxRetries = this.#options.maxRetries ?? 3;
     for (let attempt = 0; ; attempt += 1) {
       const token = this.#options.token;
@@ -149,30 +178,58 @@ export class PlantStoreClient {
       };
       if (call.body !== undefined) headers['Content-Type'] = call.contentType ?? 'application/json';
       const url = call.path.startsWith('http') ? call.path : `${this.#baseUrl}${call.path}`;
-      const response = await this.#fetch(url, {
-        method: call.method,
-        headers,
-        ...(call.body === undefined ? {} : { body: stringifyExactJson(call.body) }),
-      });
+      let response: Response;
+      try {
+        response = await this.#fetch(url, {
+          method: call.method,
+          headers,
+          ...(call.body === undefined ? {} : { body: stringifyExactJson(call.body) }),
+        });
+      } catch (error) {
+        throw new PlantStoreError(
+          0,
+          { message: `The Plant Store could not be reached (${(error as Error).message}).` },
+          undefined,
+          { cause: error },
+        );
+      }
       if (response.ok) return response;
       const retryable = response.status === 429 || response.status === 503;
-      if (!retryable || attempt >= maxRetries) throw await errorOf(response);
+      const delay = retryable ? this.#retryDelay(response.headers.get('retry-after'), attempt) : -1;
+      if (delay < 0 || attempt >= maxRetries) throw await errorOf(response);
       await response.body?.cancel();
-      await sleep(this.#retryDelay(response.headers.get('retry-after'), attempt));
+      if (response.status === 503) retried.unavailable = true;
+      await sleep(delay);
     }
   }
 
-  /** `Retry-After` seconds (1 when absent), doubled per attempt, with ±50 % jitter, capped. */
+  /**
+   * Never sooner than `Retry-After` says (1 s when absent, doubled per attempt), plus up to half
+   * again at random so that clients spread out; -1 (give up) when that is past the longest wait.
+   */
   #retryDelay(retryAfter: string | null, attempt: number): number {
     const seconds = Number(retryAfter);
-    const base = (Number.isFinite(seconds) && seconds > 0 ? seconds : 1) * 1000 * 2 ** attempt;
-    const cap = this.#options.maxRetryDelayMilliseconds ?? 10_000;
-    return Math.min(cap, base * (0.5 + Math.random()));
+    const base =
+      retryAfter !== null && Number.isFinite(seconds) && seconds >= 0
+        ? seconds * 1000
+        : 1000 * 2 ** attempt;
+    const delay = base * (1 + Math.random() / 2);
+    return delay <= (this.#options.maxRetryDelayMilliseconds ?? 30_000) ? delay : -1;
   }
 }
 
 async function readJson(response: Response): Promise<unknown> {
-  return parseExactJson(await response.text());
+  const text = await response.text();
+  try {
+    return parseExactJson(text);
+  } catch (error) {
+    throw new PlantStoreError(
+      response.status,
+      { message: 'The Plant Store answered with a body that is not JSON.' },
+      response.headers.get('x-amzn-requestid') ?? undefined,
+      { cause: error },
+    );
+  }
 }
 
 async function errorOf(response: Response): Promise<PlantStoreError> {

@@ -13,10 +13,11 @@ describe('allowed origins', () => {
   it('match exactly, any port where the rule says so, and anything for *', () => {
     const local = ['http://localhost:*', 'https://app.example.com'];
     expect(isOriginAllowed('http://localhost:5173', local)).toBe(true);
+    expect(isOriginAllowed('http://localhost', local)).toBe(true);
     expect(isOriginAllowed('https://app.example.com', local)).toBe(true);
     for (const origin of [
-      'http://localhost',
       'http://localhost.evil.example:80',
+      'http://localhost:5173.evil.example',
       'https://localhost:5173',
       'https://app.example.com.evil.example',
       'http://app.example.com',
