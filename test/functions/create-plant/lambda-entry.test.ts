@@ -31,14 +31,26 @@ describe('the create-plant Lambda entry', () => {
     expect(readTableFunctionConfig('create-plant', { TABLE_NAME: 'plants-dev' })).toEqual({
       tableName: 'plants-dev',
       endpoint: undefined,
+      allowedOrigins: [],
     });
     expect(
       readTableFunctionConfig('create-plant', {
         TABLE_NAME: 'plants',
         DYNAMODB_ENDPOINT: 'http://127.0.0.1:8000',
+        CORS_ALLOWED_ORIGINS: 'https://app.example.com, http://localhost:5173',
       }),
-    ).toEqual({ tableName: 'plants', endpoint: 'http://127.0.0.1:8000' });
+    ).toEqual({
+      tableName: 'plants',
+      endpoint: 'http://127.0.0.1:8000',
+      allowedOrigins: ['https://app.example.com', 'http://localhost:5173'],
+    });
     expect(() => readTableFunctionConfig('create-plant', { TABLE_NAME: '' })).toThrow(/TABLE_NAME/);
+    expect(() =>
+      readTableFunctionConfig('create-plant', {
+        TABLE_NAME: 'plants',
+        CORS_ALLOWED_ORIGINS: 'https://app.example.com/path',
+      }),
+    ).toThrow(/CORS_ALLOWED_ORIGINS/);
   });
 
   it('creates a plant through the exported handler with TABLE_NAME and DYNAMODB_ENDPOINT', async () => {
