@@ -48,11 +48,16 @@ export function checkAllowedOrigins(
 /** Whether a request's `Origin` is one the list allows. */
 export function isOriginAllowed(origin: string, allowed: readonly string[]): boolean {
   return allowed.some((rule) => {
-    if (rule === '*' || rule === origin) return true;
+    if (rule === '*') return true;
+    // No origin a browser sends holds `*`: the pattern itself is not an origin.
+    if (origin.includes('*')) return false;
+    if (rule === origin) return true;
     if (!rule.endsWith(':*')) return false;
     // Any port, the scheme's default too (a browser leaves it out of `Origin`).
     const host = rule.slice(0, -2);
-    return origin === host || (origin.startsWith(`${host}:`) && /:[0-9]{1,5}$/.test(origin));
+    if (origin === host) return true;
+    const port = origin.startsWith(`${host}:`) ? origin.slice(host.length + 1) : '';
+    return /^[1-9][0-9]{0,4}$/.test(port) && Number(port) <= 65535;
   });
 }
 

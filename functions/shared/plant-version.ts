@@ -75,7 +75,8 @@ export function parseEntityTagList(value: string): EntityTagList {
     const version = /^(0|[1-9][0-9]{0,15})$/.test(opaque) ? Number(opaque) : undefined;
     tags.push({
       weak: match[1] !== undefined,
-      version: version !== undefined && Number.isSafeInteger(version) ? version : undefined,
+      // A version this API can have: the one after it must still be exact (2^53 − 1 cannot be).
+      version: version !== undefined && Number.isSafeInteger(version + 1) ? version : undefined,
     });
   }
   return { any: false, tags };

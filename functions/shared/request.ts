@@ -18,12 +18,11 @@ export function findHeader(event: APIGatewayProxyEvent, name: string): string | 
  * line's value, joined with commas; `undefined` when the client sent none.
  */
 export function findListHeader(event: APIGatewayProxyEvent, name: string): string | undefined {
-  for (const [key, values] of Object.entries(event.multiValueHeaders ?? {})) {
-    if (key.toLowerCase() === name && values !== undefined && values.length > 0) {
-      return values.join(', ');
-    }
-  }
-  return findHeader(event, name);
+  // Lines whose names differ only in case are the same header (RFC 9110 §5.1).
+  const lines = Object.entries(event.multiValueHeaders ?? {})
+    .filter(([key]) => key.toLowerCase() === name)
+    .flatMap(([, values]) => values ?? []);
+  return lines.length > 0 ? lines.join(', ') : findHeader(event, name);
 }
 
 /**

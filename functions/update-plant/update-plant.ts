@@ -36,10 +36,10 @@ export interface UpdateDependencies extends StoreDependencies {
 
 /**
  * A change whose plant changed under it (possible for `*` or a list of ETags) is tried again
- * with the version it found; after this many tries the client is told to retry (503), which is
- * as safe as the first try.
+ * with the version it found, after a few random milliseconds so that racing changes spread out;
+ * after this many tries the client is told to retry (503), which is as safe as the first try.
  */
-const attempts = 3;
+const attempts = 6;
 
 /**
  * What the write is conditioned on: one stored version (it then writes the next one), or, for
@@ -86,6 +86,7 @@ export async function updatePlant(
       // A version at or past the clock (`*`), or one that changed since it was read: pin to it.
       if (typeof pin === 'object' && pin.version === found.version) throw error;
       pin = { version: found.version };
+      await new Promise((resolve) => setTimeout(resolve, Math.random() * 5 * attempt));
     }
   }
   throw new StoreUnavailableError();

@@ -207,6 +207,29 @@ describe('PUT /plants/{id}', () => {
     expect((await get(id)).etag).toBe(etag);
   });
 
+  it('answers an ETag no plant can have with 412 (404 for no plant), never a fault', async () => {
+    const { id } = await createPlant();
+    for (const tag of ['"9007199254740991"', '"99999999999999999999"', '"-1"', '"00"']) {
+      expect([tag, (await put(id, '{"name":"Fern"}', tag)).status]).toEqual([tag, 412]);
+      expect([tag, (await patch(987_654_321, '{"tag":"x"}', tag)).status]).toEqual([tag, 404]);
+    }
+  });
+
+  it('reads If-Match lines whose names differ in case as one list', async () => {
+    const { id, etag } = await createPlant();
+    const response = await fetch(`${api.url}/plants/${id}`, {
+      method: 'PUT',
+      headers: [
+        ['Authorization', `Bearer ${token}`],
+        ['Content-Type', 'application/json'],
+        ['If-Match', '"1"'],
+        ['if-match', etag],
+      ],
+      body: '{"name":"Fern"}',
+    });
+    expect(response.status).toBe(200);
+  });
+
   it('accepts If-Match as a list, and * as any version', async () => {
     const { id, etag } = await createPlant();
     const listed = await put(id, '{"name":"Fern"}', `"1", ${etag}`);

@@ -20,6 +20,10 @@ describe('allowed origins', () => {
       'http://localhost:5173.evil.example',
       'https://localhost:5173',
       'https://app.example.com.evil.example',
+      'http://localhost:99999',
+      'http://localhost:00080',
+      'http://localhost:*',
+      'http://localhost:',
       'http://app.example.com',
       'null',
     ]) {

@@ -54,6 +54,13 @@ describe('If-Match and If-None-Match lists', () => {
     expect(matchesWeakly(parseEntityTagList('W/"x,y", "7"'), 7)).toBe(true);
   });
 
+  it('name no version past the last whose successor is exact (2^53 − 2)', () => {
+    expect(versionsMatchedBy(parseEntityTagList('"9007199254740990"'))).toEqual([
+      9_007_199_254_740_990,
+    ]);
+    expect(versionsMatchedBy(parseEntityTagList('"9007199254740991"'))).toEqual([]);
+  });
+
   it('match nothing when the list is not valid (an unquoted tag, a lower-case w/)', () => {
     for (const header of ['5', '"5", 6', 'w/"5"', '"5', '"a"b"']) {
       expect([header, versionsMatchedBy(parseEntityTagList(header))]).toEqual([header, []]);
