@@ -1,6 +1,6 @@
 /** The part of autocannon's API the benchmark uses (the package ships no types). */
 declare module 'autocannon' {
-  interface AutocannonRequest {
+  export interface AutocannonRequest {
     method?: string;
     path?: string;
     headers?: Record<string, string>;

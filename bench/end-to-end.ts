@@ -11,7 +11,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import autocannon from 'autocannon';
+import autocannon, { type AutocannonRequest } from 'autocannon';
 import { createLogger } from '../functions/shared/logger.ts';
 import { startLocalApi } from '../local/local-api.ts';
 import { round } from './statistics.ts';
@@ -61,75 +61,40 @@ export async function measureEndToEnd({
     });
     try {
       const authorization = `Bearer ${api.signToken()}`;
+      /** Warms up (the JIT, the store's first writes, the authorizer's cache), then measures. */
+      const measure = async (request: AutocannonRequest): Promise<LoadFigures> => {
+        const load = (duration: number) =>
+          autocannon({ url: api.url, connections, duration, requests: [request] });
+        await load(warmUpSeconds);
+        return summarizeLoad(await load(durationSeconds), connections, durationSeconds);
+      };
       let nextId = 0;
-      const loadCreates = (duration: number) =>
-        autocannon({
-          url: api.url,
-          connections,
-          duration,
-          requests: [
-            {
-              method: 'POST',
-              path: '/plants',
-              headers: { authorization, 'content-type': 'application/json' },
-              setupRequest: (request) => {
-                nextId += 1;
-                return { ...request, body: `{"id":${nextId},"name":"Plant ${nextId}"}` };
-              },
-            },
-          ],
-        });
-      await loadCreates(warmUpSeconds); // the JIT, the store's first writes, the authorizer's cache
-      const create = summarizeLoad(
-        await loadCreates(durationSeconds),
-        connections,
-        durationSeconds,
-      );
+      const create = await measure({
+        method: 'POST',
+        path: '/plants',
+        headers: { authorization, 'content-type': 'application/json' },
+        setupRequest: (request) => {
+          nextId += 1;
+          return { ...request, body: `{"id":${nextId},"name":"Plant ${nextId}"}` };
+        },
+      });
 
       const created = nextId;
       const someId = () => 1 + Math.floor(Math.random() * created);
-      const loadReads = (duration: number) =>
-        autocannon({
-          url: api.url,
-          connections,
-          duration,
-          requests: [
-            {
-              method: 'GET',
-              headers: { authorization },
-              setupRequest: (request) => ({ ...request, path: `/plants/${someId()}` }),
-            },
-          ],
-        });
-      await loadReads(warmUpSeconds);
-      const read = summarizeLoad(await loadReads(durationSeconds), connections, durationSeconds);
+      const read = await measure({
+        method: 'GET',
+        headers: { authorization },
+        setupRequest: (request) => ({ ...request, path: `/plants/${someId()}` }),
+      });
       let change = 0;
-      const loadUpdates = (duration: number) =>
-        autocannon({
-          url: api.url,
-          connections,
-          duration,
-          requests: [
-            {
-              method: 'PATCH',
-              headers: {
-                authorization,
-                'content-type': 'application/merge-patch+json',
-                'if-match': '*',
-              },
-              setupRequest: (request) => {
-                change += 1;
-                return { ...request, path: `/plants/${someId()}`, body: `{"tag":"t${change}"}` };
-              },
-            },
-          ],
-        });
-      await loadUpdates(warmUpSeconds);
-      const update = summarizeLoad(
-        await loadUpdates(durationSeconds),
-        connections,
-        durationSeconds,
-      );
+      const update = await measure({
+        method: 'PATCH',
+        headers: { authorization, 'content-type': 'application/merge-patch+json', 'if-match': '*' },
+        setupRequest: (request) => {
+          change += 1;
+          return { ...request, path: `/plants/${someId()}`, body: `{"tag":"t${change}"}` };
+        },
+      });
 
       await fillTable(api.url, authorization, nextId, listedPlants);
       // Pages from the start and from cursors spread over the table, as walking clients ask.
@@ -137,26 +102,16 @@ export async function measureEndToEnd({
         Buffer.from(String(Math.floor((index * listedPlants) / 50))).toString('base64url'),
       );
       let page = 0;
-      const loadPages = (duration: number) =>
-        autocannon({
-          url: api.url,
-          connections,
-          duration,
-          requests: [
-            {
-              method: 'GET',
-              headers: { authorization },
-              setupRequest: (request) => {
-                page += 1;
-                const cursor = page % 2 === 0 ? '' : `&cursor=${cursors[page % cursors.length]}`;
-                return { ...request, path: `/plants?limit=100${cursor}` };
-              },
-            },
-          ],
-        });
-      await loadPages(warmUpSeconds);
       const listPage = {
-        ...summarizeLoad(await loadPages(durationSeconds), connections, durationSeconds),
+        ...(await measure({
+          method: 'GET',
+          headers: { authorization },
+          setupRequest: (request) => {
+            page += 1;
+            const cursor = page % 2 === 0 ? '' : `&cursor=${cursors[page % cursors.length]}`;
+            return { ...request, path: `/plants?limit=100${cursor}` };
+          },
+        })),
         listedPlants,
       };
       return {
