@@ -6,12 +6,12 @@
 import middy from '@middy/core';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import { apiResponses, jsonTextResponse } from '../shared/api-responses.ts';
+import { getPlant } from '../shared/get-plant.ts';
 import { createLogger } from '../shared/logger.ts';
 import { entityTagOf, matchesWeakly, parseEntityTagList } from '../shared/plant-version.ts';
 import { findListHeader, readPlantIdParameter } from '../shared/request.ts';
 import { stringifyStoredPlant } from '../shared/stored-plant.ts';
 import type { TableHandlerDependencies } from '../shared/table-function.ts';
-import { getPlant } from './get-plant.ts';
 
 /** Builds the middy handler around its dependencies (the local API and tests bring their own). */
 export function createHandler(dependencies: TableHandlerDependencies) {

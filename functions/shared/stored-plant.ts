@@ -3,7 +3,9 @@
  * send it, with its id as an exact JSON integer. This module owns the table's item shape for
  * readers (the list, read and webhook functions).
  */
+import { PlantNotFoundError } from './errors.ts';
 import { parseDecimalInt64 } from './int64-json.ts';
+import type { Logger } from './logger.ts';
 import { readItemVersion } from './plant-version.ts';
 
 /** A stored plant; `id` is an exact int64. */
@@ -54,6 +56,23 @@ export function readVersionedPlant(
   const plant = readStoredPlant(item);
   const version = readItemVersion(item);
   return plant === undefined || version === undefined ? undefined : { plant, version };
+}
+
+/**
+ * The plant and version of the item stored under an id, as a read or a change answers it: none,
+ * or an item another tool stored that is not a plant, is no plant (the latter logged at warn and
+ * counted, as the list and the webhooks do).
+ * @throws PlantNotFoundError
+ */
+export function requirePlant(
+  item: Readonly<Record<string, unknown>> | undefined,
+  logger: Logger | undefined,
+): VersionedPlant {
+  const found = item === undefined ? undefined : readVersionedPlant(item);
+  if (found !== undefined) return found;
+  if (item !== undefined)
+    logger?.warn(itemsNotPlantsLog.message, { [itemsNotPlantsLog.countField]: 1 });
+  throw new PlantNotFoundError();
 }
 
 /**

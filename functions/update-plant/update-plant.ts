@@ -8,21 +8,14 @@
  * `If-Match`: a tag names a version to match, it cannot set one.
  */
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
-import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { callStore, type StoreDependencies } from '../shared/dynamodb.ts';
-import {
-  PlantNotFoundError,
-  PreconditionFailedError,
-  StoreUnavailableError,
-} from '../shared/errors.ts';
+import { PreconditionFailedError, StoreUnavailableError } from '../shared/errors.ts';
+import { getPlant } from '../shared/get-plant.ts';
 import type { Logger } from '../shared/logger.ts';
 import { nextVersion, unversioned, versionAttribute } from '../shared/plant-version.ts';
-import {
-  itemsNotPlantsLog,
-  readVersionedPlant,
-  type VersionedPlant,
-} from '../shared/stored-plant.ts';
+import { readVersionedPlant, requirePlant, type VersionedPlant } from '../shared/stored-plant.ts';
 import { changesNothing, type PlantChange } from './plant-change.ts';
 
 /** The versions a change is for: those `If-Match` names, or `'any'` for `If-Match: *`. */
@@ -70,7 +63,7 @@ export async function updatePlant(
   } else {
     // Nothing to write, nothing that could match, or a list of ETags: read which version the
     // plant has, and answer from it or pin the write to it.
-    const found = checkedPlant(await readPlant(id, dependencies), expected, dependencies);
+    const found = checkVersion(await getPlant(id, dependencies), expected);
     if (nothingToWrite || changesNothing(found.plant, change)) return found;
     pin = { version: found.version };
   }
@@ -81,7 +74,7 @@ export async function updatePlant(
       if (!(error instanceof ConditionalCheckFailedException)) throw error;
       const stored =
         error.Item === undefined ? undefined : unmarshall(error.Item, { wrapNumbers: true });
-      const found = checkedPlant(stored, expected, dependencies);
+      const found = checkVersion(requirePlant(stored, dependencies.logger), expected);
       if (changesNothing(found.plant, change)) return found;
       // A version at or past the clock (`*`), or one that changed since it was read: pin to it.
       if (typeof pin === 'object' && pin.version === found.version) throw error;
@@ -92,18 +85,8 @@ export async function updatePlant(
   throw new StoreUnavailableError();
 }
 
-/** The plant of a stored item, if it has one of the `expected` versions. */
-function checkedPlant(
-  item: Readonly<Record<string, unknown>> | undefined,
-  expected: ExpectedVersions,
-  dependencies: UpdateDependencies,
-): VersionedPlant {
-  if (item === undefined) throw new PlantNotFoundError();
-  const found = readVersionedPlant(item);
-  if (found === undefined) {
-    dependencies.logger?.warn(itemsNotPlantsLog.message, { [itemsNotPlantsLog.countField]: 1 });
-    throw new PlantNotFoundError();
-  }
+/** The plant, if it has one of the `expected` versions. @throws PreconditionFailedError */
+function checkVersion(found: VersionedPlant, expected: ExpectedVersions): VersionedPlant {
   if (expected !== 'any' && !expected.includes(found.version)) throw new PreconditionFailedError();
   return found;
 }
@@ -183,17 +166,4 @@ function versionCondition(pin: Pin, values: Record<string, unknown>): string[] {
 function anyOf(terms: readonly string[]): string {
   const joined = terms.join(' OR ');
   return joined.includes(' OR ') ? `(${joined})` : joined;
-}
-
-/** The item with `id`, read strongly consistent, or `undefined`. */
-async function readPlant(id: bigint, dependencies: UpdateDependencies) {
-  const { Item } = await callStore(
-    (abortSignal) =>
-      dependencies.documentClient.send(
-        new GetCommand({ TableName: dependencies.tableName, Key: { id }, ConsistentRead: true }),
-        { abortSignal },
-      ),
-    dependencies.deadlineMilliseconds,
-  );
-  return Item;
 }

@@ -1,16 +1,12 @@
 /**
  * Reading one plant by id: one strongly consistent GetItem, so a plant acknowledged by a create
- * is found by the next read, and a deleted one is not.
+ * is found by the next read, and a deleted one is not. `GET /plants/{id}` answers with it; a
+ * change that writes nothing (an empty patch, a list of ETags to check) reads with it.
  */
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
-import { callStore, type StoreDependencies } from '../shared/dynamodb.ts';
-import { PlantNotFoundError } from '../shared/errors.ts';
-import type { Logger } from '../shared/logger.ts';
-import {
-  itemsNotPlantsLog,
-  readVersionedPlant,
-  type VersionedPlant,
-} from '../shared/stored-plant.ts';
+import { callStore, type StoreDependencies } from './dynamodb.ts';
+import type { Logger } from './logger.ts';
+import { requirePlant, type VersionedPlant } from './stored-plant.ts';
 
 /**
  * The stored plant with `id`, and its version. An item another tool stored under the id that is not a plant is
@@ -31,11 +27,5 @@ export async function getPlant(
       ),
     dependencies.deadlineMilliseconds,
   );
-  if (Item === undefined) throw new PlantNotFoundError();
-  const plant = readVersionedPlant(Item);
-  if (plant === undefined) {
-    dependencies.logger?.warn(itemsNotPlantsLog.message, { [itemsNotPlantsLog.countField]: 1 });
-    throw new PlantNotFoundError();
-  }
-  return plant;
+  return requirePlant(Item, dependencies.logger);
 }
