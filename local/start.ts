@@ -13,8 +13,8 @@
  * and exits 1, leaving nothing running.
  */
 import { join } from 'node:path';
-import { checkAllowedOrigins, parseOriginList } from '../functions/shared/cors.ts';
-import { readEnvironment } from '../functions/shared/environment.ts';
+import { checkAllowedOrigins } from '../functions/shared/cors.ts';
+import { commaList, readEnvironment } from '../functions/shared/environment.ts';
 import { routes } from '../functions/shared/routes.ts';
 import { subscriptionOf } from '../functions/webhooks/plant-events.ts';
 import { defaultStageName, stages } from '../infra/stages.ts';
@@ -125,7 +125,7 @@ const localOrigins = ['http://localhost:*', 'http://127.0.0.1:*'];
 /** `CORS_ORIGINS`: origins separated by commas (`http://localhost:*` for any port), or `none`. */
 function parseCorsOrigins(text: string): readonly string[] {
   if (text.trim() === 'none') return [];
-  return checkAllowedOrigins(parseOriginList(text), { anyOrigin: true, anyPort: true });
+  return checkAllowedOrigins(commaList(text), { anyOrigin: true, anyPort: true });
 }
 
 /** How often the process checks that whoever started it is still there. */

@@ -9,7 +9,11 @@ import { randomBytes } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Webhook } from 'standardwebhooks';
-import { type EnvironmentReader, readEnvironment } from '../functions/shared/environment.ts';
+import {
+  commaList,
+  type EnvironmentReader,
+  readEnvironment,
+} from '../functions/shared/environment.ts';
 import { subscriptionOf } from '../functions/webhooks/plant-events.ts';
 import { ensurePrivateDirectory } from './private-directory.ts';
 import type { LocalSubscriber } from './webhook-dispatcher.ts';
@@ -97,10 +101,7 @@ export function resolveLocalWebhooks(
 
 /** `WEBHOOK_URL`: http(s) URLs separated by commas. */
 function parseUrls(text: string): string[] {
-  const urls = text
-    .split(',')
-    .map((url) => url.trim())
-    .filter((url) => url !== '');
+  const urls = commaList(text);
   for (const url of urls) {
     if (!URL.canParse(url) || !/^https?:$/.test(new URL(url).protocol)) {
       throw new Error('must hold http(s) URLs separated by commas');
@@ -118,10 +119,7 @@ function parseFormat(text: string): 'plant' | 'event' {
 
 /** `WEBHOOK_EVENTS`: names separated by commas (each checked with the format). */
 function parseList(text: string): ('plant.created' | 'plant.updated' | 'plant.deleted')[] {
-  return text
-    .split(',')
-    .map((name) => name.trim())
-    .filter((name) => name !== '') as ('plant.created' | 'plant.updated' | 'plant.deleted')[];
+  return commaList(text) as ('plant.created' | 'plant.updated' | 'plant.deleted')[];
 }
 
 /** A Standard Webhooks secret: `whsec_` and base64 (never shown back: it is a secret). */

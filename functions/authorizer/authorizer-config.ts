@@ -3,7 +3,7 @@
  * missing or wrong setting fails the start with a message naming every problem instead of
  * letting every request through or turning every request away for a reason nobody can see.
  */
-import { ConfigurationError, readEnvironment } from '../shared/environment.ts';
+import { ConfigurationError, commaList, readEnvironment } from '../shared/environment.ts';
 
 /** The claims that can name who a token was issued for. */
 export const audienceClaims = ['aud', 'client_id'] as const;
@@ -67,10 +67,7 @@ function secureUrl(text: string): string {
 }
 
 function audienceList(text: string): string[] {
-  const audiences = text
-    .split(',')
-    .map((audience) => audience.trim())
-    .filter((audience) => audience !== '');
+  const audiences = commaList(text);
   if (audiences.length === 0) throw new Error('must name at least one audience or app client id');
   return audiences;
 }

@@ -96,11 +96,3 @@ export function gatewayAllowOrigin(
     ? { literal: only }
     : 'request-origin';
 }
-
-/** `CORS_ALLOWED_ORIGINS` and `CORS_ORIGINS`: origins separated by commas. */
-export function parseOriginList(text: string): string[] {
-  return text
-    .split(',')
-    .map((origin) => origin.trim())
-    .filter((origin) => origin !== '');
-}

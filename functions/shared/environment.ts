@@ -88,6 +88,14 @@ export function readEnvironment(
   };
 }
 
+/** A variable holding a list: its members separated by commas, trimmed, empty ones dropped. */
+export function commaList(text: string): string[] {
+  return text
+    .split(',')
+    .map((member) => member.trim())
+    .filter((member) => member !== '');
+}
+
 /** Parses JSON and checks its shape; `description` says what was expected ("must be …"). */
 export function parseJson<Value>(
   isValue: (value: unknown) => value is Value,

@@ -2,9 +2,9 @@
  * What every function on the plants table shares: its dependencies and its configuration.
  */
 
-import { checkAllowedOrigins, parseOriginList } from './cors.ts';
+import { checkAllowedOrigins } from './cors.ts';
 import type { StoreDependencies } from './dynamodb.ts';
-import { readEnvironment } from './environment.ts';
+import { commaList, readEnvironment } from './environment.ts';
 import type { Logger } from './logger.ts';
 
 /**
@@ -43,7 +43,7 @@ export function readTableFunctionConfig(
     endpoint: read.optional('DYNAMODB_ENDPOINT'),
     allowedOrigins: read.parse(
       'CORS_ALLOWED_ORIGINS',
-      (text) => checkAllowedOrigins(parseOriginList(text), { anyOrigin: true, anyPort: false }),
+      (text) => checkAllowedOrigins(commaList(text), { anyOrigin: true, anyPort: false }),
       { fallback: [] },
     ),
   };
