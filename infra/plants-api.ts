@@ -21,7 +21,7 @@ import { ARecord, HostedZone, RecordTarget } from 'aws-cdk-lib/aws-route53';
 import { ApiGatewayDomain } from 'aws-cdk-lib/aws-route53-targets';
 import { CfnWebACLAssociation } from 'aws-cdk-lib/aws-wafv2';
 import { Construct } from 'constructs';
-import { corsSettings, gatewayAllowOrigin } from '../functions/shared/cors.ts';
+import { gatewayResponseCors, preflightHeaders } from '../functions/shared/cors.ts';
 import { type RouteFunctionName, routes } from '../functions/shared/routes.ts';
 import { type GatewayResponse, gatewayResponses } from './gateway-responses.ts';
 import type { CustomDomainConfig, ThrottlingConfig } from './stages.ts';
@@ -212,13 +212,12 @@ export class PlantsApi extends Construct {
   private addPreflight(path: string, allowedOrigins: readonly string[]): void {
     const methods = routes.filter((route) => route.path === path).map((route) => route.method);
     const literal = (value: string) => `'${value}'`;
-    const headers: Record<string, string> = {
-      'Access-Control-Allow-Methods': literal([...methods, 'OPTIONS'].join(', ')),
-      'Access-Control-Allow-Headers': literal(corsSettings.allowedHeaders.join(', ')),
-      'Access-Control-Max-Age': literal(String(corsSettings.maxAgeSeconds)),
-      Vary: literal('Origin'),
-      ...(allowedOrigins.includes('*') ? { 'Access-Control-Allow-Origin': literal('*') } : {}),
-    };
+    const headers: Record<string, string> = Object.fromEntries(
+      Object.entries({
+        ...preflightHeaders(methods),
+        ...(allowedOrigins.includes('*') ? { 'Access-Control-Allow-Origin': '*' } : {}),
+      }).map(([name, value]) => [name, literal(value)]),
+    );
     // Every header the answer may carry is declared by the method response, the origin too.
     const declared = Object.fromEntries(
       [...new Set([...Object.keys(headers), 'Access-Control-Allow-Origin'])].map((header) => [
@@ -303,26 +302,15 @@ export class PlantsApi extends Construct {
  */
 function toGatewayResponseOptions(response: GatewayResponse, allowedOrigins: readonly string[]) {
   const responseHeaders: Record<string, string> = {};
-  const allowOrigin = gatewayAllowOrigin(allowedOrigins);
-  const literals: Record<string, string> = {
-    ...response.headers,
-    ...(allowOrigin === undefined
-      ? {}
-      : {
-          'Access-Control-Expose-Headers': corsSettings.exposedHeaders.join(', '),
-          Vary: 'Origin',
-          ...(allowOrigin === 'request-origin'
-            ? {}
-            : { 'Access-Control-Allow-Origin': allowOrigin.literal }),
-        }),
-  };
+  const cors = gatewayResponseCors(allowedOrigins);
+  const literals: Record<string, string> = { ...response.headers, ...cors.literals };
   for (const [name, value] of Object.entries(literals)) {
     if (value.includes("'")) {
       throw new Error(`Gateway response header ${name} cannot contain a single quote: ${value}`);
     }
     responseHeaders[name] = `'${value}'`;
   }
-  if (allowOrigin === 'request-origin') {
+  if (cors.echoOrigin) {
     responseHeaders['Access-Control-Allow-Origin'] = 'method.request.header.Origin';
   }
   return {

@@ -22,7 +22,11 @@ import type {
   APIGatewayTokenAuthorizerEvent,
   Context,
 } from 'aws-lambda';
-import { corsSettings, gatewayAllowOrigin, isOriginAllowed } from '../functions/shared/cors.ts';
+import {
+  gatewayResponseCors,
+  isOriginAllowed,
+  preflightHeaders,
+} from '../functions/shared/cors.ts';
 import { createLogger, type Logger } from '../functions/shared/logger.ts';
 import {
   apiGatewayMaxPayloadBytes,
@@ -153,10 +157,7 @@ export async function startApiGateway(options: ApiGatewayOptions): Promise<ApiGa
     return {
       statusCode: 204,
       headers: {
-        'Access-Control-Allow-Methods': [...methods, 'OPTIONS'].join(', '),
-        'Access-Control-Allow-Headers': corsSettings.allowedHeaders.join(', '),
-        'Access-Control-Max-Age': String(corsSettings.maxAgeSeconds),
-        Vary: 'Origin',
+        ...preflightHeaders(methods),
         ...(origin !== undefined && isOriginAllowed(origin, allowedOrigins)
           ? { 'Access-Control-Allow-Origin': allowedOrigins.includes('*') ? '*' : origin }
           : {}),
@@ -165,15 +166,13 @@ export async function startApiGateway(options: ApiGatewayOptions): Promise<ApiGa
     };
   };
 
-  /** The CORS headers the stack gives every gateway response (see `gatewayAllowOrigin`). */
+  /** The CORS headers the stack gives every gateway response (`gatewayResponseCors`). */
+  const gatewayCors = gatewayResponseCors(allowedOrigins);
   const gatewayCorsHeaders = (request: IncomingMessage): Record<string, string> => {
-    const allowOrigin = gatewayAllowOrigin(allowedOrigins);
-    if (allowOrigin === undefined) return {};
-    const origin = allowOrigin === 'request-origin' ? request.headers.origin : allowOrigin.literal;
+    const origin = gatewayCors.echoOrigin ? request.headers.origin : undefined;
     return {
+      ...gatewayCors.literals,
       ...(origin === undefined ? {} : { 'Access-Control-Allow-Origin': origin }),
-      'Access-Control-Expose-Headers': corsSettings.exposedHeaders.join(', '),
-      Vary: 'Origin',
     };
   };
 

@@ -61,6 +61,12 @@ export function isOriginAllowed(origin: string, allowed: readonly string[]): boo
   });
 }
 
+/** What every answer to an allowed origin lets the page read, and says it varies by. */
+const exposed = {
+  'Access-Control-Expose-Headers': corsSettings.exposedHeaders.join(', '),
+  Vary: 'Origin',
+} as const;
+
 /**
  * The CORS headers of an answer to a request with `origin` (the `Origin` header, if any): none
  * when the stage allows no origin; `Vary: Origin` whenever it does (the answer depends on it);
@@ -72,10 +78,36 @@ export function corsHeaders(
 ): Record<string, string> {
   if (allowed.length === 0) return {};
   if (origin === undefined || !isOriginAllowed(origin, allowed)) return { Vary: 'Origin' };
+  return { 'Access-Control-Allow-Origin': allowed.includes('*') ? '*' : origin, ...exposed };
+}
+
+/**
+ * A preflight's answer for a resource, but for `Access-Control-Allow-Origin` (set only for an
+ * allowed origin): its methods, the request headers a page may send, how long to keep it.
+ */
+export function preflightHeaders(methods: readonly string[]): Record<string, string> {
   return {
-    'Access-Control-Allow-Origin': allowed.includes('*') ? '*' : origin,
-    'Access-Control-Expose-Headers': corsSettings.exposedHeaders.join(', '),
+    'Access-Control-Allow-Methods': [...methods, 'OPTIONS'].join(', '),
+    'Access-Control-Allow-Headers': corsSettings.allowedHeaders.join(', '),
+    'Access-Control-Max-Age': String(corsSettings.maxAgeSeconds),
     Vary: 'Origin',
+  };
+}
+
+/**
+ * The CORS headers of the gateway's own answers: the literals, and whether the request's
+ * `Origin` is repeated as `Access-Control-Allow-Origin` (see {@link gatewayAllowOrigin}).
+ */
+export function gatewayResponseCors(allowed: readonly string[]): {
+  readonly literals: Readonly<Record<string, string>>;
+  readonly echoOrigin: boolean;
+} {
+  const allowOrigin = gatewayAllowOrigin(allowed);
+  if (allowOrigin === undefined) return { literals: {}, echoOrigin: false };
+  if (allowOrigin === 'request-origin') return { literals: exposed, echoOrigin: true };
+  return {
+    literals: { ...exposed, 'Access-Control-Allow-Origin': allowOrigin.literal },
+    echoOrigin: false,
   };
 }
 
