@@ -100,10 +100,9 @@ async function write(
   dependencies: UpdateDependencies,
 ): Promise<VersionedPlant> {
   const version = pin === 'below-clock' ? Math.trunc(now) : nextVersion(pin.version, now);
-  const names: Record<string, string> = { '#id': 'id', '#name': 'name' };
+  const names: Record<string, string> = { '#id': 'id', '#name': 'name', '#tag': 'tag' };
   names['#version'] = versionAttribute;
-  if (change.tag !== undefined) names['#tag'] = 'tag';
-  const values: Record<string, unknown> = { ':string': 'S', ':version': version };
+  const values: Record<string, unknown> = { ':string': 'S', ':number': 'N', ':version': version };
   const sets = ['#version = :version'];
   const removes: string[] = [];
   const differences: string[] = [];
@@ -129,7 +128,10 @@ async function write(
           UpdateExpression: `SET ${sets.join(', ')}${removes.length > 0 ? ` REMOVE ${removes.join(', ')}` : ''}`,
           ConditionExpression: [
             'attribute_exists(#id)',
+            // A plant: what a read would answer 404 for is not changed either.
             'attribute_type(#name, :string)',
+            '(attribute_not_exists(#tag) OR attribute_type(#tag, :string))',
+            '(attribute_not_exists(#version) OR attribute_type(#version, :number))',
             anyOf(versionCondition(pin, values)),
             anyOf(differences),
           ].join(' AND '),
@@ -152,7 +154,12 @@ async function write(
  * also an item without one), or any version below the one written.
  */
 function versionCondition(pin: Pin, values: Record<string, unknown>): string[] {
-  if (pin === 'below-clock') return ['attribute_not_exists(#version)', '#version < :version'];
+  if (pin === 'below-clock') {
+    // Below the one written, and not negative: the API writes none, so a read says "no plant".
+    values[':unversioned'] = unversioned;
+    values[':below'] = (values[':version'] as number) - 1;
+    return ['attribute_not_exists(#version)', '#version BETWEEN :unversioned AND :below'];
+  }
   values[':pinned'] = pin.version;
   const terms = ['#version = :pinned'];
   if (pin.version === unversioned) terms.unshift('attribute_not_exists(#version)');

@@ -95,6 +95,23 @@ describe('updatePlant', () => {
     );
   });
 
+  it('changes no item that a read answers 404 for, and says 404', async () => {
+    const notPlants = [
+      { name: 'Numbered tag', tag: 5, version: 10 },
+      { name: 'Text version', version: '10' },
+      { name: 'Negative version', version: -3 },
+    ];
+    for (const item of notPlants) {
+      const id = await store(item);
+      for (const expected of ['any', [10], [10, 11]] as const) {
+        await expect(
+          updatePlant(id, { name: 'Changed' }, expected, dependencies()),
+        ).rejects.toThrow(PlantNotFoundError);
+      }
+      expect(await table.getItem(id)).toEqual(expect.objectContaining({ name: item.name }));
+    }
+  });
+
   it('writes nothing when nothing changes, whatever the If-Match form', async () => {
     const id = await store({ name: 'Same', tag: 't', version: 7 });
     for (const expected of [[7], [1, 7], 'any'] as const) {
