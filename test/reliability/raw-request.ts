@@ -1,5 +1,5 @@
 /**
- * `POST /plants` over `node:http` with raw headers: unlike `fetch`, it sends a repeated header as
+ * Requests over `node:http` with raw headers: unlike `fetch`, it sends a repeated header as
  * repeated lines (not joined with commas), no default content type, and any header size.
  */
 import { request } from 'node:http';
@@ -13,15 +13,26 @@ export interface RawAnswer {
   readonly body: unknown;
 }
 
-/** Sends `headers` exactly as listed (name, value pairs; repeats allowed) and `body`. */
+/** `POST /plants` with `headers` exactly as listed (name, value pairs; repeats allowed). */
 export function postRaw(
   url: string,
   headers: readonly (readonly [string, string])[],
   body: string,
 ): Promise<RawAnswer> {
+  return requestRaw(url, 'POST', '/plants', headers, body);
+}
+
+/** `method path` with `headers` exactly as listed (name, value pairs; repeats allowed). */
+export function requestRaw(
+  url: string,
+  method: string,
+  path: string,
+  headers: readonly (readonly [string, string])[],
+  body: string,
+): Promise<RawAnswer> {
   return new Promise((resolve, reject) => {
-    const outgoing = request(`${url}/plants`, {
-      method: 'POST',
+    const outgoing = request(`${url}${path}`, {
+      method,
       // Raw headers get no defaults: HTTP/1.1 needs a Host, and the body its length.
       headers: [
         'Host',
