@@ -84,8 +84,14 @@ export class PlantConflictError extends ApiError {
 /** 41200: `If-Match` names no version the plant has. */
 export class PreconditionFailedError extends ApiError {
   override readonly name = 'PreconditionFailedError';
-  constructor() {
-    super(errorCodes.preconditionFailed);
+  /** @param header the precondition that failed: `If-Match` (the code's message) or `If-None-Match`. */
+  constructor(header: 'If-Match' | 'If-None-Match' = 'If-Match') {
+    super(
+      errorCodes.preconditionFailed,
+      header === 'If-Match'
+        ? errorCodes.preconditionFailed.message
+        : 'The plant has a version that If-None-Match names (any version, for *).',
+    );
   }
 }
 

@@ -2,7 +2,8 @@
  * The `PUT` and `PATCH /plants/{id}` handler: the id from the path, the change from the body (a
  * Plant, or a merge patch of one), the versions from `If-Match`; answers the plant after the
  * change as a StoredPlant with its new `ETag`. Checks run in this order: id (40005), body
- * (40003, 40004, 40001, 40002), `If-Match` present (42800), then the store (40401, 41200).
+ * (40003, 40004, 40001, 40002), `If-Match` present (42800), then the store (40401, 41200 for
+ * `If-Match`, then for `If-None-Match` when the request has one).
  * Free of module-scope effects; `handler.ts` is the Lambda entry.
  */
 import middy from '@middy/core';
@@ -27,10 +28,14 @@ export function createHandler(dependencies: TableHandlerDependencies) {
       const id = readPlantIdParameter(event);
       const change = readChange(event, id);
       const expected = readIfMatch(event);
-      const { plant, version } = await updatePlant(id, change, expected, {
-        ...dependencies,
-        logger,
-      });
+      const ifNoneMatch = findListHeader(event, 'if-none-match');
+      const { plant, version } = await updatePlant(
+        id,
+        change,
+        expected,
+        { ...dependencies, logger },
+        ifNoneMatch === undefined ? undefined : parseEntityTagList(ifNoneMatch),
+      );
       return jsonTextResponse(200, stringifyStoredPlant(plant), { ETag: entityTagOf(version) });
     });
 }

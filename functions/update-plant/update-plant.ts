@@ -14,7 +14,13 @@ import { callStore, type StoreDependencies } from '../shared/dynamodb.ts';
 import { PreconditionFailedError, StoreUnavailableError } from '../shared/errors.ts';
 import { getPlant } from '../shared/get-plant.ts';
 import type { Logger } from '../shared/logger.ts';
-import { nextVersion, unversioned, versionAttribute } from '../shared/plant-version.ts';
+import {
+  type EntityTagList,
+  matchesWeakly,
+  nextVersion,
+  unversioned,
+  versionAttribute,
+} from '../shared/plant-version.ts';
 import { readVersionedPlant, requirePlant, type VersionedPlant } from '../shared/stored-plant.ts';
 import { changesNothing, type PlantChange } from './plant-change.ts';
 
@@ -41,9 +47,11 @@ const attempts = 6;
 type Pin = { readonly version: number } | 'below-clock';
 
 /**
- * Applies `change` to the plant `id` if its version is one of `expected`.
+ * Applies `change` to the plant `id` if its version is one of `expected` and, when the request
+ * has `If-None-Match`, not one that `ifNoneMatch` names (RFC 9110 §13.2.2: both are evaluated).
  * @throws PlantNotFoundError when no plant has this id (never created: no upsert).
- * @throws PreconditionFailedError when the plant's version is not one `If-Match` names.
+ * @throws PreconditionFailedError when the plant's version is not one `If-Match` names, or is
+ * one `If-None-Match` names.
  * @throws StoreUnavailableError when the store is unreachable, too slow or throttling, or the
  * plant kept changing under a `*` change.
  */
@@ -52,18 +60,25 @@ export async function updatePlant(
   change: PlantChange,
   expected: ExpectedVersions,
   dependencies: UpdateDependencies,
+  ifNoneMatch?: EntityTagList,
 ): Promise<VersionedPlant> {
   const now = dependencies.now ?? Date.now;
   const nothingToWrite = change.name === undefined && change.tag === undefined;
+  const check = (found: VersionedPlant) => checkVersion(found, expected, ifNoneMatch);
   let pin: Pin;
-  if (expected === 'any' && !nothingToWrite) {
+  if (expected === 'any' && ifNoneMatch === undefined && !nothingToWrite) {
     pin = 'below-clock';
-  } else if (expected !== 'any' && expected.length === 1 && !nothingToWrite) {
+  } else if (
+    expected !== 'any' &&
+    expected.length === 1 &&
+    ifNoneMatch === undefined &&
+    !nothingToWrite
+  ) {
     pin = { version: expected[0] as number };
   } else {
-    // Nothing to write, nothing that could match, or a list of ETags: read which version the
-    // plant has, and answer from it or pin the write to it.
-    const found = checkVersion(await getPlant(id, dependencies), expected);
+    // Nothing to write, nothing that could match, a list of ETags or an If-None-Match: read
+    // which version the plant has, and answer from it or pin the write to it.
+    const found = check(await getPlant(id, dependencies));
     if (nothingToWrite || changesNothing(found.plant, change)) return found;
     pin = { version: found.version };
   }
@@ -74,7 +89,7 @@ export async function updatePlant(
       if (!(error instanceof ConditionalCheckFailedException)) throw error;
       const stored =
         error.Item === undefined ? undefined : unmarshall(error.Item, { wrapNumbers: true });
-      const found = checkVersion(requirePlant(stored, dependencies.logger), expected);
+      const found = check(requirePlant(stored, dependencies.logger));
       if (changesNothing(found.plant, change)) return found;
       // A version at or past the clock (`*`), or one that changed since it was read: pin to it.
       if (typeof pin === 'object' && pin.version === found.version) throw error;
@@ -85,9 +100,19 @@ export async function updatePlant(
   throw new StoreUnavailableError();
 }
 
-/** The plant, if it has one of the `expected` versions. @throws PreconditionFailedError */
-function checkVersion(found: VersionedPlant, expected: ExpectedVersions): VersionedPlant {
+/**
+ * The plant, if it has one of the `expected` versions and none that `ifNoneMatch` names.
+ * @throws PreconditionFailedError
+ */
+function checkVersion(
+  found: VersionedPlant,
+  expected: ExpectedVersions,
+  ifNoneMatch: EntityTagList | undefined,
+): VersionedPlant {
   if (expected !== 'any' && !expected.includes(found.version)) throw new PreconditionFailedError();
+  if (ifNoneMatch !== undefined && matchesWeakly(ifNoneMatch, found.version)) {
+    throw new PreconditionFailedError('If-None-Match');
+  }
   return found;
 }
 

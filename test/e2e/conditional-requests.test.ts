@@ -163,6 +163,61 @@ describe('GET with If-None-Match', () => {
   });
 });
 
+describe('If-Match and If-None-Match together (RFC 9110 §13.2.2)', () => {
+  const read = (id: number, headers: Record<string, string>) =>
+    call('getPlant', 'GET', `/plants/${id}`, { headers });
+  const replace = (id: number, headers: Record<string, string>) =>
+    call('replacePlant', 'PUT', `/plants/${id}`, { body: '{"name":"Changed"}', headers });
+
+  it('reads with If-Match: 412 unless it names the current ETag (strongly) or is *, before If-None-Match', async () => {
+    const { id, etag } = await createPlant();
+    expect((await read(id, { 'If-Match': etag })).status).toBe(200);
+    expect((await read(id, { 'If-Match': '*' })).status).toBe(200);
+    expect((await read(id, { 'If-Match': `"1", ${etag}` })).status).toBe(200);
+    for (const stale of ['"1"', `W/${etag}`]) {
+      expect((await read(id, { 'If-Match': stale })).body).toEqual({
+        error: 41200,
+        message: 'The plant has changed since the ETag in If-Match; read it again.',
+      });
+    }
+    expect((await read(id, { 'If-Match': etag, 'If-None-Match': etag })).status).toBe(304);
+    expect((await read(id, { 'If-Match': '"1"', 'If-None-Match': etag })).status).toBe(412);
+    expect((await read(987_654_321, { 'If-Match': '"1"' })).status).toBe(404);
+  });
+
+  it('refuses a change whose plant has a version If-None-Match names (or any, for *): 412, nothing written', async () => {
+    const { id, etag } = await createPlant();
+    const refusal = {
+      error: 41200,
+      message: 'The plant has a version that If-None-Match names (any version, for *).',
+    };
+    for (const ifNoneMatch of ['*', etag, `W/${etag}`, `"1", ${etag}`]) {
+      for (const ifMatch of [etag, '*']) {
+        const answer = await replace(id, { 'If-Match': ifMatch, 'If-None-Match': ifNoneMatch });
+        expect([ifMatch, ifNoneMatch, answer.status, answer.body]).toEqual([
+          ifMatch,
+          ifNoneMatch,
+          412,
+          refusal,
+        ]);
+      }
+    }
+    expect((await get(id)).etag).toBe(etag);
+    // If-Match is evaluated first, and a missing plant is still 404.
+    const stale = await replace(id, { 'If-Match': '"1"', 'If-None-Match': etag });
+    expect(stale.body).toMatchObject({
+      error: 41200,
+      message: expect.stringContaining('If-Match;'),
+    });
+    expect((await replace(987_654_321, { 'If-Match': '*', 'If-None-Match': '*' })).status).toBe(
+      404,
+    );
+    // If-None-Match naming another version lets the change through.
+    const changed = await replace(id, { 'If-Match': etag, 'If-None-Match': '"1"' });
+    expect([changed.status, changed.body]).toEqual([200, { id, name: 'Changed' }]);
+  });
+});
+
 describe('PUT /plants/{id}', () => {
   it('replaces name and tag (no tag removes it) with the current ETag, and answers the new ETag', async () => {
     const { id, etag } = await createPlant();
