@@ -11,6 +11,7 @@ import {
   readItemVersion,
   unversioned,
   versionAttribute,
+  versionClock,
 } from '../shared/plant-version.ts';
 import { type NewPlant, type Plant, toPlant } from './new-plant.ts';
 
@@ -34,7 +35,7 @@ export async function createPlant(
 ): Promise<CreatedPlant> {
   const { documentClient, tableName } = dependencies;
   const plant = toPlant(newPlant);
-  const version = nextVersion(unversioned, Date.now());
+  const version = nextVersion(unversioned, versionClock());
   try {
     await callStore(
       (abortSignal) =>

@@ -3,14 +3,18 @@
  * lists they are compared with.
  *
  * The version is a number stored with the item (`version`): the time of the change in
- * milliseconds since the epoch, or one more than the previous version when the clock has not
+ * microseconds since the epoch, or one more than the previous version when the clock has not
  * passed it. So it only grows while the plant exists: A → B → A gives three versions (no ABA), and
  * a plant deleted and created again starts above every version the old one had (a stale `ETag`
  * does not match the new plant, and a receiver ordering events by version sees the new plant as
  * newer), as long as the writers' clocks agree within the time between the two (Lambda hosts keep
- * theirs with the Amazon Time Sync Service). A content hash would give A's old tag back after
- * A → B → A and to a re-created plant with the same content; a counter from 1 would restart.
- * Items written before versions existed have none: version 0.
+ * theirs with the Amazon Time Sync Service). Microseconds, not milliseconds: DynamoDB applies the
+ * writes of one item one after another, each taking well over a microsecond, so the version never
+ * runs ahead of the clock by more than a few of them (in milliseconds, fifty changes racing in one
+ * millisecond put it 50 ms ahead, and a plant created again within that lead started below its
+ * old versions). A content hash would give A's old tag back after A → B → A and to a re-created
+ * plant with the same content; a counter from 1 would restart. Items written before versions
+ * existed have none: version 0.
  */
 
 /** The item attribute that holds the version. */
@@ -19,14 +23,31 @@ export const versionAttribute = 'version';
 /** The version of an item written before versions existed. */
 export const unversioned = 0;
 
-/** The version a change writes, after `current`, at `now` (milliseconds since the epoch). */
+/**
+ * The highest version a plant can have: the one after it, 2^53 − 1, is still exact, so every
+ * ETag of ours can be parsed and compared. Clock versions stay below it until the year 2255.
+ */
+export const maxVersion = Number.MAX_SAFE_INTEGER - 1;
+
+/**
+ * The clock versions are taken from: microseconds since the epoch. `Date.now()` has whole
+ * milliseconds; the monotonic clock counted from the process's start (`performance`) adds the
+ * microseconds. The larger of the two is taken, so a wall clock set forward is followed at once.
+ */
+export function versionClock(): number {
+  const fine = Math.trunc((performance.timeOrigin + performance.now()) * 1000);
+  return Math.max(Date.now() * 1000, fine);
+}
+
+/** The version a change writes, after `current`, at `now` (a {@link versionClock} reading). */
 export function nextVersion(current: number, now: number): number {
   return Math.max(current + 1, Math.trunc(now));
 }
 
 /**
  * The version of an item read with `wrapNumbers`: {@link unversioned} when it has none,
- * `undefined` when its version is not a whole number from 0 to 2^53 − 1 (not written by the API).
+ * `undefined` when its version is not a whole number from 0 to {@link maxVersion} (not written
+ * by the API).
  */
 export function readItemVersion(item: Readonly<Record<string, unknown>>): number | undefined {
   const stored = item[versionAttribute];
@@ -34,10 +55,10 @@ export function readItemVersion(item: Readonly<Record<string, unknown>>): number
   const text = (stored as { value?: unknown }).value;
   if (typeof text !== 'string' || !/^(0|[1-9][0-9]{0,15})$/.test(text)) return undefined;
   const version = Number(text);
-  return Number.isSafeInteger(version) ? version : undefined;
+  return version <= maxVersion ? version : undefined;
 }
 
-/** The strong entity tag of a version: `"1764000000000"`. */
+/** The strong entity tag of a version: `"1764000000000000"`. */
 export function entityTagOf(version: number): string {
   return `"${version}"`;
 }
@@ -75,8 +96,7 @@ export function parseEntityTagList(value: string): EntityTagList {
     const version = /^(0|[1-9][0-9]{0,15})$/.test(opaque) ? Number(opaque) : undefined;
     tags.push({
       weak: match[1] !== undefined,
-      // A version this API can have: the one after it must still be exact (2^53 − 1 cannot be).
-      version: version !== undefined && Number.isSafeInteger(version + 1) ? version : undefined,
+      version: version !== undefined && version <= maxVersion ? version : undefined,
     });
   }
   return { any: false, tags };

@@ -11,15 +11,21 @@ import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { callStore, type StoreDependencies } from '../shared/dynamodb.ts';
-import { PreconditionFailedError, StoreUnavailableError } from '../shared/errors.ts';
+import {
+  PlantNotFoundError,
+  PreconditionFailedError,
+  StoreUnavailableError,
+} from '../shared/errors.ts';
 import { getPlant } from '../shared/get-plant.ts';
 import type { Logger } from '../shared/logger.ts';
 import {
   type EntityTagList,
   matchesWeakly,
+  maxVersion,
   nextVersion,
   unversioned,
   versionAttribute,
+  versionClock,
 } from '../shared/plant-version.ts';
 import { readVersionedPlant, requirePlant, type VersionedPlant } from '../shared/stored-plant.ts';
 import { changesNothing, type PlantChange } from './plant-change.ts';
@@ -29,22 +35,25 @@ export type ExpectedVersions = readonly number[] | 'any';
 
 export interface UpdateDependencies extends StoreDependencies {
   readonly logger?: Logger;
-  /** The clock the new version is taken from. */
+  /** The clock the new version is taken from: {@link versionClock} (microseconds) by default. */
   readonly now?: () => number;
 }
 
 /**
- * A change whose plant changed under it (possible for `*` or a list of ETags) is tried again
- * with the version it found, after a few random milliseconds so that racing changes spread out;
- * after this many tries the client is told to retry (503), which is as safe as the first try.
+ * A change pinned to a version that changed under it (a list of ETags, or `If-None-Match`) is
+ * tried again with the version it found, after a few random milliseconds so that racing changes
+ * spread out; after this many tries the client is told to retry (503), as safe as the first try.
  */
 const attempts = 6;
 
 /**
  * What the write is conditioned on: one stored version (it then writes the next one), or, for
- * `*`, any version below the clock's (it then writes the clock's).
+ * `*`, any version: below the clock's (it then writes the clock's), or at or past it (it then
+ * writes the stored one + 1, counted by DynamoDB). Versions only grow, so once the first of the
+ * two `*` forms has failed for the version, the second cannot: a `*` change takes two writes at
+ * most, however many race it.
  */
-type Pin = { readonly version: number } | 'below-clock';
+type Pin = { readonly version: number } | 'below-clock' | 'from-clock';
 
 /**
  * Applies `change` to the plant `id` if its version is one of `expected` and, when the request
@@ -62,11 +71,12 @@ export async function updatePlant(
   dependencies: UpdateDependencies,
   ifNoneMatch?: EntityTagList,
 ): Promise<VersionedPlant> {
-  const now = dependencies.now ?? Date.now;
+  const clock = Math.trunc((dependencies.now ?? versionClock)());
   const nothingToWrite = change.name === undefined && change.tag === undefined;
+  const anyVersion = expected === 'any' && ifNoneMatch === undefined;
   const check = (found: VersionedPlant) => checkVersion(found, expected, ifNoneMatch);
   let pin: Pin;
-  if (expected === 'any' && ifNoneMatch === undefined && !nothingToWrite) {
+  if (anyVersion && !nothingToWrite) {
     pin = 'below-clock';
   } else if (
     expected !== 'any' &&
@@ -84,17 +94,25 @@ export async function updatePlant(
   }
   for (let attempt = 1; attempt <= attempts; attempt += 1) {
     try {
-      return await write(id, change, pin, now(), dependencies);
+      return await write(id, change, pin, clock, dependencies);
     } catch (error) {
       if (!(error instanceof ConditionalCheckFailedException)) throw error;
       const stored =
         error.Item === undefined ? undefined : unmarshall(error.Item, { wrapNumbers: true });
       const found = check(requirePlant(stored, dependencies.logger));
       if (changesNothing(found.plant, change)) return found;
-      // A version at or past the clock (`*`), or one that changed since it was read: pin to it.
-      if (typeof pin === 'object' && pin.version === found.version) throw error;
-      pin = { version: found.version };
-      await new Promise((resolve) => setTimeout(resolve, Math.random() * 5 * attempt));
+      // `*`: the form for the version found. Otherwise a version that changed since it was
+      // read: pin to it, if it is still one the request accepts (`check` said so).
+      const next: Pin = anyVersion
+        ? found.version < clock
+          ? 'below-clock'
+          : 'from-clock'
+        : { version: found.version };
+      // The same pin again: the condition failed for a reason the item does not show.
+      if (samePin(next, pin)) throw error;
+      pin = next;
+      if (!anyVersion)
+        await new Promise((resolve) => setTimeout(resolve, Math.random() * 5 * attempt));
     }
   }
   throw new StoreUnavailableError();
@@ -113,7 +131,23 @@ function checkVersion(
   if (ifNoneMatch !== undefined && matchesWeakly(ifNoneMatch, found.version)) {
     throw new PreconditionFailedError('If-None-Match');
   }
+  requireRoomForChange(found.version);
   return found;
+}
+
+/**
+ * A plant at the highest version (only another tool could store it) has no next version that
+ * stays exact, so no change can be made to it: answered as for an item that is not a plant.
+ * @throws PlantNotFoundError
+ */
+function requireRoomForChange(version: number): void {
+  if (version >= maxVersion) throw new PlantNotFoundError();
+}
+
+function samePin(one: Pin, other: Pin): boolean {
+  return typeof one === 'object' && typeof other === 'object'
+    ? one.version === other.version
+    : one === other;
 }
 
 /** The one conditional write: exists, is a plant, has the pinned version, and would change. */
@@ -121,14 +155,13 @@ async function write(
   id: bigint,
   change: PlantChange,
   pin: Pin,
-  now: number,
+  clock: number,
   dependencies: UpdateDependencies,
 ): Promise<VersionedPlant> {
-  const version = pin === 'below-clock' ? Math.trunc(now) : nextVersion(pin.version, now);
   const names: Record<string, string> = { '#id': 'id', '#name': 'name', '#tag': 'tag' };
   names['#version'] = versionAttribute;
-  const values: Record<string, unknown> = { ':string': 'S', ':number': 'N', ':version': version };
-  const sets = ['#version = :version'];
+  const values: Record<string, unknown> = { ':string': 'S', ':number': 'N' };
+  const sets = [versionUpdate(pin, clock, values)];
   const removes: string[] = [];
   const differences: string[] = [];
   if (change.name !== undefined) {
@@ -157,7 +190,7 @@ async function write(
             'attribute_type(#name, :string)',
             '(attribute_not_exists(#tag) OR attribute_type(#tag, :string))',
             '(attribute_not_exists(#version) OR attribute_type(#version, :number))',
-            anyOf(versionCondition(pin, values)),
+            anyOf(versionCondition(pin, clock, values)),
             anyOf(differences),
           ].join(' AND '),
           ExpressionAttributeNames: names,
@@ -174,16 +207,32 @@ async function write(
   return updated;
 }
 
+/** How the write sets the version (the values it needs added to `values`). */
+function versionUpdate(pin: Pin, clock: number, values: Record<string, unknown>): string {
+  if (pin === 'from-clock') {
+    values[':one'] = 1;
+    return '#version = #version + :one';
+  }
+  if (pin !== 'below-clock') requireRoomForChange(pin.version);
+  values[':version'] = pin === 'below-clock' ? clock : nextVersion(pin.version, clock);
+  return '#version = :version';
+}
+
 /**
  * The version part of the condition, its values added to `values`: the pinned version (0 is
- * also an item without one), or any version below the one written.
+ * also an item without one), or, for `*`, one below the clock or one from it on. A negative
+ * version is not the API's (a read says "no plant"), nor one without room for the next.
  */
-function versionCondition(pin: Pin, values: Record<string, unknown>): string[] {
+function versionCondition(pin: Pin, clock: number, values: Record<string, unknown>): string[] {
   if (pin === 'below-clock') {
-    // Below the one written, and not negative: the API writes none, so a read says "no plant".
     values[':unversioned'] = unversioned;
     values[':below'] = (values[':version'] as number) - 1;
     return ['attribute_not_exists(#version)', '#version BETWEEN :unversioned AND :below'];
+  }
+  if (pin === 'from-clock') {
+    values[':clock'] = clock;
+    values[':top'] = maxVersion - 1;
+    return ['#version BETWEEN :clock AND :top'];
   }
   values[':pinned'] = pin.version;
   const terms = ['#version = :pinned'];

@@ -2,6 +2,7 @@ import { describe, expect, it } from '@jest/globals';
 import { newPlantSchema, parseNewPlant } from '../../functions/create-plant/new-plant.ts';
 import { readPageParameters } from '../../functions/list-plants/page-cursor.ts';
 import { errorCodes } from '../../functions/shared/error-codes.ts';
+import { PreconditionFailedError } from '../../functions/shared/errors.ts';
 import { int64Max, int64Min } from '../../functions/shared/int64-json.ts';
 import { readPlantIdParameter } from '../../functions/shared/request.ts';
 import { routes } from '../../functions/shared/routes.ts';
@@ -41,7 +42,7 @@ const everyRouteStatuses = [400, 401, 403, 404, 429, 500, 503];
 
 /** The statuses of conditional requests, by operation. */
 const conditionalStatuses: Readonly<Record<string, readonly number[]>> = {
-  getPlant: [304],
+  getPlant: [304, errorCodes.preconditionFailed.statusCode],
   replacePlant: [
     errorCodes.preconditionFailed.statusCode,
     errorCodes.preconditionRequired.statusCode,
@@ -128,7 +129,8 @@ describe('openapi.yaml', () => {
         const code = codes.find((candidate) => candidate.error === value.error);
         expect(code?.statusCode).toBe(status);
         // 40002's and 40005's messages name what failed: the examples are the real ones for a
-        // missing name, a change that is not an object, limit=0 and an id that is not one.
+        // missing name, a change that is not an object, limit=0 and an id that is not one;
+        // 41200's names the header that failed.
         const namedMessages: Record<number, readonly string[]> = {
           [errorCodes.invalidPlant.error]: [
             messageOfInvalidPlant({ id: 10n }),
@@ -137,6 +139,10 @@ describe('openapi.yaml', () => {
           [errorCodes.invalidParameter.error]: [
             messageOfInvalidLimit('0'),
             messageOfInvalidId('x'),
+          ],
+          [errorCodes.preconditionFailed.error]: [
+            new PreconditionFailedError('If-Match').message,
+            new PreconditionFailedError('If-None-Match').message,
           ],
         };
         expect(namedMessages[value.error] ?? [code?.message]).toContain(value.message);

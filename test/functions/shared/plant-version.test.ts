@@ -2,9 +2,11 @@ import { describe, expect, it } from '@jest/globals';
 import {
   entityTagOf,
   matchesWeakly,
+  maxVersion,
   nextVersion,
   parseEntityTagList,
   readItemVersion,
+  versionClock,
   versionsMatchedBy,
 } from '../../../functions/shared/plant-version.ts';
 
@@ -22,6 +24,24 @@ describe('plant versions', () => {
       expect([value, readItemVersion({ version: { value } })]).toEqual([value, undefined]);
     }
     expect(readItemVersion({ version: 'text' })).toBeUndefined();
+  });
+
+  it('are read from a clock of microseconds: the wall clock, with the microseconds it lacks', () => {
+    const readings: number[] = [];
+    const before = Date.now() * 1000;
+    for (let index = 0; index < 500; index += 1) readings.push(versionClock());
+    const after = (Date.now() + 1) * 1000;
+    expect(readings).toEqual([...readings].sort((a, b) => a - b));
+    expect(Math.min(...readings)).toBeGreaterThanOrEqual(before);
+    // Within a millisecond of the wall clock (the monotonic part cannot have drifted more here).
+    expect(Math.max(...readings)).toBeLessThan(after + 1000);
+    expect(readings.some((reading) => reading % 1000 !== 0)).toBe(true);
+  });
+
+  it('stop at 2^53 − 2: every version and the one after it are exact', () => {
+    expect(maxVersion).toBe(2 ** 53 - 2);
+    expect(readItemVersion({ version: { value: String(maxVersion) } })).toBe(maxVersion);
+    expect(readItemVersion({ version: { value: String(maxVersion + 1) } })).toBeUndefined();
   });
 
   it('make strong entity tags', () => {

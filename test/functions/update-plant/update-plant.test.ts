@@ -5,6 +5,7 @@
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { PlantNotFoundError, PreconditionFailedError } from '../../../functions/shared/errors.ts';
+import { maxVersion } from '../../../functions/shared/plant-version.ts';
 import { updatePlant } from '../../../functions/update-plant/update-plant.ts';
 import { createTestTable, type TestTable } from '../../support/test-store.ts';
 
@@ -110,6 +111,24 @@ describe('updatePlant', () => {
       }
       expect(await table.getItem(id)).toEqual(expect.objectContaining({ name: item.name }));
     }
+  });
+
+  it('never writes a version past the highest (2^53 − 2), so every ETag stays exact: 404 at the top', async () => {
+    const belowTop = await store({ name: 'Near', version: maxVersion - 1 });
+    expect((await updatePlant(belowTop, { tag: 'a' }, 'any', dependencies())).version).toBe(
+      maxVersion,
+    );
+    for (const expected of ['any', [maxVersion], [1, maxVersion]] as const) {
+      await expect(updatePlant(belowTop, { tag: 'b' }, expected, dependencies())).rejects.toThrow(
+        PlantNotFoundError,
+      );
+    }
+    const past = await store({ name: 'Past', version: maxVersion + 1 });
+    await expect(updatePlant(past, { tag: 'b' }, 'any', dependencies())).rejects.toThrow(
+      PlantNotFoundError,
+    );
+    expect(await storedVersion(belowTop)).toBe(String(maxVersion));
+    expect(await storedVersion(past)).toBe(String(maxVersion + 1));
   });
 
   it('writes nothing when nothing changes, whatever the If-Match form', async () => {
