@@ -333,11 +333,19 @@ function awsAnswer(answer: (typeof awsOwnAnswers)[keyof typeof awsOwnAnswers]): 
   return { statusCode: answer.statusCode, headers: answer.headers, body: Buffer.from(answer.body) };
 }
 
+/**
+ * Writes an answer. A 204 and a 304 have no content, so they get no `Content-Length` (RFC 9110
+ * §8.6: a 204 must not have one, a 304 only the 200's), and a 304 no `Content-Type`: it describes
+ * the representation the client already has (§15.4.5).
+ */
 function writeAnswer(response: ServerResponse, answer: HttpAnswer, requestId: string): void {
   response.statusCode = answer.statusCode;
   for (const [name, value] of Object.entries(answer.headers)) response.setHeader(name, value);
   response.setHeader('x-amzn-RequestId', requestId);
-  response.setHeader('Content-Length', answer.body.length);
+  if (answer.statusCode === 304) response.removeHeader('Content-Type');
+  if (answer.statusCode !== 204 && answer.statusCode !== 304) {
+    response.setHeader('Content-Length', answer.body.length);
+  }
   response.end(answer.body);
 }
 

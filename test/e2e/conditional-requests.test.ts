@@ -173,6 +173,25 @@ describe('GET with If-None-Match', () => {
     }
   });
 
+  it('answers 304 (and a delete 204) with neither Content-Length nor, for the 304, Content-Type', async () => {
+    const { id, etag } = await createPlant();
+    const headersOf = async (method: string, headers: Record<string, string>) => {
+      const response = await fetch(`${api.url}/plants/${id}`, {
+        method,
+        headers: { Authorization: `Bearer ${token}`, ...headers },
+      });
+      await response.arrayBuffer();
+      return [
+        response.status,
+        response.headers.get('content-length'),
+        response.headers.get('content-type'),
+        response.headers.get('etag'),
+      ];
+    };
+    expect(await headersOf('GET', { 'If-None-Match': etag })).toEqual([304, null, null, etag]);
+    expect((await headersOf('DELETE', {})).slice(0, 2)).toEqual([204, null]);
+  });
+
   it('answers 200 with the plant for another ETag, and 404 for a missing plant', async () => {
     const { id } = await createPlant();
     expect((await get(id, '"1"')).status).toBe(200);
