@@ -23,6 +23,7 @@ import type { Logger } from '../functions/shared/logger.ts';
 import { itemsNotPlantsLog } from '../functions/shared/stored-plant.ts';
 import {
   type PlantEvent,
+  type PlantStreamRecord,
   plantEventOf,
   type Subscription,
   subscriptionOf,
@@ -80,6 +81,26 @@ export interface WebhookDispatcher {
 
 /** How often the stream's shards are looked up again (DynamoDB Local may start new ones). */
 const shardRefreshMilliseconds = 2_000;
+
+/**
+ * A stream record with AWS's time of it. AWS gives a record's time rounded down to the second
+ * (`ApproximateCreationDateTime`, DynamoDB Streams API reference, StreamRecord); DynamoDB Local
+ * rounds it down to the minute. The dispatcher reads a record moments after its write, so the
+ * time it is read, rounded down to the second and kept within the record's minute, is that time.
+ */
+export function timedToTheSecond<Streamed extends PlantStreamRecord>(
+  record: Streamed,
+  now: number,
+): Streamed {
+  const stated = record.dynamodb?.ApproximateCreationDateTime;
+  const statedSeconds = stated instanceof Date ? stated.getTime() / 1000 : stated;
+  // Nothing to go by, or a time finer than the minute: kept as stated.
+  if (statedSeconds === undefined || !Number.isFinite(statedSeconds)) return record;
+  if (statedSeconds % 60 !== 0) return record;
+  const minute = Math.floor(statedSeconds / 60) * 60;
+  const seconds = Math.min(Math.max(Math.floor(now / 1000), minute), minute + 59);
+  return { ...record, dynamodb: { ...record.dynamodb, ApproximateCreationDateTime: seconds } };
+}
 
 /**
  * Starts reading the stream from now (LATEST): plants created before the start are not sent.
@@ -222,7 +243,7 @@ export async function startWebhookDispatcher(
         state.after = record.dynamodb?.SequenceNumber ?? state.after;
         let event: PlantEvent | undefined;
         try {
-          event = plantEventOf(record, Date.now());
+          event = plantEventOf(timedToTheSecond(record, Date.now()), Date.now());
         } catch (error) {
           // An item another tool wrote that is not a plant: never sent, never in the way.
           logger.warn(itemsNotPlantsLog.message, {

@@ -161,7 +161,12 @@ describe('change webhooks', () => {
       // The exact int64 id, as written (a JSON.parse above rounded it).
       expect(delivery.body).toContain(`"id":${id}`);
       expect(String((body.data as { version: number }).version)).toBe(delivery.plantVersion);
-      expect(Date.parse(body.timestamp as string)).not.toBeNaN();
+      // The stream's time of the change, to the second as AWS gives it (not DynamoDB Local's
+      // minute): at most a second before the delivery, which came moments after the change.
+      const timestamp = Date.parse(body.timestamp as string);
+      expect(timestamp % 1000).toBe(0);
+      expect(delivery.receivedAt - timestamp).toBeGreaterThanOrEqual(0);
+      expect(delivery.receivedAt - timestamp).toBeLessThan(5_000);
     }
     const versions = events.map(({ delivery }) => Number(delivery.plantVersion));
     expect(new Set(versions).size).toBe(5);
