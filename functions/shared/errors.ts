@@ -81,7 +81,7 @@ export class PlantConflictError extends ApiError {
   }
 }
 
-/** 41200: `If-Match` names no version the plant has. */
+/** 41200: `If-Match` names no version the plant has, or `If-None-Match` names the one it has. */
 export class PreconditionFailedError extends ApiError {
   override readonly name = 'PreconditionFailedError';
   /** @param header the precondition that failed: `If-Match` (the code's message) or `If-None-Match`. */

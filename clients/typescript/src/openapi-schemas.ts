@@ -146,7 +146,7 @@ export interface PlantDeletedEvent {
  * | 40300 | 403 | valid token without the operation's scope |
  * | 40400 | 404 | unknown path or method |
  * | 40401 | 404 | no plant with this id (`GET`, `PUT`, `PATCH /plants/{id}`) |
- * | 41200 | 412 | `If-Match` names no version the plant has: read it again |
+ * | 41200 | 412 | `If-Match` names no version the plant has (read it again), or `If-None-Match` names the one it has |
  * | 42800 | 428 | `PUT` or `PATCH` without `If-Match` |
  * | 42900 | 429 | throttled; retry later |
  * | 50000 | 500 | unexpected server fault |
