@@ -1,11 +1,13 @@
 /**
- * The `DELETE /plants/{id}` handler: `204` with no body whether or not the plant existed.
+ * The `DELETE /plants/{id}` handler: `204` with no body whether or not the plant existed, or
+ * `412` when `If-Match` names none of the plant's version or `If-None-Match` names it.
  * Free of module-scope effects; `handler.ts` is the Lambda entry.
  */
 import middy from '@middy/core';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import { apiResponses } from '../shared/api-responses.ts';
 import { createLogger } from '../shared/logger.ts';
+import { readPreconditions } from '../shared/preconditions.ts';
 import { readPlantIdParameter } from '../shared/request.ts';
 import type { TableHandlerDependencies } from '../shared/table-function.ts';
 import { deletePlant } from './delete-plant.ts';
@@ -17,7 +19,7 @@ export function createHandler(dependencies: TableHandlerDependencies) {
     .use(apiResponses({ logger, allowedOrigins: dependencies.allowedOrigins ?? [] }))
     .handler(async (event) => {
       const id = readPlantIdParameter(event);
-      await deletePlant(id, dependencies);
+      await deletePlant(id, { ...dependencies, logger }, readPreconditions(event));
       return { statusCode: 204, headers: {}, body: '' };
     });
 }

@@ -1,19 +1,86 @@
 /**
- * Deleting a plant by id: one unconditional DeleteItem. Deleting an id that is not stored is not
- * an error, so a client may safely retry a delete whose answer it did not get.
+ * Deleting a plant by id. Deleting an id that is not stored is not an error, so a client may
+ * safely retry a delete whose answer it did not get. Without preconditions (or with
+ * `If-Match: *`) it is one unconditional DeleteItem; with an `If-Match` naming versions, or an
+ * `If-None-Match`, the plant is read, the preconditions are evaluated against its version, and
+ * the DeleteItem is conditioned on that version, so a plant changed in between is not removed.
  */
+import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { DeleteCommand } from '@aws-sdk/lib-dynamodb';
 import { callStore, type StoreDependencies } from '../shared/dynamodb.ts';
+import { PlantNotFoundError, StoreUnavailableError } from '../shared/errors.ts';
+import { getPlant } from '../shared/get-plant.ts';
+import type { Logger } from '../shared/logger.ts';
+import { unversioned, versionAttribute } from '../shared/plant-version.ts';
+import {
+  evaluatePreconditions,
+  holdsForAnyVersion,
+  type Preconditions,
+} from '../shared/preconditions.ts';
+
+/** Reads and conditioned deletes before the client is told to retry (503): a plant changing this fast. */
+const attempts = 3;
 
 /**
- * Removes the plant with `id`, if there is one; the id can be created again afterwards.
- * @throws StoreUnavailableError when the store is unreachable, too slow or throttling.
+ * Removes the plant with `id`, if there is one and it meets `preconditions`; the id can be
+ * created again afterwards. No plant (or an item that is not one) is not an error.
+ * @throws PreconditionFailedError when `If-Match` names none of the plant's version, or
+ * `If-None-Match` names it.
+ * @throws StoreUnavailableError when the store is unreachable, too slow or throttling, or the
+ * plant kept changing between its read and its delete.
  */
-export async function deletePlant(id: bigint, dependencies: StoreDependencies): Promise<void> {
+export async function deletePlant(
+  id: bigint,
+  dependencies: StoreDependencies & { readonly logger?: Logger },
+  preconditions: Preconditions = {},
+): Promise<void> {
+  if (holdsForAnyVersion(preconditions)) {
+    await remove(id, undefined, dependencies);
+    return;
+  }
+  for (let attempt = 1; attempt <= attempts; attempt += 1) {
+    let version: number;
+    try {
+      ({ version } = await getPlant(id, dependencies));
+    } catch (error) {
+      if (error instanceof PlantNotFoundError) return;
+      throw error;
+    }
+    evaluatePreconditions(preconditions, version, 'write');
+    try {
+      await remove(id, version, dependencies);
+      return;
+    } catch (error) {
+      // Changed or removed since it was read: read it again.
+      if (!(error instanceof ConditionalCheckFailedException)) throw error;
+    }
+  }
+  throw new StoreUnavailableError();
+}
+
+/** One DeleteItem: of whatever is stored, or only of the plant at `version`. */
+async function remove(
+  id: bigint,
+  version: number | undefined,
+  dependencies: StoreDependencies,
+): Promise<void> {
   const { documentClient, tableName } = dependencies;
+  // The version 0 is also an item stored before versions existed.
+  const versionCondition =
+    version === unversioned
+      ? '(attribute_not_exists(#version) OR #version = :version)'
+      : '#version = :version';
+  const condition =
+    version === undefined
+      ? {}
+      : {
+          ConditionExpression: `attribute_exists(#id) AND ${versionCondition}`,
+          ExpressionAttributeNames: { '#id': 'id', '#version': versionAttribute },
+          ExpressionAttributeValues: { ':version': version },
+        };
   await callStore(
     (abortSignal) =>
-      documentClient.send(new DeleteCommand({ TableName: tableName, Key: { id } }), {
+      documentClient.send(new DeleteCommand({ TableName: tableName, Key: { id }, ...condition }), {
         abortSignal,
       }),
     dependencies.deadlineMilliseconds,

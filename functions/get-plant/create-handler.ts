@@ -1,22 +1,16 @@
 /**
  * The `GET /plants/{id}` handler: the id from the path, the plant as a StoredPlant (exact id)
  * with its `ETag`, `412` when `If-Match` names another version, or `304 Not Modified` when
- * `If-None-Match` names it. Free of module-scope
- * effects; `handler.ts` is the Lambda entry.
+ * `If-None-Match` names it. Free of module-scope effects; `handler.ts` is the Lambda entry.
  */
 import middy from '@middy/core';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import { apiResponses, jsonTextResponse } from '../shared/api-responses.ts';
-import { PreconditionFailedError } from '../shared/errors.ts';
 import { getPlant } from '../shared/get-plant.ts';
 import { createLogger } from '../shared/logger.ts';
-import {
-  entityTagOf,
-  matchesWeakly,
-  parseEntityTagList,
-  versionsMatchedBy,
-} from '../shared/plant-version.ts';
-import { findListHeader, readPlantIdParameter } from '../shared/request.ts';
+import { entityTagOf } from '../shared/plant-version.ts';
+import { evaluatePreconditions, readPreconditions } from '../shared/preconditions.ts';
+import { readPlantIdParameter } from '../shared/request.ts';
 import { stringifyStoredPlant } from '../shared/stored-plant.ts';
 import type { TableHandlerDependencies } from '../shared/table-function.ts';
 
@@ -29,13 +23,7 @@ export function createHandler(dependencies: TableHandlerDependencies) {
       const id = readPlantIdParameter(event);
       const { plant, version } = await getPlant(id, { ...dependencies, logger });
       const etag = entityTagOf(version);
-      // RFC 9110 §13.2.2: If-Match first (strong comparison), then If-None-Match (weak).
-      const ifMatch = findListHeader(event, 'if-match');
-      const matched =
-        ifMatch === undefined ? undefined : versionsMatchedBy(parseEntityTagList(ifMatch));
-      if (matched !== undefined && !matched.includes(version)) throw new PreconditionFailedError();
-      const ifNoneMatch = findListHeader(event, 'if-none-match');
-      if (ifNoneMatch !== undefined && matchesWeakly(parseEntityTagList(ifNoneMatch), version)) {
+      if (evaluatePreconditions(readPreconditions(event), version, 'read') === 'not-modified') {
         // RFC 9110 §15.4.5: no body, and the ETag a 200 would have carried.
         return { statusCode: 304, headers: { ETag: etag }, body: '' };
       }

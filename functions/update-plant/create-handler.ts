@@ -12,12 +12,13 @@ import { apiResponses, jsonTextResponse } from '../shared/api-responses.ts';
 import { PreconditionRequiredError } from '../shared/errors.ts';
 import { readJsonBody } from '../shared/json-body.ts';
 import { createLogger } from '../shared/logger.ts';
-import { entityTagOf, parseEntityTagList, versionsMatchedBy } from '../shared/plant-version.ts';
-import { findListHeader, readPlantIdParameter } from '../shared/request.ts';
+import { entityTagOf } from '../shared/plant-version.ts';
+import { readPreconditions } from '../shared/preconditions.ts';
+import { readPlantIdParameter } from '../shared/request.ts';
 import { stringifyStoredPlant } from '../shared/stored-plant.ts';
 import type { TableHandlerDependencies } from '../shared/table-function.ts';
 import { type PlantChange, parsePatch, parseReplacement } from './plant-change.ts';
-import { type ExpectedVersions, updatePlant } from './update-plant.ts';
+import { updatePlant } from './update-plant.ts';
 
 /** Builds the middy handler around its dependencies (the local API and tests bring their own). */
 export function createHandler(dependencies: TableHandlerDependencies) {
@@ -27,14 +28,15 @@ export function createHandler(dependencies: TableHandlerDependencies) {
     .handler(async (event) => {
       const id = readPlantIdParameter(event);
       const change = readChange(event, id);
-      const expected = readIfMatch(event);
-      const ifNoneMatch = findListHeader(event, 'if-none-match');
+      const { ifMatch, ifNoneMatch } = readPreconditions(event);
+      // A change must say which version it changes.
+      if (ifMatch === undefined) throw new PreconditionRequiredError();
       const { plant, version } = await updatePlant(
         id,
         change,
-        expected,
+        ifMatch,
         { ...dependencies, logger },
-        ifNoneMatch === undefined ? undefined : parseEntityTagList(ifNoneMatch),
+        ifNoneMatch,
       );
       return jsonTextResponse(200, stringifyStoredPlant(plant), { ETag: entityTagOf(version) });
     });
@@ -45,11 +47,4 @@ function readChange(event: APIGatewayProxyEvent, id: bigint): PlantChange {
   return event.httpMethod === 'PATCH'
     ? parsePatch(readJsonBody(event, 'application/merge-patch+json'), id)
     : parseReplacement(readJsonBody(event), id);
-}
-
-/** @throws PreconditionRequiredError without `If-Match`: a change must say what it changes. */
-function readIfMatch(event: APIGatewayProxyEvent): ExpectedVersions {
-  const header = findListHeader(event, 'if-match');
-  if (header === undefined) throw new PreconditionRequiredError();
-  return versionsMatchedBy(parseEntityTagList(header)) ?? 'any';
 }

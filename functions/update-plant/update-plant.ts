@@ -11,22 +11,18 @@ import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { callStore, type StoreDependencies } from '../shared/dynamodb.ts';
-import {
-  PlantNotFoundError,
-  PreconditionFailedError,
-  StoreUnavailableError,
-} from '../shared/errors.ts';
+import { PlantNotFoundError, StoreUnavailableError } from '../shared/errors.ts';
 import { getPlant } from '../shared/get-plant.ts';
 import type { Logger } from '../shared/logger.ts';
 import {
   type EntityTagList,
-  matchesWeakly,
   maxVersion,
   nextVersion,
   unversioned,
   versionAttribute,
   versionClock,
 } from '../shared/plant-version.ts';
+import { evaluatePreconditions } from '../shared/preconditions.ts';
 import { readVersionedPlant, requirePlant, type VersionedPlant } from '../shared/stored-plant.ts';
 import { changesNothing, type PlantChange } from './plant-change.ts';
 
@@ -121,16 +117,18 @@ export async function updatePlant(
 /**
  * The plant, if it has one of the `expected` versions and none that `ifNoneMatch` names.
  * @throws PreconditionFailedError
+ * @throws PlantNotFoundError for a plant that cannot take another version.
  */
 function checkVersion(
   found: VersionedPlant,
   expected: ExpectedVersions,
   ifNoneMatch: EntityTagList | undefined,
 ): VersionedPlant {
-  if (expected !== 'any' && !expected.includes(found.version)) throw new PreconditionFailedError();
-  if (ifNoneMatch !== undefined && matchesWeakly(ifNoneMatch, found.version)) {
-    throw new PreconditionFailedError('If-None-Match');
-  }
+  evaluatePreconditions(
+    { ifMatch: expected, ...(ifNoneMatch === undefined ? {} : { ifNoneMatch }) },
+    found.version,
+    'write',
+  );
   requireRoomForChange(found.version);
   return found;
 }

@@ -255,6 +255,61 @@ describe('If-Match and If-None-Match together (RFC 9110 §13.2.2)', () => {
   });
 });
 
+describe('DELETE with If-Match or If-None-Match', () => {
+  const remove = (id: number, headers: Record<string, string> = {}) =>
+    call('deletePlant', 'DELETE', `/plants/${id}`, { headers });
+
+  it('removes the plant only at a version If-Match names: 412 and nothing removed otherwise', async () => {
+    const { id, etag } = await createPlant();
+    for (const stale of ['"1"', `W/${etag}`, 'not-a-tag']) {
+      expect([stale, (await remove(id, { 'If-Match': stale })).body]).toEqual([
+        stale,
+        {
+          error: 41200,
+          message: 'The plant has changed since the ETag in If-Match; read it again.',
+        },
+      ]);
+    }
+    expect((await get(id)).etag).toBe(etag);
+    expect((await remove(id, { 'If-Match': `"1", ${etag}` })).status).toBe(204);
+    expect((await get(id)).status).toBe(404);
+    // Gone already (a retry whose first answer was lost): still 204.
+    expect((await remove(id, { 'If-Match': etag })).status).toBe(204);
+    const any = await createPlant();
+    expect((await remove(any.id, { 'If-Match': '*' })).status).toBe(204);
+    expect((await get(any.id)).status).toBe(404);
+  });
+
+  it('keeps the plant when If-None-Match names its version, or is *', async () => {
+    const { id, etag } = await createPlant();
+    for (const ifNoneMatch of [etag, `W/${etag}`, '*']) {
+      expect((await remove(id, { 'If-None-Match': ifNoneMatch })).body).toMatchObject({
+        error: 41200,
+      });
+    }
+    expect((await remove(id, { 'If-None-Match': '"1"' })).status).toBe(204);
+    expect((await get(id)).status).toBe(404);
+  });
+
+  it('never removes a plant changed since the version its If-Match names, whoever wins the race', async () => {
+    for (let round = 0; round < 5; round += 1) {
+      const { id, etag } = await createPlant();
+      const [changed, removed] = await Promise.all([
+        put(id, '{"name":"Changed"}', etag),
+        remove(id, { 'If-Match': etag }),
+      ]);
+      // Exactly one of the two acted on the version both named: the change (the delete then
+      // finds another version) or the delete (the change then finds no plant).
+      const outcome = [changed.status, removed.status];
+      expect([
+        [200, 412],
+        [404, 204],
+      ]).toContainEqual(outcome);
+      expect((await get(id)).status).toBe(outcome[0] === 200 ? 200 : 404);
+    }
+  });
+});
+
 describe('PUT /plants/{id}', () => {
   it('replaces name and tag (no tag removes it) with the current ETag, and answers the new ETag', async () => {
     const { id, etag } = await createPlant();

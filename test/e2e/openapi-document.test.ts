@@ -51,6 +51,7 @@ const conditionalStatuses: Readonly<Record<string, readonly number[]>> = {
     errorCodes.preconditionFailed.statusCode,
     errorCodes.preconditionRequired.statusCode,
   ],
+  deletePlant: [errorCodes.preconditionFailed.statusCode],
 };
 
 function messageOfInvalidId(id: string): string {

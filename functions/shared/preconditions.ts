@@ -1,0 +1,57 @@
+/**
+ * The conditional headers of a request for one plant (RFC 9110 §13): read once from the event,
+ * and evaluated against the plant's version in §13.2.2's order, `If-Match` first.
+ */
+import type { APIGatewayProxyEvent } from 'aws-lambda';
+import { PreconditionFailedError } from './errors.ts';
+import {
+  type EntityTagList,
+  matchesWeakly,
+  parseEntityTagList,
+  versionsMatchedBy,
+} from './plant-version.ts';
+import { findListHeader } from './request.ts';
+
+export interface Preconditions {
+  /** `If-Match`: the versions it names (strong comparison), or `'any'` for `*`; absent if not sent. */
+  readonly ifMatch?: readonly number[] | 'any';
+  /** `If-None-Match` (weak comparison), when sent. */
+  readonly ifNoneMatch?: EntityTagList;
+}
+
+/** The request's `If-Match` and `If-None-Match`, each on one line or several. */
+export function readPreconditions(event: APIGatewayProxyEvent): Preconditions {
+  const ifMatch = findListHeader(event, 'if-match');
+  const ifNoneMatch = findListHeader(event, 'if-none-match');
+  return {
+    ...(ifMatch === undefined
+      ? {}
+      : { ifMatch: versionsMatchedBy(parseEntityTagList(ifMatch)) ?? 'any' }),
+    ...(ifNoneMatch === undefined ? {} : { ifNoneMatch: parseEntityTagList(ifNoneMatch) }),
+  };
+}
+
+/** Whether the request holds for any version of an existing plant: no header, or `If-Match: *`. */
+export function holdsForAnyVersion(preconditions: Preconditions): boolean {
+  return preconditions.ifNoneMatch === undefined && (preconditions.ifMatch ?? 'any') === 'any';
+}
+
+/**
+ * Evaluates the preconditions against the plant's `version`: `'not-modified'` when a read's
+ * `If-None-Match` names it (the answer is then 304), `'proceed'` otherwise.
+ * @throws PreconditionFailedError when `If-Match` names none of it, or, for a change or a
+ * delete, when `If-None-Match` names it.
+ */
+export function evaluatePreconditions(
+  preconditions: Preconditions,
+  version: number,
+  request: 'read' | 'write',
+): 'proceed' | 'not-modified' {
+  const { ifMatch, ifNoneMatch } = preconditions;
+  if (ifMatch !== undefined && ifMatch !== 'any' && !ifMatch.includes(version)) {
+    throw new PreconditionFailedError();
+  }
+  if (ifNoneMatch === undefined || !matchesWeakly(ifNoneMatch, version)) return 'proceed';
+  if (request === 'read') return 'not-modified';
+  throw new PreconditionFailedError('If-None-Match');
+}
