@@ -87,6 +87,16 @@ describe('the client', () => {
       token: api.signToken({ scope: 'plants/read' }),
     });
     await expect(readOnly.delete(id)).rejects.toMatchObject({ status: 403, error: 40300 });
+    // A delete only if unchanged: refused while another client's change is unseen.
+    await other.get(id);
+    await other.update(id, { name: 'Ivy, changed again' });
+    await expect(client.delete(id, { ifUnchanged: true })).rejects.toMatchObject({
+      status: 412,
+      error: 41200,
+    });
+    expect(await client.get(id)).toEqual({ id, name: 'Ivy, changed again' });
+    await client.delete(id, { ifUnchanged: true });
+    await expect(client.get(id)).rejects.toMatchObject({ status: 404 });
   });
 
   it('lists every plant once, following Link across pages', async () => {

@@ -122,9 +122,19 @@ export class PlantStoreClient {
     );
   }
 
-  /** Deletes a plant; deleting one that is not there is a success too. */
-  async delete(id: bigint): Promise<void> {
-    await this.#send({ method: 'DELETE', path: `/plants/${id}` });
+  /**
+   * Deletes a plant; deleting one that is not there is a success too. With `ifUnchanged`, only
+   * if it is still the version this client last saw (read it first when it has seen none).
+   * @throws PlantStoreError 412/41200 when, with `ifUnchanged`, another change came first.
+   */
+  async delete(id: bigint, options: { readonly ifUnchanged?: boolean } = {}): Promise<void> {
+    const call: Call = { method: 'DELETE', path: `/plants/${id}` };
+    if (options.ifUnchanged !== true) {
+      await this.#send(call);
+    } else {
+      if (!this.#etags.has(id)) await this.get(id);
+      await this.#send({ ...call, headers: { 'If-Match': this.#etags.get(id) as string } });
+    }
     this.#etags.delete(id);
   }
 
