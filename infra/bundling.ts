@@ -34,6 +34,7 @@ export const bundleSettings = {
   // root (esbuild's working directory). Each file says why, with its measured effect.
   alias: {
     '@aws-sdk/credential-provider-node': './infra/bundle-aliases/lambda-credentials.ts',
+    '@aws/lambda-invoke-store': './infra/bundle-aliases/lambda-invoke-store.ts',
     '@smithy/core/event-streams': './infra/bundle-aliases/no-event-streams.ts',
     'mnemonist/lru-cache': './infra/bundle-aliases/lru-cache.ts',
     http: './infra/bundle-aliases/node-http.ts',

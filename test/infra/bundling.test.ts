@@ -43,6 +43,7 @@ describe('the create-plant bundle', () => {
       '@aws-sdk/nested-clients/',
       '@smithy/core/dist-es/submodules/event-streams/',
       'mnemonist/',
+      '@aws/lambda-invoke-store/',
     ]) {
       expect(inputs.filter((input) => input.includes(excluded))).toEqual([]);
     }
@@ -65,55 +66,83 @@ describe('the create-plant bundle', () => {
     expect(Object.keys(metafile.inputs)).toContain('infra/bundle-aliases/node-process.ts');
   });
 
+  it('sends the invocation’s trace id from the runtime’s invoke store, or else from the environment', async () => {
+    const traced = async (store: string) =>
+      (
+        await invokeBundle(`globalThis.awslambda = ${store};`, {
+          AWS_LAMBDA_FUNCTION_NAME: 'create-plant',
+          _X_AMZN_TRACE_ID: 'Root=1-from-environment',
+        })
+      ).received[0];
+    expect((await traced('{}'))?.['x-amzn-trace-id']).toBe('Root=1-from-environment');
+    const fromStore = await traced(
+      "{ InvokeStore: { getXRayTraceId: () => 'Root=1-from-store', getTraceparent: () => '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01' } }",
+    );
+    expect(fromStore?.['x-amzn-trace-id']).toBe('Root=1-from-store');
+    expect(fromStore?.traceparent).toBe('00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01');
+  });
+
   it('signs its put with the credentials of the Lambda environment and answers 200, loading only what it needs', async () => {
-    const received: IncomingHttpHeaders[] = [];
-    const store = createServer((request, response) => {
-      received.push(request.headers);
-      request.resume().on('end', () => {
-        response.writeHead(200, { 'content-type': 'application/x-amz-json-1.0' });
-        response.end('{}');
-      });
-    });
-    await new Promise<void>((resolve) => store.listen(0, '127.0.0.1', resolve));
-    try {
-      const { port } = store.address() as AddressInfo;
-      const event = {
-        httpMethod: 'POST',
-        path: '/plants',
-        headers: { 'Content-Type': 'application/json' },
-        body: '{"id": 7, "name": "Fern"}',
-        isBase64Encoded: false,
-        requestContext: { requestId: 'bundle-test' },
-      };
-      const script =
-        `const { handler } = await import(${JSON.stringify(bundlePath)});` +
-        `const response = await handler(${JSON.stringify(event)}, { awsRequestId: 'bundle-test' });` +
-        // Node.js's record of the built-ins it has loaded (the cold-start cost the bundle avoids).
-        'const loaded = process.moduleLoadList.filter((name) => /webstreams|process\\/report/.test(name));' +
-        'console.log(JSON.stringify({ response, loaded }));';
-      const { stdout } = await run(process.execPath, ['--input-type=module', '-e', script], {
-        env: {
-          AWS_ACCESS_KEY_ID: 'ASIABUNDLETEST',
-          AWS_SECRET_ACCESS_KEY: 'bundle-test-secret',
-          AWS_SESSION_TOKEN: 'bundle-test-session',
-          AWS_REGION: 'eu-west-1',
-          TABLE_NAME: 'plants',
-          DYNAMODB_ENDPOINT: `http://127.0.0.1:${port}`,
-        },
-      });
-      const { response, loaded } = JSON.parse(stdout.trim().split('\n').at(-1) ?? '');
-      expect(response).toMatchObject({ statusCode: 200, body: '{"name":"Fern"}' });
-      // Neither web streams (the SDK's response reader) nor the process report (the ESM facade
-      // of node:process) are loaded on the way to the first answer.
-      expect(loaded).toEqual([]);
-      expect(received).toHaveLength(1);
-      expect(received[0]?.authorization).toContain('Credential=ASIABUNDLETEST/');
-      expect(received[0]?.['x-amz-security-token']).toBe('bundle-test-session');
-    } finally {
-      await new Promise((resolve) => store.close(resolve));
-    }
+    const { response, received, loaded } = await invokeBundle('', {});
+    expect(response).toMatchObject({ statusCode: 200, body: '{"name":"Fern"}' });
+    // Neither web streams (the SDK's response reader) nor the process report (the ESM facade
+    // of node:process) are loaded on the way to the first answer.
+    expect(loaded).toEqual([]);
+    expect(received).toHaveLength(1);
+    expect(received[0]?.authorization).toContain('Credential=ASIABUNDLETEST/');
+    expect(received[0]?.['x-amz-security-token']).toBe('bundle-test-session');
   });
 });
+
+/**
+ * Runs the bundle's handler once in a fresh Node.js process (after `prelude`) against a store
+ * that answers `{}`: its response, the headers the store received, and the built-ins of those
+ * the bundle should never load that it loaded.
+ */
+async function invokeBundle(prelude: string, environment: Record<string, string>) {
+  const received: IncomingHttpHeaders[] = [];
+  const store = createServer((request, response) => {
+    received.push(request.headers);
+    request.resume().on('end', () => {
+      response.writeHead(200, { 'content-type': 'application/x-amz-json-1.0' });
+      response.end('{}');
+    });
+  });
+  await new Promise<void>((resolve) => store.listen(0, '127.0.0.1', resolve));
+  try {
+    const { port } = store.address() as AddressInfo;
+    const event = {
+      httpMethod: 'POST',
+      path: '/plants',
+      headers: { 'Content-Type': 'application/json' },
+      body: '{"id": 7, "name": "Fern"}',
+      isBase64Encoded: false,
+      requestContext: { requestId: 'bundle-test' },
+    };
+    const script =
+      prelude +
+      `const { handler } = await import(${JSON.stringify(bundlePath)});` +
+      `const response = await handler(${JSON.stringify(event)}, { awsRequestId: 'bundle-test' });` +
+      // Node.js's record of the built-ins it has loaded (the cold-start cost the bundle avoids).
+      'const loaded = process.moduleLoadList.filter((name) => /webstreams|process\\/report/.test(name));' +
+      'console.log(JSON.stringify({ response, loaded }));';
+    const { stdout } = await run(process.execPath, ['--input-type=module', '-e', script], {
+      env: {
+        AWS_ACCESS_KEY_ID: 'ASIABUNDLETEST',
+        AWS_SECRET_ACCESS_KEY: 'bundle-test-secret',
+        AWS_SESSION_TOKEN: 'bundle-test-session',
+        AWS_REGION: 'eu-west-1',
+        TABLE_NAME: 'plants',
+        DYNAMODB_ENDPOINT: `http://127.0.0.1:${port}`,
+        ...environment,
+      },
+    });
+    const { response, loaded } = JSON.parse(stdout.trim().split('\n').at(-1) ?? '');
+    return { response, received, loaded };
+  } finally {
+    await new Promise((resolve) => store.close(resolve));
+  }
+}
 
 describe('the LRU cache that stands in for mnemonist’s', () => {
   it('keeps the most recently used entries up to its capacity, as the endpoint cache needs', async () => {
