@@ -7,11 +7,11 @@
  */
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { DeleteCommand } from '@aws-sdk/lib-dynamodb';
-import { callStore, type StoreDependencies } from '../shared/dynamodb.ts';
+import { anyOf, callStore, type StoreDependencies } from '../shared/dynamodb.ts';
 import { PlantNotFoundError, StoreUnavailableError } from '../shared/errors.ts';
 import { getPlant } from '../shared/get-plant.ts';
 import type { Logger } from '../shared/logger.ts';
-import { unversioned, versionAttribute } from '../shared/plant-version.ts';
+import { hasVersionTerms, versionAttribute } from '../shared/plant-version.ts';
 import {
   evaluatePreconditions,
   holdsForAnyVersion,
@@ -65,16 +65,11 @@ async function remove(
   dependencies: StoreDependencies,
 ): Promise<void> {
   const { documentClient, tableName } = dependencies;
-  // The version 0 is also an item stored before versions existed.
-  const versionCondition =
-    version === unversioned
-      ? '(attribute_not_exists(#version) OR #version = :version)'
-      : '#version = :version';
   const condition =
     version === undefined
       ? {}
       : {
-          ConditionExpression: `attribute_exists(#id) AND ${versionCondition}`,
+          ConditionExpression: `attribute_exists(#id) AND ${anyOf(hasVersionTerms(version, ':version'))}`,
           ExpressionAttributeNames: { '#id': 'id', '#version': versionAttribute },
           ExpressionAttributeValues: { ':version': version },
         };

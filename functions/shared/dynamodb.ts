@@ -146,3 +146,12 @@ function withoutUndefined<T extends object>(value: T): Partial<T> {
     Object.entries(value).filter(([, entry]) => entry !== undefined),
   ) as Partial<T>;
 }
+
+/**
+ * Condition terms joined by OR, in parentheses when that makes an OR (so that an AND around it
+ * binds as meant), and only then: DynamoDB refuses redundant parentheses.
+ */
+export function anyOf(terms: readonly string[]): string {
+  const joined = terms.join(' OR ');
+  return joined.includes(' OR ') ? `(${joined})` : joined;
+}

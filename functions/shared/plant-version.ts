@@ -32,11 +32,13 @@ export const maxVersion = Number.MAX_SAFE_INTEGER - 1;
 /**
  * The clock versions are taken from: microseconds since the epoch. `Date.now()` has whole
  * milliseconds; the monotonic clock counted from the process's start (`performance`) adds the
- * microseconds. The larger of the two is taken, so a wall clock set forward is followed at once.
+ * microseconds, kept within the wall clock's millisecond, so a wall clock set forward or back is
+ * followed at once.
  */
 export function versionClock(): number {
+  const wall = Date.now() * 1000;
   const fine = Math.trunc((performance.timeOrigin + performance.now()) * 1000);
-  return Math.max(Date.now() * 1000, fine);
+  return Math.min(Math.max(wall, fine), wall + 999);
 }
 
 /** The version a change writes, after `current`, at `now` (a {@link versionClock} reading). */
@@ -114,4 +116,15 @@ export function versionsMatchedBy(list: EntityTagList): readonly number[] | unde
 /** Whether `If-None-Match` matches `version`: weak comparison (RFC 9110 §13.1.2). */
 export function matchesWeakly(list: EntityTagList, version: number): boolean {
   return list.any || list.tags.some((tag) => tag.version === version);
+}
+
+/**
+ * The condition terms (to be joined by OR) that an item has `version`, whose value is named
+ * `value`; the item's version attribute is `#version`. Version 0 is also an item stored before
+ * versions existed, which has no version attribute.
+ */
+export function hasVersionTerms(version: number, value: string): string[] {
+  const terms = [`#version = ${value}`];
+  if (version === unversioned) terms.unshift('attribute_not_exists(#version)');
+  return terms;
 }

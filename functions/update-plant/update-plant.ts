@@ -10,12 +10,13 @@
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
-import { callStore, type StoreDependencies } from '../shared/dynamodb.ts';
+import { anyOf, callStore, type StoreDependencies } from '../shared/dynamodb.ts';
 import { PlantNotFoundError, StoreUnavailableError } from '../shared/errors.ts';
 import { getPlant } from '../shared/get-plant.ts';
 import type { Logger } from '../shared/logger.ts';
 import {
   type EntityTagList,
+  hasVersionTerms,
   maxVersion,
   nextVersion,
   unversioned,
@@ -45,9 +46,10 @@ const attempts = 6;
 /**
  * What the write is conditioned on: one stored version (it then writes the next one), or, for
  * `*`, any version: below the clock's (it then writes the clock's), or at or past it (it then
- * writes the stored one + 1, counted by DynamoDB). Versions only grow, so once the first of the
- * two `*` forms has failed for the version, the second cannot: a `*` change takes two writes at
- * most, however many race it.
+ * writes the stored one + 1, counted by DynamoDB). Versions only grow while a plant exists, so
+ * once the first of the two `*` forms has failed for the version, the second cannot: a `*`
+ * change takes two writes at most, however many race it, unless the plant is deleted and created
+ * again in between (then it tries again, up to {@link attempts} writes in all).
  */
 type Pin = { readonly version: number } | 'below-clock' | 'from-clock';
 
@@ -77,13 +79,15 @@ export async function updatePlant(
   } else if (
     expected !== 'any' &&
     expected.length === 1 &&
+    (expected[0] as number) < maxVersion &&
     ifNoneMatch === undefined &&
     !nothingToWrite
   ) {
     pin = { version: expected[0] as number };
   } else {
-    // Nothing to write, nothing that could match, a list of ETags or an If-None-Match: read
-    // which version the plant has, and answer from it or pin the write to it.
+    // Nothing to write, nothing that could match, a list of ETags, the highest version or an
+    // If-None-Match: read which version the plant has, and answer from it or pin the write to it
+    // (so every pinned version has been checked).
     const found = check(await getPlant(id, dependencies));
     if (nothingToWrite || changesNothing(found.plant, change)) return found;
     pin = { version: found.version };
@@ -184,7 +188,9 @@ async function write(
           UpdateExpression: `SET ${sets.join(', ')}${removes.length > 0 ? ` REMOVE ${removes.join(', ')}` : ''}`,
           ConditionExpression: [
             'attribute_exists(#id)',
-            // A plant: what a read would answer 404 for is not changed either.
+            // A plant's types: an item a read answers 404 for as not a plant is not changed. (A
+            // fractional version, which only another tool could store, is past what a condition
+            // can tell from a whole one: a `*` change writes a whole one over it.)
             'attribute_type(#name, :string)',
             '(attribute_not_exists(#tag) OR attribute_type(#tag, :string))',
             '(attribute_not_exists(#version) OR attribute_type(#version, :number))',
@@ -211,7 +217,6 @@ function versionUpdate(pin: Pin, clock: number, values: Record<string, unknown>)
     values[':one'] = 1;
     return '#version = #version + :one';
   }
-  if (pin !== 'below-clock') requireRoomForChange(pin.version);
   values[':version'] = pin === 'below-clock' ? clock : nextVersion(pin.version, clock);
   return '#version = :version';
 }
@@ -224,7 +229,7 @@ function versionUpdate(pin: Pin, clock: number, values: Record<string, unknown>)
 function versionCondition(pin: Pin, clock: number, values: Record<string, unknown>): string[] {
   if (pin === 'below-clock') {
     values[':unversioned'] = unversioned;
-    values[':below'] = (values[':version'] as number) - 1;
+    values[':below'] = clock - 1;
     return ['attribute_not_exists(#version)', '#version BETWEEN :unversioned AND :below'];
   }
   if (pin === 'from-clock') {
@@ -233,16 +238,5 @@ function versionCondition(pin: Pin, clock: number, values: Record<string, unknow
     return ['#version BETWEEN :clock AND :top'];
   }
   values[':pinned'] = pin.version;
-  const terms = ['#version = :pinned'];
-  if (pin.version === unversioned) terms.unshift('attribute_not_exists(#version)');
-  return terms;
-}
-
-/**
- * Terms joined by OR, in parentheses when that makes an OR (so that the AND around it binds as
- * meant), and only then: DynamoDB refuses redundant parentheses.
- */
-function anyOf(terms: readonly string[]): string {
-  const joined = terms.join(' OR ');
-  return joined.includes(' OR ') ? `(${joined})` : joined;
+  return hasVersionTerms(pin.version, ':pinned');
 }

@@ -1,4 +1,4 @@
-import { describe, expect, it } from '@jest/globals';
+import { describe, expect, it, jest } from '@jest/globals';
 import {
   entityTagOf,
   matchesWeakly,
@@ -36,6 +36,18 @@ describe('plant versions', () => {
     // Within a millisecond of the wall clock (the monotonic part cannot have drifted more here).
     expect(Math.max(...readings)).toBeLessThan(after + 1000);
     expect(readings.some((reading) => reading % 1000 !== 0)).toBe(true);
+  });
+
+  it('follow a wall clock set back at once: never more than its millisecond ahead of it', () => {
+    const stepped = Date.now() - 60_000;
+    const now = jest.spyOn(Date, 'now').mockReturnValue(stepped);
+    try {
+      const reading = versionClock();
+      expect(reading).toBeGreaterThanOrEqual(stepped * 1000);
+      expect(reading).toBeLessThanOrEqual(stepped * 1000 + 999);
+    } finally {
+      now.mockRestore();
+    }
   });
 
   it('stop at 2^53 − 2: every version and the one after it are exact', () => {

@@ -96,7 +96,7 @@ describe('updatePlant', () => {
     );
   });
 
-  it('changes no item that a read answers 404 for, and says 404', async () => {
+  it('changes no item whose tag or version has another type, or whose version is negative: 404, as a read says', async () => {
     const notPlants = [
       { name: 'Numbered tag', tag: 5, version: 10 },
       { name: 'Text version', version: '10' },
@@ -123,12 +123,25 @@ describe('updatePlant', () => {
         PlantNotFoundError,
       );
     }
+    // The highest version named alone is read first: 412 for a plant at another version.
+    const lower = await store({ name: 'Lower', version: 42 });
+    await expect(updatePlant(lower, { tag: 'b' }, [maxVersion], dependencies())).rejects.toThrow(
+      PreconditionFailedError,
+    );
     const past = await store({ name: 'Past', version: maxVersion + 1 });
     await expect(updatePlant(past, { tag: 'b' }, 'any', dependencies())).rejects.toThrow(
       PlantNotFoundError,
     );
     expect(await storedVersion(belowTop)).toBe(String(maxVersion));
     expect(await storedVersion(past)).toBe(String(maxVersion + 1));
+  });
+
+  it('writes a whole version over a fractional one with * (no condition can tell them apart)', async () => {
+    const id = await store({ name: 'Fraction', version: 1.5 });
+    expect((await updatePlant(id, { name: 'Whole' }, 'any', dependencies())).version).toBe(clock);
+    await expect(updatePlant(id, { name: 'x' }, [1], dependencies())).rejects.toThrow(
+      PreconditionFailedError,
+    );
   });
 
   it('writes nothing when nothing changes, whatever the If-Match form', async () => {
