@@ -132,7 +132,14 @@ export class PlantStoreClient {
     if (options.ifUnchanged !== true) {
       await this.#send(call);
     } else {
-      if (!this.#etags.has(id)) await this.get(id);
+      if (!this.#etags.has(id)) {
+        // Never seen and not there: nothing to delete, which is a success.
+        const found = await this.get(id).catch((error: unknown) => {
+          if (error instanceof PlantStoreError && error.status === 404) return undefined;
+          throw error;
+        });
+        if (found === undefined) return;
+      }
       await this.#send({ ...call, headers: { 'If-Match': this.#etags.get(id) as string } });
     }
     this.#etags.delete(id);
