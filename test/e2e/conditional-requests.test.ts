@@ -512,7 +512,8 @@ describe('races', () => {
       ),
     );
     // A `*` change that loses its first write to another change counts on from the version it
-    // found: two writes at most, never a 412 or a 503 however many race it.
+    // found: two writes at most, never a 412 or a 503 however many race it (while the plant
+    // is not deleted and created again in between).
     expect(answers.map((answer) => answer.status)).toEqual(answers.map(() => 200));
     const versions = answers.map((answer) => Number(JSON.parse(answer.etag as string)));
     expect(new Set(versions).size).toBe(50);
