@@ -12,9 +12,9 @@
  * from the stored version adds one microsecond, and far fewer than a thousand writes of one item
  * fit in a millisecond, so the version stays within the clock's millisecond (counted in
  * milliseconds, fifty changes racing in one put it 50 ms ahead, and a plant created again within
- * that lead started below its old versions). A content hash would give A's old tag back after A → B → A and to a re-created
- * plant with the same content; a counter from 1 would restart. Items written before versions
- * existed have none: version 0.
+ * that lead started below its old versions). A content hash would give A's old tag back after
+ * A → B → A and to a re-created plant with the same content; a counter from 1 would restart.
+ * Items written before versions existed have none: version 0.
  */
 
 /** The item attribute that holds the version. */
