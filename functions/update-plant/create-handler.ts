@@ -28,15 +28,15 @@ export function createHandler(dependencies: TableHandlerDependencies) {
     .handler(async (event) => {
       const id = readPlantIdParameter(event);
       const change = readChange(event, id);
-      const { ifMatch, ifNoneMatch } = readPreconditions(event);
+      const preconditions = readPreconditions(event);
+      const { ifMatch } = preconditions;
       // A change must say which version it changes.
       if (ifMatch === undefined) throw new PreconditionRequiredError();
       const { plant, version } = await updatePlant(
         id,
         change,
-        ifMatch,
+        { ...preconditions, ifMatch },
         { ...dependencies, logger },
-        ifNoneMatch,
       );
       return jsonTextResponse(200, stringifyStoredPlant(plant), { ETag: entityTagOf(version) });
     });

@@ -15,7 +15,6 @@ import { PlantNotFoundError, StoreUnavailableError } from '../shared/errors.ts';
 import { getPlant } from '../shared/get-plant.ts';
 import type { Logger } from '../shared/logger.ts';
 import {
-  type EntityTagList,
   hasVersionTerms,
   maxVersion,
   nextVersion,
@@ -23,12 +22,18 @@ import {
   versionAttribute,
   versionClock,
 } from '../shared/plant-version.ts';
-import { evaluatePreconditions } from '../shared/preconditions.ts';
+import {
+  evaluatePreconditions,
+  holdsForAnyVersion,
+  type Preconditions,
+} from '../shared/preconditions.ts';
 import { readVersionedPlant, requirePlant, type VersionedPlant } from '../shared/stored-plant.ts';
 import { changesNothing, type PlantChange } from './plant-change.ts';
 
-/** The versions a change is for: those `If-Match` names, or `'any'` for `If-Match: *`. */
-export type ExpectedVersions = readonly number[] | 'any';
+/** What a change is conditioned on: `If-Match` (required), and `If-None-Match` when sent. */
+export interface ChangePreconditions extends Preconditions {
+  readonly ifMatch: NonNullable<Preconditions['ifMatch']>;
+}
 
 export interface UpdateDependencies extends StoreDependencies {
   readonly logger?: Logger;
@@ -54,8 +59,8 @@ const attempts = 6;
 type Pin = { readonly version: number } | 'below-clock' | 'from-clock';
 
 /**
- * Applies `change` to the plant `id` if its version is one of `expected` and, when the request
- * has `If-None-Match`, not one that `ifNoneMatch` names (RFC 9110 §13.2.2: both are evaluated).
+ * Applies `change` to the plant `id` if its version meets `preconditions`: one `If-Match`
+ * names and, when the request has `If-None-Match`, none that it names (RFC 9110 §13.2.2).
  * @throws PlantNotFoundError when no plant has this id (never created: no upsert).
  * @throws PreconditionFailedError when the plant's version is not one `If-Match` names, or is
  * one `If-None-Match` names.
@@ -65,25 +70,25 @@ type Pin = { readonly version: number } | 'below-clock' | 'from-clock';
 export async function updatePlant(
   id: bigint,
   change: PlantChange,
-  expected: ExpectedVersions,
+  preconditions: ChangePreconditions,
   dependencies: UpdateDependencies,
-  ifNoneMatch?: EntityTagList,
 ): Promise<VersionedPlant> {
   const clock = Math.trunc((dependencies.now ?? versionClock)());
   const nothingToWrite = change.name === undefined && change.tag === undefined;
-  const anyVersion = expected === 'any' && ifNoneMatch === undefined;
-  const check = (found: VersionedPlant) => checkVersion(found, expected, ifNoneMatch);
+  const anyVersion = holdsForAnyVersion(preconditions);
+  const { ifMatch } = preconditions;
+  const check = (found: VersionedPlant) => checkVersion(found, preconditions);
   let pin: Pin;
   if (anyVersion && !nothingToWrite) {
     pin = 'below-clock';
   } else if (
-    expected !== 'any' &&
-    expected.length === 1 &&
-    (expected[0] as number) < maxVersion &&
-    ifNoneMatch === undefined &&
+    ifMatch !== 'any' &&
+    ifMatch.length === 1 &&
+    (ifMatch[0] as number) < maxVersion &&
+    preconditions.ifNoneMatch === undefined &&
     !nothingToWrite
   ) {
-    pin = { version: expected[0] as number };
+    pin = { version: ifMatch[0] as number };
   } else {
     // Nothing to write, nothing that could match, a list of ETags, the highest version or an
     // If-None-Match: read which version the plant has, and answer from it or pin the write to it
@@ -119,20 +124,12 @@ export async function updatePlant(
 }
 
 /**
- * The plant, if it has one of the `expected` versions and none that `ifNoneMatch` names.
+ * The plant, if its version meets the preconditions.
  * @throws PreconditionFailedError
  * @throws PlantNotFoundError for a plant that cannot take another version.
  */
-function checkVersion(
-  found: VersionedPlant,
-  expected: ExpectedVersions,
-  ifNoneMatch: EntityTagList | undefined,
-): VersionedPlant {
-  evaluatePreconditions(
-    { ifMatch: expected, ...(ifNoneMatch === undefined ? {} : { ifNoneMatch }) },
-    found.version,
-    'write',
-  );
+function checkVersion(found: VersionedPlant, preconditions: Preconditions): VersionedPlant {
+  evaluatePreconditions(preconditions, found.version, 'write');
   requireRoomForChange(found.version);
   return found;
 }

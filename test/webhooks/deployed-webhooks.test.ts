@@ -128,9 +128,9 @@ describe('the deployed webhook path, on AWS emulators', () => {
     const store = webhooks.table;
     const id = 9_223_372_036_854_775_807n;
     const created = await createPlant({ id, name: 'Fern', tag: 'shade' }, store);
-    const changed = await updatePlant(id, { tag: null }, [created.version], store);
+    const changed = await updatePlant(id, { tag: null }, { ifMatch: [created.version] }, store);
     // Nothing changes, nothing is written: no event.
-    await updatePlant(id, { name: 'Fern' }, 'any', store);
+    await updatePlant(id, { name: 'Fern' }, { ifMatch: 'any' }, store);
     await deletePlant(id, store);
     await events.waitForAccepted(3, 20_000);
     await plants.waitForAccepted(1, 20_000);

@@ -44,35 +44,44 @@ describe('updatePlant', () => {
     const changed = await updatePlant(
       id,
       { name: 'Moss' },
-      [clock - 10, 9_007_199_254_740_990],
+      { ifMatch: [clock - 10, 9_007_199_254_740_990] },
       dependencies(),
     );
     expect(changed).toEqual({ plant: { id, name: 'Moss' }, version: clock });
     expect(await storedVersion(id)).toBe(String(clock));
     // The single ETag of the stored version: the next version after it.
-    const again = await updatePlant(id, { tag: 'x' }, [clock], dependencies(clock - 5));
+    const again = await updatePlant(
+      id,
+      { tag: 'x' },
+      { ifMatch: [clock] },
+      dependencies(clock - 5),
+    );
     expect(again.version).toBe(clock + 1);
   });
 
   it('changes a plant stored before versions existed through If-Match "0" or *', async () => {
     const id = await store({ name: 'Old' });
     expect(await storedVersion(id)).toBeUndefined();
-    await expect(updatePlant(id, { name: 'New' }, [5], dependencies())).rejects.toThrow(
-      PreconditionFailedError,
-    );
-    expect(await updatePlant(id, { name: 'New' }, [0], dependencies())).toEqual({
+    await expect(
+      updatePlant(id, { name: 'New' }, { ifMatch: [5] }, dependencies()),
+    ).rejects.toThrow(PreconditionFailedError);
+    expect(await updatePlant(id, { name: 'New' }, { ifMatch: [0] }, dependencies())).toEqual({
       plant: { id, name: 'New' },
       version: clock,
     });
     const literalZero = await store({ name: 'Zero', version: 0 });
-    expect((await updatePlant(literalZero, { tag: 't' }, [0], dependencies())).version).toBe(clock);
+    expect(
+      (await updatePlant(literalZero, { tag: 't' }, { ifMatch: [0] }, dependencies())).version,
+    ).toBe(clock);
     const anyOld = await store({ name: 'Any' });
-    expect((await updatePlant(anyOld, { tag: 't' }, 'any', dependencies())).version).toBe(clock);
+    expect(
+      (await updatePlant(anyOld, { tag: 't' }, { ifMatch: 'any' }, dependencies())).version,
+    ).toBe(clock);
   });
 
   it('with *, pins a stored version at or past the clock and writes the one after it', async () => {
     const id = await store({ name: 'Ahead', version: clock + 100 });
-    expect(await updatePlant(id, { name: 'Behind' }, 'any', dependencies())).toEqual({
+    expect(await updatePlant(id, { name: 'Behind' }, { ifMatch: 'any' }, dependencies())).toEqual({
       plant: { id, name: 'Behind' },
       version: clock + 101,
     });
@@ -80,20 +89,22 @@ describe('updatePlant', () => {
 
   it('reads a list of ETags against the stored version: 200, 412 or 404', async () => {
     const id = await store({ name: 'Listed', version: 42 });
-    await expect(updatePlant(id, { name: 'x' }, [1, 2, 3], dependencies())).rejects.toThrow(
-      PreconditionFailedError,
-    );
-    expect((await updatePlant(id, { name: 'x' }, [1, 42, 3], dependencies())).version).toBe(clock);
-    await expect(updatePlant(999_999n, { name: 'x' }, [1, 2], dependencies())).rejects.toThrow(
-      PlantNotFoundError,
-    );
+    await expect(
+      updatePlant(id, { name: 'x' }, { ifMatch: [1, 2, 3] }, dependencies()),
+    ).rejects.toThrow(PreconditionFailedError);
+    expect(
+      (await updatePlant(id, { name: 'x' }, { ifMatch: [1, 42, 3] }, dependencies())).version,
+    ).toBe(clock);
+    await expect(
+      updatePlant(999_999n, { name: 'x' }, { ifMatch: [1, 2] }, dependencies()),
+    ).rejects.toThrow(PlantNotFoundError);
     // No ETag that could match (only weak or foreign ones): 412 for a plant, 404 for none.
-    await expect(updatePlant(id, { name: 'y' }, [], dependencies())).rejects.toThrow(
+    await expect(updatePlant(id, { name: 'y' }, { ifMatch: [] }, dependencies())).rejects.toThrow(
       PreconditionFailedError,
     );
-    await expect(updatePlant(999_999n, { name: 'y' }, [], dependencies())).rejects.toThrow(
-      PlantNotFoundError,
-    );
+    await expect(
+      updatePlant(999_999n, { name: 'y' }, { ifMatch: [] }, dependencies()),
+    ).rejects.toThrow(PlantNotFoundError);
   });
 
   it('changes no item whose tag or version has another type, or whose version is negative: 404, as a read says', async () => {
@@ -106,7 +117,7 @@ describe('updatePlant', () => {
       const id = await store(item);
       for (const expected of ['any', [10], [10, 11]] as const) {
         await expect(
-          updatePlant(id, { name: 'Changed' }, expected, dependencies()),
+          updatePlant(id, { name: 'Changed' }, { ifMatch: expected }, dependencies()),
         ).rejects.toThrow(PlantNotFoundError);
       }
       expect(await table.getItem(id)).toEqual(expect.objectContaining({ name: item.name }));
@@ -115,31 +126,33 @@ describe('updatePlant', () => {
 
   it('never writes a version past the highest (2^53 − 2), so every ETag stays exact: 404 at the top', async () => {
     const belowTop = await store({ name: 'Near', version: maxVersion - 1 });
-    expect((await updatePlant(belowTop, { tag: 'a' }, 'any', dependencies())).version).toBe(
-      maxVersion,
-    );
+    expect(
+      (await updatePlant(belowTop, { tag: 'a' }, { ifMatch: 'any' }, dependencies())).version,
+    ).toBe(maxVersion);
     for (const expected of ['any', [maxVersion], [1, maxVersion]] as const) {
-      await expect(updatePlant(belowTop, { tag: 'b' }, expected, dependencies())).rejects.toThrow(
-        PlantNotFoundError,
-      );
+      await expect(
+        updatePlant(belowTop, { tag: 'b' }, { ifMatch: expected }, dependencies()),
+      ).rejects.toThrow(PlantNotFoundError);
     }
     // The highest version named alone is read first: 412 for a plant at another version.
     const lower = await store({ name: 'Lower', version: 42 });
-    await expect(updatePlant(lower, { tag: 'b' }, [maxVersion], dependencies())).rejects.toThrow(
-      PreconditionFailedError,
-    );
+    await expect(
+      updatePlant(lower, { tag: 'b' }, { ifMatch: [maxVersion] }, dependencies()),
+    ).rejects.toThrow(PreconditionFailedError);
     const past = await store({ name: 'Past', version: maxVersion + 1 });
-    await expect(updatePlant(past, { tag: 'b' }, 'any', dependencies())).rejects.toThrow(
-      PlantNotFoundError,
-    );
+    await expect(
+      updatePlant(past, { tag: 'b' }, { ifMatch: 'any' }, dependencies()),
+    ).rejects.toThrow(PlantNotFoundError);
     expect(await storedVersion(belowTop)).toBe(String(maxVersion));
     expect(await storedVersion(past)).toBe(String(maxVersion + 1));
   });
 
   it('writes a whole version over a fractional one with * (no condition can tell them apart)', async () => {
     const id = await store({ name: 'Fraction', version: 1.5 });
-    expect((await updatePlant(id, { name: 'Whole' }, 'any', dependencies())).version).toBe(clock);
-    await expect(updatePlant(id, { name: 'x' }, [1], dependencies())).rejects.toThrow(
+    expect(
+      (await updatePlant(id, { name: 'Whole' }, { ifMatch: 'any' }, dependencies())).version,
+    ).toBe(clock);
+    await expect(updatePlant(id, { name: 'x' }, { ifMatch: [1] }, dependencies())).rejects.toThrow(
       PreconditionFailedError,
     );
   });
@@ -147,12 +160,16 @@ describe('updatePlant', () => {
   it('writes nothing when nothing changes, whatever the If-Match form', async () => {
     const id = await store({ name: 'Same', tag: 't', version: 7 });
     for (const expected of [[7], [1, 7], 'any'] as const) {
-      expect(await updatePlant(id, { name: 'Same', tag: 't' }, expected, dependencies())).toEqual({
+      expect(
+        await updatePlant(id, { name: 'Same', tag: 't' }, { ifMatch: expected }, dependencies()),
+      ).toEqual({
         plant: { id, name: 'Same', tag: 't' },
         version: 7,
       });
     }
-    expect(await updatePlant(id, {}, [7], dependencies())).toMatchObject({ version: 7 });
+    expect(await updatePlant(id, {}, { ifMatch: [7] }, dependencies())).toMatchObject({
+      version: 7,
+    });
     expect(await storedVersion(id)).toBe('7');
   });
 });
