@@ -23,8 +23,8 @@ import type {
   Context,
 } from 'aws-lambda';
 import {
+  allowOriginHeader,
   gatewayResponseCors,
-  isOriginAllowed,
   preflightHeaders,
 } from '../functions/shared/cors.ts';
 import { createLogger, type Logger } from '../functions/shared/logger.ts';
@@ -153,14 +153,11 @@ export async function startApiGateway(options: ApiGatewayOptions): Promise<ApiGa
   const preflight = (request: IncomingMessage): HttpAnswer | undefined => {
     const methods = routeMethods.filter((method) => matchRoute(method, request.url) !== undefined);
     if (methods.length === 0) return undefined;
-    const origin = request.headers.origin;
     return {
       statusCode: 204,
       headers: {
         ...preflightHeaders(methods),
-        ...(origin !== undefined && isOriginAllowed(origin, allowedOrigins)
-          ? { 'Access-Control-Allow-Origin': allowedOrigins.includes('*') ? '*' : origin }
-          : {}),
+        ...allowOriginHeader(request.headers.origin, allowedOrigins),
       },
       body: Buffer.alloc(0),
     };

@@ -1,8 +1,9 @@
 /**
  * Plant webhooks on one machine: reads DynamoDB Local's stream of the plants table and delivers
  * every event to every subscriber of its type, in the subscriber's format, with the same code and
- * schedule as the deployed fan-out and delivery functions (`functions/webhooks/`). Each delivery to each subscriber runs on its own, so
- * a slow or failing subscriber never delays another, nor the API.
+ * schedule as the deployed fan-out and delivery functions (`functions/webhooks/`). Each delivery
+ * to each subscriber runs on its own, so a slow or failing subscriber never delays another, nor
+ * the API.
  *
  * Pending retries and dead letters live in this process only: stopping `npm start` forgets them
  * (deployed, they wait in SQS queues instead).
@@ -243,7 +244,8 @@ export async function startWebhookDispatcher(
         state.after = record.dynamodb?.SequenceNumber ?? state.after;
         let event: PlantEvent | undefined;
         try {
-          event = plantEventOf(timedToTheSecond(record, Date.now()), Date.now());
+          const now = Date.now();
+          event = plantEventOf(timedToTheSecond(record, now), now);
         } catch (error) {
           // An item another tool wrote that is not a plant: never sent, never in the way.
           logger.warn(itemsNotPlantsLog.message, {

@@ -77,8 +77,21 @@ export function corsHeaders(
   allowed: readonly string[],
 ): Record<string, string> {
   if (allowed.length === 0) return {};
-  if (origin === undefined || !isOriginAllowed(origin, allowed)) return { Vary: 'Origin' };
-  return { 'Access-Control-Allow-Origin': allowed.includes('*') ? '*' : origin, ...exposed };
+  const allowOrigin = allowOriginHeader(origin, allowed);
+  if (allowOrigin === undefined) return { Vary: 'Origin' };
+  return { ...allowOrigin, ...exposed };
+}
+
+/**
+ * `Access-Control-Allow-Origin` for a request with `origin`: `*` when any origin is allowed, the
+ * origin itself when it is allowed, none otherwise.
+ */
+export function allowOriginHeader(
+  origin: string | undefined,
+  allowed: readonly string[],
+): { readonly 'Access-Control-Allow-Origin': string } | undefined {
+  if (origin === undefined || !isOriginAllowed(origin, allowed)) return undefined;
+  return { 'Access-Control-Allow-Origin': allowed.includes('*') ? '*' : origin };
 }
 
 /**

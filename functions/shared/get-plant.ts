@@ -9,8 +9,9 @@ import type { Logger } from './logger.ts';
 import { requirePlant, type VersionedPlant } from './stored-plant.ts';
 
 /**
- * The stored plant with `id`, and its version. An item another tool stored under the id that is not a plant is
- * no plant: not found, and logged at warn and counted as the list and the webhooks do.
+ * The stored plant with `id`, and its version. An item another tool stored under the id that is
+ * not a plant is no plant: not found, and logged at warn and counted as the list and the
+ * webhooks do.
  * @throws PlantNotFoundError when no plant has this id.
  * @throws StoreUnavailableError when the store is unreachable, too slow or throttling.
  */
