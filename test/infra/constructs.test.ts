@@ -8,9 +8,14 @@ import { Match, Template } from 'aws-cdk-lib/assertions';
 import { AttributeType, StreamViewType, Table } from 'aws-cdk-lib/aws-dynamodb';
 import { Code, Function as LambdaFunction, Runtime } from 'aws-cdk-lib/aws-lambda';
 import { RetentionDays } from 'aws-cdk-lib/aws-logs';
-import { routes, scopeDescriptions } from '../../functions/shared/routes.ts';
+import {
+  type RouteFunctionName,
+  routeFunctionNames,
+  routes,
+  scopeDescriptions,
+} from '../../functions/shared/routes.ts';
 import { PlantWebhooks } from '../../infra/plant-webhooks.ts';
-import { PlantsApi } from '../../infra/plants-api.ts';
+import { PlantsApi, type PlantsApiProps } from '../../infra/plants-api.ts';
 import type { WebhookSubscriberConfig } from '../../infra/stages.ts';
 import { TokenIssuer } from '../../infra/token-issuer.ts';
 
@@ -22,15 +27,27 @@ function createInlineFunction(stack: Stack, id: string): LambdaFunction {
   });
 }
 
-/** One inline function per route of the route table. */
+/** One inline function per function of the route table (`createPlant` → `CreatePlant`). */
 function createInlineRouteFunctions(stack: Stack) {
-  return {
-    createPlant: createInlineFunction(stack, 'CreatePlant'),
-    listPlants: createInlineFunction(stack, 'ListPlants'),
-    getPlant: createInlineFunction(stack, 'GetPlant'),
-    updatePlant: createInlineFunction(stack, 'UpdatePlant'),
-    deletePlant: createInlineFunction(stack, 'DeletePlant'),
-  };
+  return Object.fromEntries(
+    routeFunctionNames.map((name) => [
+      name,
+      createInlineFunction(stack, `${name[0]?.toUpperCase()}${name.slice(1)}`),
+    ]),
+  ) as Record<RouteFunctionName, LambdaFunction>;
+}
+
+/** A dev-stage PlantsApi with inline functions, its props changed by `props`. */
+function createPlantsApi(stack: Stack, props: Partial<PlantsApiProps> = {}): PlantsApi {
+  return new PlantsApi(stack, 'Api', {
+    stageName: 'dev',
+    throttling: { rateLimit: 10, burstLimit: 20 },
+    routeFunctions: createInlineRouteFunctions(stack),
+    authorizerFunction: createInlineFunction(stack, 'Authorizer'),
+    logRetention: RetentionDays.ONE_WEEK,
+    logRemovalPolicy: RemovalPolicy.DESTROY,
+    ...props,
+  });
 }
 
 describe('TokenIssuer with an external OIDC issuer', () => {
@@ -115,15 +132,7 @@ describe('TokenIssuer with the UPDATED Cognito issuer format', () => {
 describe('PlantsApi without the account-wide CloudWatch role', () => {
   it('creates no role and sets no account when the stage leaves them to a platform team', () => {
     const stack = new Stack();
-    new PlantsApi(stack, 'Api', {
-      stageName: 'dev',
-      throttling: { rateLimit: 10, burstLimit: 20 },
-      routeFunctions: createInlineRouteFunctions(stack),
-      authorizerFunction: createInlineFunction(stack, 'Authorizer'),
-      logRetention: RetentionDays.ONE_WEEK,
-      logRemovalPolicy: RemovalPolicy.DESTROY,
-      manageCloudWatchRole: false,
-    });
+    createPlantsApi(stack, { manageCloudWatchRole: false });
     const template = Template.fromStack(stack);
     template.resourceCountIs('AWS::ApiGateway::Account', 0);
     expect(
@@ -143,13 +152,8 @@ describe('PlantsApi without the account-wide CloudWatch role', () => {
 describe('PlantsApi on a custom domain', () => {
   it('maps the stage under the base path, adds the alias record, and points ApiUrl there', () => {
     const stack = new Stack();
-    const api = new PlantsApi(stack, 'Api', {
+    const api = createPlantsApi(stack, {
       stageName: 'prod',
-      throttling: { rateLimit: 10, burstLimit: 20 },
-      routeFunctions: createInlineRouteFunctions(stack),
-      authorizerFunction: createInlineFunction(stack, 'Authorizer'),
-      logRetention: RetentionDays.ONE_WEEK,
-      logRemovalPolicy: RemovalPolicy.DESTROY,
       customDomain: {
         domainName: 'plants.example.com',
         certificateArn: 'arn:aws:acm:eu-west-1:123456789012:certificate/abc',
@@ -182,13 +186,8 @@ describe('PlantsApi with a WAF web ACL', () => {
     const stack = new Stack();
     const webAclArn =
       'arn:aws:wafv2:eu-west-1:123456789012:regional/webacl/plant-store/a1b2c3d4-5678-90ab-cdef-EXAMPLE11111';
-    new PlantsApi(stack, 'Api', {
+    createPlantsApi(stack, {
       stageName: 'prod',
-      throttling: { rateLimit: 10, burstLimit: 20 },
-      routeFunctions: createInlineRouteFunctions(stack),
-      authorizerFunction: createInlineFunction(stack, 'Authorizer'),
-      logRetention: RetentionDays.ONE_WEEK,
-      logRemovalPolicy: RemovalPolicy.DESTROY,
       webAclArn,
     });
     Template.fromStack(stack).hasResourceProperties('AWS::WAFv2::WebACLAssociation', {
@@ -215,13 +214,7 @@ describe('PlantsApi with a WAF web ACL', () => {
 describe('PlantsApi for browsers (CORS)', () => {
   function synthesizeApi(allowedOrigins: readonly string[]) {
     const stack = new Stack();
-    new PlantsApi(stack, 'Api', {
-      stageName: 'dev',
-      throttling: { rateLimit: 10, burstLimit: 20 },
-      routeFunctions: createInlineRouteFunctions(stack),
-      authorizerFunction: createInlineFunction(stack, 'Authorizer'),
-      logRetention: RetentionDays.ONE_WEEK,
-      logRemovalPolicy: RemovalPolicy.DESTROY,
+    createPlantsApi(stack, {
       allowedOrigins,
     });
     return Template.fromStack(stack);
