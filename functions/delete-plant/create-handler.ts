@@ -3,23 +3,16 @@
  * `412` when `If-Match` names none of the plant's version or `If-None-Match` names it.
  * Free of module-scope effects; `handler.ts` is the Lambda entry.
  */
-import middy from '@middy/core';
-import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
-import { apiResponses } from '../shared/api-responses.ts';
-import { createLogger } from '../shared/logger.ts';
 import { readPreconditions } from '../shared/preconditions.ts';
 import { readPlantIdParameter } from '../shared/request.ts';
-import type { TableHandlerDependencies } from '../shared/table-function.ts';
+import { createTableHandler, type TableHandlerDependencies } from '../shared/table-function.ts';
 import { deletePlant } from './delete-plant.ts';
 
 /** Builds the middy handler around its dependencies (the local API and tests bring their own). */
 export function createHandler(dependencies: TableHandlerDependencies) {
-  const logger = dependencies.logger ?? createLogger({ service: 'delete-plant' });
-  return middy<APIGatewayProxyEvent, APIGatewayProxyResult>()
-    .use(apiResponses({ logger, allowedOrigins: dependencies.allowedOrigins ?? [] }))
-    .handler(async (event) => {
-      const id = readPlantIdParameter(event);
-      await deletePlant(id, { ...dependencies, logger }, readPreconditions(event));
-      return { statusCode: 204, headers: {}, body: '' };
-    });
+  return createTableHandler('delete-plant', dependencies, async (event, store) => {
+    const id = readPlantIdParameter(event);
+    await deletePlant(id, store, readPreconditions(event));
+    return { statusCode: 204, headers: {}, body: '' };
+  });
 }

@@ -3,30 +3,24 @@
  * with its `ETag`, `412` when `If-Match` names another version, or `304 Not Modified` when
  * `If-None-Match` names it. Free of module-scope effects; `handler.ts` is the Lambda entry.
  */
-import middy from '@middy/core';
-import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
-import { apiResponses, jsonTextResponse } from '../shared/api-responses.ts';
+import { jsonTextResponse } from '../shared/api-responses.ts';
 import { getPlant } from '../shared/get-plant.ts';
-import { createLogger } from '../shared/logger.ts';
 import { entityTagOf } from '../shared/plant-version.ts';
 import { evaluatePreconditions, readPreconditions } from '../shared/preconditions.ts';
 import { readPlantIdParameter } from '../shared/request.ts';
 import { stringifyStoredPlant } from '../shared/stored-plant.ts';
-import type { TableHandlerDependencies } from '../shared/table-function.ts';
+import { createTableHandler, type TableHandlerDependencies } from '../shared/table-function.ts';
 
 /** Builds the middy handler around its dependencies (the local API and tests bring their own). */
 export function createHandler(dependencies: TableHandlerDependencies) {
-  const logger = dependencies.logger ?? createLogger({ service: 'get-plant' });
-  return middy<APIGatewayProxyEvent, APIGatewayProxyResult>()
-    .use(apiResponses({ logger, allowedOrigins: dependencies.allowedOrigins ?? [] }))
-    .handler(async (event) => {
-      const id = readPlantIdParameter(event);
-      const { plant, version } = await getPlant(id, { ...dependencies, logger });
-      const etag = entityTagOf(version);
-      if (evaluatePreconditions(readPreconditions(event), version, 'read') === 'not-modified') {
-        // RFC 9110 §15.4.5: no body, and the ETag a 200 would have carried.
-        return { statusCode: 304, headers: { ETag: etag }, body: '' };
-      }
-      return jsonTextResponse(200, stringifyStoredPlant(plant), { ETag: etag });
-    });
+  return createTableHandler('get-plant', dependencies, async (event, store) => {
+    const id = readPlantIdParameter(event);
+    const { plant, version } = await getPlant(id, store);
+    const etag = entityTagOf(version);
+    if (evaluatePreconditions(readPreconditions(event), version, 'read') === 'not-modified') {
+      // RFC 9110 §15.4.5: no body, and the ETag a 200 would have carried.
+      return { statusCode: 304, headers: { ETag: etag }, body: '' };
+    }
+    return jsonTextResponse(200, stringifyStoredPlant(plant), { ETag: etag });
+  });
 }

@@ -3,32 +3,26 @@
  * remain, a `Link: <…>; rel="next"` header. Free of module-scope effects; `handler.ts` is the
  * Lambda entry.
  */
-import middy from '@middy/core';
-import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
-import { apiResponses, jsonTextResponse } from '../shared/api-responses.ts';
-import { createLogger } from '../shared/logger.ts';
+import { jsonTextResponse } from '../shared/api-responses.ts';
 import { itemsNotPlantsLog, stringifyStoredPlants } from '../shared/stored-plant.ts';
-import type { TableHandlerDependencies } from '../shared/table-function.ts';
+import { createTableHandler, type TableHandlerDependencies } from '../shared/table-function.ts';
 import { listPlants } from './list-plants.ts';
 import { formatNextLink, readPageParameters } from './page-cursor.ts';
 
 /** Builds the middy handler around its dependencies (the local API and tests bring their own). */
 export function createHandler(dependencies: TableHandlerDependencies) {
-  const logger = dependencies.logger ?? createLogger({ service: 'list-plants' });
-  return middy<APIGatewayProxyEvent, APIGatewayProxyResult>()
-    .use(apiResponses({ logger, allowedOrigins: dependencies.allowedOrigins ?? [] }))
-    .handler(async (event) => {
-      const request = readPageParameters(event);
-      const page = await listPlants(request, dependencies);
-      if (page.itemsNotPlants > 0) {
-        logger.warn(itemsNotPlantsLog.message, {
-          [itemsNotPlantsLog.countField]: page.itemsNotPlants,
-        });
-      }
-      const headers: Record<string, string> =
-        page.nextAfter === undefined
-          ? {}
-          : { Link: formatNextLink(event, request.limit, page.nextAfter) };
-      return jsonTextResponse(200, stringifyStoredPlants(page.plants), headers);
-    });
+  return createTableHandler('list-plants', dependencies, async (event, store) => {
+    const request = readPageParameters(event);
+    const page = await listPlants(request, store);
+    if (page.itemsNotPlants > 0) {
+      store.logger.warn(itemsNotPlantsLog.message, {
+        [itemsNotPlantsLog.countField]: page.itemsNotPlants,
+      });
+    }
+    const headers: Record<string, string> =
+      page.nextAfter === undefined
+        ? {}
+        : { Link: formatNextLink(event, request.limit, page.nextAfter) };
+    return jsonTextResponse(200, stringifyStoredPlants(page.plants), headers);
+  });
 }

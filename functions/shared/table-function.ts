@@ -1,11 +1,15 @@
 /**
- * What every function on the plants table shares: its dependencies and its configuration.
+ * What every function on the plants table shares: its dependencies, its configuration, and the
+ * middy handler around its work.
  */
 
+import middy from '@middy/core';
+import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
+import { apiResponses } from './api-responses.ts';
 import { checkAllowedOrigins } from './cors.ts';
 import type { StoreDependencies } from './dynamodb.ts';
 import { commaList, readEnvironment } from './environment.ts';
-import type { Logger } from './logger.ts';
+import { createLogger, type Logger } from './logger.ts';
 
 /**
  * The dependencies of a plants-table handler (the local API and tests bring their own): what its
@@ -15,6 +19,29 @@ export interface TableHandlerDependencies extends StoreDependencies {
   readonly logger?: Logger;
   /** The origins whose pages may read the answers (`cors.ts`); none when absent. */
   readonly allowedOrigins?: readonly string[];
+}
+
+/** The dependencies a handler's work gets: those given, with their logger. */
+export type TableWorkDependencies = TableHandlerDependencies & { readonly logger: Logger };
+
+/**
+ * The middy handler of a plants-table function: `apiResponses` (every failure in the Error
+ * shape, the stage's CORS headers, one log line per request) around `work`, which gets the
+ * dependencies with their logger (one named after `service` when none was given).
+ */
+export function createTableHandler(
+  service: string,
+  dependencies: TableHandlerDependencies,
+  work: (
+    event: APIGatewayProxyEvent,
+    dependencies: TableWorkDependencies,
+  ) => Promise<APIGatewayProxyResult>,
+) {
+  const logger = dependencies.logger ?? createLogger({ service });
+  const withLogger = { ...dependencies, logger };
+  return middy<APIGatewayProxyEvent, APIGatewayProxyResult>()
+    .use(apiResponses({ logger, allowedOrigins: dependencies.allowedOrigins ?? [] }))
+    .handler((event) => work(event, withLogger));
 }
 
 export interface TableFunctionConfig {

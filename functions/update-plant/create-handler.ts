@@ -6,40 +6,30 @@
  * `If-Match`, then for `If-None-Match` when the request has one).
  * Free of module-scope effects; `handler.ts` is the Lambda entry.
  */
-import middy from '@middy/core';
-import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
-import { apiResponses, jsonTextResponse } from '../shared/api-responses.ts';
+import type { APIGatewayProxyEvent } from 'aws-lambda';
+import { jsonTextResponse } from '../shared/api-responses.ts';
 import { PreconditionRequiredError } from '../shared/errors.ts';
 import { readJsonBody } from '../shared/json-body.ts';
-import { createLogger } from '../shared/logger.ts';
 import { entityTagOf } from '../shared/plant-version.ts';
 import { readPreconditions } from '../shared/preconditions.ts';
 import { readPlantIdParameter } from '../shared/request.ts';
 import { stringifyStoredPlant } from '../shared/stored-plant.ts';
-import type { TableHandlerDependencies } from '../shared/table-function.ts';
+import { createTableHandler, type TableHandlerDependencies } from '../shared/table-function.ts';
 import { type PlantChange, parsePatch, parseReplacement } from './plant-change.ts';
 import { updatePlant } from './update-plant.ts';
 
 /** Builds the middy handler around its dependencies (the local API and tests bring their own). */
 export function createHandler(dependencies: TableHandlerDependencies) {
-  const logger = dependencies.logger ?? createLogger({ service: 'update-plant' });
-  return middy<APIGatewayProxyEvent, APIGatewayProxyResult>()
-    .use(apiResponses({ logger, allowedOrigins: dependencies.allowedOrigins ?? [] }))
-    .handler(async (event) => {
-      const id = readPlantIdParameter(event);
-      const change = readChange(event, id);
-      const preconditions = readPreconditions(event);
-      const { ifMatch } = preconditions;
-      // A change must say which version it changes.
-      if (ifMatch === undefined) throw new PreconditionRequiredError();
-      const { plant, version } = await updatePlant(
-        id,
-        change,
-        { ...preconditions, ifMatch },
-        { ...dependencies, logger },
-      );
-      return jsonTextResponse(200, stringifyStoredPlant(plant), { ETag: entityTagOf(version) });
-    });
+  return createTableHandler('update-plant', dependencies, async (event, store) => {
+    const id = readPlantIdParameter(event);
+    const change = readChange(event, id);
+    const preconditions = readPreconditions(event);
+    const { ifMatch } = preconditions;
+    // A change must say which version it changes.
+    if (ifMatch === undefined) throw new PreconditionRequiredError();
+    const { plant, version } = await updatePlant(id, change, { ...preconditions, ifMatch }, store);
+    return jsonTextResponse(200, stringifyStoredPlant(plant), { ETag: entityTagOf(version) });
+  });
 }
 
 /** `PATCH` takes a JSON merge patch; `PUT` (the only other method routed here) a Plant. */
