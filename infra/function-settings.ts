@@ -18,7 +18,8 @@ export interface FunctionSettings {
   readonly timeoutSeconds: number;
   /**
    * The DynamoDB actions the function may call on the plants table, and nothing else: a reader
-   * cannot write or delete, the deleter cannot read.
+   * cannot write or delete. (Every action a function's code sends must be here: a test reads
+   * each bundle's commands.)
    */
   readonly tableActions?: readonly string[];
   /**
@@ -81,7 +82,8 @@ export const functionSettings = {
     entry: routeFunctionEntry('updatePlant'),
     memorySizeMb: apiFunctionMemorySizeMb,
     timeoutSeconds: apiFunctionTimeoutSeconds,
-    // A change is one conditional UpdateItem; a patch that names nothing only reads (GetItem).
+    // A change is one conditional UpdateItem; a list of ETags, an If-None-Match or a patch that
+    // names nothing reads the plant first (GetItem).
     tableActions: ['dynamodb:UpdateItem', 'dynamodb:GetItem'],
     skipsItemsNotPlants: true,
   },
@@ -89,7 +91,9 @@ export const functionSettings = {
     entry: routeFunctionEntry('deletePlant'),
     memorySizeMb: apiFunctionMemorySizeMb,
     timeoutSeconds: apiFunctionTimeoutSeconds,
-    tableActions: ['dynamodb:DeleteItem'],
+    // A delete with If-Match or If-None-Match reads the plant first (GetItem), then is
+    // conditioned on the version it read.
+    tableActions: ['dynamodb:DeleteItem', 'dynamodb:GetItem'],
   },
   webhookFanout: {
     entry: 'functions/webhook-fanout/handler.ts',

@@ -3,7 +3,7 @@
  * the swapped-in ones still sign a create with the Lambda environment's credentials.
  */
 import { execFile } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer, type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -11,7 +11,9 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { build, type Metafile } from 'esbuild';
+import { routeFunctionNames } from '../../functions/shared/routes.ts';
 import { createBuildOptions } from '../../infra/bundling.ts';
+import { functionSettings } from '../../infra/function-settings.ts';
 import { repositoryRoot } from '../../infra/plant-store-function.ts';
 
 const run = promisify(execFile);
@@ -92,6 +94,51 @@ describe('the create-plant bundle', () => {
     expect(received[0]?.authorization).toContain('Credential=ASIABUNDLETEST/');
     expect(received[0]?.['x-amz-security-token']).toBe('bundle-test-session');
   });
+});
+
+describe('every route function’s bundle', () => {
+  /** The table action each document-client command calls. */
+  const actionOfCommand: Readonly<Record<string, string>> = {
+    Get: 'dynamodb:GetItem',
+    Put: 'dynamodb:PutItem',
+    Update: 'dynamodb:UpdateItem',
+    Delete: 'dynamodb:DeleteItem',
+    Scan: 'dynamodb:Scan',
+    Query: 'dynamodb:Query',
+  };
+
+  it.each(routeFunctionNames.map((name) => [name]))(
+    '%s calls only table actions its role grants (functionSettings.tableActions)',
+    async (name) => {
+      const { metafile: built } = await build({
+        ...createBuildOptions(join(repositoryRoot, functionSettings[name].entry), bundlePath),
+        absWorkingDir: repositoryRoot,
+        metafile: true,
+        write: false,
+        logLevel: 'silent',
+      });
+      const [output] = Object.values(built.outputs);
+      // The commands the function's own code sends, in every module of it left in the bundle
+      // (the SDK itself keeps Query and Scan in every bundle, for its paginators).
+      const actions = Object.entries(output?.inputs ?? {}).flatMap(([input, { bytesInOutput }]) =>
+        input.startsWith('functions/') && bytesInOutput > 0
+          ? [
+              ...readFileSync(join(repositoryRoot, input), 'utf8').matchAll(/new (\w+)Command\(/g),
+            ].map(
+              ([, command]) =>
+                actionOfCommand[command as string] ?? `an unmapped ${command}Command`,
+            )
+          : [],
+      );
+      expect(actions.length).toBeGreaterThan(0);
+      for (const action of actions) {
+        expect([name, functionSettings[name].tableActions]).toEqual([
+          name,
+          expect.arrayContaining([action]),
+        ]);
+      }
+    },
+  );
 });
 
 /**
