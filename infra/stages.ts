@@ -5,6 +5,7 @@
  * This module is plain data: it must not import aws-cdk-lib, since the local API reads a stage's
  * throttling from it to imitate the deployed gateway.
  */
+import type { PlantEventType, WebhookFormat } from '../functions/webhooks/plant-events.ts';
 
 /** Where the bearer tokens the authorizer accepts come from. */
 export type IssuerConfig = CognitoIssuerConfig | OidcIssuerConfig;
@@ -60,12 +61,12 @@ export interface WebhookSubscriberConfig {
    * `plant` (the StoredPlant alone, `plant.created` only) or `event` (the Standard Webhooks
    * envelope `{type, timestamp, data}`). @default 'plant'
    */
-  readonly format?: 'plant' | 'event';
+  readonly format?: WebhookFormat;
   /**
    * The event types it hears of: `plant.created`, `plant.updated`, `plant.deleted`.
    * @default ['plant.created'] in the plant format, every type in the event format
    */
-  readonly events?: readonly ('plant.created' | 'plant.updated' | 'plant.deleted')[];
+  readonly events?: readonly PlantEventType[];
 }
 
 /** Who hears of the stage's alarms: e-mail addresses and a Slack channel (AWS Chatbot). */
