@@ -9,7 +9,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { type RouteFunctionName, routeFunctionNames } from '../functions/shared/routes.ts';
-import { defaultRetrySchedule } from '../functions/webhooks/send-webhook.ts';
+import { defaultRetrySchedule } from '../functions/shared/webhooks/send-webhook.ts';
 import { functionSettings } from '../infra/function-settings.ts';
 import { authorizerCacheSeconds } from '../infra/plants-api.ts';
 import { repositoryRoot } from './bundles.ts';

@@ -13,7 +13,7 @@ import {
   type Subscription,
   streamRecordKinds,
   subscriptionOf,
-} from '../functions/webhooks/plant-events.ts';
+} from '../functions/shared/webhooks/plant-events.ts';
 import { functionSettings } from './function-settings.ts';
 import { PlantStoreFunction } from './plant-store-function.ts';
 import type { WebhookSubscriberConfig } from './stages.ts';

@@ -17,7 +17,7 @@ import {
   MetricFilter,
 } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
-import { authorizerLog } from '../functions/authorizer/handler.ts';
+import { authorizerLog } from '../functions/authorizer/create-handler.ts';
 import { logFields } from '../functions/shared/logger.ts';
 
 /** The namespace of the canaries' log-based metrics: one per stage, like the business metrics. */

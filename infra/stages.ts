@@ -5,7 +5,7 @@
  * This module is plain data: it must not import aws-cdk-lib, since the local API reads a stage's
  * throttling from it to imitate the deployed gateway.
  */
-import type { PlantEventType, WebhookFormat } from '../functions/webhooks/plant-events.ts';
+import type { PlantEventType, WebhookFormat } from '../functions/shared/webhooks/plant-events.ts';
 
 /** Where the bearer tokens the authorizer accepts come from. */
 export type IssuerConfig = CognitoIssuerConfig | OidcIssuerConfig;

@@ -4,8 +4,8 @@
  * front of them, and, when there are subscribers, the new-plant webhook dispatcher. `start.ts` is its command line; tests start it in-process on a free port.
  */
 
-import { readAuthorizerConfig } from '../functions/authorizer/authorizer-config.ts';
-import { createHandler as createAuthorizerHandler } from '../functions/authorizer/handler.ts';
+import { readAuthorizerConfig } from '../functions/authorizer/config.ts';
+import { createHandler as createAuthorizerHandler } from '../functions/authorizer/create-handler.ts';
 import { createDocumentClient } from '../functions/shared/dynamodb.ts';
 import { createLogger, type Logger } from '../functions/shared/logger.ts';
 import {

@@ -16,7 +16,7 @@ import { join } from 'node:path';
 import { checkAllowedOrigins } from '../functions/shared/cors.ts';
 import { commaList, readEnvironment } from '../functions/shared/environment.ts';
 import { routes } from '../functions/shared/routes.ts';
-import { subscriptionOf } from '../functions/webhooks/plant-events.ts';
+import { subscriptionOf } from '../functions/shared/webhooks/plant-events.ts';
 import { defaultStageName, stages } from '../infra/stages.ts';
 import { type LocalApi, startLocalApi } from './local-api.ts';
 import { ensurePrivateDirectory } from './private-directory.ts';

@@ -1,7 +1,7 @@
 /**
  * Plant webhooks on one machine: reads DynamoDB Local's stream of the plants table and delivers
  * every event to every subscriber of its type, in the subscriber's format, with the same code and
- * schedule as the deployed fan-out and delivery functions (`functions/webhooks/`). Each delivery
+ * schedule as the deployed fan-out and delivery functions (`functions/shared/webhooks/`). Each delivery
  * to each subscriber runs on its own, so a slow or failing subscriber never delays another, nor
  * the API.
  *
@@ -30,13 +30,13 @@ import {
   subscriptionOf,
   type Webhook,
   webhookFor,
-} from '../functions/webhooks/plant-events.ts';
+} from '../functions/shared/webhooks/plant-events.ts';
 import {
   defaultRetrySchedule,
   nextStepAfter,
   type Subscriber,
   sendWebhook,
-} from '../functions/webhooks/send-webhook.ts';
+} from '../functions/shared/webhooks/send-webhook.ts';
 
 export interface WebhookDispatcherOptions {
   /** DynamoDB Local (or another store with streams). */

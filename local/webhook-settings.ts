@@ -14,7 +14,7 @@ import {
   type EnvironmentReader,
   readEnvironment,
 } from '../functions/shared/environment.ts';
-import { subscriptionOf } from '../functions/webhooks/plant-events.ts';
+import { subscriptionOf } from '../functions/shared/webhooks/plant-events.ts';
 import { ensurePrivateDirectory } from './private-directory.ts';
 import type { LocalSubscriber } from './webhook-dispatcher.ts';
 

@@ -27,7 +27,7 @@ import { SimpleJwksCache, SimplePenaltyBox } from 'aws-jwt-verify/jwk';
 import { type DecomposedJwt, decomposeUnverifiedJwt } from 'aws-jwt-verify/jwt';
 import type { JwtHeader, JwtPayload } from 'aws-jwt-verify/jwt-model';
 import { JwtVerifier } from 'aws-jwt-verify/jwt-verifier';
-import { type AuthorizerConfig, isSecureUrl } from './authorizer-config.ts';
+import { type AuthorizerConfig, isSecureUrl } from './config.ts';
 
 /** Clock skew tolerated on `exp` and `nbf`, in seconds: enough for drift, too little to matter. */
 export const leewaySeconds = 5;

@@ -5,12 +5,13 @@
  */
 import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { SQSClient } from '@aws-sdk/client-sqs';
-import { createDeliverHandler, readDeliverConfig } from './deliver-handler.ts';
+import { readDeliverConfig } from './config.ts';
+import { createHandler } from './create-handler.ts';
 
 const config = readDeliverConfig(process.env);
 
 /** The Lambda entry; the clients and the secrets' cache live as long as the container. */
-export const handler = createDeliverHandler({
+export const handler = createHandler({
   sqs: new SQSClient({}),
   secretsManager: new SecretsManagerClient({}),
   ...config,

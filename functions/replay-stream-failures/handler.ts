@@ -4,12 +4,13 @@
  */
 import { S3Client } from '@aws-sdk/client-s3';
 import { SQSClient } from '@aws-sdk/client-sqs';
-import { createReplayHandler, readReplayConfig } from './replay-handler.ts';
+import { readReplayConfig } from './config.ts';
+import { createHandler } from './create-handler.ts';
 
 const config = readReplayConfig(process.env);
 
 /** The Lambda entry; the clients are created once per container. */
-export const handler = createReplayHandler({
+export const handler = createHandler({
   s3: new S3Client({}),
   sqs: new SQSClient({}),
   ...config,

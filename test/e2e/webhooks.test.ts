@@ -2,7 +2,7 @@
  * New-plant webhooks through the local API as subscribers see them: DynamoDB Local's stream,
  * the dispatcher, and real receivers on 127.0.0.1 that verify every signature with the Standard
  * Webhooks library. The retry schedule is shortened (it is data); the product's is in
- * `functions/webhooks/send-webhook.ts`.
+ * `functions/shared/webhooks/send-webhook.ts`.
  */
 import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';

@@ -12,7 +12,7 @@ import { Validations } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import { build } from 'esbuild';
 import { routeFunctionNames, routes } from '../../functions/shared/routes.ts';
-import { readFanoutConfig } from '../../functions/webhook-fanout/fanout-handler.ts';
+import { readFanoutConfig } from '../../functions/webhook-fanout/config.ts';
 import { createBuildOptions, createRequireBanner } from '../../infra/bundling.ts';
 import { cfnLintExceptions } from '../../infra/cfn-lint-exceptions.ts';
 import { type FunctionSettings, functionSettings } from '../../infra/function-settings.ts';

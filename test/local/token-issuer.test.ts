@@ -2,7 +2,8 @@ import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from '@jest/globals';
-import { createHandler, readAuthorizerConfig } from '../../functions/authorizer/handler.ts';
+import { readAuthorizerConfig } from '../../functions/authorizer/config.ts';
+import { createHandler } from '../../functions/authorizer/create-handler.ts';
 import { createLogger } from '../../functions/shared/logger.ts';
 import { localAuthorizerEnvironment, startJwksServer } from '../../local/jwks-server.ts';
 import {

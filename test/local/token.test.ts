@@ -4,7 +4,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { createHandler, readAuthorizerConfig } from '../../functions/authorizer/handler.ts';
+import { readAuthorizerConfig } from '../../functions/authorizer/config.ts';
+import { createHandler } from '../../functions/authorizer/create-handler.ts';
 import { createLogger } from '../../functions/shared/logger.ts';
 import {
   type JwksServer,

@@ -15,10 +15,10 @@ import {
   ReceiveMessageCommand,
   type SQSClient,
 } from '@aws-sdk/client-sqs';
-import { createDeliverHandler } from '../../functions/deliver-webhook/deliver-handler.ts';
+import { createHandler as createDeliverHandler } from '../../functions/deliver-webhook/create-handler.ts';
 import { createLogger, type Logger } from '../../functions/shared/logger.ts';
-import { createFanoutHandler } from '../../functions/webhook-fanout/fanout-handler.ts';
-import { streamRecordKinds, subscriptionOf } from '../../functions/webhooks/plant-events.ts';
+import { streamRecordKinds, subscriptionOf } from '../../functions/shared/webhooks/plant-events.ts';
+import { createHandler as createFanoutHandler } from '../../functions/webhook-fanout/create-handler.ts';
 import { deliveryMaxReceiveCount, retryMaximumConcurrency } from '../../infra/plant-webhooks.ts';
 import {
   type RunningMapping,

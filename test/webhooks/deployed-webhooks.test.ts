@@ -10,11 +10,11 @@ import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
 import { createPlant } from '../../functions/create-plant/create-plant.ts';
 import { deletePlant } from '../../functions/delete-plant/delete-plant.ts';
-import { createReplayHandler } from '../../functions/replay-stream-failures/replay-handler.ts';
+import { createHandler as createReplayHandler } from '../../functions/replay-stream-failures/create-handler.ts';
 import { createLogger } from '../../functions/shared/logger.ts';
 import { itemsNotPlantsLog } from '../../functions/shared/stored-plant.ts';
+import { subscriptionOf } from '../../functions/shared/webhooks/plant-events.ts';
 import { updatePlant } from '../../functions/update-plant/update-plant.ts';
-import { subscriptionOf } from '../../functions/webhooks/plant-events.ts';
 import {
   type BedSubscriber,
   type DeployedWebhooks,

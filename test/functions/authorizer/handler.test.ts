@@ -2,8 +2,8 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { APIGatewayAuthorizerResult } from 'aws-lambda';
-import type { AuthorizerConfig } from '../../../functions/authorizer/authorizer-config.ts';
-import { createHandler, handler, stageArnOf } from '../../../functions/authorizer/handler.ts';
+import type { AuthorizerConfig } from '../../../functions/authorizer/config.ts';
+import { createHandler, stageArnOf } from '../../../functions/authorizer/create-handler.ts';
 import { createLogger } from '../../../functions/shared/logger.ts';
 import { type JwksServer, startJwksServer } from '../../../local/jwks-server.ts';
 import type { Jwks } from '../../../local/token-issuer.ts';
@@ -520,8 +520,8 @@ describe('authorizer handler', () => {
   });
 });
 
-describe('the exported handler', () => {
-  it('reads its configuration from the environment on first use', async () => {
+describe('the Lambda entry', () => {
+  it('reads its configuration from the environment as it loads', async () => {
     const settings = {
       TOKEN_ISSUER: issuer,
       TOKEN_AUDIENCE: audience,
@@ -530,6 +530,7 @@ describe('the exported handler', () => {
     const saved = { ...process.env };
     Object.assign(process.env, settings);
     try {
+      const { handler } = await import('../../../functions/authorizer/handler.ts');
       const token = `Bearer ${signToken(rsaKey, validClaims())}`;
       await expect(
         handler({ type: 'TOKEN', methodArn, authorizationToken: token }),

@@ -20,7 +20,7 @@ import {
   type StoredPlant,
   stringifyStoredPlant,
   type VersionedPlant,
-} from '../shared/stored-plant.ts';
+} from '../stored-plant.ts';
 
 export const plantEventTypes = ['plant.created', 'plant.updated', 'plant.deleted'] as const;
 export type PlantEventType = (typeof plantEventTypes)[number];

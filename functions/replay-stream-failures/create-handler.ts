@@ -12,14 +12,12 @@ import {
   ListObjectsV2Command,
   type S3Client,
 } from '@aws-sdk/client-s3';
-import { readEnvironment } from '../shared/environment.ts';
 import { createLogger } from '../shared/logger.ts';
+import type { PlantStreamRecord } from '../shared/webhooks/plant-events.ts';
 import {
   type FanoutDependencies,
   queuePlantEventDeliveries,
-  readFanoutSettings,
-} from '../webhook-fanout/fanout-handler.ts';
-import type { PlantStreamRecord } from '../webhooks/plant-events.ts';
+} from '../shared/webhooks/queue-deliveries.ts';
 
 export interface ReplayDependencies extends FanoutDependencies {
   readonly s3: Pick<S3Client, 'send'>;
@@ -39,7 +37,7 @@ export interface ReplaySummary {
 export const replayLog = { replayed: 'replayed kept stream failures' } as const;
 
 /** Builds the handler around its dependencies (tests bring their own). */
-export function createReplayHandler(dependencies: ReplayDependencies) {
+export function createHandler(dependencies: ReplayDependencies) {
   const logger = dependencies.logger ?? createLogger({ service: 'replay-stream-failures' });
   return async (): Promise<ReplaySummary> => {
     let replayedBatches = 0;
@@ -106,12 +104,4 @@ async function readKeptRecords(
   } catch {
     return undefined;
   }
-}
-
-/** The configuration from the environment: the fan-out's, and the bucket; checked at cold start. */
-export function readReplayConfig(environment: NodeJS.ProcessEnv) {
-  const read = readEnvironment(environment, 'replay-stream-failures');
-  const config = { ...readFanoutSettings(read), bucketName: read.string('STREAM_FAILURES_BUCKET') };
-  read.check();
-  return config;
 }

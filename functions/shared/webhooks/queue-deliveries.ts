@@ -1,20 +1,13 @@
 /**
- * The webhook fan-out: reads the plants table's stream (the event source mapping passes only the
- * record kinds some subscriber hears of) and puts one message per event and subscriber of its type
- * on the delivery queue, written in the subscriber's format. It never calls a subscriber, so no
- * subscriber can hold up the stream.
- *
- * A record whose messages could not all be sent is reported as a batch item failure, so Lambda
- * retries from it (a retry may send some messages twice: deliveries are at least once, and a
- * subscriber tells a repeat by its `webhook-id`). A batch still failing after Lambda's retries
- * is kept whole in the stream-failures bucket, and `replay-stream-failures` queues it later.
+ * Queueing plant events for delivery: one message per event and subscriber of its type on the
+ * delivery queue, written in the subscriber's format. The webhook fan-out does it for the
+ * stream's records, the stream-failure replay for the records of a kept batch.
  */
 import { SendMessageBatchCommand, type SQSClient } from '@aws-sdk/client-sqs';
-import type { DynamoDBBatchResponse, DynamoDBStreamEvent } from 'aws-lambda';
-import { type EnvironmentReader, parseJson, readEnvironment } from '../shared/environment.ts';
-import { createLogger, type Logger } from '../shared/logger.ts';
-import { itemsNotPlantsLog } from '../shared/stored-plant.ts';
-import { type DeliveryMessage, firstDeliveryMessage } from '../webhooks/delivery-message.ts';
+import { type EnvironmentReader, parseJson } from '../environment.ts';
+import type { Logger } from '../logger.ts';
+import { itemsNotPlantsLog } from '../stored-plant.ts';
+import { type DeliveryMessage, firstDeliveryMessage } from './delivery-message.ts';
 import {
   type PlantEvent,
   type PlantEventType,
@@ -24,7 +17,7 @@ import {
   type Subscription,
   subscriptionOf,
   webhookFor,
-} from '../webhooks/plant-events.ts';
+} from './plant-events.ts';
 
 export interface FanoutDependencies {
   readonly sqs: Pick<SQSClient, 'send'>;
@@ -119,24 +112,6 @@ function logQueued(logger: Logger, outcome: QueueOutcome): QueueOutcome {
   return outcome;
 }
 
-/** Builds the handler around its dependencies (tests bring their own). */
-export function createFanoutHandler(dependencies: FanoutDependencies) {
-  const logger = dependencies.logger ?? createLogger({ service: 'webhook-fanout' });
-  return async (event: DynamoDBStreamEvent): Promise<DynamoDBBatchResponse> => {
-    const { failedRecord } = await queuePlantEventDeliveries(
-      event.Records as PlantStreamRecord[],
-      dependencies,
-      logger,
-    );
-    // Lambda retries from the first failed record, the later ones with it.
-    const sequenceNumber = failedRecord?.dynamodb?.SequenceNumber;
-    return {
-      batchItemFailures:
-        failedRecord === undefined ? [] : [{ itemIdentifier: sequenceNumber ?? '' }],
-    };
-  };
-}
-
 /** Sends the messages ten at a time (SQS's batch limit); throws if any is not accepted. */
 async function sendAll(dependencies: FanoutDependencies, messages: readonly DeliveryMessage[]) {
   for (let start = 0; start < messages.length; start += 10) {
@@ -152,14 +127,6 @@ async function sendAll(dependencies: FanoutDependencies, messages: readonly Deli
     );
     if (Failed.length > 0) throw new Error(`SQS refused ${Failed.length} delivery messages`);
   }
-}
-
-/** The configuration from the environment; anything missing fails the cold start. */
-export function readFanoutConfig(environment: NodeJS.ProcessEnv) {
-  const read = readEnvironment(environment, 'webhook-fanout');
-  const config = readFanoutSettings(read);
-  read.check();
-  return config;
 }
 
 /** The fan-out's settings, read with `read` (the replay reads them too); `read.check()` after. */

@@ -4,7 +4,7 @@
  * the deployed delivery function and the local dispatcher share.
  */
 import { Webhook } from 'standardwebhooks';
-import type { Logger } from '../shared/logger.ts';
+import type { Logger } from '../logger.ts';
 import type { Webhook as PlantWebhook } from './plant-events.ts';
 
 /** A subscriber: where its webhooks go and the `whsec_…` secret they are signed with. */

@@ -20,20 +20,19 @@
 import { GetSecretValueCommand, type SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { SendMessageBatchCommand, SendMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import type { SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
-import { parseJson, readEnvironment } from '../shared/environment.ts';
 import { createLogger, type Logger } from '../shared/logger.ts';
 import {
   type DeadLetterMessage,
   type DeliveryMessage,
   firstDeliveryMessage,
   parseDeliveryMessage,
-} from '../webhooks/delivery-message.ts';
+} from '../shared/webhooks/delivery-message.ts';
 import {
   defaultRetrySchedule,
   nextStepAfter,
   type SendOptions,
   sendWebhook,
-} from '../webhooks/send-webhook.ts';
+} from '../shared/webhooks/send-webhook.ts';
 
 /** A subscriber as the stack configures the function: its secret stays in Secrets Manager. */
 export interface ConfiguredSubscriber {
@@ -64,7 +63,7 @@ export const maximumDelaySeconds = 900;
 const secretCacheMilliseconds = 5 * 60 * 1000;
 
 /** Builds the handler around its dependencies (tests bring their own). */
-export function createDeliverHandler(dependencies: DeliverDependencies) {
+export function createHandler(dependencies: DeliverDependencies) {
   const logger = dependencies.logger ?? createLogger({ service: 'deliver-webhook' });
   const now = dependencies.now ?? Date.now;
   const schedule = dependencies.retrySchedule ?? defaultRetrySchedule;
@@ -189,31 +188,4 @@ export function createDeliverHandler(dependencies: DeliverDependencies) {
     });
     return { batchItemFailures };
   };
-}
-
-/** The configuration from the environment; anything missing fails the cold start. */
-export function readDeliverConfig(environment: NodeJS.ProcessEnv) {
-  const read = readEnvironment(environment, 'deliver-webhook');
-  const config = {
-    retryQueueUrl: read.string('RETRY_QUEUE_URL'),
-    deadLetterQueueUrl: read.string('DEAD_LETTER_QUEUE_URL'),
-    subscribers: read.parse(
-      'SUBSCRIBERS',
-      parseJson(isSubscriberList, 'a JSON array of {name, url, secretArn}'),
-    ),
-  };
-  read.check();
-  return config;
-}
-
-function isSubscriberList(value: unknown): value is ConfiguredSubscriber[] {
-  return (
-    Array.isArray(value) &&
-    value.every(
-      (entry) =>
-        typeof entry?.name === 'string' &&
-        typeof entry?.url === 'string' &&
-        typeof entry?.secretArn === 'string',
-    )
-  );
 }

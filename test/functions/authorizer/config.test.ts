@@ -5,11 +5,14 @@ import { describe, expect, it } from '@jest/globals';
 import {
   AuthorizerConfigError,
   readAuthorizerConfig,
-} from '../../../functions/authorizer/authorizer-config.ts';
+} from '../../../functions/authorizer/config.ts';
 
 const run = promisify(execFile);
 const handlerModule = fileURLToPath(
   new URL('../../../functions/authorizer/handler.ts', import.meta.url),
+);
+const createHandlerModule = fileURLToPath(
+  new URL('../../../functions/authorizer/create-handler.ts', import.meta.url),
 );
 
 const cognitoIssuer = 'https://cognito-idp.eu-west-1.amazonaws.com/eu-west-1_AbCdEf123';
@@ -98,10 +101,10 @@ describe('readAuthorizerConfig', () => {
 });
 
 describe('the Lambda entry', () => {
-  const importHandler = (env: Record<string, string>) =>
+  const importHandler = (env: Record<string, string>, module = handlerModule) =>
     run(
       process.execPath,
-      ['--input-type=module', '-e', `await import(${JSON.stringify(handlerModule)});`],
+      ['--input-type=module', '-e', `await import(${JSON.stringify(module)});`],
       {
         env: { PATH: process.env.PATH ?? '', ...env },
       },
@@ -116,13 +119,16 @@ describe('the Lambda entry', () => {
     expect(stderr).toContain('TOKEN_AUDIENCE is required');
   });
 
-  it('starts when the environment is complete, and imports anywhere without one', async () => {
+  it('starts when the environment is complete', async () => {
     const lambda = {
       AWS_LAMBDA_FUNCTION_NAME: 'authorizer',
       TOKEN_ISSUER: cognitoIssuer,
       TOKEN_AUDIENCE: 'api',
     };
     await expect(importHandler(lambda)).resolves.toMatchObject({ stderr: '' });
-    await expect(importHandler({})).resolves.toMatchObject({ stderr: '' });
+  });
+
+  it('leaves the handler factory importable anywhere, without an environment', async () => {
+    await expect(importHandler({}, createHandlerModule)).resolves.toMatchObject({ stderr: '' });
   });
 });

@@ -5,7 +5,7 @@ import {
   plantEventOf,
   subscriptionOf,
   webhookFor,
-} from '../../../functions/webhooks/plant-events.ts';
+} from '../../../../functions/shared/webhooks/plant-events.ts';
 
 const id = 9_223_372_036_854_775_807n;
 const image = (item: Record<string, unknown>) => marshall(item);

@@ -1,0 +1,146 @@
+/**
+ * The TOKEN authorizer: API Gateway passes the `Authorization` header; an invalid or missing
+ * token is answered by throwing `Unauthorized` (401). A valid token gets a policy allowing
+ * exactly the routes its scopes grant (from the route table), with the subject and scopes in the
+ * context for the functions; a valid token that grants none of them gets Deny (403).
+ *
+ * API Gateway caches the result per token (not per method) and evaluates the cached policy
+ * against every later request: a route the policy does not allow is denied (403) without calling
+ * the authorizer again, so one result is right for every method in any order.
+ *
+ * No middy here: the handler has no HTTP body or response to shape, so the middleware stack
+ * would only add bundle size and cold-start time.
+ */
+import type { APIGatewayAuthorizerResult, APIGatewayTokenAuthorizerEvent } from 'aws-lambda';
+import { createLogger, type Logger } from '../shared/logger.ts';
+import { type Route, routeResource, routes } from '../shared/routes.ts';
+import type { AuthorizerConfig } from './config.ts';
+import {
+  type BearerTokenVerifierOptions,
+  createBearerTokenVerifier,
+  type RejectionReason,
+  rejectionReasonOf,
+  type VerifiedToken,
+} from './verify-bearer-token.ts';
+
+export type TokenAuthorizerHandler = (
+  event: APIGatewayTokenAuthorizerEvent,
+) => Promise<APIGatewayAuthorizerResult>;
+
+export interface AuthorizerOptions extends BearerTokenVerifierOptions {
+  readonly logger?: Logger;
+}
+
+/** What the function behind the gateway finds in `requestContext.authorizer`. */
+export interface AuthorizerContext {
+  readonly sub: string;
+  /** Space-separated, as in the token. */
+  readonly scope: string;
+  // API Gateway context values must be strings, numbers or booleans.
+  readonly [key: string]: string;
+}
+
+/**
+ * The authorizer's log field that metric filters read: `true` on the one line logged for every
+ * `Unauthorized` it throws. Lambda counts each such throw as an error, so a canary subtracts
+ * these from the new version's errors to see its crashes alone.
+ */
+export const authorizerLog = { unauthorizedField: 'unauthorized' } as const;
+
+/**
+ * Creates the authorizer for one configuration: the JWKS cache lives as long as the handler.
+ * Used by the Lambda entry (`handler.ts`), the local API and the tests.
+ */
+export function createHandler(
+  config: AuthorizerConfig,
+  options: AuthorizerOptions = {},
+): TokenAuthorizerHandler {
+  const verifyBearerToken = createBearerTokenVerifier(config, options);
+  const logger = options.logger ?? createLogger({ function: 'authorizer' });
+
+  return async (event) => {
+    const stage = stageArnOf(event.methodArn);
+    if (stage === undefined) {
+      logger.error('Rejected a request with an unexpected methodArn', {
+        methodArn: event.methodArn,
+        [authorizerLog.unauthorizedField]: true,
+      });
+      throw new Error('Unauthorized');
+    }
+    let token: VerifiedToken;
+    try {
+      token = await verifyBearerToken(event.authorizationToken);
+    } catch (error) {
+      logRejection(logger, error);
+      // The exact message API Gateway turns into its UNAUTHORIZED (401) response.
+      throw new Error('Unauthorized');
+    }
+    const granted = routes.filter((route) => token.scopes.includes(route.scope));
+    if (granted.length === 0) {
+      logger.warn('Denied a token that grants no operation', { sub: token.subject });
+      return policy(token, 'Deny', [`${stage}/*/*`]);
+    }
+    return policy(token, 'Allow', routeResources(stage, granted));
+  };
+}
+
+/**
+ * The ARN of the stage a method ARN belongs to, `arn:…:execute-api:{region}:{account}:{api}/{stage}`;
+ * `undefined` for anything but an execute-api method ARN.
+ */
+export function stageArnOf(methodArn: string): string | undefined {
+  const [arn, partition, service, region, account, path] = methodArn.split(':');
+  const [apiId, stage] = path?.split('/') ?? [];
+  if (arn !== 'arn' || service !== 'execute-api' || !partition || !region || !account) {
+    return undefined;
+  }
+  if (!apiId || !stage) return undefined;
+  return `arn:${partition}:execute-api:${region}:${account}:${apiId}/${stage}`;
+}
+
+/** The method ARNs of `granted` routes on the stage (`…/{stage}/GET/plants/*`). */
+export function routeResources(stageArn: string, granted: readonly Route[]): string[] {
+  return granted.map((route) => `${stageArn}/${routeResource(route)}`);
+}
+
+function policy(
+  token: VerifiedToken,
+  effect: 'Allow' | 'Deny',
+  resources: readonly string[],
+): APIGatewayAuthorizerResult {
+  const context: AuthorizerContext = { sub: token.subject, scope: token.scope };
+  return {
+    principalId: token.subject,
+    policyDocument: {
+      Version: '2012-10-17',
+      Statement: [{ Action: 'execute-api:Invoke', Effect: effect, Resource: [...resources] }],
+    },
+    context,
+  };
+}
+
+// Failures an operator must hear about: the issuer's keys are unavailable, or a fault of ours.
+const operatorReasons: readonly RejectionReason[] = [
+  'jwks-unavailable',
+  'jwks-invalid',
+  'unexpected',
+];
+
+/** The reason goes to the log only: the caller learns nothing but "Unauthorized". */
+function logRejection(logger: Logger, error: unknown): void {
+  const reason = rejectionReasonOf(error);
+  if (operatorReasons.includes(reason)) {
+    logger.error('Could not verify the bearer token; failing closed', {
+      reason,
+      error,
+      [authorizerLog.unauthorizedField]: true,
+    });
+  } else {
+    const detail = error instanceof Error ? error.message : String(error);
+    logger.warn('Rejected the bearer token', {
+      reason,
+      detail,
+      [authorizerLog.unauthorizedField]: true,
+    });
+  }
+}

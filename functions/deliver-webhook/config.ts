@@ -1,0 +1,33 @@
+/**
+ * The delivery's settings: `RETRY_QUEUE_URL`, `DEAD_LETTER_QUEUE_URL` and `SUBSCRIBERS` (a JSON
+ * array of `{name, url, secretArn}`; the secrets themselves stay in Secrets Manager).
+ */
+import { parseJson, readEnvironment } from '../shared/environment.ts';
+import type { ConfiguredSubscriber } from './create-handler.ts';
+
+/** The configuration from the environment; anything missing fails the cold start. */
+export function readDeliverConfig(environment: NodeJS.ProcessEnv) {
+  const read = readEnvironment(environment, 'deliver-webhook');
+  const config = {
+    retryQueueUrl: read.string('RETRY_QUEUE_URL'),
+    deadLetterQueueUrl: read.string('DEAD_LETTER_QUEUE_URL'),
+    subscribers: read.parse(
+      'SUBSCRIBERS',
+      parseJson(isSubscriberList, 'a JSON array of {name, url, secretArn}'),
+    ),
+  };
+  read.check();
+  return config;
+}
+
+function isSubscriberList(value: unknown): value is ConfiguredSubscriber[] {
+  return (
+    Array.isArray(value) &&
+    value.every(
+      (entry) =>
+        typeof entry?.name === 'string' &&
+        typeof entry?.url === 'string' &&
+        typeof entry?.secretArn === 'string',
+    )
+  );
+}

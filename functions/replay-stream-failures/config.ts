@@ -1,0 +1,14 @@
+/**
+ * The replay's settings: the fan-out's (`DELIVERY_QUEUE_URL`, `SUBSCRIPTIONS`) and
+ * `STREAM_FAILURES_BUCKET`, where the kept batches are.
+ */
+import { readEnvironment } from '../shared/environment.ts';
+import { readFanoutSettings } from '../shared/webhooks/queue-deliveries.ts';
+
+/** The configuration from the environment: the fan-out's, and the bucket; checked at cold start. */
+export function readReplayConfig(environment: NodeJS.ProcessEnv) {
+  const read = readEnvironment(environment, 'replay-stream-failures');
+  const config = { ...readFanoutSettings(read), bucketName: read.string('STREAM_FAILURES_BUCKET') };
+  read.check();
+  return config;
+}
