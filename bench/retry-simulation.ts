@@ -20,15 +20,17 @@ import { randomBytes } from 'node:crypto';
 import { ReceiveMessageCommand } from '@aws-sdk/client-sqs';
 import { BatchWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { createLogger } from '../functions/shared/logger.ts';
-import { startDeployedWebhooks } from '../test/support/deployed-webhooks.ts';
-import type { MotoServer } from '../test/support/moto-server.ts';
-import { startWebhookReceiver, type WebhookReceiver } from '../test/support/webhook-receiver.ts';
+import { startDeployedWebhooks } from '../local/aws-emulation/deployed-webhooks.ts';
+import type { MotoServer } from '../local/aws-emulation/moto-server.ts';
+import { startWebhookReceiver, type WebhookReceiver } from '../local/webhook-receiver.ts';
 import { percentile, round } from './statistics.ts';
 
 export interface RetrySimulationOptions {
   readonly moto: MotoServer;
   /** The Retries queue's own emulator (SQS scales each queue on its own; one moto does not). */
   readonly retryMoto: MotoServer;
+  /** The DynamoDB Local the plants table is made in. */
+  readonly dynamoDbEndpoint: string;
   /** Events waiting for the dead subscriber before the live traffic starts. */
   readonly pending: number;
   /** Live events, created one every `intervalMilliseconds`. */
@@ -110,6 +112,7 @@ async function run(
   const webhooks = await startDeployedWebhooks({
     moto: options.moto,
     retryMoto: options.retryMoto,
+    dynamoDbEndpoint: options.dynamoDbEndpoint,
     logger: createLogger({}, (line) => lines.push(JSON.parse(line))),
     retrySchedule: options.retrySchedule,
     maximumDelaySeconds: options.maximumDelaySeconds,

@@ -13,9 +13,8 @@ import { cpus, loadavg, release, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { functionDisplayName, routesOf } from '../functions/shared/routes.ts';
 import { functionSettings } from '../infra/function-settings.ts';
+import { startMotoServer } from '../local/aws-emulation/moto-server.ts';
 import { startDynamoDbLocal } from '../local/dynamodb-local.ts';
-import { startMotoServer } from '../test/support/moto-server.ts';
-import { testStoreEndpointVariable } from '../test/support/test-store.ts';
 import { benchMethodArn, benchmarkAuthorizer, startAuthorizerFixture } from './authorizer.ts';
 import {
   type BenchBundles,
@@ -165,11 +164,11 @@ async function measureDeadSubscriber(pending: number) {
     startMotoServer(),
     startDynamoDbLocal(),
   ]);
-  process.env[testStoreEndpointVariable] = store.endpoint;
   try {
     return await simulateDeadSubscriber({
       moto,
       retryMoto,
+      dynamoDbEndpoint: store.endpoint,
       pending,
       live: 100,
       intervalMilliseconds: 50,

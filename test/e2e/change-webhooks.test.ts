@@ -13,12 +13,12 @@ import { PlantStoreWebhooks } from '../../clients/typescript/src/index.ts';
 import { createLogger } from '../../functions/shared/logger.ts';
 import { type LocalApi, startLocalApi } from '../../local/local-api.ts';
 import type { LocalSubscriber } from '../../local/webhook-dispatcher.ts';
-import { testStoreEndpoint } from '../support/test-store.ts';
 import {
   type ReceivedDelivery,
   startWebhookReceiver,
   type WebhookReceiver,
-} from '../support/webhook-receiver.ts';
+} from '../../local/webhook-receiver.ts';
+import { testStoreEndpoint } from '../support/test-store.ts';
 import { schemaValidator } from './openapi.ts';
 
 const secret = `whsec_${randomBytes(32).toString('base64')}`;

@@ -14,8 +14,8 @@ import { createLogger } from '../../functions/shared/logger.ts';
 import { startDynamoDbLocal } from '../../local/dynamodb-local.ts';
 import { type LocalApi, startLocalApi } from '../../local/local-api.ts';
 import { startWebhookDispatcher } from '../../local/webhook-dispatcher.ts';
+import { startWebhookReceiver, type WebhookReceiver } from '../../local/webhook-receiver.ts';
 import { createTestTable, testStoreEndpoint } from '../support/test-store.ts';
-import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver.ts';
 
 const secret = `whsec_${randomBytes(32).toString('base64')}`;
 let keysDirectory: string;

@@ -21,7 +21,7 @@ import { createPlantStoreApp } from '../../infra/plant-store-app.ts';
 import { repositoryRoot } from '../../infra/plant-store-function.ts';
 import { accessLogFields, authorizerCacheSeconds } from '../../infra/plants-api.ts';
 import { type StageConfig, stages } from '../../infra/stages.ts';
-import { findPythonTool } from '../support/python-tools.ts';
+import { findPythonTool } from '../../local/aws-emulation/python-tools.ts';
 
 /** `createPlant` → `CreatePlant`: a function's construct id, the start of its logical id. */
 function pascalCase(name: string): string {

@@ -6,7 +6,8 @@
  */
 import { afterAll, beforeAll, expect, it } from '@jest/globals';
 import { simulateDeadSubscriber } from '../../bench/retry-simulation.ts';
-import { type MotoServer, startMotoServer } from '../support/moto-server.ts';
+import { type MotoServer, startMotoServer } from '../../local/aws-emulation/moto-server.ts';
+import { testStoreEndpoint } from '../support/test-store.ts';
 
 let moto: MotoServer;
 let retryMoto: MotoServer;
@@ -25,6 +26,7 @@ it('keeps a live subscriber on time, and the queue’s in-flight messages bounde
   const figures = await simulateDeadSubscriber({
     moto,
     retryMoto,
+    dynamoDbEndpoint: testStoreEndpoint(),
     pending,
     live,
     intervalMilliseconds: 50,

@@ -19,9 +19,10 @@ import {
   type BedSubscriber,
   type DeployedWebhooks,
   startDeployedWebhooks,
-} from '../support/deployed-webhooks.ts';
-import { type MotoServer, startMotoServer } from '../support/moto-server.ts';
-import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver.ts';
+} from '../../local/aws-emulation/deployed-webhooks.ts';
+import { type MotoServer, startMotoServer } from '../../local/aws-emulation/moto-server.ts';
+import { startWebhookReceiver, type WebhookReceiver } from '../../local/webhook-receiver.ts';
+import { testStoreEndpoint } from '../support/test-store.ts';
 
 let moto: MotoServer;
 const running: { stop(): Promise<void> }[] = [];
@@ -38,8 +39,14 @@ afterAll(async () => {
   await moto?.stop();
 });
 
-async function bed(options: Omit<Parameters<typeof startDeployedWebhooks>[0], 'moto'>) {
-  const started = await startDeployedWebhooks({ moto, ...options });
+async function bed(
+  options: Omit<Parameters<typeof startDeployedWebhooks>[0], 'moto' | 'dynamoDbEndpoint'>,
+) {
+  const started = await startDeployedWebhooks({
+    moto,
+    dynamoDbEndpoint: testStoreEndpoint(),
+    ...options,
+  });
   running.push(started);
   return started;
 }
@@ -62,7 +69,7 @@ function putPlant(webhooks: DeployedWebhooks, item: Record<string, unknown>) {
 /** The bed's secret is made when it starts; receivers verify with it once it is known. */
 async function bedWithReceivers(
   count: number,
-  options: Partial<Parameters<typeof startDeployedWebhooks>[0]> = {},
+  options: Partial<Parameters<typeof bed>[0]> = {},
   /** Each subscriber's format and events, by position; the plant format by default. */
   subscriptions: readonly Pick<BedSubscriber, 'format' | 'events'>[] = [],
 ) {

@@ -5,7 +5,7 @@
  * Lambda's event source mappings. Settings as the stack makes them, except what a test shortens.
  */
 import { randomBytes, randomUUID } from 'node:crypto';
-import { DescribeTableCommand } from '@aws-sdk/client-dynamodb';
+import { DeleteTableCommand, DescribeTableCommand } from '@aws-sdk/client-dynamodb';
 import { DynamoDBStreamsClient } from '@aws-sdk/client-dynamodb-streams';
 import { CreateBucketCommand } from '@aws-sdk/client-s3';
 import { CreateSecretCommand } from '@aws-sdk/client-secrets-manager';
@@ -15,18 +15,20 @@ import {
   ReceiveMessageCommand,
   type SQSClient,
 } from '@aws-sdk/client-sqs';
+import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { createHandler as createDeliverHandler } from '../../functions/deliver-webhook/create-handler.ts';
+import { createDocumentClient } from '../../functions/shared/dynamodb.ts';
 import { createLogger, type Logger } from '../../functions/shared/logger.ts';
 import { streamRecordKinds, subscriptionOf } from '../../functions/shared/webhooks/plant-events.ts';
 import { createHandler as createFanoutHandler } from '../../functions/webhook-fanout/create-handler.ts';
 import { deliveryMaxReceiveCount, retryMaximumConcurrency } from '../../infra/plant-webhooks.ts';
+import { createPlantsTableIfMissing } from '../plants-table.ts';
 import {
   type RunningMapping,
   startSqsMapping,
   startStreamMapping,
 } from './event-source-mappings.ts';
 import type { MotoServer } from './moto-server.ts';
-import { createTestTable, type TestTable } from './test-store.ts';
 
 export interface BedSubscriber {
   readonly name: string;
@@ -40,6 +42,8 @@ export interface BedSubscriber {
 
 export interface BedOptions {
   readonly moto: MotoServer;
+  /** The DynamoDB Local (shared database) the bed makes its plants table in. */
+  readonly dynamoDbEndpoint: string;
   /**
    * A second moto server for the Retries queue. SQS scales each queue on its own; one moto
    * process serves every queue on one core and scans a queue's messages on each call, so a busy
@@ -62,8 +66,15 @@ export interface BedOptions {
   readonly logger?: Logger;
 }
 
+/** The bed's plants table, with a client configured exactly as the functions'. */
+export interface BedTable {
+  readonly endpoint: string;
+  readonly tableName: string;
+  readonly documentClient: DynamoDBDocumentClient;
+}
+
 export interface DeployedWebhooks {
-  readonly table: TestTable;
+  readonly table: BedTable;
   readonly secret: string;
   readonly deliveryQueueUrl: string;
   readonly deadLetterQueueUrl: string;
@@ -137,7 +148,12 @@ export async function startDeployedWebhooks(options: BedOptions): Promise<Deploy
     subscribers.push({ ...subscriber, secretArn: ARN ?? '' });
   }
 
-  const table = await createTestTable();
+  const table: BedTable = {
+    endpoint: options.dynamoDbEndpoint,
+    tableName: `plants-${id}`,
+    documentClient: createDocumentClient({ endpoint: options.dynamoDbEndpoint }),
+  };
+  await createPlantsTableIfMissing(table.documentClient, table.tableName);
   const { Table } = await table.documentClient.send(
     new DescribeTableCommand({ TableName: table.tableName }),
   );
@@ -230,7 +246,8 @@ export async function startDeployedWebhooks(options: BedOptions): Promise<Deploy
     stop: async () => {
       await Promise.all([stream.stop(), delivery.stop(), retry.stop()]);
       streams.destroy();
-      await table.remove();
+      await table.documentClient.send(new DeleteTableCommand({ TableName: table.tableName }));
+      table.documentClient.destroy();
     },
   };
 }
