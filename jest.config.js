@@ -1,12 +1,23 @@
 /**
+ * The test tiers, one Jest project each; a test's tier is the end of its file name:
+ *
+ * - `*.test.ts` (unit): in-process, no service, no child but Node itself. `npm test`.
+ * - `*.integration.test.ts`: in-process against services (DynamoDB Local, moto, cfn-lint), each
+ *   named in the file's docblock (`@services dynamodb-local`) or started by the file itself.
+ * - `*.e2e.test.ts`: the Plant Store as its users run it, in child processes (`npm start`, the
+ *   local API in a process of its own under load and faults).
+ * - `*.browser.test.ts`: Debian's Chromium, headless, through playwright-core.
+ * - `*.sam.test.ts`: the SAM CLI and a Docker engine, on the synthesized template.
+ *
  * Tests run as native ES modules (middy is ESM-only, and the Lambda bundles are ESM) on the
  * Lambda runtime's Node.js major; swc strips the types, `tsc --noEmit` checks them.
  * @type {import('jest').Config}
  */
-export default {
+const tiers = ['integration', 'e2e', 'browser', 'sam'];
+
+const common = {
   testEnvironment: 'node',
   roots: ['<rootDir>/test'],
-  testMatch: ['**/*.test.ts'],
   extensionsToTreatAsEsm: ['.ts'],
   transform: {
     '^.+\\.ts$': [
@@ -17,8 +28,24 @@ export default {
       },
     ],
   },
+};
+
+export default {
   testTimeout: 30_000,
-  // One in-memory DynamoDB Local for the whole run: the JVM starts once, each file makes its own table.
-  globalSetup: '<rootDir>/test/support/dynamodb-local-setup.ts',
-  globalTeardown: '<rootDir>/test/support/dynamodb-local-teardown.ts',
+  // Jest leaves a core to itself by default, which on two cores is one worker: use both.
+  maxWorkers: '100%',
+  projects: [
+    {
+      ...common,
+      displayName: 'unit',
+      testMatch: ['**/*.test.ts'],
+      testPathIgnorePatterns: tiers.map((tier) => `\\.${tier}\\.test\\.ts$`),
+    },
+    ...tiers.map((tier) => ({
+      ...common,
+      displayName: tier,
+      testMatch: [`**/*.${tier}.test.ts`],
+      testEnvironment: '<rootDir>/test/support/services-environment.ts',
+    })),
+  ],
 };

@@ -1,6 +1,7 @@
 /**
- * A fresh plants table in the run's DynamoDB Local, per test file (unique names keep files
- * independent when Jest runs them in parallel).
+ * A fresh plants table in the worker's DynamoDB Local, per test file (unique names keep files
+ * independent when Jest runs them in parallel). A test file that uses it names the service in
+ * its docblock (`@services dynamodb-local`, see `services-environment.ts`).
  */
 import { randomUUID } from 'node:crypto';
 import { DeleteTableCommand } from '@aws-sdk/client-dynamodb';
@@ -8,7 +9,7 @@ import { type DynamoDBDocumentClient, GetCommand, ScanCommand } from '@aws-sdk/l
 import { createDocumentClient } from '../../functions/shared/dynamodb.ts';
 import { createPlantsTableIfMissing } from '../../local/plants-table.ts';
 
-/** Set by the global setup to the endpoint of the run's DynamoDB Local. */
+/** Set by `services-environment.ts` to the endpoint of the worker's DynamoDB Local. */
 export const testStoreEndpointVariable = 'PLANT_STORE_TEST_DYNAMODB_ENDPOINT';
 
 export interface TestTable {
@@ -24,18 +25,19 @@ export interface TestTable {
   remove(): Promise<void>;
 }
 
-/** The endpoint of the run's DynamoDB Local. */
+/** The endpoint of the worker's DynamoDB Local. */
 export function testStoreEndpoint(): string {
   const endpoint = process.env[testStoreEndpointVariable];
   if (endpoint === undefined) {
     throw new Error(
-      `${testStoreEndpointVariable} is not set: run the tests with Jest's globalSetup`,
+      'This test uses DynamoDB Local: name its file *.integration.test.ts (or another tier that ' +
+        'has services) and put `@services dynamodb-local` in its first docblock.',
     );
   }
   return endpoint;
 }
 
-/** Creates a uniquely named plants table in the run's DynamoDB Local. */
+/** Creates a uniquely named plants table in the worker's DynamoDB Local. */
 export async function createTestTable(): Promise<TestTable> {
   const endpoint = testStoreEndpoint();
   const tableName = `plants-test-${randomUUID()}`;

@@ -2,6 +2,8 @@
  * GET /plants on DynamoDB Local through the real handler: pages walked by following their Link
  * headers, with limits 1, 7 and 100 over a few hundred plants including the int64 extremes, while
  * other clients create and delete; and every limit and cursor a client may send.
+ *
+ * @services dynamodb-local
  */
 
 import { BatchWriteCommand, DeleteCommand, PutCommand } from '@aws-sdk/lib-dynamodb';

@@ -2,6 +2,8 @@
  * Nothing acknowledged is lost, nothing is stored twice: thousands of concurrent creates from
  * tens of clients, and races on one id, through the local API (its own process) into DynamoDB
  * Local, checked against a Scan of the table.
+ *
+ * @services dynamodb-local
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';

@@ -6,6 +6,8 @@
  *
  * `.ci/run` installs Chromium (`.ci/browser`); without it this suite fails with one line saying
  * how to install it.
+ *
+ * @services dynamodb-local
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';

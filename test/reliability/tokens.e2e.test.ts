@@ -3,6 +3,8 @@
  * local API (its gateway stand-in, the real authorizer fetching the issuer's JWKS over HTTP, the
  * real create function), plus fuzzed Authorization headers and tampered tokens. Nothing but the
  * positive controls may be stored.
+ *
+ * @services dynamodb-local
  */
 import { createPublicKey } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';

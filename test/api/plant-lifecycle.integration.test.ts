@@ -2,6 +2,8 @@
  * The whole plant lifecycle through the local API as a client sees it: real tokens of each
  * scope, the real authorizer with its 300 s per-token cache, every handler behind the gateway
  * stand-in, DynamoDB Local. Every response is checked against openapi.yaml.
+ *
+ * @services dynamodb-local
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';

@@ -1,6 +1,8 @@
 /**
  * The conditional write on its own, against DynamoDB Local: where the new version comes from,
  * plants written before versions existed, and If-Match lists.
+ *
+ * @services dynamodb-local
  */
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';

@@ -2,6 +2,8 @@
  * Changing plants as a client does, through the local API (gateway stand-in, authorizer, the
  * functions, DynamoDB Local): PUT and PATCH with If-Match, ETags, GET with If-None-Match, the
  * races the conditional write settles. Every answer is checked against openapi.yaml.
+ *
+ * @services dynamodb-local
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';

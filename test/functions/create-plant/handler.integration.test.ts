@@ -1,3 +1,8 @@
+/**
+ * create-plant's handler against DynamoDB Local: every answer of `POST /plants`.
+ *
+ * @services dynamodb-local
+ */
 import { DeleteCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { APIGatewayProxyResult } from 'aws-lambda';

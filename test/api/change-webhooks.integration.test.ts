@@ -3,6 +3,8 @@
  * plant.updated and plant.deleted from DynamoDB Local's stream, each subscriber hearing only of
  * the types it chose, in its format, to real receivers verifying every signature with the
  * Standard Webhooks library. Bodies are checked against openapi.yaml's webhooks.
+ *
+ * @services dynamodb-local
  */
 import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';

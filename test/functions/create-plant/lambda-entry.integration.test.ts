@@ -1,3 +1,8 @@
+/**
+ * create-plant's Lambda entry as Lambda loads it: its environment read at cold start, then a create.
+ *
+ * @services dynamodb-local
+ */
 import { execFile } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';

@@ -1,6 +1,8 @@
 /**
  * `@plant-store/client` against the local API (gateway stand-in, authorizer, the functions,
  * DynamoDB Local), and held to `openapi.yaml`.
+ *
+ * @services dynamodb-local
  */
 import { readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -23,7 +25,7 @@ import {
 } from '../../clients/typescript/src/index.ts';
 import { createLogger } from '../../functions/shared/logger.ts';
 import { type LocalApi, startLocalApi } from '../../local/local-api.ts';
-import { openApiDocument, operations } from '../e2e/openapi.ts';
+import { openApiDocument, operations } from '../api/openapi.ts';
 import { testStoreEndpoint } from '../support/test-store.ts';
 
 let keysDirectory: string;

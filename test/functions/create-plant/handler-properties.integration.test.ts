@@ -1,6 +1,8 @@
 /**
  * Properties over generated requests, against DynamoDB Local: whatever the body, the answer is a
  * Plant or the Error body, never a fault; and every Plant answered is the plant stored.
+ *
+ * @services dynamodb-local
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { APIGatewayProxyResult } from 'aws-lambda';

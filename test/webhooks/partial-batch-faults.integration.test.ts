@@ -10,11 +10,11 @@ import { marshall } from '@aws-sdk/util-dynamodb';
 import { afterEach, expect, it } from '@jest/globals';
 import type { DynamoDBStreamEvent } from 'aws-lambda';
 import { mockClient } from 'aws-sdk-client-mock';
-import { createHandler as createDeliverHandler } from '../../../functions/deliver-webhook/create-handler.ts';
-import { createLogger } from '../../../functions/shared/logger.ts';
-import { subscriptionOf } from '../../../functions/shared/webhooks/plant-events.ts';
-import { createHandler as createFanoutHandler } from '../../../functions/webhook-fanout/create-handler.ts';
-import { deliveryEvent } from '../../support/sqs-event.ts';
+import { createHandler as createDeliverHandler } from '../../functions/deliver-webhook/create-handler.ts';
+import { createLogger } from '../../functions/shared/logger.ts';
+import { subscriptionOf } from '../../functions/shared/webhooks/plant-events.ts';
+import { createHandler as createFanoutHandler } from '../../functions/webhook-fanout/create-handler.ts';
+import { deliveryEvent } from '../support/sqs-event.ts';
 
 const sqs = mockClient(SQSClient);
 const quiet = createLogger({}, () => {});

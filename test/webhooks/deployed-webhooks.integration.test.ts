@@ -3,6 +3,8 @@
  * unchanged, against DynamoDB Local's stream and moto's SQS, S3 and Secrets Manager, invoked by
  * imitations of Lambda's event source mappings, delivering to real receivers on 127.0.0.1 that
  * verify every signature with the Standard Webhooks library. The schedule is time-compressed.
+ *
+ * @services dynamodb-local
  */
 import { ListObjectsV2Command } from '@aws-sdk/client-s3';
 import { SendMessageCommand } from '@aws-sdk/client-sqs';

@@ -2,6 +2,8 @@
  * The local API end to end, as a client sees it: real tokens from the development issuer, the
  * real authorizer and create-plant handlers behind the gateway stand-in, DynamoDB Local (the test
  * run's, with a table of this file's own). Every response is checked against openapi.yaml.
+ *
+ * @services dynamodb-local
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { createServer } from 'node:http';

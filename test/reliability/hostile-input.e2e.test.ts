@@ -6,6 +6,8 @@
  * Each body is built as text together with what the contract says it means (its exact id, name
  * and tag, or that it is not a valid plant), so every answer is checked against an oracle that
  * does not share code with the API.
+ *
+ * @services dynamodb-local
  */
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';

@@ -3,6 +3,8 @@
  * the dispatcher, and real receivers on 127.0.0.1 that verify every signature with the Standard
  * Webhooks library. The retry schedule is shortened (it is data); the product's is in
  * `functions/shared/webhooks/send-webhook.ts`.
+ *
+ * @services dynamodb-local
  */
 import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';

@@ -2,6 +2,8 @@
  * CORS through the local API as a browser meets it (the real browser suite is the proof that a
  * browser agrees): preflights answered by the gateway without a token, every answer to an
  * allowed origin readable (the functions' and the gateway's own), nothing for another origin.
+ *
+ * @services dynamodb-local
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';

@@ -2,6 +2,8 @@
  * The sample events in `events/` (the ones the README hands to `sam local invoke`) run through
  * the real Lambda entries: the create event against DynamoDB Local, the TOKEN event with a real
  * token of the local issuer served by a local JWKS endpoint.
+ *
+ * @services dynamodb-local
  */
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';

@@ -1,6 +1,8 @@
 /**
  * GET and DELETE /plants/{id} on DynamoDB Local through the real handlers: read-after-write,
  * 404/40401, delete idempotency and re-creation, and every id a client may put in the path.
+ *
+ * @services dynamodb-local
  */
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';

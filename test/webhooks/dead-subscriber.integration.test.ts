@@ -3,6 +3,8 @@
  * which `npm run bench` runs larger): the live subscriber keeps getting every event promptly,
  * the messages in flight stay bounded by the pollers' batches whatever the dead one's backlog,
  * every retry comes on schedule, and every event ends delivered or dead-lettered.
+ *
+ * @services dynamodb-local
  */
 import { afterAll, beforeAll, expect, it } from '@jest/globals';
 import { simulateDeadSubscriber } from '../../bench/retry-simulation.ts';

@@ -1,0 +1,288 @@
+/**
+ * Every metric filter of the stack matched against the real log line of the real function (run
+ * here against DynamoDB Local, with the writer captured), its value and dimension fields present.
+ *
+ * @services dynamodb-local
+ */
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { PutCommand } from '@aws-sdk/lib-dynamodb';
+import { marshall } from '@aws-sdk/util-dynamodb';
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import type { DynamoDBStreamEvent } from 'aws-lambda';
+import { createHandler as createAuthorizer } from '../../functions/authorizer/create-handler.ts';
+import { createHandler as createCreatePlant } from '../../functions/create-plant/create-handler.ts';
+import { createHandler as createDeletePlant } from '../../functions/delete-plant/create-handler.ts';
+import { createHandler as createDeliverHandler } from '../../functions/deliver-webhook/create-handler.ts';
+import { createHandler as createGetPlant } from '../../functions/get-plant/create-handler.ts';
+import { createHandler as createListPlants } from '../../functions/list-plants/create-handler.ts';
+import { createHandler as createReplayHandler } from '../../functions/replay-stream-failures/create-handler.ts';
+import { createDocumentClient } from '../../functions/shared/dynamodb.ts';
+import { createLogger, type Logger } from '../../functions/shared/logger.ts';
+import { functionDisplayName } from '../../functions/shared/routes.ts';
+import { subscriptionOf } from '../../functions/shared/webhooks/plant-events.ts';
+import { createHandler as createUpdatePlant } from '../../functions/update-plant/create-handler.ts';
+import { createHandler as createFanoutHandler } from '../../functions/webhook-fanout/create-handler.ts';
+import { stages } from '../../infra/stages.ts';
+import {
+  createLambdaContext,
+  createPlantsEvent,
+  createPostPlantsEvent,
+} from '../support/api-gateway-event.ts';
+import { matchesFilterPattern } from '../support/metric-filter-pattern.ts';
+import { deliveryEvent } from '../support/sqs-event.ts';
+import { createTestTable, type TestTable } from '../support/test-store.ts';
+import { synthesizeStages } from './synthesized-stages.ts';
+
+const synthesizedStage = synthesizeStages();
+
+describe('metric filters, against the real log lines', () => {
+  /** Log lines by the function that wrote them (display name), each parsed once. */
+  const lines = new Map<string, string[]>();
+  const loggerOf = (name: string): Logger =>
+    createLogger({ service: name }, (line) => {
+      lines.set(name, [...(lines.get(name) ?? []), line]);
+    });
+  let table: TestTable;
+  let subscriber: Server;
+  let subscriberAnswer = 204;
+
+  beforeAll(async () => {
+    // As Lambda sets it in a published version: every line names its version.
+    process.env.AWS_LAMBDA_FUNCTION_VERSION = '7';
+    table = await createTestTable();
+    subscriber = createServer((request, response) => {
+      request.resume().on('end', () => response.writeHead(subscriberAnswer).end());
+    });
+    await new Promise<void>((resolve) => subscriber.listen(0, '127.0.0.1', resolve));
+    const subscriberUrl = `http://127.0.0.1:${(subscriber.address() as AddressInfo).port}/`;
+
+    // create-plant: a create, a conflict, and a store that is not there (5xx).
+    const createPlant = createCreatePlant({ ...table, logger: loggerOf('create-plant') });
+    const post = (body: string) =>
+      createPlant(createPostPlantsEvent({ body }), createLambdaContext());
+    await post('{"id": 1, "name": "Fern"}');
+    await post('{"id": 1, "name": "Other"}');
+    // Every route function with its store gone: each answers 503 and logs it at error level.
+    const nowhere = createDocumentClient({ endpoint: 'http://127.0.0.1:9' });
+    const unavailable = (name: string) => ({
+      documentClient: nowhere,
+      tableName: table.tableName,
+      logger: loggerOf(name),
+    });
+    const context = createLambdaContext();
+    await createCreatePlant(unavailable('create-plant'))(
+      createPostPlantsEvent({ body: '{"id": 2, "name": "Moss"}' }),
+      context,
+    );
+    await createListPlants(unavailable('list-plants'))(createPlantsEvent('GET'), context);
+    await createGetPlant(unavailable('get-plant'))(createPlantsEvent('GET', { id: '2' }), context);
+    await createDeletePlant(unavailable('delete-plant'))(
+      createPlantsEvent('DELETE', { id: '2' }),
+      context,
+    );
+    const patch = (id: string) =>
+      createPlantsEvent('PATCH', {
+        id,
+        body: '{"tag": "new"}',
+        headers: { 'Content-Type': 'application/merge-patch+json', 'If-Match': '*' },
+      });
+    await createUpdatePlant(unavailable('update-plant'))(patch('2'), context);
+    nowhere.destroy();
+
+    // list-plants: a page over an item another tool wrote.
+    await table.documentClient.send(
+      new PutCommand({ TableName: table.tableName, Item: { id: 1.5, name: 'not a plant' } }),
+    );
+    await createListPlants({ ...table, logger: loggerOf('list-plants') })(
+      createPlantsEvent('GET'),
+      createLambdaContext(),
+    );
+
+    // get-plant: an id whose item is not a plant (a name that is a number).
+    await table.documentClient.send(
+      new PutCommand({ TableName: table.tableName, Item: { id: 3n, name: 7 } }),
+    );
+    await createGetPlant({ ...table, logger: loggerOf('get-plant') })(
+      createPlantsEvent('GET', { id: '3' }),
+      createLambdaContext(),
+    );
+    // update-plant: a change of that item.
+    await createUpdatePlant({ ...table, logger: loggerOf('update-plant') })(
+      patch('3'),
+      createLambdaContext(),
+    );
+
+    // replay-stream-failures: one kept batch with a new plant and an item that is not a plant.
+    const keptBatch = JSON.stringify({
+      payload: JSON.stringify({
+        Records: [
+          {
+            eventID: 'c',
+            eventName: 'INSERT',
+            dynamodb: { NewImage: marshall({ id: 4n, name: 'Oak' }) },
+          },
+          {
+            eventID: 'd',
+            eventName: 'INSERT',
+            dynamodb: { NewImage: marshall({ id: 1.5, name: 'x' }) },
+          },
+        ],
+      }),
+    });
+    const s3 = {
+      send: async (command: { input: { Key?: string } }) =>
+        command.input.Key === undefined
+          ? { Contents: [{ Key: 'aws/lambda/kept' }], IsTruncated: false }
+          : { Body: { transformToString: async () => keptBatch } },
+    };
+    await createReplayHandler({
+      s3: s3 as never,
+      bucketName: 'stream-failures',
+      sqs: { send: async () => ({}) } as never,
+      deliveryQueueUrl: 'https://sqs.example/deliveries',
+      subscriptions: ['audit'].map((name) => subscriptionOf(name, {})),
+      logger: loggerOf('replay-stream-failures'),
+    })();
+
+    // webhook-fanout: a new plant, and an item that is not a plant.
+    const fanout = createFanoutHandler({
+      sqs: { send: async () => ({}) } as never,
+      deliveryQueueUrl: 'https://sqs.example/deliveries',
+      subscriptions: ['audit'].map((name) => subscriptionOf(name, {})),
+      logger: loggerOf('webhook-fanout'),
+    });
+    await fanout({
+      Records: [
+        {
+          eventID: 'a',
+          eventName: 'INSERT',
+          dynamodb: { NewImage: marshall({ id: 3n, name: 'Ivy' }), SequenceNumber: '1' },
+        },
+        {
+          eventID: 'b',
+          eventName: 'INSERT',
+          dynamodb: { NewImage: marshall({ id: 1.5, name: 'x' }), SequenceNumber: '2' },
+        },
+      ],
+    } as unknown as DynamoDBStreamEvent);
+
+    // deliver-webhook: delivered, failed (retrying), failed for the last time (dead-lettered).
+    const deliver = (schedule: number[]) =>
+      createDeliverHandler({
+        sqs: { send: async () => ({}) } as never,
+        secretsManager: { send: async () => ({ SecretString: 'A'.repeat(48) }) } as never,
+        retryQueueUrl: 'https://sqs.example/retries',
+        deadLetterQueueUrl: 'https://sqs.example/dead-letters',
+        subscribers: [{ name: 'audit', url: subscriberUrl, secretArn: 'arn:secret' }],
+        retrySchedule: schedule,
+        logger: loggerOf('deliver-webhook'),
+      });
+    const message = deliveryEvent(['m'], '{"id":3,"name":"Ivy"}');
+    await deliver([5])(message);
+    subscriberAnswer = 500;
+    await deliver([3600])(message);
+    await deliver([])(message);
+
+    // authorizer: an invalid token (refused), and keys that cannot be fetched (a failure).
+    const authorizer = createAuthorizer(
+      {
+        issuer: 'https://issuer.example',
+        audiences: ['plant-store'],
+        audienceClaim: 'aud',
+        jwksUri: 'http://127.0.0.1:9/jwks.json',
+      },
+      { logger: loggerOf('authorizer') },
+    );
+    const methodArn = 'arn:aws:execute-api:us-east-1:123456789012:abc/dev/GET/plants';
+    const authorize = (token: string) =>
+      authorizer({ type: 'TOKEN', methodArn, authorizationToken: `Bearer ${token}` }).catch(
+        () => undefined,
+      );
+    await authorize('not-a-jwt');
+    const header = Buffer.from('{"alg":"RS256","kid":"k"}').toString('base64url');
+    const claims = Buffer.from(
+      JSON.stringify({
+        iss: 'https://issuer.example',
+        aud: 'plant-store',
+        sub: 's',
+        iat: Math.floor(Date.now() / 1000),
+        exp: Math.floor(Date.now() / 1000) + 600,
+      }),
+    ).toString('base64url');
+    await authorize(`${header}.${claims}.c2ln`);
+  }, 60_000);
+
+  afterAll(async () => {
+    delete process.env.AWS_LAMBDA_FUNCTION_VERSION;
+    await table?.remove();
+    subscriber?.close();
+  });
+
+  /** The function whose log group a filter reads: `CreatePlantLogGroup…` → `create-plant`. */
+  const functionOf = (filter: { [key: string]: { LogGroupName: { Ref: string } } }) =>
+    functionDisplayName(String(filter.Properties?.LogGroupName.Ref).replace(/LogGroup.*$/, ''));
+
+  /** What each metric must count: a line it must match, and lines it must not. */
+  const expectations: Record<string, { matches: RegExp; never?: RegExp }> = {
+    PlantsCreated: { matches: /"newPlants":1/ },
+    PlantConflicts: { matches: /"errorCode":40009/, never: /"statusCode":200/ },
+    WebhooksDelivered: { matches: /webhook delivered/, never: /retrying|dead-lettered/ },
+    WebhookRetries: { matches: /retrying/, never: /delivered"|dead-lettered/ },
+    WebhookWaitAtNextAttempt: { matches: /retrying/, never: /delivered"|dead-lettered/ },
+    WebhooksDeadLettered: { matches: /dead-lettered/, never: /retrying|delivered"/ },
+    ItemsNotPlants: { matches: /"itemsNotPlants":1/, never: /"newPlants"|"statusCode"/ },
+    AuthorizerFailures: { matches: /failing closed/, never: /Rejected the bearer token/ },
+    AuthorizerRefusals: { matches: /Rejected the bearer token/ },
+    ServerErrors: { matches: /"statusCode":50[03]/, never: /"statusCode":200/ },
+  };
+
+  it.each(Object.keys(stages))(
+    'reads, in the %s stage, exactly what the functions log',
+    (stage) => {
+      const filters = Object.values(
+        synthesizedStage(stage).template.findResources('AWS::Logs::MetricFilter') ?? {},
+      );
+      expect(filters.length).toBeGreaterThan(8);
+      for (const filter of filters) {
+        const [transformation] = filter.Properties.MetricTransformations;
+        const metricName = String(transformation.MetricName);
+        const key = Object.keys(expectations).find(
+          (name) => metricName === name || metricName.endsWith(name),
+        );
+        if (key === undefined) throw new Error(`No real log line is checked for ${metricName}`);
+        const expected = expectations[key] ?? { matches: /$^/ };
+        const written = lines.get(functionOf(filter)) ?? [];
+        const pattern = String(filter.Properties.FilterPattern);
+        const matched = written.filter((line) => matchesFilterPattern(pattern, line));
+        expect({
+          metricName,
+          matched: matched.some((line) => expected.matches.test(line)),
+        }).toEqual({
+          metricName,
+          matched: true,
+        });
+        if (expected.never !== undefined) {
+          const wrong = matched.filter((line) => expected.never?.test(line));
+          expect({ metricName, wrong }).toEqual({ metricName, wrong: [] });
+        }
+        // The value and every dimension are fields of each matched line.
+        const fields = [
+          transformation.MetricValue,
+          ...(transformation.Dimensions ?? []).map(
+            (dimension: { Value: string }) => dimension.Value,
+          ),
+        ].filter((value: string) => value.startsWith('$.'));
+        for (const line of matched) {
+          const event = JSON.parse(line) as Record<string, unknown>;
+          for (const field of fields)
+            expect({ metricName, field, value: event[field.slice(2)] }).toEqual({
+              metricName,
+              field,
+              value: expect.anything(),
+            });
+        }
+      }
+    },
+  );
+});

@@ -1,0 +1,254 @@
+/**
+ * The synthesized stacks' operations (alarms, dashboard, gradual deploys) and the synth checks:
+ * cdk-nag (AwsSolutions, Serverless) and cfn-guard (Control Tower rules), each finding either
+ * fixed or acknowledged with its reason.
+ */
+import { describe, expect, it } from '@jest/globals';
+import { Match } from 'aws-cdk-lib/assertions';
+import { routeFunctionNames } from '../../functions/shared/routes.ts';
+import { stages } from '../../infra/stages.ts';
+import { synthesizeStages } from './synthesized-stages.ts';
+
+const synthesizedStage = synthesizeStages({ checks: true });
+
+/** The findings each stage acknowledges: a new finding, or one that goes away, fails a test. */
+const acknowledgedFindings = [
+  'AwsSolutions-APIG2',
+  'AwsSolutions-APIG3',
+  'AwsSolutions-COG4',
+  'AwsSolutions-COG8',
+  'AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AmazonAPIGatewayPushToCloudWatchLogs]',
+  'AwsSolutions-IAM5[Resource::*]',
+  'AwsSolutions-IAM5[Resource::<WebhooksStreamFailures483EBBE6.Arn>/*]',
+  'AwsSolutions-S1',
+  'Serverless-LambdaDLQ',
+  'Serverless-LambdaEventSourceMappingDestination',
+  'Serverless-SQSRedrivePolicy',
+];
+
+/** The Control Tower rules (cfn-guard) each stage acknowledges, reasons in the stack. */
+const acknowledgedControlTowerFindings = [
+  'cloudwatch_log_group_encrypted_check', // CT.CLOUDWATCH.PR.3
+  'lambda_function_public_access_prohibited_check', // CT.LAMBDA.PR.2: Fn::Join SourceArn
+  'lambda_inside_vpc_check', // CT.LAMBDA.PR.3
+  'sqs_dlq_check', // CT.SQS.PR.1: the dead-letter queues themselves
+  // The kept stream failures' bucket: CT.S3.PR.2, .4, .9 and .10.
+  's3_bucket_logging_enabled_check',
+  's3_event_notifications_enabled_check',
+  's3_bucket_object_lock_enabled_check',
+  's3_bucket_default_encryption_kms_check',
+];
+
+describe.each([stages.dev, stages.prod])('the PlantStore-$name stack', (stage) => {
+  const template = () => synthesizedStage(stage.name).template;
+
+  describe('operations', () => {
+    /** Every alarm a stage has, by name without the `PlantStore-<stage>-` prefix. */
+    const expectedAlarms = [
+      'Api-Fault-Rate-Warning',
+      'Api-Latency-P99-Warning',
+      ...[
+        'create-plant',
+        'list-plants',
+        'get-plant',
+        'update-plant',
+        'delete-plant',
+        'webhook-fanout',
+        'deliver-webhook',
+      ].flatMap((name) => [
+        `${name}-Fault-Count-Warning`,
+        `${name}-Throttled-Count-Warning`,
+        `${name}-Latency-P99-Warning`,
+      ]),
+      // The authorizer's errors count invalid tokens: its own failures come from its log.
+      'authorizer-Throttled-Count-Warning',
+      'authorizer-Latency-P99-Warning',
+      'Authorizer-Failures',
+      'webhook-fanout-Iterator-Age-Max-Warning',
+      'PlantsTable-Read-Throttled-Events-Warning',
+      'PlantsTable-Write-Throttled-Events-Warning',
+      'PlantsTable-SystemError-Count-Warning',
+      'WebhookDeliveries-DLQ-Queue-Message-Count-Max-Warning',
+      'WebhookRetries-Queue-Message-Age-Max-Warning',
+      'Webhooks-Late',
+      'Webhooks-Stream-Batch-Kept',
+    ];
+
+    it('has the alarms worth waking for, each notifying the stage\u2019s one topic', () => {
+      template().resourceCountIs('AWS::SNS::Topic', 1);
+      const alarms = Object.values(template().findResources('AWS::CloudWatch::Alarm'));
+      const named = alarms
+        .map((alarm) => alarm.Properties.AlarmName as string | undefined)
+        .filter((name): name is string => name !== undefined)
+        .map((name) => name.replace(`PlantStore-${stage.name}-`, ''));
+      expect(named.sort()).toEqual([...expectedAlarms].sort());
+      for (const alarm of alarms) {
+        expect(alarm.Properties.AlarmActions).toEqual([
+          { Ref: expect.stringMatching(/^MonitoringAlarms/) },
+        ]);
+      }
+    });
+
+    it('has one dashboard, and counts plants created, conflicts and webhook outcomes from the logs', () => {
+      template().resourceCountIs('AWS::CloudWatch::Dashboard', 1);
+      template().hasResourceProperties('AWS::CloudWatch::Dashboard', {
+        DashboardName: `PlantStore-${stage.name}`,
+      });
+      const metrics = Object.values(template().findResources('AWS::Logs::MetricFilter'))
+        .filter(
+          (filter) =>
+            filter.Properties.MetricTransformations[0].MetricNamespace ===
+            `PlantStore/${stage.name}`,
+        )
+        .map((filter) => filter.Properties.MetricTransformations[0].MetricName);
+      expect(metrics.sort()).toEqual(
+        [
+          'AuthorizerFailures',
+          // list-plants, get-plant, update-plant, webhook-fanout and replay-stream-failures.
+          ...Array.from({ length: 5 }, () => 'ItemsNotPlants'),
+          'PlantConflicts',
+          'PlantsCreated',
+          'PlantsCreated',
+          'WebhookRetries',
+          'WebhookWaitAtNextAttempt',
+          'WebhooksDeadLettered',
+          'WebhooksDelivered',
+        ].sort(),
+      );
+    });
+
+    it(
+      stage.productionLike
+        ? 'publishes every API function behind a live alias the API calls, shifted by CodeDeploy canaries that roll back on alarm'
+        : 'deploys every function at once, without aliases or CodeDeploy',
+      () => {
+        const count = stage.productionLike ? routeFunctionNames.length + 1 : 0;
+        template().resourceCountIs('AWS::Lambda::Alias', count);
+        template().resourceCountIs('AWS::CodeDeploy::DeploymentGroup', count);
+        if (!stage.productionLike) return;
+        const groups = Object.values(template().findResources('AWS::CodeDeploy::DeploymentGroup'));
+        for (const group of groups) {
+          expect(group.Properties).toMatchObject({
+            DeploymentConfigName: 'CodeDeployDefault.LambdaCanary10Percent5Minutes',
+            AutoRollbackConfiguration: {
+              Enabled: true,
+              Events: expect.arrayContaining(['DEPLOYMENT_FAILURE', 'DEPLOYMENT_STOP_ON_ALARM']),
+            },
+            AlarmConfiguration: { Enabled: true, Alarms: expect.any(Array) },
+          });
+        }
+        for (const alias of Object.values(template().findResources('AWS::Lambda::Alias'))) {
+          expect(alias.Properties.Name).toBe('live');
+        }
+        // Each route function rolls back on its crashes and its 5xx answers (which the handlers
+        // answer themselves, so Lambda does not count them); the authorizer on its crashes.
+        const alarmsPerGroup = groups
+          .map((group) => group.Properties.AlarmConfiguration.Alarms.length)
+          .sort();
+        expect(alarmsPerGroup).toEqual([1, ...routeFunctionNames.map(() => 2)]);
+        // The authorizer's canary counts its new version's crashes: Lambda's errors of that
+        // version (ExecutedVersion) less its Unauthorized answers, both of that version only.
+        const crashes = Object.values(template().findResources('AWS::CloudWatch::Alarm')).find(
+          (alarm) => String(alarm.Properties.AlarmDescription).includes('Authorizer is crashing'),
+        );
+        expect(crashes?.Properties.Metrics).toEqual(
+          expect.arrayContaining([
+            expect.objectContaining({ Expression: 'FILL(errors, 0) - FILL(refusals, 0)' }),
+            expect.objectContaining({
+              Id: 'errors',
+              MetricStat: expect.objectContaining({
+                Metric: expect.objectContaining({
+                  MetricName: 'Errors',
+                  Dimensions: expect.arrayContaining([
+                    { Name: 'ExecutedVersion', Value: expect.anything() },
+                  ]),
+                }),
+              }),
+            }),
+            expect.objectContaining({
+              Id: 'refusals',
+              MetricStat: expect.objectContaining({
+                Metric: expect.objectContaining({
+                  Namespace: `PlantStore/${stage.name}/Deployments`,
+                  Dimensions: [{ Name: 'FunctionVersion', Value: expect.anything() }],
+                }),
+              }),
+            }),
+          ]),
+        );
+        // Counted per version: the line's functionVersion is the metric's dimension.
+        template().hasResourceProperties('AWS::Logs::MetricFilter', {
+          FilterPattern: '{ $.level = "error" }',
+          MetricTransformations: [
+            Match.objectLike({
+              MetricNamespace: `PlantStore/${stage.name}/Deployments`,
+              MetricName: 'CreatePlantServerErrors',
+              Dimensions: [{ Key: 'FunctionVersion', Value: '$.functionVersion' }],
+            }),
+          ],
+        });
+      },
+    );
+  });
+
+  describe('cdk-nag and cfn-guard', () => {
+    const report = () => {
+      const validationReport = synthesizedStage(stage.name).validationReport;
+      if (validationReport === undefined) throw new Error('the synth was not checked');
+      return validationReport;
+    };
+
+    // The report, not the synth's exit code: once anything is acknowledged, the cfn-guard
+    // plugin's remaining violations no longer fail a synth.
+    it('leaves no unacknowledged AwsSolutions, Serverless or Control Tower (cfn-guard) finding', () => {
+      const plugins = report()
+        .pluginReports.map((plugin) => plugin.pluginName)
+        .sort();
+      expect(plugins).toEqual(['AwsSolutions', 'Serverless', 'cdk-validator-cfnguard']);
+      for (const plugin of report().pluginReports) {
+        expect(plugin.violations ?? []).toEqual([]);
+        expect(plugin.conclusion).toBe('success');
+      }
+    });
+
+    it('acknowledges exactly the reviewed findings, each with a reason', () => {
+      const suppressed = report().pluginReports.flatMap(
+        (plugin) => plugin.suppressedViolations ?? [],
+      );
+      const expected = [
+        ...acknowledgedFindings,
+        ...acknowledgedControlTowerFindings,
+        // A stage that allows browsers: its preflights need no token.
+        ...(stage.cors === undefined ? [] : ['AwsSolutions-APIG4']),
+        // Only a stage that is not production-like keeps its logs less than a year.
+        ...(stage.productionLike ? [] : ['cloudwatch_log_group_retention_period_check']),
+        // Gradual deploys (production-like only): CodeDeploy's own AWS-managed policy.
+        ...(stage.productionLike
+          ? [
+              'AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AWSCodeDeployRoleForLambdaLimited]',
+            ]
+          : []),
+      ];
+      expect([...new Set(suppressed.map((finding) => finding.ruleName))].sort()).toEqual(
+        expected.sort(),
+      );
+      for (const finding of suppressed) {
+        expect(finding.reason.length).toBeGreaterThan(80);
+      }
+    });
+
+    it('has no acknowledgment that matches no finding', () => {
+      const { acknowledgments } = synthesizedStage(stage.name);
+      const used = new Set(
+        report()
+          .pluginReports.flatMap((plugin) => plugin.suppressedViolations ?? [])
+          .map((finding) => finding.acknowledgedId),
+      );
+      expect(acknowledgments.size).toBeGreaterThan(0);
+      for (const [id, reason] of acknowledgments) {
+        expect(used).toContain(id.replace(/^Annotation::/i, ''));
+        expect(reason.length).toBeGreaterThan(80);
+      }
+    });
+  });
+});

@@ -1,0 +1,130 @@
+/**
+ * The stages as the CDK CLI synthesizes them (cdk.json's feature flags, the construct paths and
+ * asset folders `sam local` reads), each once per test file into a temporary cloud assembly that
+ * is removed afterwards. A file asks only for what it reads: bundles (esbuild) and the synth
+ * checks (cdk-nag, cfn-guard) cost seconds each per stage.
+ */
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll } from '@jest/globals';
+import { Validations } from 'aws-cdk-lib';
+import { Template } from 'aws-cdk-lib/assertions';
+import { createPlantStoreApp } from '../../infra/plant-store-app.ts';
+import { repositoryRoot } from '../../infra/plant-store-function.ts';
+import { type StageConfig, stages } from '../../infra/stages.ts';
+
+/** `createPlant` → `CreatePlant`: a function's construct id, the start of its logical id. */
+export function pascalCase(name: string): string {
+  return name.charAt(0).toUpperCase() + name.slice(1);
+}
+
+export interface SynthesizedStage {
+  readonly outdir: string;
+  readonly template: Template;
+  /** cdk-nag's and cfn-guard's report, when the synth was checked. */
+  readonly validationReport: ValidationReport | undefined;
+  /** Every `Validations.acknowledge` in the app: id → reason. */
+  readonly acknowledgments: ReadonlyMap<string, string>;
+}
+
+export interface ValidationReport {
+  readonly pluginReports: readonly {
+    readonly pluginName: string;
+    readonly conclusion: string;
+    readonly violations?: readonly { readonly ruleName: string }[];
+    readonly suppressedViolations?: readonly {
+      readonly ruleName: string;
+      readonly acknowledgedId: string;
+      readonly reason: string;
+      readonly violatingConstructs: readonly { readonly constructPath: string }[];
+    }[];
+  }[];
+}
+
+export interface SynthesisOptions {
+  /** Bundle the functions with esbuild, as a deploy does. @default false */
+  readonly bundle?: boolean;
+  /** Run cdk-nag and cfn-guard over the synth, as the CLI does. @default false */
+  readonly checks?: boolean;
+  /** @default dev and prod */
+  readonly stages?: readonly StageConfig[];
+}
+
+/** The CDK CLI's settings, feature flags included, so the tests synthesize what deploys. */
+const cdkJson = JSON.parse(readFileSync(path.join(repositoryRoot, 'cdk.json'), 'utf8')) as {
+  context: Record<string, unknown>;
+};
+
+function synthesizeStage(stage: StageConfig, options: SynthesisOptions): SynthesizedStage {
+  const outdir = mkdtempSync(path.join(tmpdir(), `plant-store-${stage.name}-`));
+  const { app, stack } = createPlantStoreApp(
+    {
+      outdir,
+      // As the CDK CLI does: cdk.json's feature flags, and construct paths and asset folders
+      // recorded for `sam local`.
+      context: {
+        ...cdkJson.context,
+        stage: stage.name,
+        'aws:cdk:enable-path-metadata': true,
+        'aws:cdk:enable-asset-metadata': true,
+        ...(options.bundle === true ? {} : { 'aws:cdk:bundling-stacks': [] }),
+      },
+    },
+    { checks: options.checks === true },
+  );
+  // Throws when a cdk-nag finding is not acknowledged (the validation plugins run here).
+  app.synth();
+  const acknowledgments = new Map<string, string>();
+  for (const construct of app.node.findAll()) {
+    for (const entry of construct.node.metadata) {
+      if (entry.type !== Validations.ACKNOWLEDGED_RULES_METADATA_KEY) continue;
+      for (const [id, reason] of Object.entries(entry.data as Record<string, string>)) {
+        acknowledgments.set(id, reason);
+      }
+    }
+  }
+  return {
+    outdir,
+    template: Template.fromStack(stack),
+    validationReport:
+      options.checks === true
+        ? (JSON.parse(
+            readFileSync(path.join(outdir, 'validation-report.json'), 'utf8'),
+          ) as ValidationReport)
+        : undefined,
+    acknowledgments,
+  };
+}
+
+/**
+ * Synthesizes the stages before the file's tests and removes them after; the returned function
+ * gives a stage's result by name.
+ */
+export function synthesizeStages(
+  options: SynthesisOptions = {},
+): (name: string) => SynthesizedStage {
+  const synthesized = new Map<string, SynthesizedStage>();
+  beforeAll(() => {
+    for (const stage of options.stages ?? [stages.dev, stages.prod]) {
+      synthesized.set(stage.name, synthesizeStage(stage, options));
+    }
+  }, 120_000);
+  afterAll(() => {
+    for (const { outdir } of synthesized.values()) rmSync(outdir, { recursive: true, force: true });
+  });
+  return (name) => {
+    const result = synthesized.get(name);
+    if (result === undefined) throw new Error(`stage ${name} was not synthesized`);
+    return result;
+  };
+}
+
+/** The bundled code of a function, read from the cloud assembly the way SAM finds it. */
+export function readBundle(result: SynthesizedStage, logicalIdPrefix: string): string {
+  const functions = result.template.findResources('AWS::Lambda::Function');
+  const entry = Object.entries(functions).find(([id]) => id.startsWith(logicalIdPrefix));
+  const assetPath = entry?.[1].Metadata?.['aws:asset:path'] as string | undefined;
+  if (assetPath === undefined) throw new Error(`no bundled asset for ${logicalIdPrefix}`);
+  return readFileSync(path.join(result.outdir, assetPath, 'index.mjs'), 'utf8');
+}
