@@ -1,14 +1,15 @@
 import { RemovalPolicy } from 'aws-cdk-lib';
 import {
-  AttributeType,
+  type AttributeType,
   BillingMode,
-  StreamViewType,
+  type StreamViewType,
   Table,
   TableEncryption,
 } from 'aws-cdk-lib/aws-dynamodb';
 import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import type { Function as LambdaFunction } from 'aws-cdk-lib/aws-lambda';
 import { Construct } from 'constructs';
+import { plantsTableSchema } from './table-schemas.ts';
 
 export interface PlantsTableProps {
   /** Keep the table (and refuse its deletion) when the stack is deleted: production data. */
@@ -16,10 +17,10 @@ export interface PlantsTableProps {
 }
 
 /**
- * The plants, one item per plant keyed by its `id` (a DynamoDB Number, which holds any int64
- * exactly). On-demand capacity, encrypted with the account's DynamoDB KMS key, point-in-time
- * recovery on, a stream of new images (the webhooks' source); production-like stages retain it
- * and enable deletion protection.
+ * The plants, as `plantsTableSchema` says (one item per plant keyed by its `id`, a stream of new
+ * and old images: the webhooks' source). On-demand capacity, encrypted with the account's
+ * DynamoDB KMS key, point-in-time recovery on; production-like stages retain it and enable
+ * deletion protection.
  */
 export class PlantsTable extends Construct {
   readonly table: Table;
@@ -27,14 +28,16 @@ export class PlantsTable extends Construct {
   constructor(scope: Construct, id: string, props: PlantsTableProps) {
     super(scope, id);
     this.table = new Table(this, 'Table', {
-      partitionKey: { name: 'id', type: AttributeType.NUMBER },
+      // The schema's values are the DynamoDB API's, which the CDK's enums spell the same.
+      partitionKey: {
+        name: plantsTableSchema.partitionKey.name,
+        type: plantsTableSchema.partitionKey.type as AttributeType,
+      },
       billingMode: BillingMode.PAY_PER_REQUEST,
       encryption: TableEncryption.AWS_MANAGED,
       pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
       deletionProtection: props.productionLike,
-      // Every change feeds the webhooks: the stream is the one source of the events. Old images
-      // too: a removed plant's version is only in its old image.
-      stream: StreamViewType.NEW_AND_OLD_IMAGES,
+      stream: plantsTableSchema.stream as StreamViewType,
       removalPolicy: props.productionLike ? RemovalPolicy.RETAIN : RemovalPolicy.DESTROY,
     });
   }

@@ -27,12 +27,12 @@ import {
 import { createDocsPages } from './docs-page.ts';
 import { type DynamoDbLocal, startDynamoDbLocal } from './dynamodb-local.ts';
 import { localAuthorizerEnvironment, startJwksServer } from './jwks-server.ts';
-import { createPlantsTableIfMissing } from './plants-table.ts';
 import {
   createStoreCredentials,
   loadOrCreateStoreCredentials,
   type StoreCredentials,
 } from './store-credentials.ts';
+import { createPlantsTableIfMissing } from './tables.ts';
 import {
   type LocalTokenOptions,
   loadOrCreateLocalKeys,

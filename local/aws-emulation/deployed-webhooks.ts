@@ -22,7 +22,7 @@ import { createLogger, type Logger } from '../../functions/shared/logger.ts';
 import { streamRecordKinds, subscriptionOf } from '../../functions/shared/webhooks/plant-events.ts';
 import { createHandler as createFanoutHandler } from '../../functions/webhook-fanout/create-handler.ts';
 import { deliveryMaxReceiveCount, retryMaximumConcurrency } from '../../infra/plant-webhooks.ts';
-import { createPlantsTableIfMissing } from '../plants-table.ts';
+import { createPlantsTableIfMissing } from '../tables.ts';
 import {
   type RunningMapping,
   startSqsMapping,

@@ -16,8 +16,8 @@ import {
   JavaNotFoundError,
   startDynamoDbLocal,
 } from '../../local/dynamodb-local.ts';
-import { createPlantsTableIfMissing } from '../../local/plants-table.ts';
 import { loadOrCreateStoreCredentials } from '../../local/store-credentials.ts';
+import { createPlantsTableIfMissing } from '../../local/tables.ts';
 import { isProcessRunning } from '../support/processes.ts';
 
 const started: DynamoDbLocal[] = [];

@@ -7,7 +7,7 @@ import { randomUUID } from 'node:crypto';
 import { DeleteTableCommand } from '@aws-sdk/client-dynamodb';
 import { type DynamoDBDocumentClient, GetCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { createDocumentClient } from '../../functions/shared/dynamodb.ts';
-import { createPlantsTableIfMissing } from '../../local/plants-table.ts';
+import { createPlantsTableIfMissing } from '../../local/tables.ts';
 
 /** Set by `services-environment.ts` to the endpoint of the worker's DynamoDB Local. */
 export const testStoreEndpointVariable = 'PLANT_STORE_TEST_DYNAMODB_ENDPOINT';
