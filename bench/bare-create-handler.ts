@@ -1,6 +1,6 @@
 /**
  * The yardstick of the warm path: a handler that only parses the body and sends the same put
- * through the same DocumentClient as create-plant, with no middy, validation, int64 parsing,
+ * through the same DocumentClient as the create function (`POST /plants`), with no middy, validation, int64 parsing,
  * error mapping or logging. Bundled like the functions by the benchmark; never deployed.
  *
  * With `BENCH_CLIENT_PER_INVOCATION=1` it builds (and destroys) its client in every invocation,
@@ -16,7 +16,7 @@ const clientPerInvocation = process.env.BENCH_CLIENT_PER_INVOCATION === '1';
 const createClient = () => createDocumentClient(endpoint === undefined ? {} : { endpoint });
 const moduleClient = clientPerInvocation ? undefined : createClient();
 
-/** Parses the body and puts it, conditioned like create-plant; no checks at all. */
+/** Parses the body and puts it, conditioned like the create function; no checks at all. */
 export async function handler(event: APIGatewayProxyEvent): Promise<APIGatewayProxyResult> {
   const { id, name, tag } = JSON.parse(event.body ?? '{}');
   const documentClient = moduleClient ?? createClient();

@@ -6,7 +6,12 @@
 import { statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { type BuildOptions, build } from 'esbuild';
-import { type RouteFunctionName, routeFunctionNames } from '../functions/shared/routes.ts';
+import {
+  functionDisplayName,
+  type RouteFunctionName,
+  routeFunctionNames,
+  routeFunctionOf,
+} from '../functions/shared/routes.ts';
 import { bundleSettings, createBuildOptions } from '../infra/bundling.ts';
 import { functionSettings } from '../infra/function-settings.ts';
 
@@ -46,7 +51,7 @@ const esmModuleFirst: BuildOptions = {
 };
 const esmMinified: BuildOptions = { ...esmModuleFirst, minify: true };
 
-const createPlantVariants: readonly { name: string; options: BuildOptions }[] = [
+const createVariants: readonly { name: string; options: BuildOptions }[] = [
   { name: 'cdk-default', options: cdkDefaultOptions },
   { name: 'cjs-sdk-bundled', options: sdkBundled },
   { name: 'esm-module-first', options: esmModuleFirst },
@@ -59,42 +64,44 @@ function deployedOptions(): BuildOptions {
   return options;
 }
 
+/**
+ * The function whose every bundling lever the benchmark takes apart: the one behind
+ * `POST /plants`, whose sample event is `events/<its name>.json`.
+ */
+export const createFunction = routeFunctionOf('POST', '/plants');
+export const createFunctionName = functionDisplayName(createFunction);
+
 /** Every bundle the benchmark runs, written under `directory`. */
 export interface BenchBundles {
-  /** create-plant exactly as deployed. */
-  readonly createPlant: Bundle;
-  /** create-plant built the other ways (see `createPlantVariants`), by name. */
-  readonly createPlantVariants: readonly Bundle[];
+  /** The create function exactly as deployed. */
+  readonly create: Bundle;
+  /** The create function built the other ways (see `createVariants`), by name. */
+  readonly createVariants: readonly Bundle[];
   /** The bare handler (body parsing and the same DocumentClient), built as deployed. */
   readonly bareCreate: Bundle;
   readonly authorizer: Bundle;
   readonly authorizerCdkDefault: Bundle;
   /** The other API functions, each as deployed and as the CDK would build it by default. */
   readonly otherApiFunctions: readonly {
-    readonly name: OtherApiFunction;
+    readonly name: RouteFunctionName;
     readonly deployed: Bundle;
     readonly cdkDefault: Bundle;
   }[];
 }
 
-/** The API functions besides create-plant, whose every lever the benchmark takes apart. */
-export type OtherApiFunction = Exclude<RouteFunctionName, 'createPlant'>;
-export const otherApiFunctions = routeFunctionNames.filter(
-  (name): name is OtherApiFunction => name !== 'createPlant',
-);
+/** The API functions besides the create function. */
+export const otherApiFunctions = routeFunctionNames.filter((name) => name !== createFunction);
 
 /** Builds every bundle into `directory` (created by esbuild when missing). */
 export async function buildBenchBundles(directory: string): Promise<BenchBundles> {
-  const createPlantEntry = functionSettings.createPlant.entry;
+  const createEntry = functionSettings[createFunction].entry;
   const authorizerEntry = functionSettings.authorizer.entry;
   const bundle = (name: string, entry: string, options: BuildOptions) =>
     buildBundle(directory, name, entry, options);
   return {
-    createPlant: await bundle('create-plant', createPlantEntry, deployedOptions()),
-    createPlantVariants: await Promise.all(
-      createPlantVariants.map(({ name, options }) =>
-        bundle(`create-plant-${name}`, createPlantEntry, options),
-      ),
+    create: await bundle(createFunctionName, createEntry, deployedOptions()),
+    createVariants: await Promise.all(
+      createVariants.map(({ name, options }) => bundle(name, createEntry, options)),
     ),
     bareCreate: await bundle('bare-create', 'bench/bare-create-handler.ts', deployedOptions()),
     authorizer: await bundle('authorizer', authorizerEntry, deployedOptions()),

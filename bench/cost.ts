@@ -8,7 +8,7 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { type RouteFunctionName, routeFunctionNames } from '../functions/shared/routes.ts';
+import { type Route, routeFunctionOf, routes } from '../functions/shared/routes.ts';
 import { defaultRetrySchedule } from '../functions/shared/webhooks/send-webhook.ts';
 import { functionSettings } from '../infra/function-settings.ts';
 import { authorizerCacheSeconds } from '../infra/plants-api.ts';
@@ -42,7 +42,10 @@ export interface CostAssumptions {
   readonly logBytesPerRequest: number;
   /** A stored plant's size (DynamoDB counts 100 bytes of overhead per item). */
   readonly itemBytes: number;
-  /** CPU milliseconds per warm request in Lambda at 1,769 MB (one vCPU), per function. */
+  /**
+   * CPU milliseconds per warm request in Lambda at 1,769 MB (one vCPU): per route (`POST
+   * /plants`) for the API, per function for the others (`authorizer`, `deliverWebhook`…).
+   */
   readonly cpuMillisecondsAtFullVcpu: Readonly<Record<string, number>>;
 }
 
@@ -55,11 +58,12 @@ export const defaultAssumptions: CostAssumptions = {
   logBytesPerRequest: 1_000,
   itemBytes: 150,
   cpuMillisecondsAtFullVcpu: {
-    createPlant: 0.7,
-    listPlants: 1.5,
-    getPlant: 0.6,
-    updatePlant: 0.7,
-    deletePlant: 0.5,
+    'POST /plants': 0.7,
+    'GET /plants': 1.5,
+    'GET /plants/{id}': 0.6,
+    'PUT /plants/{id}': 0.7,
+    'PATCH /plants/{id}': 0.7,
+    'DELETE /plants/{id}': 0.5,
     authorizer: 0.5,
     deliverWebhook: 1,
     webhookFanout: 0.5,
@@ -68,7 +72,21 @@ export const defaultAssumptions: CostAssumptions = {
 
 const fullVcpuMemoryMb = 1769;
 
-type Operation = RouteFunctionName;
+/** An operation as the cost table names it: its route, `POST /plants`. */
+type Operation = `${Route['method']} ${string}`;
+
+function operationOf(route: Route): Operation {
+  return `${route.method} ${route.path}`;
+}
+
+/** The function behind an operation. */
+function functionOf(operation: Operation) {
+  const [method, path] = operation.split(' ') as [Route['method'], string];
+  return routeFunctionOf(method, path);
+}
+
+/** The operation that stores new plants, each of which every subscriber hears of. */
+const createOperation: Operation = 'POST /plants';
 
 /**
  * DynamoDB request units per operation, from the table actions its function may call: a write
@@ -76,7 +94,7 @@ type Operation = RouteFunctionName;
  * a read alone is one consistent read of the item.
  */
 function dynamoCost(operation: Operation, assumptions: CostAssumptions): number {
-  const actions: readonly string[] = functionSettings[operation].tableActions;
+  const actions: readonly string[] = functionSettings[functionOf(operation)].tableActions;
   if (actions.some((action) => /PutItem|UpdateItem|DeleteItem/.test(action))) {
     return prices.dynamoWriteRequestUnitsPerMillion * Math.ceil(assumptions.itemBytes / 1024);
   }
@@ -98,13 +116,19 @@ function lambdaCost(name: keyof typeof functionSettings, milliseconds: number): 
   );
 }
 
-/** CPU time at the function's memory size: Lambda gives CPU in proportion to memory. */
+/**
+ * CPU time of an operation (or a function that serves none) at its function's memory size:
+ * Lambda gives CPU in proportion to memory.
+ */
 function cpuMilliseconds(
-  name: keyof typeof functionSettings,
+  name: Operation | Exclude<keyof typeof functionSettings, ReturnType<typeof functionOf>>,
   assumptions: CostAssumptions,
 ): number {
   const atFullVcpu = assumptions.cpuMillisecondsAtFullVcpu[name] ?? 1;
-  return atFullVcpu / Math.min(1, functionSettings[name].memorySizeMb / fullVcpuMemoryMb);
+  const settings = name.includes(' ')
+    ? functionSettings[functionOf(name as Operation)]
+    : functionSettings[name as keyof typeof functionSettings];
+  return atFullVcpu / Math.min(1, settings.memorySizeMb / fullVcpuMemoryMb);
 }
 
 export interface OperationCost {
@@ -120,7 +144,7 @@ export interface OperationCost {
 
 /** The cost of one million requests of each operation, in US dollars. */
 export function estimateCosts(assumptions: CostAssumptions = defaultAssumptions): OperationCost[] {
-  const operations = routeFunctionNames;
+  const operations = routes.map(operationOf);
   // One authorizer run per token per cache TTL (the cache holds the answer for every method).
   const authorizerShare = 1 / assumptions.requestsPerTokenPerCacheTtl;
   const authorizer =
@@ -128,13 +152,13 @@ export function estimateCosts(assumptions: CostAssumptions = defaultAssumptions)
   const logs = (assumptions.logBytesPerRequest / 1e9) * 1e6 * prices.logsIngestedPerGb;
   return operations.map((operation) => {
     const lambda = lambdaCost(
-      operation,
+      functionOf(operation),
       cpuMilliseconds(operation, assumptions) + assumptions.dynamoRoundTripMilliseconds,
     );
     // Every create stores a new plant at most once: one fan-out share, and per subscriber one
     // message sent, received and deleted, and one delivery invocation.
     const webhooks =
-      operation === 'createPlant'
+      operation === createOperation
         ? lambdaCost('webhookFanout', cpuMilliseconds('webhookFanout', assumptions) + 20) / 100 +
           assumptions.webhookSubscribers *
             (3 * prices.sqsRequestsPerMillion +
@@ -216,15 +240,27 @@ function readBenchAssumptions(): CostAssumptions {
   const path = join(repositoryRoot, '.data', 'bench', 'results.json');
   if (!existsSync(path)) return defaultAssumptions;
   const results = JSON.parse(readFileSync(path, 'utf8')) as {
-    warmPath?: { figures?: Record<string, { cpuMicrosecondsPerRequest?: number }> };
-    otherFunctions?: { name: string; warm?: { cpuMicrosecondsPerRequest?: number } }[];
+    apiFunctions?: {
+      create?: {
+        name: string;
+        warmPath?: { figures?: Record<string, { cpuMicrosecondsPerRequest?: number }> };
+      };
+      others?: { name: string; warm?: { cpuMicrosecondsPerRequest?: number } }[];
+    };
   };
-  const measured: Record<string, number> = { ...defaultAssumptions.cpuMillisecondsAtFullVcpu };
-  const create = results.warmPath?.figures?.['create-plant']?.cpuMicrosecondsPerRequest;
-  if (create !== undefined) measured.createPlant = create / 1000;
-  for (const entry of results.otherFunctions ?? []) {
+  // Measured per function: each of its operations costs what the function does.
+  const byFunction = new Map<string, number>();
+  const create = results.apiFunctions?.create;
+  const createCpu = Object.values(create?.warmPath?.figures ?? {})[0]?.cpuMicrosecondsPerRequest;
+  if (create !== undefined && createCpu !== undefined) byFunction.set(create.name, createCpu);
+  for (const entry of results.apiFunctions?.others ?? []) {
     const cpu = entry.warm?.cpuMicrosecondsPerRequest;
-    if (cpu !== undefined) measured[entry.name] = cpu / 1000;
+    if (cpu !== undefined) byFunction.set(entry.name, cpu);
+  }
+  const measured: Record<string, number> = { ...defaultAssumptions.cpuMillisecondsAtFullVcpu };
+  for (const route of routes) {
+    const cpu = byFunction.get(route.function);
+    if (cpu !== undefined) measured[operationOf(route)] = cpu / 1000;
   }
   return { ...defaultAssumptions, cpuMillisecondsAtFullVcpu: measured };
 }

@@ -29,7 +29,7 @@ import { Construct } from 'constructs';
 import { requestLog } from '../functions/shared/api-responses.ts';
 import { errorCodes } from '../functions/shared/error-codes.ts';
 import { logFields } from '../functions/shared/logger.ts';
-import { functionDisplayName } from '../functions/shared/routes.ts';
+import { functionDisplayName, routeFunctionOf } from '../functions/shared/routes.ts';
 import { itemsNotPlantsLog } from '../functions/shared/stored-plant.ts';
 import { fanoutLog } from '../functions/shared/webhooks/queue-deliveries.ts';
 import { webhookLog } from '../functions/shared/webhooks/send-webhook.ts';
@@ -301,7 +301,8 @@ export class PlantStoreMonitoring extends Construct {
       ),
       [
         'PlantConflicts',
-        'create-plant',
+        // Only a create can conflict with a stored plant.
+        functionDisplayName(routeFunctionOf('POST', '/plants')),
         FilterPattern.numberValue(
           `$.${requestLog.errorCodeField}`,
           '=',

@@ -224,7 +224,7 @@ export class PlantStoreStack extends Stack {
   }
 }
 
-/** `createPlant` → `create-plant`: a function as the alarms and dashboard name it. */
+/** `deliverWebhook` → `deliver-webhook`: a function as the alarms and dashboard name it. */
 function monitored(fn: PlantStoreFunction, role: MonitoredFunction['role']): MonitoredFunction {
   return {
     name: functionDisplayName(fn.node.id),

@@ -9,7 +9,6 @@ import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { DeleteCommand } from '@aws-sdk/lib-dynamodb';
 import { anyOf, callStore, type StoreDependencies } from '../shared/dynamodb.ts';
 import { PlantNotFoundError, StoreUnavailableError } from '../shared/errors.ts';
-import { getPlant } from '../shared/get-plant.ts';
 import type { Logger } from '../shared/logger.ts';
 import { hasVersionTerms, versionAttribute } from '../shared/plant-version.ts';
 import {
@@ -17,6 +16,7 @@ import {
   holdsForAnyVersion,
   type Preconditions,
 } from '../shared/preconditions.ts';
+import { readPlant } from '../shared/read-plant.ts';
 
 /** Reads and conditioned deletes before the client is told to retry (503): a plant changing this fast. */
 const attempts = 3;
@@ -41,7 +41,7 @@ export async function deletePlant(
   for (let attempt = 1; attempt <= attempts; attempt += 1) {
     let version: number;
     try {
-      ({ version } = await getPlant(id, dependencies));
+      ({ version } = await readPlant(id, dependencies));
     } catch (error) {
       if (error instanceof PlantNotFoundError) return;
       throw error;

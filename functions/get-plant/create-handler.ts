@@ -4,9 +4,9 @@
  * `If-None-Match` names it. Free of module-scope effects; `handler.ts` is the Lambda entry.
  */
 import { jsonTextResponse } from '../shared/api-responses.ts';
-import { getPlant } from '../shared/get-plant.ts';
 import { entityTagOf } from '../shared/plant-version.ts';
 import { evaluatePreconditions, readPreconditions } from '../shared/preconditions.ts';
+import { readPlant } from '../shared/read-plant.ts';
 import { readPlantIdParameter } from '../shared/request.ts';
 import { stringifyStoredPlant } from '../shared/stored-plant.ts';
 import { createTableHandler, type TableHandlerDependencies } from '../shared/table-function.ts';
@@ -15,7 +15,7 @@ import { createTableHandler, type TableHandlerDependencies } from '../shared/tab
 export function createHandler(dependencies: TableHandlerDependencies) {
   return createTableHandler('get-plant', dependencies, async (event, store) => {
     const id = readPlantIdParameter(event);
-    const { plant, version } = await getPlant(id, store);
+    const { plant, version } = await readPlant(id, store);
     const etag = entityTagOf(version);
     if (evaluatePreconditions(readPreconditions(event), version, 'read') === 'not-modified') {
       // RFC 9110 §15.4.5: no body, and the ETag a 200 would have carried.

@@ -88,6 +88,17 @@ export const routeFunctionNames: readonly RouteFunctionName[] = [
   ...new Set(routes.map((route) => route.function)),
 ];
 
+/**
+ * The function behind a route, found by its method and path (the benchmark and the cost model
+ * name a route, never a function).
+ * @throws Error when the table has no such route.
+ */
+export function routeFunctionOf(method: Route['method'], path: string): RouteFunctionName {
+  const route = routes.find((entry) => entry.method === method && entry.path === path);
+  if (route === undefined) throw new Error(`No route ${method} ${path} in the route table.`);
+  return route.function;
+}
+
 /** The routes a function serves. */
 export function routesOf(name: RouteFunctionName): readonly Route[] {
   return routes.filter((route) => route.function === name);

@@ -12,7 +12,6 @@ import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { anyOf, callStore, type StoreDependencies } from '../shared/dynamodb.ts';
 import { PlantNotFoundError, StoreUnavailableError } from '../shared/errors.ts';
-import { getPlant } from '../shared/get-plant.ts';
 import type { Logger } from '../shared/logger.ts';
 import {
   hasVersionTerms,
@@ -27,6 +26,7 @@ import {
   holdsForAnyVersion,
   type Preconditions,
 } from '../shared/preconditions.ts';
+import { readPlant } from '../shared/read-plant.ts';
 import { readVersionedPlant, requirePlant, type VersionedPlant } from '../shared/stored-plant.ts';
 import { changesNothing, type PlantChange } from './plant-change.ts';
 
@@ -93,7 +93,7 @@ export async function updatePlant(
     // Nothing to write, nothing that could match, a list of ETags, the highest version or an
     // If-None-Match: read which version the plant has, and answer from it or pin the write to it
     // (so every pinned version has been checked).
-    const found = check(await getPlant(id, dependencies));
+    const found = check(await readPlant(id, dependencies));
     if (nothingToWrite || changesNothing(found.plant, change)) return found;
     pin = { version: found.version };
   }

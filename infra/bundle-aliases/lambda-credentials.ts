@@ -5,7 +5,7 @@
  * The Lambda runtime always hands a function its role's credentials in environment variables,
  * the first link of the default chain. The other links (SSO, ini files, process, web identity,
  * ECS, EC2 metadata) and the STS/SSO clients they bring are never used in Lambda, yet they made
- * up a third of the create-plant bundle, all parsed at every cold start. A bundle run without
+ * up a third of an API function's bundle, all parsed at every cold start. A bundle run without
  * environment credentials fails its store calls with the SDK's own "Unable to find environment
  * variable credentials" (`sam local` passes them too). Running the sources (tests, `npm start`)
  * keeps the SDK's full chain.

@@ -1,5 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import { defaultAssumptions, estimateCosts, estimateRetryCosts, prices } from '../../bench/cost.ts';
+import { routes } from '../../functions/shared/routes.ts';
 import { functionSettings } from '../../infra/function-settings.ts';
 
 describe('npm run cost', () => {
@@ -8,13 +9,9 @@ describe('npm run cost', () => {
 
   it('prices every operation of the API, each total the sum of its parts', () => {
     const rows = estimateCosts();
-    expect(rows.map((row) => row.operation)).toEqual([
-      'createPlant',
-      'listPlants',
-      'getPlant',
-      'updatePlant',
-      'deletePlant',
-    ]);
+    expect(rows.map((row) => row.operation)).toEqual(
+      routes.map((route) => `${route.method} ${route.path}`),
+    );
     for (const row of rows) {
       const parts =
         row.apiGateway + row.authorizer + row.lambda + row.dynamoDb + row.logs + row.webhooks;
@@ -24,10 +21,10 @@ describe('npm run cost', () => {
   });
 
   it('bills Lambda from the stack\u2019s memory settings: GB-seconds of the CPU time at that size plus the store round trip', () => {
-    const { getPlant } = byOperation();
+    const getPlant = byOperation()['GET /plants/{id}'];
     const gb = functionSettings.getPlant.memorySizeMb / 1024;
     const cpu =
-      (defaultAssumptions.cpuMillisecondsAtFullVcpu.getPlant as number) /
+      (defaultAssumptions.cpuMillisecondsAtFullVcpu['GET /plants/{id}'] as number) /
       (functionSettings.getPlant.memorySizeMb / 1769);
     const milliseconds = Math.ceil(cpu + defaultAssumptions.dynamoRoundTripMilliseconds);
     expect(getPlant?.lambda).toBeCloseTo(
@@ -43,15 +40,17 @@ describe('npm run cost', () => {
       ...defaultAssumptions,
       requestsPerTokenPerCacheTtl: 10,
     });
-    expect(fewerRequestsPerToken.getPlant?.authorizer).toBeCloseTo(
-      (base.getPlant?.authorizer ?? 0) * 10,
+    expect(fewerRequestsPerToken['GET /plants/{id}']?.authorizer).toBeCloseTo(
+      (base['GET /plants/{id}']?.authorizer ?? 0) * 10,
       10,
     );
     const twoSubscribers = byOperation({ ...defaultAssumptions, webhookSubscribers: 2 });
-    expect(twoSubscribers.createPlant?.webhooks).toBeGreaterThan(
-      (base.createPlant?.webhooks ?? 0) * 1.9,
+    expect(twoSubscribers['POST /plants']?.webhooks).toBeGreaterThan(
+      (base['POST /plants']?.webhooks ?? 0) * 1.9,
     );
-    expect(base.getPlant?.webhooks).toBe(0);
+    for (const operation of ['GET /plants/{id}', 'PATCH /plants/{id}', 'DELETE /plants/{id}']) {
+      expect(base[operation]?.webhooks).toBe(0);
+    }
   });
 
   it('prices a dead subscriber\u2019s retries as hops of at most 15 minutes: 113 messages per delivery', () => {

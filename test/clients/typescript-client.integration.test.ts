@@ -16,7 +16,6 @@ import {
   schemaTypesPath,
 } from '../../clients/typescript/scripts/schema-types.ts';
 import {
-  operationMethods,
   PlantStoreClient,
   PlantStoreError,
   PlantStoreWebhooks,
@@ -273,6 +272,16 @@ describe('the webhook verifier', () => {
     expect(() => verifier.verify(`${plantBody} `, sign(plantBody, '5'))).toThrow();
   });
 });
+
+/** Which client method calls each operation of `openapi.yaml`. */
+const operationMethods = {
+  createPlant: 'create',
+  listPlants: 'list',
+  getPlant: 'get',
+  replacePlant: 'update',
+  patchPlant: 'patch',
+  deletePlant: 'delete',
+} as const;
 
 describe('held to openapi.yaml', () => {
   it('has a method for every operation', () => {

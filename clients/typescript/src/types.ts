@@ -31,13 +31,3 @@ export type PlantEvent =
   | WithExactIds<Schemas.PlantDeletedEvent>;
 /** Every failure's body (`Error`). */
 export type ErrorBody = Schemas.Error;
-
-/** Which client method calls each operation of `openapi.yaml`. */
-export const operationMethods = {
-  createPlant: 'create',
-  listPlants: 'list',
-  getPlant: 'get',
-  replacePlant: 'update',
-  patchPlant: 'patch',
-  deletePlant: 'delete',
-} as const;

@@ -15,7 +15,7 @@ import { requirePlant, type VersionedPlant } from './stored-plant.ts';
  * @throws PlantNotFoundError when no plant has this id.
  * @throws StoreUnavailableError when the store is unreachable, too slow or throttling.
  */
-export async function getPlant(
+export async function readPlant(
   id: bigint,
   dependencies: StoreDependencies & { readonly logger?: Logger },
 ): Promise<VersionedPlant> {

@@ -1,0 +1,228 @@
+/**
+ * The benchmark's report: its figures as tables, each judged against its target where it has
+ * one (a quick run's samples are too few to judge: its verdicts say so). Reads nothing and
+ * measures nothing; `run.ts` hands it the results it wrote to `.data/bench/results.json`.
+ */
+import type {
+  ApiColdStart,
+  estimateLambdaTimes,
+  measureApiFunctions,
+  measureAuthorizer,
+  Spread,
+} from './api-functions.ts';
+import { createFunctionName } from './bundles.ts';
+import type { ColdStartFigures } from './cold-start.ts';
+import type { measureEndToEnd } from './end-to-end.ts';
+import type { RetrySimulationFigures } from './retry-simulation.ts';
+import { round } from './statistics.ts';
+import type { measureWebhookLoad } from './webhooks.ts';
+
+/** What the figures are judged against. */
+export const targets = {
+  createBundleKiB: 200,
+  authorizerBundleKiB: 60,
+  otherBundleKiB: 200,
+  /**
+   * An API function's cold start above the SDK's floor, as a fraction of its CDK-default cold
+   * start: what the function's own code (middy, valibot, the handler) may add to the least any
+   * build can reach. The ratio to the CDK default is reported beside it, without a verdict: the
+   * SDK's floor alone is ~0.6 of it here, so no target below that can be met by bundling.
+   */
+  coldStartAboveSdkFloor: 0.03,
+  warmRatioToBareHandler: 0.85,
+  listPageP99ToCreateP99: 3,
+  webhookDeliveryP99Milliseconds: 2000,
+} as const;
+
+/** Everything one run measured. */
+export interface BenchResults {
+  readonly quick: boolean;
+  readonly machine: {
+    readonly cpuModel: string;
+    readonly cores: number;
+    readonly node: string;
+    readonly date: string;
+    readonly loadAverageBefore: readonly number[];
+    readonly loadAverageAfter: readonly number[];
+  };
+  readonly durationSeconds: number;
+  readonly bundles: {
+    readonly createBytes: number;
+    readonly createCdkDefaultBytes: number;
+    readonly authorizerBytes: number;
+  };
+  readonly apiFunctions: Awaited<ReturnType<typeof measureApiFunctions>>;
+  readonly authorizer: Awaited<ReturnType<typeof measureAuthorizer>>;
+  readonly endToEnd: Awaited<ReturnType<typeof measureEndToEnd>>;
+  readonly webhooks: Awaited<ReturnType<typeof measureWebhookLoad>>;
+  readonly retries: RetrySimulationFigures;
+  readonly memoryEstimates: ReturnType<typeof estimateLambdaTimes>;
+}
+
+/** The whole report, as lines. */
+export function formatReport(results: BenchResults): string[] {
+  const check = verdict(results.quick);
+  const { machine } = results;
+  return [
+    '',
+    `Machine: ${machine.cpuModel}, ${machine.cores} cores, Node.js ${machine.node}, ${machine.date}; load average ${formatLoad(machine.loadAverageBefore)} before, ${formatLoad(machine.loadAverageAfter)} after; ${results.durationSeconds} s`,
+    ...formatBundles(results, check),
+    ...formatCreate(results, check),
+    ...formatOtherFunctions(results, check),
+    ...formatAuthorizer(results),
+    ...formatEndToEnd(results, check),
+    ...formatWebhooks(results, check),
+    ...formatRetrySimulation(results.retries, check),
+    ...formatMemoryEstimates(results),
+  ];
+}
+
+type Check = (met: boolean) => string;
+
+/** A verdict on a target; a quick run's samples are too small to judge, so it says so. */
+function verdict(quick: boolean): Check {
+  return (met) => {
+    if (quick)
+      return met ? '(met, indicative only: quick run)' : '(not met, indicative only: quick run)';
+    return met ? 'met' : 'NOT met';
+  };
+}
+
+function formatBundles({ bundles }: BenchResults, check: Check): string[] {
+  return [
+    '',
+    'Bundles                              size  target',
+    `  ${createFunctionName.padEnd(28)}${kib(bundles.createBytes)}  ≤ ${targets.createBundleKiB} KiB ${check(bundles.createBytes <= targets.createBundleKiB * 1024)}`,
+    `  ${'authorizer'.padEnd(28)}${kib(bundles.authorizerBytes)}  ≤ ${targets.authorizerBundleKiB} KiB ${check(bundles.authorizerBytes <= targets.authorizerBundleKiB * 1024)}`,
+    `  ${`${createFunctionName}, CDK default`.padEnd(28)}${kib(bundles.createCdkDefaultBytes)}  + the SDK from node_modules`,
+  ];
+}
+
+/** A cold start's verdict line: the distance above the SDK floor, then the ratios. */
+function formatColdStartVerdict(coldStart: ApiColdStart, check: Check): string {
+  return `  above the SDK floor: ${coldStart.aboveFloorMilliseconds} ms = ${coldStart.aboveFloor} of the CDK default, run by run ${formatSpread(coldStart.aboveFloorSpread)} (target ≤ ${targets.coldStartAboveSdkFloor}) ${check(coldStart.aboveFloor <= targets.coldStartAboveSdkFloor)}; deployed / CDK default ${coldStart.ratioToCdkDefault} ${formatSpread(coldStart.ratioSpread)}, the floor's ${coldStart.sdkFloorRatioToCdkDefault}`;
+}
+
+function formatCreate({ apiFunctions }: BenchResults, check: Check): string[] {
+  const { create } = apiFunctions;
+  const warm = create.warmPath;
+  return [
+    '',
+    `${createFunctionName} cold start, ms (median of ${create.runs} fresh processes; spawn → first answer)`,
+    ...formatColdStartTable(create.figures),
+    formatColdStartVerdict(create, check),
+    '',
+    'Warm path (one thread, instant store)          creates/s   CPU µs/request',
+    ...Object.entries(warm.figures).map(
+      ([name, figures]) =>
+        `  ${name.padEnd(44)} ${String(figures.requestsPerSecond).padStart(9)}   ${String(figures.cpuMicrosecondsPerRequest).padStart(14)}`,
+    ),
+    `  ${createFunctionName} / bare handler: ${warm.ratioToBareHandler}, round by round ${formatSpread(warm.ratioSpread)} (target ≥ ${targets.warmRatioToBareHandler}) ${check(warm.ratioToBareHandler >= targets.warmRatioToBareHandler)}`,
+  ];
+}
+
+function formatOtherFunctions({ apiFunctions }: BenchResults, check: Check): string[] {
+  const { others } = apiFunctions;
+  return [
+    '',
+    'Other API functions (cold start: median of fresh processes, ms; warm: one thread, instant store)',
+    `  ${'function'.padEnd(14)} ${'bundle'.padStart(10)} ${'CDK default'.padStart(11)} ${'cold'.padStart(6)} ${'floor'.padStart(6)} ${'CDK cold'.padStart(8)}  above floor (of CDK default, run by run)  target   warm/s`,
+    ...others.map(
+      (figures) =>
+        `  ${figures.name.padEnd(14)} ${kib(figures.bundleBytes)} ${kib(figures.cdkDefaultBundleBytes).padStart(11)} ${String(figures.figures.deployed?.total.median).padStart(6)} ${String(figures.figures['sdk-floor']?.total.median).padStart(6)} ${String(figures.figures['cdk-default']?.total.median).padStart(8)}  ${`${figures.aboveFloorMilliseconds} ms = ${figures.aboveFloor} ${formatSpread(figures.aboveFloorSpread)}`.padEnd(40)} ≤ ${targets.coldStartAboveSdkFloor} ${check(figures.aboveFloor <= targets.coldStartAboveSdkFloor)}  ${String(figures.warm?.requestsPerSecond).padStart(6)}`,
+    ),
+    `  ratio to the CDK default (no verdict): ${others.map((figures) => `${figures.name} ${figures.ratioToCdkDefault} (floor ${figures.sdkFloorRatioToCdkDefault})`).join(', ')}`,
+    `  bundles ≤ ${targets.otherBundleKiB} KiB ${check(others.every((figures) => figures.bundleBytes <= targets.otherBundleKiB * 1024))}. SDK floor: the bare handler (one DocumentClient put) built as deployed, in the same runs; no build of a function that calls the store goes below it.`,
+  ];
+}
+
+function formatAuthorizer({ authorizer }: BenchResults): string[] {
+  return [
+    '',
+    'Authorizer cold start, ms (first answer includes one JWKS fetch on 127.0.0.1)',
+    ...formatColdStartTable(authorizer.coldStart),
+    `  verifications/s with a cached JWKS (RS256, one thread): ${authorizer.verificationsPerSecond}`,
+  ];
+}
+
+function formatEndToEnd({ endToEnd: e2e }: BenchResults, check: Check): string[] {
+  const line = (label: string, figures: typeof e2e.create, note = '') =>
+    `  ${label.padEnd(25)} ${figures.requestsPerSecond} requests/s, p50 ${figures.latencyP50} ms, p99 ${figures.latencyP99} ms, ${figures.errors} errors, ${figures.non2xx} non-2xx of ${figures.requests}${note}`;
+  return [
+    '',
+    `Local API end to end: ${e2e.create.connections} connections for ${e2e.create.durationSeconds} s each, DynamoDB Local`,
+    line('POST /plants', e2e.create),
+    line('GET /plants/{id}', e2e.read),
+    line('PATCH /plants/{id}', e2e.update, ' (If-Match: *, a new tag each)'),
+    `  update p99 / create p99: ${e2e.updateP99ToCreateP99}`,
+    line('GET /plants?limit=100', e2e.listPage, ` (${e2e.listPage.listedPlants} plants stored)`),
+    `  list page p99 / create p99: ${e2e.listP99ToCreateP99} (target ≤ ${targets.listPageP99ToCreateP99}) ${check(e2e.listP99ToCreateP99 <= targets.listPageP99ToCreateP99)}`,
+  ];
+}
+
+function formatWebhooks({ webhooks: hooks }: BenchResults, check: Check): string[] {
+  return [
+    '',
+    `Webhooks: ${hooks.creates} creates from ${hooks.clients} clients, a live receiver on 127.0.0.1`,
+    `  distinct deliveries per run: ${hooks.distinctDeliveries.join(', ')} (of ${hooks.creates}) ${check(hooks.distinctDeliveries.every((count) => count === hooks.creates))}`,
+    `  delivery delay (create answered → received): p50 ${hooks.deliveryDelay.p50} ms, p99 ${hooks.deliveryDelay.p99} ms, max ${hooks.deliveryDelay.max} ms (target p99 ≤ ${targets.webhookDeliveryP99Milliseconds} ms) ${check(hooks.deliveryDelay.p99 <= targets.webhookDeliveryP99Milliseconds)}`,
+    `  create latency without webhooks: p50 ${hooks.createWithoutWebhooks.p50} ms, p99 ${hooks.createWithoutWebhooks.p99} ms; with: p50 ${hooks.createWithWebhooks.p50} ms, p99 ${hooks.createWithWebhooks.p99} ms`,
+  ];
+}
+
+function formatRetrySimulation(figures: RetrySimulationFigures, check: Check): string[] {
+  const { withoutDeadSubscriber: alone, withDeadSubscriber: dead } = figures;
+  const total = figures.pending + figures.live;
+  return [
+    '',
+    `Webhook retries (emulated deployed path, schedule ${figures.retrySchedule.join(', ')} s, hops ≤ ${figures.maximumDelaySeconds} s): a dead subscriber with ${figures.pending} pending events, then ${figures.live} live events`,
+    `  live subscriber delay without the dead one: p50 ${alone.liveDelay.p50} ms, p99 ${alone.liveDelay.p99} ms; beside it: p50 ${dead.liveDelay.p50} ms, p99 ${dead.liveDelay.p99} ms (p99 ratio ${round(dead.liveDelay.p99 / alone.liveDelay.p99, 2)})`,
+    `  messages in flight, at most: ${dead.maxInFlight} (the pollers' batches hold ${dead.inFlightBound}; the dead subscriber had ${total} events waiting) ${check(dead.maxInFlight <= dead.inFlightBound)}`,
+    `  retries after their scheduled wait: min +${dead.retryLateness?.min} ms, p50 +${dead.retryLateness?.p50} ms, p99 +${dead.retryLateness?.p99} ms, max +${dead.retryLateness?.max} ms ${check((dead.retryLateness?.min ?? -1) >= 0)}`,
+    `  every event delivered to the live subscriber: ${dead.liveDelivered}/${total} ${check(dead.liveDelivered === total)}; dead-lettered for the dead one: ${dead.deadLettered}/${total} ${check(dead.deadLettered === total)}`,
+  ];
+}
+
+function formatMemoryEstimates({ memoryEstimates }: BenchResults): string[] {
+  return [
+    '',
+    `${createFunctionName} in Lambda, estimated from the CPU time measured here`,
+    '  memory   vCPU   cold start (init + first answer)   warm CPU per create',
+    ...memoryEstimates.map(
+      (estimate) =>
+        `  ${`${estimate.memorySizeMb} MB`.padEnd(8)} ${estimate.vcpuShare.toFixed(2).padStart(4)}   ${`${estimate.coldStartMilliseconds} ms`.padStart(32)}   ${`${estimate.warmCpuMilliseconds} ms`.padStart(19)}`,
+    ),
+  ];
+}
+
+function formatColdStartTable(figures: Record<string, ColdStartFigures>): string[] {
+  const header = `  ${'build'.padEnd(24)} ${['total', 'p90', 'node', 'init', 'first', 'CPU'].map((title) => title.padStart(6)).join(' ')}`;
+  return [
+    header,
+    ...Object.entries(figures).map(
+      ([name, figure]) =>
+        `  ${name.padEnd(24)} ${[
+          figure.total.median,
+          figure.total.p90,
+          figure.nodeStart.median,
+          figure.init.median,
+          figure.firstInvocation.median,
+          figure.cpu.median,
+        ]
+          .map((value) => value.toFixed(1).padStart(6))
+          .join(' ')}`,
+    ),
+  ];
+}
+
+function kib(bytes: number): string {
+  return `${(bytes / 1024).toFixed(1)} KiB`.padStart(10);
+}
+
+function formatSpread(spread: Spread): string {
+  return `[middle half ${spread.p25}–${spread.p75}, all ${spread.min}–${spread.max}]`;
+}
+
+export function formatLoad(load: readonly number[]): string {
+  return load.map((value) => value.toFixed(2)).join(' ');
+}
