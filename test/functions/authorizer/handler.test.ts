@@ -1,129 +1,26 @@
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import type { APIGatewayAuthorizerResult } from 'aws-lambda';
-import type { AuthorizerConfig } from '../../../functions/authorizer/config.ts';
-import { createHandler, stageArnOf } from '../../../functions/authorizer/create-handler.ts';
-import { createLogger } from '../../../functions/shared/logger.ts';
-import { type JwksServer, startJwksServer } from '../../../local/jwks-server.ts';
-import type { Jwks } from '../../../local/token-issuer.ts';
+import { describe, expect, it } from '@jest/globals';
+import { stageArnOf } from '../../../functions/authorizer/create-handler.ts';
 import {
-  type Claims,
-  createSigningKey,
-  hmacWithPublicKeyToken,
-  nowInSeconds,
-  signToken,
-  type TestSigningKey,
-  unsignedToken,
-} from './token-factory.ts';
-
-const issuer = 'https://issuer.plant-store.test';
-const audience = 'plant-store-test';
-const methodArn = 'arn:aws:execute-api:eu-west-1:123456789012:a1b2c3d4e5/dev/POST/plants';
-const stageArn = 'arn:aws:execute-api:eu-west-1:123456789012:a1b2c3d4e5/dev';
-const apiWide = `${stageArn}/*/*`;
-/** What each scope grants, as the route table says: the method ARNs of its routes. */
-const readRoutes = [`${stageArn}/GET/plants`, `${stageArn}/GET/plants/*`];
-const writeRoutes = [
-  `${stageArn}/POST/plants`,
-  `${stageArn}/PUT/plants/*`,
-  `${stageArn}/PATCH/plants/*`,
-  `${stageArn}/DELETE/plants/*`,
-];
-const allRoutes = [
-  `${stageArn}/POST/plants`,
-  `${stageArn}/GET/plants`,
-  `${stageArn}/GET/plants/*`,
-  `${stageArn}/PUT/plants/*`,
-  `${stageArn}/PATCH/plants/*`,
-  `${stageArn}/DELETE/plants/*`,
-];
-
-let rsaKey: TestSigningKey;
-let ecKey: TestSigningKey;
-let rsaKeyWithoutAlgorithm: TestSigningKey;
-let rotatedKey: TestSigningKey;
-let weakRsaKey: TestSigningKey;
-let foreignKeyWithIssuersKid: TestSigningKey;
-let servedKeys: TestSigningKey[];
-let jwksServer: JwksServer;
-
-beforeAll(async () => {
-  rsaKey = createSigningKey('RS256', 'rsa-1');
-  ecKey = createSigningKey('ES256', 'ec-1', { declareAlgorithm: false });
-  rsaKeyWithoutAlgorithm = createSigningKey('RS256', 'rsa-no-alg', { declareAlgorithm: false });
-  rotatedKey = createSigningKey('RS256', 'rsa-2');
-  foreignKeyWithIssuersKid = createSigningKey('RS256', rsaKey.kid);
-  weakRsaKey = createSigningKey('RS256', 'rsa-1024', { modulusLength: 1024 });
-  servedKeys = [rsaKey, ecKey, rsaKeyWithoutAlgorithm, weakRsaKey];
-  jwksServer = await startJwksServer(
-    () => ({ keys: servedKeys.map((key) => key.publicJwk) }) as unknown as Jwks,
-  );
-});
-
-afterAll(async () => {
-  await jwksServer.close();
-});
-
-function validClaims(overrides: Claims = {}): Claims {
-  const now = nowInSeconds();
-  return {
-    iss: issuer,
-    aud: audience,
-    sub: 'client-42',
-    scope: 'plants/write',
-    iat: now,
-    exp: now + 300,
-    ...overrides,
-  };
-}
-
-function configWith(overrides: Partial<AuthorizerConfig> = {}): AuthorizerConfig {
-  return {
-    issuer,
-    audiences: [audience],
-    audienceClaim: 'aud',
-    jwksUri: jwksServer.jwksUri,
-    ...overrides,
-  };
-}
-
-/** A fresh authorizer (its own JWKS cache) whose log lines the test can read. */
-function createAuthorizer(overrides: Partial<AuthorizerConfig> = {}, jwksRefetchWaitSeconds = 10) {
-  const logLines: Record<string, unknown>[] = [];
-  const logger = createLogger({}, (line) => logLines.push(JSON.parse(line)));
-  const handler = createHandler(configWith(overrides), { logger, jwksRefetchWaitSeconds });
-  const authorize = (authorizationToken: string | undefined) =>
-    handler({ type: 'TOKEN', methodArn, authorizationToken: authorizationToken as string });
-  const reasons = () =>
-    logLines.map((line) => line.reason).filter((reason) => reason !== undefined);
-  return { authorize, logLines, reasons };
-}
-
-/** Expects a 401 logged for `reason`: the only outcome that is not a policy. */
-async function expectUnauthorized(
-  authorizationToken: string | undefined,
-  reason: string,
-  authorizer = createAuthorizer(),
-) {
-  await expect(authorizer.authorize(authorizationToken)).rejects.toThrow(new Error('Unauthorized'));
-  expect(authorizer.reasons().at(-1)).toBe(reason);
-}
-
-function allowPolicy(
-  sub: string,
-  scope: string,
-  resources: readonly string[] = writeRoutes,
-): APIGatewayAuthorizerResult {
-  return {
-    principalId: sub,
-    policyDocument: {
-      Version: '2012-10-17',
-      Statement: [{ Action: 'execute-api:Invoke', Effect: 'Allow', Resource: [...resources] }],
-    },
-    context: { sub, scope },
-  };
-}
+  allowPolicy,
+  allRoutes,
+  apiWide,
+  audience,
+  createAuthorizer,
+  ecKey,
+  expectUnauthorized,
+  foreignKeyWithIssuersKid,
+  issuer,
+  jwksServer,
+  methodArn,
+  readRoutes,
+  rsaKey,
+  rsaKeyWithoutAlgorithm,
+  stageArn,
+  validClaims,
+  weakRsaKey,
+  writeRoutes,
+} from './authorizer-fixture.ts';
+import { hmacWithPublicKeyToken, nowInSeconds, signToken, unsignedToken } from './token-factory.ts';
 
 describe('authorizer handler', () => {
   describe('allows a valid token with the required scope', () => {
@@ -390,134 +287,6 @@ describe('authorizer handler', () => {
       expect(logLines).toEqual([expect.objectContaining({ level: 'warn', sub: 'client-42' })]);
     });
   });
-
-  describe('the JWKS', () => {
-    it('is fetched once and cached across invocations', async () => {
-      const { authorize } = createAuthorizer();
-      const before = jwksServer.fetchCount;
-      for (let call = 0; call < 3; call += 1) {
-        await authorize(`Bearer ${signToken(rsaKey, validClaims())}`);
-        await authorize(`Bearer ${signToken(ecKey, validClaims())}`);
-      }
-      expect(jwksServer.fetchCount - before).toBe(1);
-    });
-
-    it('is fetched again for an unknown kid, at most once per wait period', async () => {
-      const authorizer = createAuthorizer();
-      const before = jwksServer.fetchCount;
-      await authorizer.authorize(`Bearer ${signToken(rsaKey, validClaims())}`);
-      const unknown = createSigningKey('ES256', 'unknown-kid');
-      await expectUnauthorized(
-        `Bearer ${signToken(unknown, validClaims())}`,
-        'unknown-key',
-        authorizer,
-      );
-      expect(jwksServer.fetchCount - before).toBe(2);
-      // A flood of unknown kids does not turn into a flood of fetches.
-      await expectUnauthorized(
-        `Bearer ${signToken(unknown, validClaims())}`,
-        'jwks-refetch-wait',
-        authorizer,
-      );
-      expect(jwksServer.fetchCount - before).toBe(2);
-      // Known keys keep working from the cache meanwhile.
-      await expect(
-        authorizer.authorize(`Bearer ${signToken(rsaKey, validClaims())}`),
-      ).resolves.toEqual(allowPolicy('client-42', 'plants/write'));
-    });
-
-    it('picks up a rotated key by refetching for its new kid', async () => {
-      const { authorize } = createAuthorizer();
-      const before = jwksServer.fetchCount;
-      await authorize(`Bearer ${signToken(rsaKey, validClaims())}`);
-      servedKeys = [...servedKeys, rotatedKey];
-      try {
-        await expect(authorize(`Bearer ${signToken(rotatedKey, validClaims())}`)).resolves.toEqual(
-          allowPolicy('client-42', 'plants/write'),
-        );
-      } finally {
-        servedKeys = servedKeys.filter((key) => key !== rotatedKey);
-      }
-      expect(jwksServer.fetchCount - before).toBe(2);
-    });
-
-    it('answers Unauthorized, never Allow, when the JWKS cannot be fetched', async () => {
-      const closedPort = await findClosedPort();
-      const authorizer = createAuthorizer({
-        jwksUri: `http://127.0.0.1:${closedPort}/.well-known/jwks.json`,
-      });
-      await expectUnauthorized(
-        `Bearer ${signToken(rsaKey, validClaims())}`,
-        'jwks-unavailable',
-        authorizer,
-      );
-      expect(authorizer.logLines.at(-1)).toMatchObject({ level: 'error' });
-      // Within the wait period the next request fails fast, without trying the issuer again.
-      await expectUnauthorized(
-        `Bearer ${signToken(rsaKey, validClaims())}`,
-        'jwks-refetch-wait',
-        authorizer,
-      );
-    });
-
-    it('answers Unauthorized well inside the authorizer timeout when the JWKS never answers', async () => {
-      // Accepts the connection and never answers: a hung issuer.
-      const hung = createServer(() => {});
-      await new Promise<void>((resolve) => hung.listen(0, '127.0.0.1', resolve));
-      try {
-        const { port } = hung.address() as AddressInfo;
-        const authorizer = createAuthorizer({
-          jwksUri: `http://127.0.0.1:${port}/.well-known/jwks.json`,
-        });
-        const started = performance.now();
-        await expectUnauthorized(
-          `Bearer ${signToken(rsaKey, validClaims())}`,
-          'jwks-unavailable',
-          authorizer,
-        );
-        // The Lambda timeout is 5 s; past it the gateway would answer 500 instead of 401.
-        expect(performance.now() - started).toBeLessThan(3_000);
-      } finally {
-        hung.closeAllConnections();
-        await new Promise((resolve) => hung.close(resolve));
-      }
-    });
-
-    it('answers Unauthorized for an invalid JWKS, and recovers after the wait period', async () => {
-      let jwks: unknown = { keys: 'not a list' };
-      const server = await startJwksServer(() => jwks as Jwks);
-      try {
-        const authorizer = createAuthorizer({ jwksUri: server.jwksUri }, 0.2);
-        const token = signToken(rsaKey, validClaims());
-        await expectUnauthorized(`Bearer ${token}`, 'jwks-invalid', authorizer);
-        jwks = { keys: [rsaKey.publicJwk] };
-        await expectUnauthorized(`Bearer ${token}`, 'jwks-refetch-wait', authorizer);
-        await new Promise((resolve) => setTimeout(resolve, 300));
-        await expect(authorizer.authorize(`Bearer ${token}`)).resolves.toEqual(
-          allowPolicy('client-42', 'plants/write'),
-        );
-        expect(server.fetchCount).toBe(2);
-      } finally {
-        await server.close();
-      }
-    });
-  });
-
-  it('answers Unauthorized when the method ARN is not an execute-api ARN', async () => {
-    const logLines: string[] = [];
-    const handler = createHandler(configWith(), {
-      logger: createLogger({}, (line) => logLines.push(line)),
-    });
-    const token = `Bearer ${signToken(rsaKey, validClaims())}`;
-    await expect(
-      handler({
-        type: 'TOKEN',
-        methodArn: 'arn:aws:lambda:eu-west-1:1:function:x',
-        authorizationToken: token,
-      }),
-    ).rejects.toThrow(new Error('Unauthorized'));
-    expect(logLines).toHaveLength(1);
-  });
 });
 
 describe('the Lambda entry', () => {
@@ -558,12 +327,3 @@ describe('stageArnOf', () => {
     }
   });
 });
-
-/** A port nothing listens on: bound, then released. */
-async function findClosedPort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}

@@ -1,7 +1,7 @@
 /**
- * Hostile input never produces a 5xx, an answer outside the contract's shapes, or a stored item
- * the client was not told about: fuzzed bodies (fast-check, fixed seed, bounded runs) and odd
- * headers, sent over HTTP to the local API in its own process, then the table is audited.
+ * Hostile bodies never produce a 5xx, an answer outside the contract's shapes, or a stored item
+ * the client was not told about: fuzzed bodies (fast-check, fixed seed, bounded runs) sent over
+ * HTTP to the local API in its own process, then the table is audited.
  *
  * Each body is built as text together with what the contract says it means (its exact id, name
  * and tag, or that it is not a valid plant), so every answer is checked against an oracle that
@@ -9,46 +9,17 @@
  *
  * @services dynamodb-local
  */
-import { randomUUID } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { describe, expect, it } from '@jest/globals';
 import fc from 'fast-check';
 import { errorCodes, maxBodyBytes } from '../../functions/shared/error-codes.ts';
 import { int64Max, int64Min } from '../../functions/shared/int64-json.ts';
-import { createTestTable, type TestTable } from '../support/test-store.ts';
-import { type ApiProcess, startApiProcess, unthrottled } from './api-process.ts';
-import { findLogLeaks } from './log-audit.ts';
+import { describeAudit, seed, uniquePlant, useHostileSession } from './hostile-session.ts';
 import { errorCodeOf, expectContractShape, postPlant } from './plant-client.ts';
-import { postRaw, type RawAnswer, sendRawText } from './raw-request.ts';
-import { auditStore, cleanAudit, type ExpectedPlant, scanStoredItems } from './stored-plants.ts';
+import type { ExpectedPlant } from './stored-plants.ts';
 
-/** One seed for every property, so a failure replays exactly (fast-check prints the path too). */
-const seed = 7_2025;
-const runs = { plants: 400, garbage: 200, truncated: 100, nesting: 60, contentTypes: 200 };
+const runs = { plants: 400, garbage: 200, truncated: 100, nesting: 60 };
 
-let api: ApiProcess;
-let token: string;
-let table: TestTable;
-/** What the clients were told is stored, by exact id text. */
-const acknowledged = new Map<string, ExpectedPlant>();
-/** Every body and Authorization value sent, for the log check. */
-const sent: string[] = [];
-let casesRun = 0;
-
-beforeAll(async () => {
-  table = await createTestTable();
-  api = await startApiProcess({
-    storeEndpoint: table.endpoint,
-    tableName: table.tableName,
-    throttling: unthrottled,
-  });
-  token = api.signToken();
-  sent.push(token);
-});
-
-afterAll(async () => {
-  await api?.stop();
-  await table?.remove();
-});
+const session = useHostileSession();
 
 // ---------------------------------------------------------------------------------------------
 // The oracle: JSON text paired with what the contract says it means
@@ -206,9 +177,9 @@ const samePlant = (a: ExpectedPlant, b: ExpectedPlant) => a.name === b.name && a
 
 /** Sends a plant case and checks the answer against the oracle and what was acknowledged before. */
 async function checkPlantCase({ body, plant }: PlantCase): Promise<void> {
-  casesRun += 1;
-  sent.push(body);
-  const answer = await postPlant(api.url, body, { token });
+  session.countCase();
+  session.sent.push(body);
+  const answer = await postPlant(session.api.url, body, { token: session.token });
   expectContractShape(answer);
   if (Buffer.byteLength(body) > maxBodyBytes) {
     expect([answer.status, errorCodeOf(answer)]).toEqual([400, errorCodes.bodyTooLarge.error]);
@@ -220,34 +191,14 @@ async function checkPlantCase({ body, plant }: PlantCase): Promise<void> {
   }
   const expected =
     plant.tag === undefined ? { name: plant.name } : { name: plant.name, tag: plant.tag };
-  const before = acknowledged.get(String(plant.id));
+  const before = session.acknowledged.get(String(plant.id));
   if (before !== undefined && !samePlant(before, expected)) {
     expect([answer.status, errorCodeOf(answer)]).toEqual([400, errorCodes.plantConflict.error]);
     return;
   }
   expect({ status: answer.status, body: answer.body }).toEqual({ status: 200, body: expected });
-  acknowledged.set(String(plant.id), expected);
+  session.acknowledged.set(String(plant.id), expected);
 }
-
-/** A unique valid plant, for the header cases. */
-function uniquePlant(): { id: bigint; body: string; plant: ExpectedPlant } {
-  const id = BigInt(`0x${randomUUID().replaceAll('-', '').slice(0, 15)}`);
-  const plant = { name: `Header case ${id}` };
-  return { id, body: `{"id":${id},"name":${JSON.stringify(plant.name)}}`, plant };
-}
-
-/** Checks a raw answer: never 5xx, the contract's shape, and remembers what it acknowledged. */
-function recordRawAnswer(answer: RawAnswer, id: bigint, plant: ExpectedPlant): void {
-  casesRun += 1;
-  expect(answer.status).toBeLessThan(500);
-  expectContractShape(answer);
-  if (answer.status === 200) {
-    expect(answer.body).toEqual(plant);
-    acknowledged.set(String(id), plant);
-  }
-}
-
-// ---------------------------------------------------------------------------------------------
 
 describe('fuzzed bodies', () => {
   it(`answer plant-shaped bodies as the contract says (${runs.plants} cases: int64 spellings, wrong types, odd unicode, prototype keys, repeated keys)`, async () => {
@@ -262,9 +213,9 @@ describe('fuzzed bodies', () => {
     );
     await fc.assert(
       fc.asyncProperty(garbage, async (body) => {
-        casesRun += 1;
-        if (typeof body === 'string') sent.push(body);
-        const answer = await postPlant(api.url, body, { token });
+        session.countCase();
+        if (typeof body === 'string') session.sent.push(body);
+        const answer = await postPlant(session.api.url, body, { token: session.token });
         expectContractShape(answer);
         expect(answer.status).toBe(400);
         expect([errorCodes.invalidJson.error, errorCodes.invalidPlant.error]).toContain(
@@ -279,8 +230,10 @@ describe('fuzzed bodies', () => {
     const whole = '{"id":9223372036854775807,"name":"Truncated fern","tag":"cut"}';
     await fc.assert(
       fc.asyncProperty(fc.integer({ min: 0, max: whole.length - 1 }), async (length) => {
-        casesRun += 1;
-        const answer = await postPlant(api.url, whole.slice(0, length), { token });
+        session.countCase();
+        const answer = await postPlant(session.api.url, whole.slice(0, length), {
+          token: session.token,
+        });
         expectContractShape(answer);
         expect([answer.status, errorCodeOf(answer)]).toEqual([400, errorCodes.invalidJson.error]);
       }),
@@ -322,165 +275,24 @@ describe('fuzzed bodies', () => {
     });
     // Past Lambda's 6 MB and API Gateway's 10 MB: AWS answers its own 413, which no gateway
     // response reshapes (README, Limits); the local stand-in sends the same.
-    const large = await postPlant(api.url, `{"id":1,"name":"${'x'.repeat(5 * 1024 * 1024)}"}`, {
-      token,
-    });
-    const huge = await postPlant(api.url, `{"id":1,"name":"${'x'.repeat(11 * 1024 * 1024)}"}`, {
-      token,
-    });
-    casesRun += 2;
+    const large = await postPlant(
+      session.api.url,
+      `{"id":1,"name":"${'x'.repeat(5 * 1024 * 1024)}"}`,
+      {
+        token: session.token,
+      },
+    );
+    const huge = await postPlant(
+      session.api.url,
+      `{"id":1,"name":"${'x'.repeat(11 * 1024 * 1024)}"}`,
+      {
+        token: session.token,
+      },
+    );
+    session.countCase(2);
     expect([large.status, large.text]).toEqual([413, `{"message": "Request Too Long"}`]);
     expect([huge.status, huge.text]).toEqual([413, 'HTTP content length exceeded 10485760 bytes.']);
   }, 60_000);
 });
 
-describe('odd headers', () => {
-  const isJson = (contentType: string) =>
-    contentType.split(';', 1)[0]?.trim().toLowerCase() === 'application/json';
-
-  it(`answer any content type with 200 for application/json (any case, parameters) and 400/40003 otherwise (${runs.contentTypes} cases)`, async () => {
-    const printable = fc.string({
-      unit: fc.integer({ min: 0x20, max: 0x7e }).map((code) => String.fromCharCode(code)),
-      maxLength: 60,
-    });
-    const contentType = fc.oneof(
-      printable,
-      fc.constantFrom(
-        'application/json; charset=utf-8',
-        'APPLICATION/JSON',
-        'Application/Json;charset=UTF-16',
-        'application/json;',
-        'application/json, text/plain',
-        'application/jsonp',
-        'application/vnd.api+json',
-        'text/json',
-        'text/plain',
-        'multipart/form-data; boundary=plant',
-        'application/x-www-form-urlencoded',
-        '',
-      ),
-      printable.map((parameters) => `application/json;${parameters}`),
-    );
-    await fc.assert(
-      fc.asyncProperty(contentType, async (type) => {
-        const { id, body, plant } = uniquePlant();
-        const answer = await postRaw(
-          api.url,
-          [
-            ['Authorization', `Bearer ${token}`],
-            ['Content-Type', type],
-          ],
-          body,
-        );
-        recordRawAnswer(answer, id, plant);
-        // Node trims the value's surrounding spaces, as API Gateway does.
-        expect(answer.status).toBe(isJson(type.trim()) ? 200 : 400);
-        if (answer.status === 400)
-          expect(errorCodeOf(answer)).toBe(errorCodes.unsupportedMediaType.error);
-      }),
-      { seed, numRuns: runs.contentTypes },
-    );
-  }, 120_000);
-
-  const authorization = () => ['Authorization', `Bearer ${token}`] as const;
-  const json = ['Content-Type', 'application/json'] as const;
-
-  // Over Node's 16 KiB header limit the server answers before reading the rest and closes; a
-  // client still writing may see the connection reset instead of the answer. Either way: no 5xx,
-  // nothing stored.
-  it.each([
-    ['no content type at all', false, () => [authorization()]],
-    [
-      'repeated content types, JSON last',
-      false,
-      () => [authorization(), ['Content-Type', 'text/plain'], json],
-    ],
-    [
-      'repeated content types, JSON first',
-      false,
-      () => [authorization(), json, ['Content-Type', 'text/plain']],
-    ],
-    [
-      'a valid token, then a forged one',
-      false,
-      () => [authorization(), ['Authorization', 'Bearer forged.token.value'], json],
-    ],
-    [
-      'a forged token, then a valid one',
-      false,
-      () => [['Authorization', 'Bearer forged.token.value'], authorization(), json],
-    ],
-    [
-      '500 extra headers',
-      false,
-      () => [
-        authorization(),
-        json,
-        ...Array.from({ length: 500 }, (_, index) => [`X-Extra-${index}`, 'value']),
-      ],
-    ],
-    ['an 8 KiB header', false, () => [authorization(), json, ['X-Padding', 'p'.repeat(8 * 1024)]]],
-    ['a 20 KiB header', true, () => [authorization(), json, ['X-Padding', 'p'.repeat(20 * 1024)]]],
-    [
-      'a 100 KiB Authorization header',
-      true,
-      () => [['Authorization', `Bearer ${'a'.repeat(100 * 1024)}`], json],
-    ],
-    [
-      'Latin-1 bytes in a header value',
-      false,
-      () => [authorization(), json, ['X-Odd', 'caf\u00e9 \u00ff']],
-    ],
-  ] as const)(
-    'answer %s without a 5xx, in the contract shape, storing only what they answer 200',
-    async (_case, mayBeReset, headers) => {
-      const { id, body, plant } = uniquePlant();
-      const sentHeaders = headers() as readonly (readonly [string, string])[];
-      for (const [name, value] of sentHeaders) if (name === 'Authorization') sent.push(value);
-      let answer: RawAnswer;
-      try {
-        answer = await postRaw(api.url, sentHeaders, body);
-      } catch (error) {
-        const { code } = error as { code?: string };
-        if (mayBeReset && (code === 'ECONNRESET' || code === 'EPIPE')) return;
-        throw error;
-      }
-      recordRawAnswer(answer, id, plant);
-      if (mayBeReset)
-        expect([answer.status, errorCodeOf(answer)]).toEqual([400, errorCodes.badRequest.error]);
-    },
-  );
-});
-
-describe('broken HTTP', () => {
-  it.each([
-    ['a request without a Host header', 'POST /plants HTTP/1.1\r\nContent-Length: 2\r\n\r\n{}'],
-    ['an unknown method token', 'PL@NT /plants HTTP/1.1\r\nHost: x\r\n\r\n'],
-    ['a header line without a colon', 'POST /plants HTTP/1.1\r\nHost: x\r\nno colon here\r\n\r\n'],
-    ['a negative Content-Length', 'POST /plants HTTP/1.1\r\nHost: x\r\nContent-Length: -1\r\n\r\n'],
-  ])('answers %s with 400/40000 in the contract shape', async (_case, text) => {
-    casesRun += 1;
-    const answer = await sendRawText(api.url, text);
-    expectContractShape(answer);
-    expect([answer.status, errorCodeOf(answer)]).toEqual([400, errorCodes.badRequest.error]);
-  });
-});
-
-describe('after the fuzzing', () => {
-  it('the table holds exactly the plants the clients were told about, intact', async () => {
-    const stored = await scanStoredItems(table.documentClient, table.tableName);
-    expect(auditStore(stored, acknowledged)).toEqual(cleanAudit);
-    expect(acknowledged.size).toBeGreaterThan(100);
-    console.info(
-      `fuzz: ${casesRun} hostile requests (seed ${seed}), no 5xx, ${acknowledged.size} plants acknowledged and stored intact, nothing else stored`,
-    );
-  });
-
-  it('the logs hold no token, Authorization header or request body', () => {
-    expect(findLogLeaks(api.outputLines, sent)).toEqual([]);
-  });
-
-  it('the API process is still running', () => {
-    expect(api.isRunning()).toBe(true);
-  });
-});
+describeAudit(session, 100);
