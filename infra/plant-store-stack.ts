@@ -202,7 +202,8 @@ export class PlantStoreStack extends Stack {
     acknowledgeControlTowerFindings(this, stage);
 
     new CfnOutput(this, 'ApiUrl', {
-      description: 'The plants collection: POST, GET (list), and GET or DELETE /{id} below it.',
+      description:
+        'The plants collection: POST, GET (list), and GET, PUT, PATCH or DELETE /{id} below it.',
       value: this.api.plantsUrl,
     });
     new CfnOutput(this, 'IssuerUrl', {

@@ -98,7 +98,7 @@ export class PlantsApi extends Construct {
 
     this.restApi = new RestApi(this, 'RestApi', {
       restApiName: `plant-store-${props.stageName}`,
-      description: 'Plant Store: add, list, read and delete plants with a bearer token.',
+      description: 'Plant Store: add, list, read, change and delete plants with a bearer token.',
       // Callers are services, mostly in AWS regions: no CloudFront edge in front.
       endpointTypes: [EndpointType.REGIONAL],
       // Every request body reaches the functions base64-encoded, exactly as sent. Without a

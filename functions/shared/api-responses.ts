@@ -43,12 +43,6 @@ export interface ApiResponsesOptions {
 
 type ProxyRequest = Request<APIGatewayProxyEvent, APIGatewayProxyResult>;
 
-/**
- * Logs at most one line per request: `info` for answers the client caused (2xx, 4xx), `error`
- * with the detail for 5xx. {@link ApiError}s answer with their code and client message; anything
- * else answers 500/50000 and its detail stays in the log. Headers, bodies and tokens are never
- * logged.
- */
 /** The request log lines and the field metric filters read (the 5xx and conflict counts). */
 export const requestLog = {
   handled: 'request handled',
@@ -56,6 +50,12 @@ export const requestLog = {
   errorCodeField: 'errorCode',
 } as const;
 
+/**
+ * Logs at most one line per request: `info` for answers the client caused (2xx, 4xx), `error`
+ * with the detail for 5xx. {@link ApiError}s answer with their code and client message; anything
+ * else answers 500/50000 and its detail stays in the log. Headers, bodies and tokens are never
+ * logged.
+ */
 export function apiResponses(
   options: ApiResponsesOptions,
 ): MiddlewareObj<APIGatewayProxyEvent, APIGatewayProxyResult> {

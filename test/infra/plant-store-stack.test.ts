@@ -210,6 +210,17 @@ describe.each([stages.dev, stages.prod])('the PlantStore-$name stack', (stage) =
     });
   });
 
+  it('describes the API and its URL with every method of the route table', () => {
+    const [api] = Object.values(template().findResources('AWS::ApiGateway::RestApi'));
+    expect(api?.Properties.Description).toBe(
+      'Plant Store: add, list, read, change and delete plants with a bearer token.',
+    );
+    const description = String(template().findOutputs('ApiUrl').ApiUrl?.Description);
+    for (const method of new Set(routes.map((route) => route.method))) {
+      expect(description).toContain(method);
+    }
+  });
+
   it('outputs the API URL, the token URL, the client id and the issuer', () => {
     template().hasOutput('ApiUrl', {
       Value: { 'Fn::Join': ['', Match.arrayWith(['/plants'])] },
