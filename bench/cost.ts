@@ -4,7 +4,7 @@
  * webhook parts) and the CPU time `npm run bench` measured (`.data/bench/results.json`; the
  * figures below are used when no run exists). Prices: AWS's public list prices for us-east-1,
  * arm64, on-demand, without free tiers; check them against the pricing pages before relying on
- * the totals. Prints a Markdown table, as the README shows it.
+ * the totals. Prints a Markdown table, as docs/deploying.md shows it.
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -49,7 +49,7 @@ export interface CostAssumptions {
   readonly cpuMillisecondsAtFullVcpu: Readonly<Record<string, number>>;
 }
 
-/** Used when no bench run exists: the README's figures. */
+/** Used when no bench run exists: figures of an earlier run. */
 export const defaultAssumptions: CostAssumptions = {
   requestsPerTokenPerCacheTtl: 100,
   dynamoRoundTripMilliseconds: 8,

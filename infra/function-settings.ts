@@ -49,12 +49,7 @@ const apiFunctionTimeoutSeconds = 10;
 export const functionSettings = {
   createPlant: {
     entry: routeFunctionEntry('createPlant'),
-    // Chosen from `npm run bench` (README, Performance): a cold start costs ~48 ms of CPU above
-    // Node.js's own start and a warm create ~0.7 ms, both single-threaded. At 1024 MB (0.58
-    // vCPU) that is ~83 ms and ~1.1 ms in Lambda; 512 MB doubles both (~166 ms of cold start a
-    // user waits for), while 1769 MB (a full vCPU) saves ~35 ms per cold start but bills every
-    // warm create ~70 % more, as most of its duration is spent waiting for DynamoDB. Since 2025
-    // the init phase is billed too, but CPU-bound work costs the same at any size.
+    // Why 1024 MB: docs/decisions/memory.md.
     memorySizeMb: apiFunctionMemorySizeMb,
     timeoutSeconds: apiFunctionTimeoutSeconds,
     // A create is one conditional put; when the condition fails it returns the old item
@@ -121,11 +116,7 @@ export const functionSettings = {
   },
   authorizer: {
     entry: 'functions/authorizer/handler.ts',
-    // A full vCPU (1769 MB; more memory adds vCPUs a single thread cannot use). Measured: a cold
-    // start costs ~43 ms of CPU above Node.js's start (~74 ms in Lambda at 1024 MB, ~43 ms at
-    // 1769 MB), and it delays the request it authorizes. Its result is cached for 300 s per token, so it runs
-    // rarely and briefly (a cached-JWKS verification is ~0.04 ms): the extra memory costs next
-    // to nothing, and CPU-bound init costs the same at any size.
+    // A full vCPU: its cold start delays the request it authorizes (docs/decisions/memory.md).
     memorySizeMb: 1769,
     // A JWKS fetch (the only network call) plus a signature check; a hung fetch must fail fast.
     timeoutSeconds: 5,

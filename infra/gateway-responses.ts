@@ -77,7 +77,7 @@ export const gatewayResponses: Readonly<Record<GatewayResponseType, GatewayRespo
 
 /**
  * What AWS answers itself, before any gateway response can reshape it, for requests too large
- * for it; the README's Limits section cites where each comes from. The local stand-in sends the
+ * for it; the Limits of docs/api.md cite where each comes from. The local stand-in sends the
  * same.
  *
  * - Over API Gateway's 10 MB payload limit: its own 413. "Customizing the default gateway

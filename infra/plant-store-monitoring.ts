@@ -249,7 +249,7 @@ export class PlantStoreMonitoring extends Construct {
       comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
     });
     // Lambda gave up on a stream batch and kept it in the bucket: its plants' webhooks are not
-    // queued until someone replays it (README, Webhooks).
+    // queued until someone replays it (docs/webhooks.md).
     this.addAlarm('Webhooks-Stream-Batch-Kept', {
       alarmDescription: 'The fan-out gave up on a stream batch: replay the kept failures.',
       metric: new Metric({

@@ -157,7 +157,7 @@ export class PlantStoreStack extends Stack {
       logRemovalPolicy,
     });
     new CfnOutput(this, 'WebhookDeadLetterQueueArn', {
-      description: 'Webhook deliveries that used up their retries (redrive: README, Webhooks).',
+      description: 'Webhook deliveries that used up their retries (redrive: docs/webhooks.md).',
       value: this.webhooks.deadLetterQueue.queueArn,
     });
     new CfnOutput(this, 'WebhookDeliveryQueueArn', {
@@ -165,7 +165,7 @@ export class PlantStoreStack extends Stack {
       value: this.webhooks.deliveryQueue.queueArn,
     });
     new CfnOutput(this, 'ReplayStreamFailuresFunctionName', {
-      description: 'Invoke it to queue the webhooks of kept stream failures (README, Webhooks).',
+      description: 'Invoke it to queue the webhooks of kept stream failures (docs/webhooks.md).',
       value: this.webhooks.replayFunction.functionName,
     });
 

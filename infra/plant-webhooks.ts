@@ -57,28 +57,13 @@ export const deliveryMaxReceiveCount = 5;
 
 /**
  * The plant webhooks: the table's stream → a fan-out function (only the record kinds some
- * subscriber hears of) → one message per event and subscriber on the delivery queue → the delivery function, which signs and POSTs
- * each; a failed attempt sends the next one to the retry queue as a new message delayed until it
- * is due (at most 15 minutes a hop: a longer wait is several hops) → after the last attempt, the
- * dead-letter queue, kept 14 days and redriven with one `aws sqs start-message-move-task`.
- *
- * Why these parts: the stream is the one source (no second write from the API that could be
- * lost); the fan-out never calls a subscriber, so none can hold up the stream's shard; one
- * message per delivery on a standard queue has no order, so a failing subscriber's messages
- * wait on their own while every other delivery goes on (no head-of-line blocking).
- *
- * Why a waiting retry is a delayed message, not a hidden one: a message hidden with
- * `ChangeMessageVisibility` is in flight, and a standard queue holds about 120,000 in flight,
- * after which SQS returns nothing to anyone (SQS quotas): one dead subscriber at ~1.2 new plants
- * a second would stall every subscriber. Delayed messages are not in flight, so only the
- * deliveries being attempted are. EventBridge Scheduler (one schedule per retry) would wait
- * without hops, but adds a service, a role and schedules to clean up, and no emulator here runs
- * it; hops cost one send and one receive per 15 minutes of a failing delivery's wait, paid only
- * while a subscriber fails (`npm run cost` prices both).
- *
- * A stream batch the fan-out still cannot queue after Lambda's retries is kept whole (the
- * invocation record with its stream records, which S3 destinations receive and SQS ones do not)
- * in the StreamFailures bucket, beyond the stream's 24 hours, until the replay function queues it.
+ * subscriber hears of) → one message per event and subscriber on the delivery queue → the
+ * delivery function, which signs and POSTs each; a failed attempt sends the next one to the retry
+ * queue as a new message delayed until it is due → after the last attempt, the dead-letter queue,
+ * kept 14 days and redriven with one `aws sqs start-message-move-task`. A stream batch the
+ * fan-out still cannot queue is kept whole in the StreamFailures bucket until the replay function
+ * queues it. Why these parts: docs/decisions/events-from-the-stream.md and
+ * docs/decisions/retries-as-delayed-messages.md.
  */
 export class PlantWebhooks extends Construct {
   readonly deliveryQueue: Queue;
@@ -306,7 +291,7 @@ export class PlantWebhooks extends Construct {
         id: 'AwsSolutions::AwsSolutions-SMG4',
         reason:
           'A webhook secret is shared with its subscriber, who must switch keys at the same ' +
-          'time: rotate it by hand (README, Webhooks), not on a schedule.',
+          'time: rotate it by hand (docs/webhooks.md), not on a schedule.',
       });
     }
   }

@@ -101,11 +101,8 @@ export class PlantsApi extends Construct {
       description: 'Plant Store: add, list, read, change and delete plants with a bearer token.',
       // Callers are services, mostly in AWS regions: no CloudFront edge in front.
       endpointTypes: [EndpointType.REGIONAL],
-      // Every request body reaches the functions base64-encoded, exactly as sent. Without a
-      // binary media type API Gateway treats a body as UTF-8 text and turns bytes that are not
-      // UTF-8 into U+FFFD, so `{"name":"a\xFFb"}` would be stored as `a\uFFFDb` instead of
-      // answered 40001. Responses are unaffected: the functions answer text (isBase64Encoded
-      // false), which API Gateway passes through as it is.
+      // Every request body reaches the functions base64-encoded, exactly as sent, so that bytes
+      // that are not UTF-8 are refused (docs/decisions/binary-bodies.md).
       binaryMediaTypes: ['*/*'],
       // API Gateway can only write logs through an account-wide role. Retained, because every
       // stage and API of the account shares it: deleting one stack must not break the others.

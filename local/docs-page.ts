@@ -2,7 +2,7 @@
  * The API reference at `/docs` on `npm start`: `openapi.yaml` rendered by Scalar's API Reference
  * (the npm package `@scalar/api-reference`, served from `node_modules`: no CDN, works offline),
  * with its request client pointed at this local API. `npm run docs` writes the same page as
- * static files for a deployed stage's team to publish (README, "API reference").
+ * static files for a deployed stage's team to publish (docs/running-locally.md, "The API reference").
  */
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';

@@ -9,7 +9,7 @@
  *
  * DynamoDB Local has no bind-address option: it listens on all interfaces, not only 127.0.0.1.
  * Given `privateAccessKeyId`, it runs without `-sharedDb`, so its data is that key id's alone
- * (see `store-credentials.ts`).
+ * (docs/decisions/local-store-privacy.md).
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { readdirSync } from 'node:fs';

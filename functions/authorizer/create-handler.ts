@@ -4,9 +4,8 @@
  * exactly the routes its scopes grant (from the route table), with the subject and scopes in the
  * context for the functions; a valid token that grants none of them gets Deny (403).
  *
- * API Gateway caches the result per token (not per method) and evaluates the cached policy
- * against every later request: a route the policy does not allow is denied (403) without calling
- * the authorizer again, so one result is right for every method in any order.
+ * API Gateway caches the result per token, not per method, so the policy lists every route the
+ * token's scopes grant (docs/decisions/authorizer-policy.md).
  *
  * No middy here: the handler has no HTTP body or response to shape, so the middleware stack
  * would only add bundle size and cold-start time.

@@ -6,13 +6,10 @@
  * have the delivery queue to themselves, so a dead subscriber's retries never queue in front of
  * another subscriber's new events.
  *
- * Why a new delayed message and not the same message hidden longer: a message hidden by
- * `ChangeMessageVisibility` is in flight, and a standard queue holds at most about 120,000 in
- * flight, past which SQS hands out nothing, to any subscriber (SQS quotas). A delayed message is
- * not in flight. SQS delays a message 15 minutes at most, so a longer wait is a chain of hops: a
- * message that arrives before its attempt is due is sent again, delayed by what remains (at most
- * 15 minutes), at the cost of one send and one receive per 15 minutes of wait. A batch's messages
- * for later go in one SendMessageBatch.
+ * A waiting retry is a delayed message, never an in-flight one (docs/decisions/
+ * retries-as-delayed-messages.md); SQS delays a message 15 minutes at most, so a message that
+ * arrives before its attempt is due is sent again, delayed by what remains (a hop). A batch's
+ * messages for later go in one SendMessageBatch.
  *
  * The messages of a batch are delivered concurrently, and every message waits on its own, so a
  * slow or failing subscriber holds up no other delivery.

@@ -3,8 +3,8 @@
  * in the stream-failures bucket (an S3 on-failure destination: the invocation record with its
  * payload, the stream records themselves), which outlives the stream's 24 hours. This function
  * queues the new plants of every kept batch as the fan-out would have, then deletes the batch's
- * object; a batch it cannot queue either stays for the next replay. One command runs it (README,
- * Webhooks): `aws lambda invoke --function-name <ReplayStreamFailuresFunctionName> …`.
+ * object; a batch it cannot queue either stays for the next replay. One command runs it (docs/webhooks.md):
+ * `aws lambda invoke --function-name <ReplayStreamFailuresFunctionName> …`.
  */
 import {
   DeleteObjectCommand,

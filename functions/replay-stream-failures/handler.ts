@@ -1,5 +1,5 @@
 /**
- * Lambda entry of the stream-failure replay, run by hand (README, Webhooks). Environment, read
+ * Lambda entry of the stream-failure replay, run by hand (docs/webhooks.md). Environment, read
  * once at cold start: `STREAM_FAILURES_BUCKET`, `DELIVERY_QUEUE_URL` and `SUBSCRIPTIONS`.
  */
 import { S3Client } from '@aws-sdk/client-s3';

@@ -1,8 +1,7 @@
 /**
  * Structured JSON logs, one line per entry, on stdout (CloudWatch Logs in Lambda).
  *
- * A dozen lines instead of a logging library: the functions log at most one line per request,
- * and every kilobyte of bundle is paid for at each cold start. Never pass a token, an
+ * A dozen lines instead of a logging library (docs/decisions/logger.md). Never pass a token, an
  * Authorization header or a request body in `fields`.
  */
 

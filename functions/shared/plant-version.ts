@@ -4,17 +4,8 @@
  *
  * The version is a number stored with the item (`version`): the time of the change in
  * microseconds since the epoch, or one more than the previous version when the clock has not
- * passed it. So it only grows while the plant exists: A → B → A gives three versions (no ABA), and
- * a plant deleted and created again starts above every version the old one had (a stale `ETag`
- * does not match the new plant, and a receiver ordering events by version sees the new plant as
- * newer), as long as the writers' clocks agree within the time between the two (Lambda hosts keep
- * theirs with the Amazon Time Sync Service). Microseconds, not milliseconds: a change counting on
- * from the stored version adds one microsecond, and far fewer than a thousand writes of one item
- * fit in a millisecond, so the version stays within the clock's millisecond (counted in
- * milliseconds, fifty changes racing in one put it 50 ms ahead, and a plant created again within
- * that lead started below its old versions). A content hash would give A's old tag back after
- * A → B → A and to a re-created plant with the same content; a counter from 1 would restart.
- * Items written before versions existed have none: version 0.
+ * passed it, so it only grows while the plant exists (why: docs/decisions/
+ * versions-in-microseconds.md). Items written before versions existed have none: version 0.
  */
 
 /** The item attribute that holds the version. */
@@ -33,8 +24,7 @@ export const maxVersion = Number.MAX_SAFE_INTEGER - 1;
  * The clock versions are taken from: the wall clock in microseconds since the epoch. Its readings
  * are whole milliseconds (`Date.now()`); the microseconds are room for the versions that follow
  * within one millisecond (the stored one + 1), so a burst of changes stays within the clock's
- * millisecond. (A monotonic clock would give finer readings, but drifts from the wall clock on a
- * host whose clock is being slewed: 0.25 ms in 3 s was measured on the development machine.)
+ * millisecond.
  */
 export function versionClock(): number {
   return Date.now() * 1000;

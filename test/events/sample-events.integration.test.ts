@@ -1,5 +1,5 @@
 /**
- * The sample events in `events/` (the ones the README hands to `sam local invoke`) run through
+ * The sample events in `events/` (the ones docs/running-locally.md hands to `sam local invoke`) run through
  * the real Lambda entries: the create event against DynamoDB Local, the TOKEN event with a real
  * token of the local issuer served by a local JWKS endpoint.
  *

@@ -274,7 +274,7 @@ describe('fuzzed bodies', () => {
       plant: { id: otherId, name: 'x'.repeat(maxBodyBytes) },
     });
     // Past Lambda's 6 MB and API Gateway's 10 MB: AWS answers its own 413, which no gateway
-    // response reshapes (README, Limits); the local stand-in sends the same.
+    // response reshapes (docs/api.md, Limits); the local stand-in sends the same.
     const large = await postPlant(
       session.api.url,
       `{"id":1,"name":"${'x'.repeat(5 * 1024 * 1024)}"}`,
