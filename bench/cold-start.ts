@@ -38,6 +38,8 @@ export interface ColdStartFigures {
   readonly cpu: Summary;
   /** Every run's total, in run order: runs of all subjects interleave, so they pair up. */
   readonly totals: readonly number[];
+  /** Every run's CPU time, in run order, paired like `totals`. */
+  readonly cpus: readonly number[];
 }
 
 /** Starts every subject `runs` times, interleaved, after one unmeasured warm-up round. */
@@ -63,6 +65,7 @@ export async function measureColdStarts(
           firstInvocation: summarize(taken.map((sample) => sample.firstInvocation)),
           cpu: summarize(taken.map((sample) => sample.cpu)),
           totals: taken.map((sample) => Math.round(sample.total * 10) / 10),
+          cpus: taken.map((sample) => Math.round(sample.cpu * 10) / 10),
         },
       ];
     }),
