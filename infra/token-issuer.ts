@@ -9,7 +9,6 @@ import {
   UserPool,
 } from 'aws-cdk-lib/aws-cognito';
 import { Construct } from 'constructs';
-import { cfnLintExceptions, ignoreCfnLintRule } from './cfn-lint-exceptions.ts';
 import type { IssuerConfig } from './stages.ts';
 
 export interface TokenIssuerProps {
@@ -123,7 +122,6 @@ export class TokenIssuer extends Construct {
     const issuerFormat = config.issuerFormat ?? 'ORIGINAL';
     const cfnUserPool = userPool.node.defaultChild as CfnUserPool;
     cfnUserPool.issuerConfiguration = { type: issuerFormat };
-    ignoreCfnLintRule(cfnUserPool, cfnLintExceptions.userPoolIssuerConfiguration);
     const issuerHost = issuerFormat === 'UPDATED' ? 'issuer-cognito-idp' : 'cognito-idp';
     const issuerUrl = `https://${issuerHost}.${Aws.REGION}.${Aws.URL_SUFFIX}/${userPool.userPoolId}`;
     // Deleting the stack must not revoke every client's credentials: production-like stages
