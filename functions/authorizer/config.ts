@@ -22,6 +22,11 @@ export interface AuthorizerConfig {
   readonly audienceClaim: AudienceClaim;
   /** Where the issuer's public keys are published (https, or http on a loopback host). */
   readonly jwksUri: string;
+  /**
+   * Whether `jwksUri` may be plain http on a private IPv4 address too: only under `sam local`,
+   * whose containers reach the local issuer at the Docker bridge's gateway. @default false
+   */
+  readonly jwksOnPrivateNetwork?: boolean;
 }
 
 /** Thrown at cold start when the environment does not describe a usable authorizer. */
@@ -52,17 +57,31 @@ export function readAuthorizerConfig(env: Record<string, string | undefined>): A
   const audienceClaim = read.parse<AudienceClaim>('TOKEN_AUDIENCE_CLAIM', audienceClaimOf, {
     fallback: 'aud',
   });
-  const jwksUri = read.parse('JWKS_URI', secureUrl, {
+  // `sam local` sets AWS_SAM_LOCAL=true in its containers; Lambda never sets it.
+  const jwksOnPrivateNetwork = env.AWS_SAM_LOCAL === 'true';
+  const jwksUri = read.parse('JWKS_URI', (text) => secureUrl(text, { jwksOnPrivateNetwork }), {
     // Derived from a usable issuer; without one (already a problem) there is nothing to derive.
     fallback: issuer === undefined ? '' : `${issuer.replace(/\/+$/, '')}/.well-known/jwks.json`,
   });
   read.check();
-  return { issuer, audiences, audienceClaim, jwksUri };
+  return {
+    issuer,
+    audiences,
+    audienceClaim,
+    jwksUri,
+    ...(jwksOnPrivateNetwork ? { jwksOnPrivateNetwork } : {}),
+  };
 }
 
-function secureUrl(text: string): string {
+function secureUrl(text: string, options: SecureUrlOptions = {}): string {
   const url = text.trim();
-  if (!isSecureUrl(url)) throw new Error('must be an https URL (http only on a loopback host)');
+  if (!isSecureUrl(url, options)) {
+    throw new Error(
+      options.jwksOnPrivateNetwork === true
+        ? 'must be an https URL (http only on a loopback host or, under sam local, a private address)'
+        : 'must be an https URL (http only on a loopback host)',
+    );
+  }
   return url;
 }
 
@@ -84,12 +103,29 @@ function isAudienceClaim(claim: string): claim is AudienceClaim {
 
 const loopbackHosts = new Set(['127.0.0.1', '[::1]', 'localhost']);
 
+export interface SecureUrlOptions {
+  /** Allow plain http on a private IPv4 address (`sam local`'s Docker bridge). @default false */
+  readonly jwksOnPrivateNetwork?: boolean;
+}
+
 /**
  * Keys fetched over plain http could be swapped by anyone on the path, so http is allowed only
- * for a loopback host: the local issuer's JWKS server during development and tests.
+ * for a loopback host (the local issuer's JWKS server during development and tests) and, under
+ * `sam local`, a private IPv4 address: the Docker bridge between this machine and its containers.
  */
-export function isSecureUrl(text: string): boolean {
+export function isSecureUrl(text: string, options: SecureUrlOptions = {}): boolean {
   if (!URL.canParse(text)) return false;
   const url = new URL(text);
-  return url.protocol === 'https:' || (url.protocol === 'http:' && loopbackHosts.has(url.hostname));
+  if (url.protocol === 'https:') return true;
+  if (url.protocol !== 'http:') return false;
+  if (loopbackHosts.has(url.hostname)) return true;
+  return options.jwksOnPrivateNetwork === true && isPrivateIpv4(url.hostname);
+}
+
+/** 10/8, 172.16/12 and 192.168/16 (RFC 1918), written as a dotted quad. */
+function isPrivateIpv4(host: string): boolean {
+  const match = /^(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})$/.exec(host);
+  if (match === null) return false;
+  const [a, b] = [Number(match[1]), Number(match[2])];
+  return a === 10 || (a === 172 && b >= 16 && b <= 31) || (a === 192 && b === 168);
 }

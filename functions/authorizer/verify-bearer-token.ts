@@ -152,7 +152,7 @@ export function createBearerTokenVerifier(
   const penaltyBox = new SimplePenaltyBox({
     waitSeconds: options.jwksRefetchWaitSeconds ?? defaultJwksRefetchWaitSeconds,
   });
-  const jwksCache = new FailClosedJwksCache({ penaltyBox, fetcher: new LoopbackHttpFetcher() });
+  const jwksCache = new FailClosedJwksCache({ penaltyBox, fetcher: new LoopbackHttpFetcher(config) });
   const verifier = JwtVerifier.create(
     {
       issuer: config.issuer,
@@ -292,15 +292,21 @@ const jwksFetchTimeoutMilliseconds = 1500;
 /**
  * The library fetches with Node's `https` module, which refuses `http:` URLs outright. https
  * stays with the library's fetcher (timeouts, one retry); plain http is allowed only for a
- * loopback host, where the local issuer serves its JWKS.
+ * loopback host, where the local issuer serves its JWKS (or, under `sam local`, the private
+ * address the configuration allowed).
  */
 class LoopbackHttpFetcher implements Fetcher {
   readonly #httpsFetcher = new SimpleFetcher({
     defaultRequestOptions: { responseTimeout: jwksFetchTimeoutMilliseconds },
   });
+  readonly #config: AuthorizerConfig;
+
+  constructor(config: AuthorizerConfig) {
+    this.#config = config;
+  }
 
   async fetch(uri: string): Promise<ArrayBuffer> {
-    if (!isSecureUrl(uri)) {
+    if (!isSecureUrl(uri, { jwksOnPrivateNetwork: this.#config.jwksOnPrivateNetwork === true })) {
       throw new NonRetryableFetchError(uri, 'Only https, or http on a loopback host, is fetched.');
     }
     if (new URL(uri).protocol === 'https:') return this.#httpsFetcher.fetch(uri);
