@@ -21,7 +21,6 @@ export interface CfnLintException {
  */
 export const cfnLintExceptions: Readonly<Record<string, CfnLintException>> = {};
 
-
 /** Ignores exactly `exception.rule` on `resource` (cfn-lint reads the resource's Metadata). */
 export function ignoreCfnLintRule(resource: CfnResource, exception: CfnLintException): void {
   if (resource.cfnResourceType !== exception.resourceType) {

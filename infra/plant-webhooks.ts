@@ -180,6 +180,8 @@ export class PlantWebhooks extends Construct {
       description: 'Plant Store: queues the webhooks of kept stream failures (run by hand).',
       environment: {
         STREAM_FAILURES_BUCKET: this.streamFailureBucket.bucketName,
+        // Empty: AWS's endpoint. Declared so that `sam local invoke --env-vars` can set it.
+        S3_ENDPOINT: '',
         DELIVERY_QUEUE_URL: this.deliveryQueue.queueUrl,
         SUBSCRIPTIONS: subscriptionsVariable,
       },
@@ -212,6 +214,8 @@ export class PlantWebhooks extends Construct {
             secretArn: secrets.get(subscriber.name)?.secretArn,
           })),
         ),
+        // Empty: AWS's endpoint. Declared so that `sam local invoke --env-vars` can set it.
+        SECRETS_MANAGER_ENDPOINT: '',
       },
     });
     this.deliverFunction.addEventSource(

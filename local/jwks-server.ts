@@ -19,9 +19,13 @@ export interface JwksServer {
 
 /**
  * Starts serving `jwks` (or, given a function, whatever it returns at each request: a key
- * rotation) on 127.0.0.1 at a free port.
+ * rotation) on `host` (127.0.0.1; `sam local`'s containers need the Docker bridge's gateway) at
+ * a free port.
  */
-export async function startJwksServer(jwks: Jwks | (() => Jwks)): Promise<JwksServer> {
+export async function startJwksServer(
+  jwks: Jwks | (() => Jwks),
+  host = '127.0.0.1',
+): Promise<JwksServer> {
   let fetchCount = 0;
   const server = createServer((request, response) => {
     if (request.method !== 'GET' || request.url !== jwksPath) {
@@ -34,11 +38,11 @@ export async function startJwksServer(jwks: Jwks | (() => Jwks)): Promise<JwksSe
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
-    server.listen(0, '127.0.0.1', resolve);
+    server.listen(0, host, resolve);
   });
   const { port } = server.address() as AddressInfo;
   return {
-    jwksUri: `http://127.0.0.1:${port}${jwksPath}`,
+    jwksUri: `http://${host}:${port}${jwksPath}`,
     get fetchCount() {
       return fetchCount;
     },

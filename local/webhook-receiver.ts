@@ -39,8 +39,15 @@ export interface WebhookReceiver {
   waitForAccepted(count: number, timeoutMilliseconds?: number): Promise<void>;
 }
 
-/** Starts a receiver verifying with `secret`, on `port` (a free one by default). */
-export async function startWebhookReceiver(secret: string, port = 0): Promise<WebhookReceiver> {
+/**
+ * Starts a receiver verifying with `secret`, on `port` (a free one by default) of `host`
+ * (127.0.0.1; `sam local`'s containers need the Docker bridge's gateway).
+ */
+export async function startWebhookReceiver(
+  secret: string,
+  port = 0,
+  host = '127.0.0.1',
+): Promise<WebhookReceiver> {
   const verifier = new Webhook(secret);
   const deliveries: ReceivedDelivery[] = [];
   let mode: ReceiverMode = 'ok';
@@ -79,7 +86,7 @@ export async function startWebhookReceiver(secret: string, port = 0): Promise<We
   const listen = () =>
     new Promise<void>((resolve, reject) => {
       server.once('error', reject);
-      server.listen(port, '127.0.0.1', () => {
+      server.listen(port, host, () => {
         port = (server.address() as AddressInfo).port;
         resolve();
       });
@@ -97,7 +104,7 @@ export async function startWebhookReceiver(secret: string, port = 0): Promise<We
   };
 
   return {
-    url: `http://127.0.0.1:${port}/webhooks`,
+    url: `http://${host}:${port}/webhooks`,
     deliveries,
     accepted,
     setMode: (next) => {

@@ -152,7 +152,10 @@ export function createBearerTokenVerifier(
   const penaltyBox = new SimplePenaltyBox({
     waitSeconds: options.jwksRefetchWaitSeconds ?? defaultJwksRefetchWaitSeconds,
   });
-  const jwksCache = new FailClosedJwksCache({ penaltyBox, fetcher: new LoopbackHttpFetcher(config) });
+  const jwksCache = new FailClosedJwksCache({
+    penaltyBox,
+    fetcher: new LoopbackHttpFetcher(config),
+  });
   const verifier = JwtVerifier.create(
     {
       issuer: config.issuer,

@@ -1,6 +1,8 @@
 /**
- * The delivery's settings: `RETRY_QUEUE_URL`, `DEAD_LETTER_QUEUE_URL` and `SUBSCRIBERS` (a JSON
- * array of `{name, url, secretArn}`; the secrets themselves stay in Secrets Manager).
+ * The delivery's settings: `RETRY_QUEUE_URL`, `DEAD_LETTER_QUEUE_URL`, `SUBSCRIBERS` (a JSON
+ * array of `{name, url, secretArn}`; the secrets themselves stay in Secrets Manager) and
+ * `SECRETS_MANAGER_ENDPOINT` (optional; empty means AWS's, and `sam local` points it at an
+ * emulator, as the table functions' `DYNAMODB_ENDPOINT`).
  */
 import { parseJson, readEnvironment } from '../shared/environment.ts';
 import type { ConfiguredSubscriber } from './create-handler.ts';
@@ -15,6 +17,7 @@ export function readDeliverConfig(environment: NodeJS.ProcessEnv) {
       'SUBSCRIBERS',
       parseJson(isSubscriberList, 'a JSON array of {name, url, secretArn}'),
     ),
+    secretsManagerEndpoint: read.optional('SECRETS_MANAGER_ENDPOINT'),
   };
   read.check();
   return config;

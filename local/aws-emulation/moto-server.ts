@@ -32,17 +32,20 @@ kill "$child" 2>/dev/null
 wait "$child"
 `;
 
-/** Starts moto's server; rejects (with how to install it) when there is none. */
-export async function startMotoServer(): Promise<MotoServer> {
+/**
+ * Starts moto's server on `host` (127.0.0.1; `sam local`'s containers need the Docker bridge's
+ * gateway); rejects (with how to install it) when there is none.
+ */
+export async function startMotoServer(host = '127.0.0.1'): Promise<MotoServer> {
   const command = findPythonTool('moto_server');
-  const port = await freePort();
+  const port = await freePort(host);
   const guard: ChildProcess = spawn(
     'sh',
-    ['-c', guardScript, 'moto-guard', command, '-H', '127.0.0.1', '-p', String(port)],
+    ['-c', guardScript, 'moto-guard', command, '-H', host, '-p', String(port)],
     { stdio: ['pipe', 'ignore', 'ignore'] },
   );
   const exited = new Promise<void>((resolve) => guard.once('exit', () => resolve()));
-  const endpoint = `http://127.0.0.1:${port}`;
+  const endpoint = `http://${host}:${port}`;
   const stop = async () => {
     guard.stdin?.end();
     await exited;
@@ -84,11 +87,11 @@ export async function startMotoServer(): Promise<MotoServer> {
   };
 }
 
-function freePort(): Promise<number> {
+function freePort(host: string): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = createServer();
     server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
+    server.listen(0, host, () => {
       const address = server.address();
       server.close(() =>
         typeof address === 'object' && address !== null

@@ -14,6 +14,7 @@ import { createBuildOptions, createRequireBanner } from '../../infra/bundling.ts
 import { type FunctionSettings, functionSettings } from '../../infra/function-settings.ts';
 import { repositoryRoot } from '../../infra/plant-store-function.ts';
 import { stages } from '../../infra/stages.ts';
+import { type SynthesizedTemplate, samEnvironmentVariables } from '../../local/sam/sam-services.ts';
 import { pascalCase, readBundle, synthesizeStages } from './synthesized-stages.ts';
 
 const synthesizedStage = synthesizeStages({ bundle: true });
@@ -72,10 +73,29 @@ describe.each([stages.dev, stages.prod])('the PlantStore-$name stack', (stage) =
       });
     });
 
-    it('has its functions named in events/sam-env-vars.json, exactly their variables overridden', () => {
-      const samEnvironment = JSON.parse(
-        readFileSync(path.join(repositoryRoot, 'events', 'sam-env-vars.json'), 'utf8'),
-      ) as Record<string, Record<string, string>>;
+    it('gives sam local every function with exactly the variables it declares (npm run sam:services)', () => {
+      const local = {
+        route: { TABLE_NAME: 'plants', DYNAMODB_ENDPOINT: 'http://172.29.213.1:8000' },
+        Authorizer: {
+          TOKEN_ISSUER: 'https://plant-store.local',
+          TOKEN_AUDIENCE: 'local',
+          JWKS_URI: 'http://172.29.213.1:1/jwks',
+        },
+        WebhookFanout: { DELIVERY_QUEUE_URL: 'http://172.29.213.1:2/1/deliveries' },
+        DeliverWebhook: {
+          RETRY_QUEUE_URL: 'http://172.29.213.1:2/1/retries',
+          DEAD_LETTER_QUEUE_URL: 'http://172.29.213.1:2/1/dead-letters',
+          SUBSCRIBERS: '[]',
+          SECRETS_MANAGER_ENDPOINT: 'http://172.29.213.1:2',
+        },
+        ReplayStreamFailures: {
+          STREAM_FAILURES_BUCKET: 'stream-failures',
+          DELIVERY_QUEUE_URL: 'http://172.29.213.1:2/1/deliveries',
+          S3_ENDPOINT: 'http://172.29.213.1:2',
+        },
+      };
+      const templateJson = template().toJSON() as SynthesizedTemplate;
+      const samEnvironment = samEnvironmentVariables(templateJson, local);
       const functions = template().findResources('AWS::Lambda::Function');
       expect(Object.keys(samEnvironment).sort()).toEqual(Object.keys(functions).sort());
       // SAM overrides only the variables a function declares, and ignores any other silently:

