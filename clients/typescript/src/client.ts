@@ -30,25 +30,48 @@ export interface PlantStoreClientOptions {
   readonly fetch?: typeof fetch;
 }
 
-/** A failure the API answered: its status, code, message and request id. */
+/** Whether `body` is the API's Error body: `{error: <integer>, message: <string>}`. */
+function isErrorBody(body: unknown): body is ErrorBody {
+  const { error, message } = (body ?? {}) as Partial<Record<keyof ErrorBody, unknown>>;
+  return (
+    typeof body === 'object' &&
+    body !== null &&
+    !Array.isArray(body) &&
+    Number.isInteger(typeof error === 'bigint' ? Number(error) : error) &&
+    typeof message === 'string'
+  );
+}
+
+/**
+ * A failure: what the API answered (its status, code, message and request id), or, with status
+ * 0, that no answer could be had (unreachable, refused by the browser, the token not to be had).
+ */
 export class PlantStoreError extends Error {
   override readonly name = 'PlantStoreError';
   /** The HTTP status; 0 when no answer could be read (offline, or refused by the browser: CORS). */
   readonly status: number;
-  /** The API's error code (`40401`, `41200`…); 0 when the answer had no Error body. */
+  /**
+   * The API's error code (`40401`, `41200`…); the status's (`status` × 100) when the answer had no
+   * Error body; 0 when there was no answer.
+   */
   readonly error: number;
   /** The request id to quote when reporting a problem (`x-amzn-RequestId`). */
   readonly requestId: string | undefined;
 
+  /**
+   * `body` is used only if it is the API's Error body (an integer `error` and a string `message`);
+   * otherwise the error is the status's code (412 → 41200) and the message a generic one.
+   */
   constructor(
     status: number,
-    body: Partial<ErrorBody>,
+    body: unknown,
     requestId: string | undefined,
     options?: ErrorOptions,
   ) {
-    super(body.message ?? `The Plant Store answered HTTP ${status}.`, options);
+    const errorBody = isErrorBody(body) ? body : undefined;
+    super(errorBody?.message ?? `The Plant Store answered HTTP ${status}.`, options);
     this.status = status;
-    this.error = body.error ?? 0;
+    this.error = errorBody?.error ?? status * 100;
     this.requestId = requestId;
   }
 }
@@ -88,15 +111,46 @@ export class PlantStoreClient {
     return (await readJson(response)) as StoredPlant;
   }
 
-  /** Every plant, page by page (following the `Link` header), as one async iterable. */
+  /**
+   * Every plant, page by page (following the `Link` header), as one async iterable. A `next` link
+   * is followed only on the client's own origin and under its base path: the token goes nowhere
+   * else. @throws PlantStoreError for a link anywhere else, having sent nothing there.
+   */
   async *list(options: { readonly limit?: number } = {}): AsyncIterable<StoredPlant> {
     let next: string | undefined = `${this.#baseUrl}/plants?limit=${options.limit ?? 100}`;
     while (next !== undefined) {
       const response = await this.#send({ method: 'GET', path: next });
       const page = (await readJson(response)) as StoredPlant[];
       yield* page;
-      next = nextLink(response.headers.get('link'));
+      const link = nextLink(response.headers.get('link'));
+      next = link === undefined ? undefined : this.#ownUrl(link, response);
     }
+  }
+
+  /** `link`, resolved against the page it came with, if it is under the base URL. */
+  #ownUrl(link: string, response: Response): string {
+    const base = new URL(`${this.#baseUrl}/`);
+    let url: URL | undefined;
+    try {
+      url = new URL(link, response.url || base);
+    } catch {
+      url = undefined;
+    }
+    if (
+      url === undefined ||
+      url.origin !== base.origin ||
+      !url.pathname.startsWith(base.pathname)
+    ) {
+      throw new PlantStoreError(
+        response.status,
+        {
+          error: 0,
+          message: `The Plant Store's next page link leaves ${this.#baseUrl}; not followed.`,
+        },
+        response.headers.get('x-amzn-requestid') ?? undefined,
+      );
+    }
+    return url.href;
   }
 
   /**
@@ -187,10 +241,9 @@ export class PlantStoreClient {
   async #send(call: Call, retried: { unavailable: boolean } = { unavailable: false }) {
     const maxRetries = this.#options.maxRetries ?? 3;
     for (let attempt = 0; ; attempt += 1) {
-      const token = this.#options.token;
       const headers: Record<string, string> = {
         Accept: 'application/json',
-        Authorization: `Bearer ${typeof token === 'string' ? token : await token()}`,
+        Authorization: `Bearer ${await this.#token()}`,
         ...call.headers,
       };
       if (call.body !== undefined) headers['Content-Type'] = call.contentType ?? 'application/json';
@@ -205,7 +258,10 @@ export class PlantStoreClient {
       } catch (error) {
         throw new PlantStoreError(
           0,
-          { message: `The Plant Store could not be reached (${(error as Error).message}).` },
+          {
+            error: 0,
+            message: `The Plant Store could not be reached (${(error as Error).message}).`,
+          },
           undefined,
           { cause: error },
         );
@@ -220,16 +276,31 @@ export class PlantStoreClient {
     }
   }
 
+  /** The token, as given or as its function answers; a function that throws is a failure too. */
+  async #token(): Promise<string> {
+    const { token } = this.#options;
+    if (typeof token === 'string') return token;
+    try {
+      return await token();
+    } catch (error) {
+      throw new PlantStoreError(
+        0,
+        { error: 0, message: 'The token could not be had; nothing was sent.' },
+        undefined,
+        { cause: error },
+      );
+    }
+  }
+
   /**
-   * Never sooner than `Retry-After` says (1 s when absent, doubled per attempt), plus up to half
-   * again at random so that clients spread out; -1 (give up) when that is past the longest wait.
+   * Never sooner than `Retry-After` says (delay-seconds or an HTTP date, RFC 9110 §10.2.3; 1 s
+   * when absent or unreadable, doubled per attempt), and never sooner than a floor of 250 ms,
+   * plus up to half again at random so that clients spread out; -1 (give up) when that is past
+   * the longest wait.
    */
   #retryDelay(retryAfter: string | null, attempt: number): number {
-    const seconds = Number(retryAfter);
-    const base =
-      retryAfter !== null && Number.isFinite(seconds) && seconds >= 0
-        ? seconds * 1000
-        : 1000 * 2 ** attempt;
+    const asked = retryAfterMilliseconds(retryAfter);
+    const base = Math.max(asked ?? 1000 * 2 ** attempt, retryFloorMilliseconds);
     const delay = base * (1 + Math.random() / 2);
     return delay <= (this.#options.maxRetryDelayMilliseconds ?? 30_000) ? delay : -1;
   }
@@ -242,17 +313,32 @@ async function readJson(response: Response): Promise<unknown> {
   } catch (error) {
     throw new PlantStoreError(
       response.status,
-      { message: 'The Plant Store answered with a body that is not JSON.' },
+      { error: 0, message: 'The Plant Store answered with a body that is not JSON.' },
       response.headers.get('x-amzn-requestid') ?? undefined,
       { cause: error },
     );
   }
 }
 
+/** The least wait before a retry, whatever `Retry-After` says: no client retries at once. */
+const retryFloorMilliseconds = 250;
+
+/**
+ * The wait `Retry-After` asks for: delay-seconds (`120`) or an HTTP date, in milliseconds from
+ * now; `undefined` when absent or neither. A date in the past asks for no wait.
+ */
+function retryAfterMilliseconds(value: string | null): number | undefined {
+  const text = value?.trim() ?? '';
+  if (/^\d+(\.\d+)?$/.test(text)) return Number(text) * 1000;
+  if (!/[a-z]/i.test(text)) return undefined;
+  const date = Date.parse(text);
+  return Number.isNaN(date) ? undefined : Math.max(0, date - Date.now());
+}
+
 async function errorOf(response: Response): Promise<PlantStoreError> {
-  let body: Partial<ErrorBody> = {};
+  let body: unknown;
   try {
-    body = parseExactJson(await response.text()) as Partial<ErrorBody>;
+    body = parseExactJson(await response.text());
   } catch {
     // Not the API's Error body (a proxy in between, say): the status still says what happened.
   }

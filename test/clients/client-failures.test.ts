@@ -1,0 +1,166 @@
+/**
+ * The client against a fake fetch: where its token may go (only its own API), how long it waits
+ * before a retry (Retry-After in both of RFC 9110's forms, never sooner, with a floor), and that
+ * every failure, whatever its cause, is a PlantStoreError.
+ */
+import { describe, expect, it } from '@jest/globals';
+import { PlantStoreClient, PlantStoreError } from '../../clients/typescript/src/index.ts';
+
+const page = (body: string, headers: Record<string, string> = {}) =>
+  new Response(body, { status: 200, headers: { 'Content-Type': 'application/json', ...headers } });
+
+/** A client whose every request is recorded (URL and Authorization) and answered by `answer`. */
+function recordingClient(
+  answer: (url: string, call: number) => Response,
+  options: { baseUrl?: string; maxRetries?: number } = {},
+) {
+  const sent: { url: string; authorization: string | null; at: number }[] = [];
+  const client = new PlantStoreClient({
+    baseUrl: options.baseUrl ?? 'https://api.plants.test/dev',
+    token: 'secret-token',
+    ...(options.maxRetries === undefined ? {} : { maxRetries: options.maxRetries }),
+    fetch: async (input, init) => {
+      const url = String(input);
+      sent.push({
+        url,
+        authorization: new Headers(init?.headers).get('authorization'),
+        at: performance.now(),
+      });
+      return answer(url, sent.length);
+    },
+  });
+  return { client, sent };
+}
+
+async function listAll(client: PlantStoreClient): Promise<bigint[]> {
+  const ids: bigint[] = [];
+  for await (const plant of client.list({ limit: 1 })) ids.push(plant.id);
+  return ids;
+}
+
+describe('following Link', () => {
+  it.each([
+    ['another origin', 'https://evil.example/steal'],
+    ['another scheme', 'http://api.plants.test/dev/plants?cursor=x'],
+    ['another port', 'https://api.plants.test:8443/dev/plants?cursor=x'],
+    ['the origin outside the base path', 'https://api.plants.test/other/plants?cursor=x'],
+    ['a path that only starts like the base path', 'https://api.plants.test/devil/plants?cursor=x'],
+    ['a relative reference that leaves it', '../../steal'],
+  ])('refuses a next link to %s, and sends nothing there', async (_case, link) => {
+    const { client, sent } = recordingClient(() =>
+      page('[{"id":1,"name":"Fern"}]', { Link: `<${link}>; rel="next"` }),
+    );
+    await expect(listAll(client)).rejects.toThrow(PlantStoreError);
+    expect(sent.map((request) => request.url)).toEqual([
+      'https://api.plants.test/dev/plants?limit=1',
+    ]);
+  });
+
+  it('follows a next link on its own origin and base path, with the token', async () => {
+    const { client, sent } = recordingClient((url) =>
+      url.includes('cursor')
+        ? page('[{"id":2,"name":"Moss"}]')
+        : page('[{"id":1,"name":"Fern"}]', {
+            Link: '<https://api.plants.test/dev/plants?limit=1&cursor=abc>; rel="next"',
+          }),
+    );
+    expect(await listAll(client)).toEqual([1n, 2n]);
+    expect(sent.map((request) => request.authorization)).toEqual([
+      'Bearer secret-token',
+      'Bearer secret-token',
+    ]);
+  });
+});
+
+describe('Retry-After', () => {
+  const busyThenFine = (retryAfter: string) => (_url: string, call: number) =>
+    call === 1
+      ? new Response('{"error":42900,"message":"Too many requests; retry later."}', {
+          status: 429,
+          headers: { 'Retry-After': retryAfter },
+        })
+      : page('{"id":1,"name":"Fern"}');
+
+  it('waits until the HTTP date it names (RFC 9110 §10.2.3), never sooner', async () => {
+    // HTTP dates have whole seconds: two seconds ahead, rounded up, is at least 1 s away.
+    const due = new Date(Math.ceil(Date.now() / 1000) * 1000 + 2000);
+    const { client, sent } = recordingClient(busyThenFine(due.toUTCString()));
+    await client.get(1n);
+    const waited = (sent[1]?.at ?? 0) - (sent[0]?.at ?? 0);
+    expect(Date.now()).toBeGreaterThanOrEqual(due.getTime());
+    expect(waited).toBeGreaterThanOrEqual(1000);
+  }, 10_000);
+
+  it.each([['0'], [''], ['  '], ['soon'], ['-5'], [new Date(0).toUTCString()]])(
+    'keeps a floor of 250 ms for Retry-After "%s"',
+    async (retryAfter) => {
+      const { client, sent } = recordingClient(busyThenFine(retryAfter));
+      await client.get(1n);
+      expect((sent[1]?.at ?? 0) - (sent[0]?.at ?? 0)).toBeGreaterThanOrEqual(249);
+    },
+  );
+
+  it('spreads retries at random above the wait (jitter)', async () => {
+    const waits: number[] = [];
+    for (let run = 0; run < 6; run += 1) {
+      const { client, sent } = recordingClient(busyThenFine('0'));
+      await client.get(1n);
+      waits.push((sent[1]?.at ?? 0) - (sent[0]?.at ?? 0));
+    }
+    expect(new Set(waits.map((wait) => Math.round(wait / 10))).size).toBeGreaterThan(1);
+  });
+});
+
+describe('every failure is a PlantStoreError', () => {
+  it('wraps a token function that throws, without sending anything', async () => {
+    let calls = 0;
+    const client = new PlantStoreClient({
+      baseUrl: 'https://api.plants.test',
+      token: () => {
+        throw new TypeError('no session');
+      },
+      fetch: async () => {
+        calls += 1;
+        return page('{}');
+      },
+    });
+    const failure = await client.get(1n).catch((error: unknown) => error);
+    expect(failure).toBeInstanceOf(PlantStoreError);
+    expect(failure).toMatchObject({ status: 0, error: 0 });
+    expect((failure as Error).cause).toBeInstanceOf(TypeError);
+    expect(calls).toBe(0);
+  });
+
+  it.each([
+    ['a string code and a number message', '{"error":"41200","message":5}'],
+    ['a fractional code', '{"error":412.5,"message":"changed"}'],
+    ['an array', '[41200]'],
+    ['null', 'null'],
+    ['text that is not JSON', 'Bad Gateway'],
+  ])('falls back to the status\u2019s code and a generic message for %s', async (_case, body) => {
+    const { client } = recordingClient(() => new Response(body, { status: 412 }));
+    const failure = await client.get(1n).catch((error: unknown) => error);
+    expect(failure).toBeInstanceOf(PlantStoreError);
+    expect(failure).toMatchObject({
+      status: 412,
+      error: 41200,
+      message: 'The Plant Store answered HTTP 412.',
+    });
+  });
+
+  it('keeps the code and message of a well-formed Error body', async () => {
+    const { client } = recordingClient(
+      () => new Response('{"error":40401,"message":"No plant with this id."}', { status: 404 }),
+    );
+    await expect(client.get(1n)).rejects.toMatchObject({
+      status: 404,
+      error: 40401,
+      message: 'No plant with this id.',
+    });
+  });
+
+  it('wraps a body that is not JSON on a success', async () => {
+    const { client } = recordingClient(() => new Response('<html>', { status: 200 }));
+    await expect(client.get(1n)).rejects.toBeInstanceOf(PlantStoreError);
+  });
+});
