@@ -243,33 +243,45 @@ describe('exact JSON', () => {
 });
 
 describe('the webhook verifier', () => {
-  it('verifies the signature and reads either format with exact ids', () => {
-    const secret = `whsec_${Buffer.alloc(32, 3).toString('base64')}`;
-    const signer = new Webhook(secret);
-    const sign = (body: string, version: string) => {
-      const now = new Date();
-      return {
-        'webhook-id': 'msg_1',
-        'webhook-timestamp': String(Math.floor(now.getTime() / 1000)),
-        'webhook-signature': signer.sign('msg_1', now, body),
-        'plant-version': version,
-      };
+  const secret = `whsec_${Buffer.alloc(32, 3).toString('base64')}`;
+  const signer = new Webhook(secret);
+  const sign = (body: string, webhookId: string, versionHeader?: string) => {
+    const now = new Date();
+    return {
+      'webhook-id': webhookId,
+      'webhook-timestamp': String(Math.floor(now.getTime() / 1000)),
+      'webhook-signature': signer.sign(webhookId, now, body),
+      ...(versionHeader === undefined ? {} : { 'plant-version': versionHeader }),
     };
-    const verifier = new PlantStoreWebhooks(secret);
-    const plantBody = '{"id":9223372036854775807,"name":"Fern"}';
-    expect(verifier.verify(plantBody, sign(plantBody, '5'))).toEqual({
-      webhookId: 'msg_1',
+  };
+  const verifier = new PlantStoreWebhooks(secret);
+  const plantBody = '{"id":9223372036854775807,"name":"Fern"}';
+
+  it('verifies the signature and reads either format with exact ids, the version from the signed webhook-id', () => {
+    expect(verifier.verify(plantBody, sign(plantBody, 'msg_e1_v5', '5'))).toEqual({
+      webhookId: 'msg_e1_v5',
       version: 5,
       format: 'plant',
       plant: { id: 9_223_372_036_854_775_807n, name: 'Fern' },
     });
     const eventBody =
       '{"type":"plant.deleted","timestamp":"2026-11-22T10:00:00.000Z","data":{"id":9223372036854775807,"version":6}}';
-    expect(verifier.verify(eventBody, new Headers(sign(eventBody, '6')))).toMatchObject({
+    expect(verifier.verify(eventBody, new Headers(sign(eventBody, 'msg_e2_v6')))).toMatchObject({
+      version: 6,
       format: 'event',
       event: { type: 'plant.deleted', data: { id: 9_223_372_036_854_775_807n, version: 6 } },
     });
-    expect(() => verifier.verify(`${plantBody} `, sign(plantBody, '5'))).toThrow();
+    expect(() => verifier.verify(`${plantBody} `, sign(plantBody, 'msg_e1_v5'))).toThrow();
+  });
+
+  it('ignores a plant-version header: a replay with a forged one keeps the signed version', () => {
+    const genuine = sign(plantBody, 'msg_e1_v5', '5');
+    const replayed = { ...genuine, 'plant-version': '9007199254740991' };
+    expect(verifier.verify(plantBody, replayed).version).toBe(5);
+    // And the webhook-id cannot be changed without breaking the signature.
+    expect(() =>
+      verifier.verify(plantBody, { ...genuine, 'webhook-id': 'msg_e1_v9007199254740991' }),
+    ).toThrow();
   });
 });
 

@@ -6,10 +6,14 @@ import { Webhook } from 'standardwebhooks';
 import { parseExactJson } from './exact-json.ts';
 import type { PlantEvent, StoredPlant } from './types.ts';
 
-/** A verified webhook: the id to tell repeats by, the plant's version, and what happened. */
+/**
+ * A verified webhook: the id to tell repeats by, the plant's version, and what happened. Every
+ * field comes from what the signature covers (the `webhook-id`, the timestamp, the body); the
+ * unsigned `plant-version` header is never read.
+ */
 export type VerifiedWebhook = {
   readonly webhookId: string;
-  /** The `plant-version` header, when sent. */
+  /** The plant's version after the event, from the signed `webhook-id` (`msg_…_v<version>`). */
   readonly version: number | undefined;
 } & (
   | { readonly format: 'plant'; readonly plant: StoredPlant }
@@ -39,8 +43,8 @@ export class PlantStoreWebhooks {
     }
     this.#webhook.verify(body, plain);
     const webhookId = plain['webhook-id'] as string;
-    const versionHeader = plain['plant-version'];
-    const version = versionHeader === undefined ? undefined : Number(versionHeader);
+    const signedVersion = /_v(0|[1-9][0-9]{0,15})$/.exec(webhookId)?.[1];
+    const version = signedVersion === undefined ? undefined : Number(signedVersion);
     const parsed = parseExactJson(body) as Record<string, unknown>;
     return 'type' in parsed && 'data' in parsed
       ? { webhookId, version, format: 'event', event: parsed as unknown as PlantEvent }

@@ -127,6 +127,22 @@ export interface PlantStreamRecord {
 }
 
 /**
+ * An event's `webhook-id`: one per event (the stream record's id), the same on every retry, with
+ * the plant's version in it. Standard Webhooks signs the id, the timestamp and the body, not the
+ * other headers, so the version a receiver orders by must be in one of those: for the `plant`
+ * format, whose body is the StoredPlant alone, it is here (`msg_<record>_v<version>`).
+ */
+export function webhookIdOf(eventId: string, version: number): string {
+  return `msg_${eventId}_v${version}`;
+}
+
+/** The version a `webhook-id` carries, or `undefined` when it carries none. */
+export function versionOfWebhookId(webhookId: string): number | undefined {
+  const match = /_v(0|[1-9][0-9]{0,15})$/.exec(webhookId);
+  return match === null ? undefined : Number(match[1]);
+}
+
+/**
  * The event of a stream record, or `undefined` when it is none (a MODIFY that changed neither
  * name nor tag).
  * @throws Error when an image the event needs is not a plant (written by another tool).
@@ -135,22 +151,26 @@ export function plantEventOf(record: PlantStreamRecord, now: number): PlantEvent
   const { eventID, eventName, dynamodb } = record;
   if (eventID === undefined) return undefined;
   const occurredAt = timeOf(dynamodb?.ApproximateCreationDateTime) ?? now;
-  const base = { webhookId: `msg_${eventID}`, occurredAt };
+  const base = (version: number) => ({
+    webhookId: webhookIdOf(eventID, version),
+    occurredAt,
+    version,
+  });
   switch (eventName) {
     case 'INSERT': {
       const { plant, version } = imageOf(dynamodb?.NewImage);
-      return { ...base, type: 'plant.created', id: plant.id, plant, version };
+      return { ...base(version), type: 'plant.created', id: plant.id, plant };
     }
     case 'MODIFY': {
       const { plant, version } = imageOf(dynamodb?.NewImage);
       // An old image that is not a plant (another tool wrote it) changed into one: an update.
       const old = readImage(dynamodb?.OldImage)?.plant;
       if (old !== undefined && old.name === plant.name && old.tag === plant.tag) return undefined;
-      return { ...base, type: 'plant.updated', id: plant.id, plant, version };
+      return { ...base(version), type: 'plant.updated', id: plant.id, plant };
     }
     case 'REMOVE': {
       const { plant, version } = imageOf(dynamodb?.OldImage);
-      return { ...base, type: 'plant.deleted', id: plant.id, version: version + 1 };
+      return { ...base(version + 1), type: 'plant.deleted', id: plant.id };
     }
     default:
       return undefined;

@@ -37,10 +37,11 @@ export interface SendOptions {
 
 /**
  * POSTs the webhook to the subscriber once: `Content-Type: application/json`, its payload as the
- * body, the `webhook-id`, `webhook-timestamp` and `webhook-signature` headers, signed afresh for
- * this attempt, and the plant's version as `plant-version`. Delivered means a 2xx status within the timeout; a redirect, any other
- * status, a timeout, a refused connection or a TLS error is a failure, described for the log and
- * the dead letter (never the secret).
+ * body, the `webhook-id` (which carries the plant's version), `webhook-timestamp` and
+ * `webhook-signature` headers, signed afresh for this attempt, and the version again as
+ * `plant-version`, unsigned, for receivers written before it was in the id. Delivered means a
+ * 2xx status within the timeout; a redirect, any other status, a timeout, a refused connection
+ * or a TLS error is a failure, described for the log and the dead letter (never the secret).
  */
 export async function sendWebhook(
   event: PlantWebhook,

@@ -4,6 +4,7 @@ import {
   type PlantStreamRecord,
   plantEventOf,
   subscriptionOf,
+  versionOfWebhookId,
   webhookFor,
 } from '../../../../functions/shared/webhooks/plant-events.ts';
 
@@ -28,7 +29,7 @@ const eventFormat = subscriptionOf('search', { format: 'event' });
 describe('plant events of stream records', () => {
   it('reads an INSERT as plant.created, with its version and the record’s time', () => {
     expect(plantEventOf(record('INSERT', { NewImage: fern }), 0)).toEqual({
-      webhookId: 'msg_e1',
+      webhookId: `msg_e1_v${fern.version}`,
       type: 'plant.created',
       id,
       plant: { id, name: 'Fern', tag: 'shade' },
@@ -108,7 +109,7 @@ describe('the webhook each subscriber gets', () => {
 
   it('is the exact StoredPlant in the plant format, and nothing for other types', () => {
     expect(webhookFor(created, plantFormat)).toEqual({
-      webhookId: 'msg_e1',
+      webhookId: `msg_e1_v${fern.version}`,
       version: fern.version,
       payload: `{"id":${id},"name":"Fern","tag":"shade"}`,
     });
@@ -148,5 +149,17 @@ describe('subscriptions', () => {
     [{ format: 'event', events: [] }, 'events is empty'],
   ])('refuses %j naming the subscriber', (settings, message) => {
     expect(() => subscriptionOf('audit', settings)).toThrow(`Webhook subscriber audit: ${message}`);
+  });
+});
+
+describe('the version, signed', () => {
+  it('is in the webhook-id, which Standard Webhooks signs, so that no header can change it', () => {
+    const created = plantEventOf(record('INSERT', { NewImage: fern }), 0);
+    const deleted = plantEventOf(record('REMOVE', { OldImage: fern }), 0);
+    expect(created?.webhookId).toBe(`msg_e1_v${fern.version}`);
+    expect(deleted?.webhookId).toBe(`msg_e1_v${fern.version + 1}`);
+    expect(versionOfWebhookId(created?.webhookId ?? '')).toBe(fern.version);
+    expect(versionOfWebhookId('msg_e1')).toBeUndefined();
+    expect(versionOfWebhookId('msg_e1_v007')).toBeUndefined();
   });
 });
