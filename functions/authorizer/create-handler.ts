@@ -125,21 +125,32 @@ const operatorReasons: readonly RejectionReason[] = [
   'unexpected',
 ];
 
-/** The reason goes to the log only: the caller learns nothing but "Unauthorized". */
+/**
+ * The reason goes to the log only: the caller learns nothing but "Unauthorized". A rejected
+ * token's line is a fixed reason code and nothing of the error, whose message may quote the
+ * token (the JSON parser's quotes its bytes, the library's the issuer or key id it saw). An
+ * operator's failure keeps the error, but for its message when it is a fault of ours
+ * (`unexpected`), which could quote the token as well: its name and stack frames remain.
+ */
 function logRejection(logger: Logger, error: unknown): void {
   const reason = rejectionReasonOf(error);
   if (operatorReasons.includes(reason)) {
     logger.error('Could not verify the bearer token; failing closed', {
       reason,
-      error,
+      error: reason === 'unexpected' ? withoutMessage(error) : error,
       [authorizerLog.unauthorizedField]: true,
     });
   } else {
-    const detail = error instanceof Error ? error.message : String(error);
     logger.warn('Rejected the bearer token', {
       reason,
-      detail,
       [authorizerLog.unauthorizedField]: true,
     });
   }
+}
+
+/** An error's name and stack frames, without its message. */
+function withoutMessage(error: unknown): { name: string; stack?: string } {
+  if (!(error instanceof Error)) return { name: typeof error };
+  const frames = error.stack?.split('\n').filter((line) => line.trimStart().startsWith('at '));
+  return { name: error.name, ...(frames === undefined ? {} : { stack: frames.join('\n') }) };
 }

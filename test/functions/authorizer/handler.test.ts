@@ -20,7 +20,13 @@ import {
   weakRsaKey,
   writeRoutes,
 } from './authorizer-fixture.ts';
-import { hmacWithPublicKeyToken, nowInSeconds, signToken, unsignedToken } from './token-factory.ts';
+import {
+  createSigningKey as createKey,
+  hmacWithPublicKeyToken,
+  nowInSeconds,
+  signToken,
+  unsignedToken,
+} from './token-factory.ts';
 
 describe('authorizer handler', () => {
   describe('allows a valid token with the required scope', () => {
@@ -286,6 +292,51 @@ describe('authorizer handler', () => {
       });
       expect(logLines).toEqual([expect.objectContaining({ level: 'warn', sub: 'client-42' })]);
     });
+  });
+});
+
+describe('what the authorizer logs of a credential', () => {
+  const marker = 'hunter2';
+  const b64 = (text: string) => Buffer.from(text).toString('base64url');
+  const hostile: readonly [string, string][] = [
+    ['a payload that is not JSON', `${b64('{"alg":"RS256"}')}.${b64(`${marker}-db`)}.c2ln`],
+    [
+      'a payload that is JSON but no object',
+      `${b64('{"alg":"RS256"}')}.${b64(`"${marker}-db"`)}.c2ln`,
+    ],
+    ['a header that is not JSON', `${b64(`{${marker}`)}.${b64('{}')}.c2ln`],
+    ['a part that is not base64url', `${marker}!.${marker}!.${marker}!`],
+    ['a foreign issuer', ''],
+    ['a foreign audience', ''],
+    ['an unknown key id', ''],
+    ['an expired token', ''],
+  ];
+
+  it.each(hostile)('logs a fixed reason for %s, and no part of the token', async (name, given) => {
+    const token =
+      given !== ''
+        ? given
+        : name === 'a foreign issuer'
+          ? signToken(rsaKey, validClaims({ iss: `https://${marker}.example` }))
+          : name === 'a foreign audience'
+            ? signToken(rsaKey, validClaims({ aud: `${marker}-audience` }))
+            : name === 'an unknown key id'
+              ? signToken(createKey('RS256', `${marker}-kid`), validClaims())
+              : signToken(
+                  rsaKey,
+                  validClaims({ exp: nowInSeconds() - 3600, sub: `${marker}-client` }),
+                );
+    const authorizer = createAuthorizer();
+    await expect(authorizer.authorize(`Bearer ${token}`)).rejects.toThrow('Unauthorized');
+    const written = JSON.stringify(authorizer.logLines);
+    expect(authorizer.logLines.length).toBeGreaterThan(0);
+    expect(written).not.toContain(marker);
+    for (const part of token.split('.')) {
+      if (part.length >= 8) expect(written).not.toContain(part.slice(0, 8));
+    }
+    expect(authorizer.logLines.at(-1)).toEqual(
+      expect.objectContaining({ reason: expect.stringMatching(/^[a-z-]+$/) }),
+    );
   });
 });
 
