@@ -36,7 +36,12 @@ export interface GatewayResponse {
 /** The realm named in `WWW-Authenticate` challenges (RFC 6750). */
 export const authenticationRealm = 'plant-store';
 
-const json = { 'Content-Type': 'application/json' } as const;
+/** Every gateway response is JSON, says so (nosniff), and is kept by no cache. */
+const json = {
+  'Content-Type': 'application/json',
+  'X-Content-Type-Options': 'nosniff',
+  'Cache-Control': 'no-store',
+} as const;
 
 function respond(
   type: GatewayResponseType,
@@ -70,7 +75,9 @@ export const gatewayResponses: Readonly<Record<GatewayResponseType, GatewayRespo
   // (see `awsOwnAnswers` below), so defining one would only pretend.
   UNSUPPORTED_MEDIA_TYPE: respond('UNSUPPORTED_MEDIA_TYPE', errorCodes.unsupportedMediaType),
   // The function did not answer in time. Creates are idempotent, so a retry is safe.
-  INTEGRATION_TIMEOUT: respond('INTEGRATION_TIMEOUT', errorCodes.storeUnavailable),
+  INTEGRATION_TIMEOUT: respond('INTEGRATION_TIMEOUT', errorCodes.storeUnavailable, {
+    'Retry-After': '1',
+  }),
   DEFAULT_4XX: respond('DEFAULT_4XX', errorCodes.badRequest),
   DEFAULT_5XX: respond('DEFAULT_5XX', errorCodes.internal),
 };

@@ -21,6 +21,7 @@ import { ARecord, HostedZone, RecordTarget } from 'aws-cdk-lib/aws-route53';
 import { ApiGatewayDomain } from 'aws-cdk-lib/aws-route53-targets';
 import { CfnWebACLAssociation } from 'aws-cdk-lib/aws-wafv2';
 import { Construct } from 'constructs';
+import { protectiveHeaders } from '../functions/shared/api-responses.ts';
 import { gatewayResponseCors, preflightHeaders } from '../functions/shared/cors.ts';
 import { type RouteFunctionName, routes } from '../functions/shared/routes.ts';
 import { type GatewayResponse, gatewayResponses } from './gateway-responses.ts';
@@ -212,6 +213,7 @@ export class PlantsApi extends Construct {
     const headers: Record<string, string> = Object.fromEntries(
       Object.entries({
         ...preflightHeaders(methods),
+        ...protectiveHeaders(false),
         ...(allowedOrigins.includes('*') ? { 'Access-Control-Allow-Origin': '*' } : {}),
       }).map(([name, value]) => [name, literal(value)]),
     );

@@ -22,6 +22,7 @@ import type {
   APIGatewayTokenAuthorizerEvent,
   Context,
 } from 'aws-lambda';
+import { protectiveHeaders } from '../functions/shared/api-responses.ts';
 import {
   allowOriginHeader,
   gatewayResponseCors,
@@ -157,6 +158,7 @@ export async function startApiGateway(options: ApiGatewayOptions): Promise<ApiGa
       statusCode: 204,
       headers: {
         ...preflightHeaders(methods),
+        ...protectiveHeaders(false),
         ...allowOriginHeader(request.headers.origin, allowedOrigins),
       },
       body: Buffer.alloc(0),
@@ -182,7 +184,11 @@ export async function startApiGateway(options: ApiGatewayOptions): Promise<ApiGa
     if (request.method === 'GET' && matched === undefined && options.localPages !== undefined) {
       const page = options.localPages((request.url ?? '/').split('?', 1)[0] as string);
       if (page !== undefined) {
-        return { statusCode: 200, headers: { 'Content-Type': page.contentType }, body: page.body };
+        return {
+          statusCode: 200,
+          headers: { 'Content-Type': page.contentType, ...protectiveHeaders(false) },
+          body: page.body,
+        };
       }
     }
     if (matched === undefined && request.method === 'OPTIONS' && allowedOrigins.length > 0) {
@@ -339,7 +345,7 @@ function writeAnswer(response: ServerResponse, answer: HttpAnswer, requestId: st
   response.statusCode = answer.statusCode;
   for (const [name, value] of Object.entries(answer.headers)) response.setHeader(name, value);
   response.setHeader('x-amzn-RequestId', requestId);
-  if (answer.statusCode === 304) response.removeHeader('Content-Type');
+  if (answer.statusCode === 204 || answer.statusCode === 304) response.removeHeader('Content-Type');
   if (answer.statusCode !== 204 && answer.statusCode !== 304) {
     response.setHeader('Content-Length', answer.body.length);
   }

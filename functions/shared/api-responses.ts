@@ -30,7 +30,36 @@ export function jsonTextResponse(
 
 /** The Error response of a code: `{error, message}` and nothing else. */
 export function errorResponse(code: ErrorCode, message?: string): APIGatewayProxyResult {
-  return jsonResponse(code.statusCode, errorBody(code, message));
+  // A 503 is safe to retry, and says when: the client waits as long (RFC 9110 §10.2.3).
+  const retry: Record<string, string> = code.statusCode === 503 ? { 'Retry-After': '1' } : {};
+  return jsonResponse(code.statusCode, errorBody(code, message), retry);
+}
+
+/**
+ * The headers every answer carries (the functions', the gateway responses', the local stand-in's
+ * own): a browser takes the content type as said, and no cache keeps an answer, but for one with
+ * an `ETag`, which a browser may keep and must revalidate (`If-None-Match`, then 304).
+ */
+export function protectiveHeaders(withEntityTag: boolean): Record<string, string> {
+  return {
+    'X-Content-Type-Options': 'nosniff',
+    'Cache-Control': withEntityTag ? 'private, no-cache' : 'no-store',
+  };
+}
+
+/**
+ * `response` as it leaves the function: the protective headers, and no `Content-Type` on a 204
+ * or a 304, which have no content (RFC 9110 §15.3.5, §15.4.5).
+ */
+function finish(response: APIGatewayProxyResult): APIGatewayProxyResult {
+  const headers: Record<string, string | number | boolean> = { ...response.headers };
+  const withEntityTag = Object.keys(headers).some((name) => name.toLowerCase() === 'etag');
+  if (response.statusCode === 204 || response.statusCode === 304) {
+    for (const name of Object.keys(headers)) {
+      if (name.toLowerCase() === 'content-type') delete headers[name];
+    }
+  }
+  return { ...response, headers: { ...headers, ...protectiveHeaders(withEntityTag) } };
 }
 
 export interface ApiResponsesOptions {
@@ -65,6 +94,7 @@ export function apiResponses(
   const allowedOrigins = options.allowedOrigins ?? [];
   /** With a Lambda proxy integration, the function's answer is the browser's: it carries CORS. */
   const addCorsHeaders = (request: ProxyRequest) => {
+    if (request.response) request.response = finish(request.response);
     if (allowedOrigins.length === 0 || !request.response) return;
     const origin = request.event === undefined ? undefined : findHeader(request.event, 'origin');
     request.response.headers = {

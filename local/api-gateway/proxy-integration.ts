@@ -181,8 +181,12 @@ export function isProxyResult(value: unknown): value is APIGatewayProxyResult {
 }
 
 export function answerFromProxyResult(result: APIGatewayProxyResult): HttpAnswer {
-  // API Gateway labels a proxy response without a content type as JSON.
-  const headers: Record<string, string | string[]> = { 'Content-Type': 'application/json' };
+  // API Gateway labels a proxy response without a content type as JSON; one without content
+  // (204, 304) is labelled nothing here.
+  const headers: Record<string, string | string[]> =
+    result.statusCode === 204 || result.statusCode === 304
+      ? {}
+      : { 'Content-Type': 'application/json' };
   for (const [name, value] of Object.entries(result.headers ?? {})) headers[name] = String(value);
   // As in API Gateway, multiValueHeaders are merged with headers, adding to a header of the same name.
   for (const [name, values] of Object.entries(result.multiValueHeaders ?? {})) {

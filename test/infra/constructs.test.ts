@@ -255,6 +255,9 @@ describe('PlantsApi for browsers (CORS)', () => {
           "'Authorization, Content-Type, If-Match, If-None-Match'",
         'method.response.header.Access-Control-Max-Age': "'7200'",
         'method.response.header.Vary': "'Origin'",
+        // As every answer of the API.
+        'method.response.header.X-Content-Type-Options': "'nosniff'",
+        'method.response.header.Cache-Control': "'no-store'",
       });
       // The origin only for an allowed one: set by the template, never a literal.
       expect(

@@ -14,6 +14,16 @@ describe('gateway responses', () => {
     expect(response.headers['Content-Type']).toBe('application/json');
   });
 
+  it.each(responses)('$type says nosniff and no-store, as every answer does', (response) => {
+    expect(response.headers['X-Content-Type-Options']).toBe('nosniff');
+    expect(response.headers['Cache-Control']).toBe('no-store');
+  });
+
+  it('asks a client to retry a timed-out integration (503) after a second', () => {
+    expect(gatewayResponses.INTEGRATION_TIMEOUT.statusCode).toBe(503);
+    expect(gatewayResponses.INTEGRATION_TIMEOUT.headers['Retry-After']).toBe('1');
+  });
+
   it('challenges a missing or invalid token with WWW-Authenticate: Bearer', () => {
     expect(gatewayResponses.UNAUTHORIZED.statusCode).toBe(401);
     expect(gatewayResponses.UNAUTHORIZED.headers['WWW-Authenticate']).toMatch(/^Bearer /);

@@ -251,3 +251,41 @@ describe('token bucket', () => {
     expect([take(), take(), take(), take()]).toEqual([true, true, true, false]);
   });
 });
+
+describe('the stand-in’s own answers', () => {
+  let gateway: Started;
+
+  beforeAll(async () => {
+    gateway = await startWith(echo, {
+      allowedOrigins: ['http://localhost:5173'],
+      localPages: (path) =>
+        path === '/docs'
+          ? { contentType: 'text/html', body: Buffer.from('<p>docs</p>') }
+          : undefined,
+    });
+  });
+
+  afterAll(async () => {
+    await gateway?.gateway.close();
+  });
+
+  it('says nosniff and no-store on a preflight, a local page and a gateway answer, as every answer does', async () => {
+    const preflight = await fetch(`${gateway.gateway.url}/plants`, {
+      method: 'OPTIONS',
+      headers: { Origin: 'http://localhost:5173', 'Access-Control-Request-Method': 'POST' },
+    });
+    const page = await fetch(`${gateway.gateway.url}/docs`);
+    const missing = await fetch(`${gateway.gateway.url}/nowhere`, {
+      headers: { Authorization: 'Bearer allow' },
+    });
+    for (const response of [preflight, page, missing]) {
+      expect([
+        response.status,
+        response.headers.get('x-content-type-options'),
+        response.headers.get('cache-control'),
+      ]).toEqual([response.status, 'nosniff', 'no-store']);
+    }
+    expect(preflight.status).toBe(204);
+    expect(preflight.headers.get('content-type')).toBeNull();
+  });
+});

@@ -43,7 +43,10 @@ function expectPlantOrClientError(response: APIGatewayProxyResult) {
   expect([200, 400]).toContain(response.statusCode);
   expect(response.headers).toEqual({
     'Content-Type': 'application/json',
-    ...(response.statusCode === 200 ? { ETag: expect.stringMatching(/^"[1-9][0-9]*"$/) } : {}),
+    'X-Content-Type-Options': 'nosniff',
+    ...(response.statusCode === 200
+      ? { ETag: expect.stringMatching(/^"[1-9][0-9]*"$/), 'Cache-Control': 'private, no-cache' }
+      : { 'Cache-Control': 'no-store' }),
   });
   const body = JSON.parse(response.body);
   if (response.statusCode === 200) {

@@ -55,7 +55,11 @@ function uniqueId(): number {
 
 function expectError(response: APIGatewayProxyResult, code: { error: number; statusCode: number }) {
   expect(response.statusCode).toBe(code.statusCode);
-  expect(response.headers).toEqual({ 'Content-Type': 'application/json' });
+  expect(response.headers).toEqual({
+    'Content-Type': 'application/json',
+    'X-Content-Type-Options': 'nosniff',
+    'Cache-Control': 'no-store',
+  });
   const body = JSON.parse(response.body);
   expect(Object.keys(body).sort()).toEqual(['error', 'message']);
   expect(body.error).toBe(code.error);
@@ -71,6 +75,8 @@ describe('POST /plants: success', () => {
     expect(response.headers).toEqual({
       'Content-Type': 'application/json',
       ETag: expect.stringMatching(/^"[1-9][0-9]*"$/),
+      'X-Content-Type-Options': 'nosniff',
+      'Cache-Control': 'private, no-cache',
     });
     expect(JSON.parse(response.body)).toEqual({ name: 'Monstera', tag: 'tropical' });
     const item = await table.getItem(BigInt(id));

@@ -73,6 +73,8 @@ describe('the create-plant Lambda entry', () => {
         headers: {
           'Content-Type': 'application/json',
           ETag: expect.stringMatching(/^"[1-9][0-9]*"$/),
+          'X-Content-Type-Options': 'nosniff',
+          'Cache-Control': 'private, no-cache',
         },
         body: '{"name":"Olive"}',
       });

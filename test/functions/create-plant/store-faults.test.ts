@@ -65,7 +65,13 @@ function expectErrorBody(
   code: { error: number; statusCode: number; message: string },
 ) {
   expect(response.statusCode).toBe(code.statusCode);
-  expect(response.headers).toEqual({ 'Content-Type': 'application/json' });
+  expect(response.headers).toEqual({
+    'Content-Type': 'application/json',
+    'X-Content-Type-Options': 'nosniff',
+    'Cache-Control': 'no-store',
+    // A 503 is safe to retry, and says when.
+    ...(code.statusCode === 503 ? { 'Retry-After': '1' } : {}),
+  });
   expect(JSON.parse(response.body)).toEqual({ error: code.error, message: code.message });
 }
 

@@ -73,7 +73,12 @@ describe('GET /plants/{id}', () => {
       expect((await create(body)).statusCode).toBe(200);
       expect(await get(id)).toEqual({
         statusCode: 200,
-        headers: { 'Content-Type': 'application/json', ETag: expect.stringMatching(/^"[0-9]+"$/) },
+        headers: {
+          'Content-Type': 'application/json',
+          ETag: expect.stringMatching(/^"[0-9]+"$/),
+          'X-Content-Type-Options': 'nosniff',
+          'Cache-Control': 'private, no-cache',
+        },
         body: stored,
       });
     }
@@ -142,7 +147,11 @@ describe('DELETE /plants/{id}', () => {
   it('answers 204 with no body, again for a repeat, and the plant is gone for the next read', async () => {
     expect((await create('{"id":55,"name":"Basil"}')).statusCode).toBe(200);
     for (let attempt = 0; attempt < 2; attempt++) {
-      expect(await remove('55')).toEqual({ statusCode: 204, headers: {}, body: '' });
+      expect(await remove('55')).toEqual({
+        statusCode: 204,
+        headers: { 'X-Content-Type-Options': 'nosniff', 'Cache-Control': 'no-store' },
+        body: '',
+      });
     }
     expect((await get('55')).statusCode).toBe(404);
     expect(await table.getItem(55n)).toBeUndefined();
