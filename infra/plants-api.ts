@@ -26,6 +26,7 @@ import { gatewayResponseCors, preflightHeaders } from '../functions/shared/cors.
 import { type RouteFunctionName, routes } from '../functions/shared/routes.ts';
 import { type GatewayResponse, gatewayResponses } from './gateway-responses.ts';
 import type { CustomDomainConfig, ThrottlingConfig } from './stages.ts';
+import { methodThrottling } from './throttling.ts';
 
 export interface PlantsApiProps {
   readonly stageName: string;
@@ -113,8 +114,9 @@ export class PlantsApi extends Construct {
         : { cloudWatchRole: true, cloudWatchRoleRemovalPolicy: RemovalPolicy.RETAIN }),
       deployOptions: {
         stageName: props.stageName,
-        throttlingRateLimit: props.throttling.rateLimit,
-        throttlingBurstLimit: props.throttling.burstLimit,
+        // The stage's budget, shared by its methods: API Gateway limits each on its own.
+        throttlingRateLimit: methodThrottling(props.throttling).rateLimit,
+        throttlingBurstLimit: methodThrottling(props.throttling).burstLimit,
         tracingEnabled: true,
         metricsEnabled: true,
         // Execution logs for failures only; never request data (it holds tokens and bodies).

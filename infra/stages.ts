@@ -45,7 +45,11 @@ export interface OidcIssuerConfig {
   readonly tokenUrl?: string;
 }
 
-/** API Gateway stage throttling (token bucket): steady requests per second and burst size. */
+/**
+ * The stage's throttling budget: steady requests per second and burst size for the whole stage.
+ * API Gateway throttles each method on its own, so every route gets an equal share
+ * (`infra/throttling.ts`) and together they never pass these numbers.
+ */
 export interface ThrottlingConfig {
   readonly rateLimit: number;
   readonly burstLimit: number;

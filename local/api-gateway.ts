@@ -1,6 +1,6 @@
 /**
  * A small stand-in for one API Gateway REST API stage, so `npm start` runs the Lambda handlers
- * exactly as deployed: route match, stage throttling, the TOKEN authorizer (with its result
+ * exactly as deployed: route match, each method's throttling, the TOKEN authorizer (with its result
  * cache), then the function behind a Lambda proxy integration. Every answer the gateway gives
  * itself comes from `gatewayResponses`, the definition the CDK stack deploys.
  *
@@ -10,11 +10,13 @@
  * headers as the stack makes them (`functions/shared/cors.ts`), no usage plans.
  *
  * This module is the server and the order of the checks; its parts are beside it in
- * `api-gateway/`: routing, throttling, the TOKEN authorizer and its cache, the proxy integration.
+ * `api-gateway/`: routing, throttling, the TOKEN authorizer and its cache, the proxy integration,
+ * the gateway's own answers and the requests it refuses before routing them.
  */
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { Duplex } from 'node:stream';
 import type {
   APIGatewayAuthorizerResult,
   APIGatewayProxyEvent,
@@ -23,20 +25,16 @@ import type {
   Context,
 } from 'aws-lambda';
 import { protectiveHeaders } from '../functions/shared/api-responses.ts';
-import {
-  allowOriginHeader,
-  gatewayResponseCors,
-  preflightHeaders,
-} from '../functions/shared/cors.ts';
+import { allowOriginHeader, preflightHeaders } from '../functions/shared/cors.ts';
 import { createLogger, type Logger } from '../functions/shared/logger.ts';
+import { awsOwnAnswers, lambdaMaxInvocationBytes } from '../infra/gateway-responses.ts';
 import {
-  apiGatewayMaxPayloadBytes,
-  awsOwnAnswers,
-  type GatewayResponse,
-  type GatewayResponseType,
-  gatewayResponses,
-  lambdaMaxInvocationBytes,
-} from '../infra/gateway-responses.ts';
+  awsAnswer,
+  gatewayAnswer,
+  gatewayCorsHeaders,
+  readBody,
+  writeAnswer,
+} from './api-gateway/answers.ts';
 import {
   accountId,
   answerFromProxyResult,
@@ -48,6 +46,11 @@ import {
   isProxyResult,
   region,
 } from './api-gateway/proxy-integration.ts';
+import {
+  answerParserRejection,
+  answerUnmetExpectation,
+  refusedByParser,
+} from './api-gateway/rejections.ts';
 import { createRouteMatcher, type RouteMatch } from './api-gateway/routing.ts';
 import { createTokenBucket } from './api-gateway/throttling.ts';
 import { createCachedAuthorizer } from './api-gateway/token-authorizer.ts';
@@ -83,7 +86,10 @@ export interface ApiGatewayOptions {
   readonly stageName?: string;
   /** How long an authorizer policy is reused for the same token; 0 disables the cache. @default 300 */
   readonly authorizerCacheTtlSeconds?: number;
-  /** Stage throttling: a token bucket refilled at `rateLimit` per second holding `burstLimit`. */
+  /**
+   * Each method's throttling, as API Gateway keeps it: a token bucket per method, refilled at
+   * `rateLimit` per second, holding `burstLimit` (a stage's budget divided: `infra/throttling.ts`).
+   */
   readonly throttling?: { readonly rateLimit: number; readonly burstLimit: number };
   /** API Gateway's maximum integration timeout. @default 29000 */
   readonly integrationTimeoutMilliseconds?: number;
@@ -124,6 +130,21 @@ export class PortInUseError extends Error {
   }
 }
 
+/** What the stand-in decides a request with, made once from its options. */
+interface Gateway {
+  readonly options: ApiGatewayOptions;
+  readonly stageName: string;
+  readonly logger: Logger;
+  readonly authorize: ReturnType<typeof createCachedAuthorizer>;
+  /** Takes a token from the method's bucket: false when it is throttled. */
+  readonly takeToken: (route: GatewayRoute) => boolean;
+  readonly matchRoute: ReturnType<typeof createRouteMatcher>;
+  readonly integrationTimeout: number;
+  readonly authorizerTimeout: number;
+  readonly allowedOrigins: readonly string[];
+  readonly routeMethods: readonly string[];
+}
+
 /**
  * Starts the stand-in on 127.0.0.1. Handlers are called concurrently, like warm Lambda
  * instances; each call gets its own context.
@@ -131,184 +152,24 @@ export class PortInUseError extends Error {
  * @throws {PortInUseError} when the port is taken.
  */
 export async function startApiGateway(options: ApiGatewayOptions): Promise<ApiGateway> {
-  const stageName = options.stageName ?? 'local';
-  const logger = options.logger ?? createLogger({ component: 'local-api-gateway' });
-  const authorize = createCachedAuthorizer(
-    options.authorizer,
-    (options.authorizerCacheTtlSeconds ?? 300) * 1000,
-  );
-  const takeToken = options.throttling ? createTokenBucket(options.throttling) : () => true;
-  const integrationTimeout = options.integrationTimeoutMilliseconds ?? 29_000;
-
-  const matchRoute = createRouteMatcher(options.routes);
-  const authorizerTimeout = options.authorizerTimeoutMilliseconds ?? 5_000;
-  const allowedOrigins = options.allowedOrigins ?? [];
-  const routeMethods = [...new Set(options.routes.map((route) => route.httpMethod))];
-
-  /**
-   * A CORS preflight, as the stack's `OPTIONS` mock integration answers it on every resource of
-   * the route table: no token, the resource's methods, the allowed request headers, and
-   * `Access-Control-Allow-Origin` only for an allowed origin. `undefined` for a path that is no
-   * resource (answered 404 like any unknown path).
-   */
-  const preflight = (request: IncomingMessage): HttpAnswer | undefined => {
-    const methods = routeMethods.filter((method) => matchRoute(method, request.url) !== undefined);
-    if (methods.length === 0) return undefined;
-    return {
-      statusCode: 204,
-      headers: {
-        ...preflightHeaders(methods),
-        ...protectiveHeaders(false),
-        ...allowOriginHeader(request.headers.origin, allowedOrigins),
-      },
-      body: Buffer.alloc(0),
-    };
-  };
-
-  /** The CORS headers the stack gives every gateway response (`gatewayResponseCors`). */
-  const gatewayCors = gatewayResponseCors(allowedOrigins);
-  const gatewayCorsHeaders = (request: IncomingMessage): Record<string, string> => {
-    const origin = gatewayCors.echoOrigin ? request.headers.origin : undefined;
-    return {
-      ...gatewayCors.literals,
-      ...(origin === undefined ? {} : { 'Access-Control-Allow-Origin': origin }),
-    };
-  };
-
-  const handleRequest = async (
-    request: IncomingMessage,
-    requestId: string,
-    matched: RouteMatch | undefined,
-  ): Promise<HttpAnswer | 'refused' | undefined> => {
-    if (request.headers.host === undefined) return gatewayAnswer('DEFAULT_4XX');
-    if (request.method === 'GET' && matched === undefined && options.localPages !== undefined) {
-      const page = options.localPages((request.url ?? '/').split('?', 1)[0] as string);
-      if (page !== undefined) {
-        return {
-          statusCode: 200,
-          headers: { 'Content-Type': page.contentType, ...protectiveHeaders(false) },
-          body: page.body,
-        };
-      }
-    }
-    if (matched === undefined && request.method === 'OPTIONS' && allowedOrigins.length > 0) {
-      const answer = preflight(request);
-      if (answer !== undefined) return answer;
-    }
-    // A REST API answers an unknown path and an unknown method alike (MISSING_AUTHENTICATION_TOKEN).
-    if (matched === undefined) return gatewayAnswer('MISSING_AUTHENTICATION_TOKEN');
-    const { route } = matched;
-    if (!takeToken()) return gatewayAnswer('THROTTLED');
-
-    const body = await readBody(request);
-    if (body === 'client gone') return refusedByParser.has(request.socket) ? 'refused' : undefined;
-    if (body === 'too large') return awsAnswer(awsOwnAnswers.payloadTooLarge);
-
-    const token = request.headers.authorization;
-    if (token === undefined || token.trim() === '') return gatewayAnswer('UNAUTHORIZED');
-    const methodArn = `arn:aws:execute-api:${region}:${accountId}:${apiId}/${stageName}/${route.httpMethod}${matched.path}`;
-    const decision = await authorize(token, methodArn, authorizerTimeout);
-    if (decision.outcome !== 'allow') return gatewayAnswer(decision.outcome);
-
-    const event = createProxyEvent(request, matched, body, {
-      stageName,
-      requestId,
-      authorizer: decision.authorizerContext,
-      domainName: `127.0.0.1:${request.socket.localPort}`,
-    });
-    // Only a large body can take the event near Lambda's limit (headers stay under 10 KB):
-    // ordinary requests are not serialised an extra time.
-    const mayBeTooLarge = (event.body?.length ?? 0) > lambdaMaxInvocationBytes - 64 * 1024;
-    if (mayBeTooLarge && Buffer.byteLength(JSON.stringify(event)) > lambdaMaxInvocationBytes) {
-      return awsAnswer(awsOwnAnswers.invocationTooLarge);
-    }
-    const functionTimeout = route.timeoutMilliseconds ?? integrationTimeout;
-    const result = await invokeWithTimeout(
-      () => route.handler(event, createLambdaContext(route.functionName, functionTimeout)),
-      Math.min(functionTimeout, integrationTimeout),
-    );
-    if (result === 'timeout') {
-      // Lambda ends a function at its own timeout, which API Gateway answers as a failed
-      // integration; only a function allowed to outlast the gateway's wait meets its timeout.
-      return gatewayAnswer(
-        functionTimeout < integrationTimeout ? 'DEFAULT_5XX' : 'INTEGRATION_TIMEOUT',
-      );
-    }
-    if (result instanceof Error || !isProxyResult(result)) {
-      logger.error('integration failed', { requestId, error: result });
-      return gatewayAnswer('DEFAULT_5XX');
-    }
-    return answerFromProxyResult(result);
-  };
-
+  const gateway = createGateway(options);
   // Node would answer a request without a Host header itself, with an empty 400: let it through
   // to be answered below in the contract's shape (API Gateway cannot route one either).
-  const server = createServer({ requireHostHeader: false }, (request, response) => {
-    const started = performance.now();
-    const requestId = randomUUID();
-    const matched = matchRoute(request.method, request.url);
-    handleRequest(request, requestId, matched)
-      .catch((error: unknown) => {
-        logger.error('local gateway failed', { requestId, error });
-        return gatewayAnswer('DEFAULT_5XX');
-      })
-      .then((answer) => {
-        // A body the HTTP parser refused mid-way was answered, and logged, by `clientError`.
-        if (answer === 'refused') return;
-        if (answer !== undefined) {
-          const cors = answer.gatewayResponse ? gatewayCorsHeaders(request) : {};
-          writeAnswer(response, { ...answer, headers: { ...answer.headers, ...cors } }, requestId);
-        }
-        // The route's resource path, never the path as sent: a client may put a token anywhere
-        // in it (`/plants/<jwt>`, `;access_token=…`), and nothing a client sends as a
-        // credential may reach a log. The deployed access log records `resourcePath` alike.
-        // A client that left before its body arrived is logged as that, not as an answer.
-        logger.info(answer === undefined ? 'request abandoned by the client' : 'request', {
-          requestId,
-          method: matched?.route.httpMethod ?? request.method,
-          resourcePath: matched?.route.resourcePath ?? null,
-          status: answer?.statusCode ?? null,
-          durationMs: Math.round(performance.now() - started),
-        });
-      });
-  });
-
-  // An `Expect` other than 100-continue: Node would answer an empty 417 itself. Answer in the
-  // contract's shape instead: a gateway rejection no other code names (400/40000).
-  server.on('checkExpectation', (request: IncomingMessage, response: ServerResponse) => {
-    const requestId = randomUUID();
-    writeAnswer(response, gatewayAnswer('DEFAULT_4XX'), requestId);
-    logger.info('request', {
-      requestId,
-      method: request.method,
-      resourcePath: matchRoute(request.method, request.url)?.route.resourcePath ?? null,
-      status: 400,
-      durationMs: 0,
-    });
-  });
-
-  // Requests Node's HTTP parser refuses (headers over its 16 KiB limit, broken syntax)
-  // never reach the handler above; Node would answer them with an empty 400 or 431. Answer with
-  // the gateway's Error body instead, so that no response of the API has another shape.
-  // Sockets whose request the parser refused: a body read on them did not end with the client.
-  const refusedByParser = new WeakSet<object>();
-  server.on('clientError', (error: NodeJS.ErrnoException, socket) => {
-    // The client closed the connection mid-message (HPE_INVALID_EOF_STATE) or reset it: nobody
-    // to answer; the request's own handler logs it as abandoned.
-    if (error.code === 'ECONNRESET' || error.code === 'HPE_INVALID_EOF_STATE' || !socket.writable) {
-      socket.destroy();
-      return;
-    }
-    refusedByParser.add(socket);
-    logger.info('request refused by the HTTP parser', { status: 400, reason: error.code });
-    const answer = gatewayAnswer('DEFAULT_4XX');
-    const headers = Object.entries(answer.headers).map(([name, value]) => `${name}: ${value}\r\n`);
-    socket.end(
-      `HTTP/1.1 ${answer.statusCode} Bad Request\r\n${headers.join('')}` +
-        `Content-Length: ${answer.body.length}\r\nConnection: close\r\n\r\n${answer.body}`,
-    );
-  });
-
+  const server = createServer({ requireHostHeader: false }, (request, response) =>
+    answerRequest(gateway, request, response),
+  );
+  const rejecting = {
+    logger: gateway.logger,
+    allowedOrigins: gateway.allowedOrigins,
+    resourcePathOf: (method: string | undefined, target: string | undefined) =>
+      gateway.matchRoute(method, target)?.route.resourcePath ?? null,
+  };
+  server.on('checkExpectation', (request: IncomingMessage, response: ServerResponse) =>
+    answerUnmetExpectation(rejecting, request, response),
+  );
+  server.on('clientError', (error: NodeJS.ErrnoException, socket: Duplex) =>
+    answerParserRejection(rejecting, error, socket),
+  );
   const port = await listen(server, options.port ?? 3000);
   return {
     url: `http://127.0.0.1:${port}`,
@@ -321,35 +182,187 @@ export async function startApiGateway(options: ApiGatewayOptions): Promise<ApiGa
   };
 }
 
-function gatewayAnswer(type: GatewayResponseType): HttpAnswer {
-  const response: GatewayResponse = gatewayResponses[type];
+function createGateway(options: ApiGatewayOptions): Gateway {
+  const throttling = options.throttling;
+  // One bucket per method, as API Gateway keeps them: a stage's limits apply to each method.
+  const buckets = new Map<GatewayRoute, () => boolean>();
+  const takeToken = (route: GatewayRoute) => {
+    if (throttling === undefined) return true;
+    let bucket = buckets.get(route);
+    if (bucket === undefined) {
+      bucket = createTokenBucket(throttling);
+      buckets.set(route, bucket);
+    }
+    return bucket();
+  };
   return {
-    statusCode: response.statusCode,
-    headers: response.headers,
-    body: Buffer.from(JSON.stringify(response.body)),
-    gatewayResponse: true,
+    options,
+    stageName: options.stageName ?? 'local',
+    logger: options.logger ?? createLogger({ component: 'local-api-gateway' }),
+    authorize: createCachedAuthorizer(
+      options.authorizer,
+      (options.authorizerCacheTtlSeconds ?? 300) * 1000,
+    ),
+    takeToken,
+    matchRoute: createRouteMatcher(options.routes),
+    integrationTimeout: options.integrationTimeoutMilliseconds ?? 29_000,
+    authorizerTimeout: options.authorizerTimeoutMilliseconds ?? 5_000,
+    allowedOrigins: options.allowedOrigins ?? [],
+    routeMethods: [...new Set(options.routes.map((route) => route.httpMethod))],
   };
 }
 
-/** An answer AWS gives itself, which no gateway response reshapes. */
-function awsAnswer(answer: (typeof awsOwnAnswers)[keyof typeof awsOwnAnswers]): HttpAnswer {
-  return { statusCode: answer.statusCode, headers: answer.headers, body: Buffer.from(answer.body) };
+/** Answers one request and logs it: the route's resource path, never the path as sent. */
+function answerRequest(gateway: Gateway, request: IncomingMessage, response: ServerResponse) {
+  const started = performance.now();
+  const requestId = randomUUID();
+  const matched = gateway.matchRoute(request.method, request.url);
+  handleRequest(gateway, request, requestId, matched)
+    .catch((error: unknown) => {
+      gateway.logger.error('local gateway failed', { requestId, error });
+      return gatewayAnswer('DEFAULT_5XX');
+    })
+    .then((answer) => {
+      // A body the HTTP parser refused mid-way was answered, and logged, by `clientError`.
+      if (answer === 'refused') return;
+      if (answer !== undefined) {
+        const cors = answer.gatewayResponse
+          ? gatewayCorsHeaders(gateway.allowedOrigins, request.headers.origin)
+          : {};
+        writeAnswer(response, { ...answer, headers: { ...answer.headers, ...cors } }, requestId);
+      }
+      // The route's resource path, never the path as sent: a client may put a token anywhere
+      // in it (`/plants/<jwt>`, `;access_token=…`), and nothing a client sends as a
+      // credential may reach a log. The deployed access log records `resourcePath` alike.
+      // A client that left before its body arrived is logged as that, not as an answer.
+      gateway.logger.info(answer === undefined ? 'request abandoned by the client' : 'request', {
+        requestId,
+        method: matched?.route.httpMethod ?? request.method,
+        resourcePath: matched?.route.resourcePath ?? null,
+        status: answer?.statusCode ?? null,
+        durationMs: Math.round(performance.now() - started),
+      });
+    });
 }
 
 /**
- * Writes an answer. A 204 and a 304 have no content, so they get no `Content-Length` (RFC 9110
- * §8.6: a 204 must not have one, a 304 only the 200's), and a 304 no `Content-Type`: it describes
- * the representation the client already has (§15.4.5).
+ * The order of API Gateway's checks: a routable request, then the stage's own pages and
+ * preflights, the route, its method's throttling, the payload limit, the token and the
+ * authorizer, and only then the function.
  */
-function writeAnswer(response: ServerResponse, answer: HttpAnswer, requestId: string): void {
-  response.statusCode = answer.statusCode;
-  for (const [name, value] of Object.entries(answer.headers)) response.setHeader(name, value);
-  response.setHeader('x-amzn-RequestId', requestId);
-  if (answer.statusCode === 204 || answer.statusCode === 304) response.removeHeader('Content-Type');
-  if (answer.statusCode !== 204 && answer.statusCode !== 304) {
-    response.setHeader('Content-Length', answer.body.length);
+async function handleRequest(
+  gateway: Gateway,
+  request: IncomingMessage,
+  requestId: string,
+  matched: RouteMatch | undefined,
+): Promise<HttpAnswer | 'refused' | undefined> {
+  if (request.headers.host === undefined) return gatewayAnswer('DEFAULT_4XX');
+  const ownAnswer = localPage(gateway, request, matched) ?? preflight(gateway, request, matched);
+  if (ownAnswer !== undefined) return ownAnswer;
+  // A REST API answers an unknown path and an unknown method alike (MISSING_AUTHENTICATION_TOKEN).
+  if (matched === undefined) return gatewayAnswer('MISSING_AUTHENTICATION_TOKEN');
+  if (!gateway.takeToken(matched.route)) return gatewayAnswer('THROTTLED');
+
+  const body = await readBody(request);
+  if (body === 'client gone') return refusedByParser.has(request.socket) ? 'refused' : undefined;
+  if (body === 'too large') return awsAnswer(awsOwnAnswers.payloadTooLarge);
+
+  const token = request.headers.authorization;
+  if (token === undefined || token.trim() === '') return gatewayAnswer('UNAUTHORIZED');
+  const methodArn = `arn:aws:execute-api:${region}:${accountId}:${apiId}/${gateway.stageName}/${matched.route.httpMethod}${matched.path}`;
+  const decision = await gateway.authorize(token, methodArn, gateway.authorizerTimeout);
+  if (decision.outcome !== 'allow') return gatewayAnswer(decision.outcome);
+  return invokeRoute(gateway, request, matched, body, decision.authorizerContext, requestId);
+}
+
+/** A page served beside the API (the reference): not part of the deployed stage. */
+function localPage(
+  gateway: Gateway,
+  request: IncomingMessage,
+  matched: RouteMatch | undefined,
+): HttpAnswer | undefined {
+  if (request.method !== 'GET' || matched !== undefined) return undefined;
+  const page = gateway.options.localPages?.((request.url ?? '/').split('?', 1)[0] as string);
+  if (page === undefined) return undefined;
+  return {
+    statusCode: 200,
+    headers: { 'Content-Type': page.contentType, ...protectiveHeaders(false) },
+    body: page.body,
+  };
+}
+
+/**
+ * A CORS preflight, as the stack's `OPTIONS` mock integration answers it on every resource of
+ * the route table: no token, the resource's methods, the allowed request headers, and
+ * `Access-Control-Allow-Origin` only for an allowed origin. `undefined` for anything else (a path
+ * that is no resource is answered 404 like any unknown path).
+ */
+function preflight(
+  gateway: Gateway,
+  request: IncomingMessage,
+  matched: RouteMatch | undefined,
+): HttpAnswer | undefined {
+  if (
+    matched !== undefined ||
+    request.method !== 'OPTIONS' ||
+    gateway.allowedOrigins.length === 0
+  ) {
+    return undefined;
   }
-  response.end(answer.body);
+  const methods = gateway.routeMethods.filter(
+    (method) => gateway.matchRoute(method, request.url) !== undefined,
+  );
+  if (methods.length === 0) return undefined;
+  return {
+    statusCode: 204,
+    headers: {
+      ...preflightHeaders(methods),
+      ...protectiveHeaders(false),
+      ...allowOriginHeader(request.headers.origin, gateway.allowedOrigins),
+    },
+    body: Buffer.alloc(0),
+  };
+}
+
+/** The function behind the route, through a Lambda proxy integration, within its timeouts. */
+async function invokeRoute(
+  gateway: Gateway,
+  request: IncomingMessage,
+  matched: RouteMatch,
+  body: Buffer,
+  authorizerContext: Record<string, unknown>,
+  requestId: string,
+): Promise<HttpAnswer> {
+  const { route } = matched;
+  const event = createProxyEvent(request, matched, body, {
+    stageName: gateway.stageName,
+    requestId,
+    authorizer: authorizerContext,
+    domainName: `127.0.0.1:${request.socket.localPort}`,
+  });
+  // Only a large body can take the event near Lambda's limit (headers stay under 10 KB):
+  // ordinary requests are not serialised an extra time.
+  const mayBeTooLarge = (event.body?.length ?? 0) > lambdaMaxInvocationBytes - 64 * 1024;
+  if (mayBeTooLarge && Buffer.byteLength(JSON.stringify(event)) > lambdaMaxInvocationBytes) {
+    return awsAnswer(awsOwnAnswers.invocationTooLarge);
+  }
+  const functionTimeout = route.timeoutMilliseconds ?? gateway.integrationTimeout;
+  const result = await invokeWithTimeout(
+    () => route.handler(event, createLambdaContext(route.functionName, functionTimeout)),
+    Math.min(functionTimeout, gateway.integrationTimeout),
+  );
+  if (result === 'timeout') {
+    // Lambda ends a function at its own timeout, which API Gateway answers as a failed
+    // integration; only a function allowed to outlast the gateway's wait meets its timeout.
+    return gatewayAnswer(
+      functionTimeout < gateway.integrationTimeout ? 'DEFAULT_5XX' : 'INTEGRATION_TIMEOUT',
+    );
+  }
+  if (result instanceof Error || !isProxyResult(result)) {
+    gateway.logger.error('integration failed', { requestId, error: result });
+    return gatewayAnswer('DEFAULT_5XX');
+  }
+  return answerFromProxyResult(result);
 }
 
 function listen(server: Server, port: number): Promise<number> {
@@ -359,28 +372,4 @@ function listen(server: Server, port: number): Promise<number> {
     });
     server.listen(port, '127.0.0.1', () => resolve((server.address() as AddressInfo).port));
   });
-}
-
-/**
- * The body's bytes as sent, `'too large'` past API Gateway's payload limit, or `'client gone'`
- * when the client disconnected before sending all of it. The
- * stack sets the binary media type `*\/*`, so API Gateway hands every body to the function
- * base64-encoded and unaltered: bytes that are not UTF-8 reach the function's strict decoder
- * (40001) instead of being turned into U+FFFD, which API Gateway does to a body it treats as text.
- */
-async function readBody(request: IncomingMessage): Promise<Buffer | 'too large' | 'client gone'> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  try {
-    for await (const chunk of request as AsyncIterable<Buffer>) {
-      size += chunk.length;
-      // Keep reading (and dropping) the rest so the client sees the answer, not a reset.
-      if (size <= apiGatewayMaxPayloadBytes) chunks.push(chunk);
-    }
-  } catch {
-    // The connection closed mid-body ("aborted"): nobody is left to answer.
-    return 'client gone';
-  }
-  if (!request.complete) return 'client gone';
-  return size > apiGatewayMaxPayloadBytes ? 'too large' : Buffer.concat(chunks);
 }

@@ -18,6 +18,7 @@ import {
 import type { TableHandlerDependencies } from '../functions/shared/table-function.ts';
 import { functionSettings } from '../infra/function-settings.ts';
 import { resolveStageConfig } from '../infra/stages.ts';
+import { methodThrottling } from '../infra/throttling.ts';
 import {
   type ApiGateway,
   type ApiGatewayOptions,
@@ -168,7 +169,7 @@ export async function startLocalApi(options: LocalApiOptions): Promise<LocalApi>
       port: options.port ?? 3000,
       ...(options.throttlingStage === 'off'
         ? {}
-        : { throttling: resolveStageConfig(options.throttlingStage).throttling }),
+        : { throttling: methodThrottling(resolveStageConfig(options.throttlingStage).throttling) }),
       authorizerTimeoutMilliseconds: functionSettings.authorizer.timeoutSeconds * 1000,
       logger,
       allowedOrigins: options.allowedOrigins ?? [],

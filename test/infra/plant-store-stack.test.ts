@@ -74,7 +74,7 @@ describe.each([stages.dev, stages.prod])('the PlantStore-$name stack', (stage) =
       expect(authorizerCacheSeconds).toBeGreaterThanOrEqual(300);
     });
 
-    it(`throttles the ${stage.name} stage at ${stage.throttling.rateLimit}/s, bursts of ${stage.throttling.burstLimit}, with tracing and error logs`, () => {
+    it(`throttles the ${stage.name} stage within ${stage.throttling.rateLimit}/s and bursts of ${stage.throttling.burstLimit} in all, each method its share, with tracing and error logs`, () => {
       template().hasResourceProperties('AWS::ApiGateway::Stage', {
         StageName: stage.name,
         TracingEnabled: true,
@@ -82,8 +82,9 @@ describe.each([stages.dev, stages.prod])('the PlantStore-$name stack', (stage) =
           {
             HttpMethod: '*',
             ResourcePath: '/*',
-            ThrottlingRateLimit: stage.throttling.rateLimit,
-            ThrottlingBurstLimit: stage.throttling.burstLimit,
+            // API Gateway applies these to each method: each route gets its share of the budget.
+            ThrottlingRateLimit: stage.throttling.rateLimit / routes.length,
+            ThrottlingBurstLimit: Math.floor(stage.throttling.burstLimit / routes.length),
             LoggingLevel: 'ERROR',
             DataTraceEnabled: false,
             MetricsEnabled: true,

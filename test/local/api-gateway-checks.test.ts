@@ -3,6 +3,7 @@
  * route, throttling, the payload limit, the TOKEN authorizer and its cache; and the token bucket.
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { gatewayResponses } from '../../infra/gateway-responses.ts';
 import { createTokenBucket } from '../../local/api-gateway/throttling.ts';
 import { PortInUseError } from '../../local/api-gateway.ts';
 import {
@@ -121,7 +122,7 @@ describe('local API Gateway stand-in', () => {
       expect(started.authorizerCalls).toHaveLength(before);
     });
 
-    it('answers THROTTLED (429) once the burst is spent', async () => {
+    it('answers THROTTLED (429) once the method\u2019s burst is spent, each method on its own, as API Gateway does', async () => {
       const { gateway } = await startWith(echo, {
         throttling: { rateLimit: 0.001, burstLimit: 2 },
       });
@@ -129,6 +130,12 @@ describe('local API Gateway stand-in', () => {
         expect((await post(gateway, 'Bearer allow')).status).toBe(200);
         expect((await post(gateway, 'Bearer allow')).status).toBe(200);
         await expectGatewayAnswer(await post(gateway, 'Bearer allow'), 'THROTTLED');
+        // Another method has a bucket of its own (a stage's limits apply to each method).
+        const read = () =>
+          fetch(`${gateway.url}/plants/1`, { headers: { Authorization: 'Bearer allow' } });
+        expect((await read()).status).toBe(200);
+        expect((await read()).status).toBe(200);
+        await expectGatewayAnswer(await read(), 'THROTTLED');
       } finally {
         await gateway.close();
       }
@@ -288,4 +295,39 @@ describe('the stand-in’s own answers', () => {
     expect(preflight.status).toBe(204);
     expect(preflight.headers.get('content-type')).toBeNull();
   });
+});
+
+describe('requests refused before they are routed', () => {
+  let gateway: Started;
+  const allowed = 'http://localhost:5173';
+
+  beforeAll(async () => {
+    gateway = await startWith(echo, { allowedOrigins: [allowed] });
+  });
+
+  afterAll(async () => {
+    await gateway?.gateway.close();
+  });
+
+  it.each([
+    ['a 17 KB If-Match', [`If-Match: "${'1'.repeat(17 * 1024)}"`]],
+    ['a control byte in a header', ['X-Note: a\u0001b']],
+    ['Expect: foo', ['Expect: foo']],
+  ])(
+    'answers %s 400/40000 with a request id and the CORS headers for an allowed origin',
+    async (_case, headers) => {
+      const answer = await rawRequest(gateway.gateway, 'POST /plants HTTP/1.1', [
+        `Origin: ${allowed}`,
+        ...headers,
+      ]);
+      expect([answer.status, JSON.parse(answer.body)]).toEqual([
+        400,
+        gatewayResponses.DEFAULT_4XX.body,
+      ]);
+      expect(answer.headers['access-control-allow-origin']).toBe(allowed);
+      expect(answer.headers['access-control-expose-headers']).toContain('x-amzn-RequestId');
+      expect(answer.headers['x-amzn-requestid']).toMatch(/^[0-9a-f-]{36}$/);
+      expect(answer.headers['x-content-type-options']).toBe('nosniff');
+    },
+  );
 });

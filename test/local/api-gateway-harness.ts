@@ -111,7 +111,7 @@ export function rawRequest(
   gateway: ApiGateway,
   requestLine: string,
   headers: readonly string[] = [],
-): Promise<{ status: number; body: string }> {
+): Promise<{ status: number; body: string; headers: Record<string, string> }> {
   const head = [requestLine, 'Host: 127.0.0.1', 'Authorization: Bearer allow', ...headers];
   return new Promise((resolve, reject) => {
     const socket = connect(gateway.port, '127.0.0.1', () => {
@@ -122,8 +122,15 @@ export function rawRequest(
       answer += chunk.toString('utf8');
     });
     socket.on('end', () => {
-      const [statusLine = '', body = ''] = answer.split(/\r\n\r\n/);
-      resolve({ status: Number(statusLine.split(' ')[1]), body });
+      const [head = '', body = ''] = answer.split(/\r\n\r\n/);
+      const [statusLine = '', ...headerLines] = head.split('\r\n');
+      const answerHeaders = Object.fromEntries(
+        headerLines.map((line) => {
+          const colon = line.indexOf(':');
+          return [line.slice(0, colon).trim().toLowerCase(), line.slice(colon + 1).trim()];
+        }),
+      );
+      resolve({ status: Number(statusLine.split(' ')[1]), body, headers: answerHeaders });
     });
     socket.on('error', reject);
   });
