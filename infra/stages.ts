@@ -156,8 +156,9 @@ export const stages: Readonly<Record<StageName, StageConfig>> = {
     name: 'dev',
     productionLike: false,
     // Enough for a developer and an integration-test run, low enough that a runaway loop
-    // cannot run up a bill: 429 beyond 20 requests per second sustained, bursts of 40.
-    throttling: { rateLimit: 20, burstLimit: 40 },
+    // cannot run up a bill: 429 beyond 60 requests per second in all, bursts of 120; each of
+    // the six routes 10/s, bursts of 20 (API Gateway throttles each method on its own).
+    throttling: { rateLimit: 60, burstLimit: 120 },
     logRetentionDays: 7,
     issuer: { kind: 'cognito' },
     // A web app's dev server on a developer's machine may call the dev stage.
@@ -167,9 +168,10 @@ export const stages: Readonly<Record<StageName, StageConfig>> = {
     name: 'prod',
     productionLike: true,
     // Sized to protect the table and the account's Lambda concurrency (1000 by default, shared
-    // by every function of the region): at ~50 ms per create, 200 requests per second need about
-    // 10 concurrent functions; a burst of 400 absorbs client retries without 429s. Raise both
-    // together with a concurrency quota increase.
+    // by every function of the region): at ~50 ms per create, 200 requests per second in all
+    // need about 10 concurrent functions; a burst of 400 absorbs client retries without 429s.
+    // Each route gets its share (33.3/s, bursts of 66). Raise both together with a concurrency
+    // quota increase.
     throttling: { rateLimit: 200, burstLimit: 400 },
     // A year: long enough to answer for any request of the past year (the Control Tower rule
     // CT.CLOUDWATCH.PR.2 that cfn-guard checks asks for as much).

@@ -26,7 +26,10 @@ let api: LocalApi;
 let token: string;
 let tableCounter = 0;
 
-/** A local API on a free port with a table of its own in the run's DynamoDB Local. */
+/**
+ * A local API on a free port with a table of its own in the run's DynamoDB Local; unthrottled
+ * (its many requests of one route would spend the dev stage's share) unless `gateway` says.
+ */
 function startTestApi(gateway: Parameters<typeof startLocalApi>[0]['gateway'] = {}) {
   tableCounter += 1;
   return startLocalApi({
@@ -35,6 +38,7 @@ function startTestApi(gateway: Parameters<typeof startLocalApi>[0]['gateway'] = 
     tableName: `plants-e2e-${process.pid}-${Date.now()}-${tableCounter}`,
     keysDirectory,
     logger: silentLogger,
+    throttlingStage: 'off',
     gateway,
   });
 }

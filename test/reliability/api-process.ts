@@ -19,7 +19,7 @@ const readyTimeoutMilliseconds = 20_000;
 export interface ApiProcessOptions {
   readonly storeEndpoint: string;
   readonly tableName: string;
-  /** Stage throttling; the `dev` stage's (20 per second, bursts of 40) when absent. */
+  /** Each method's throttling; the `dev` stage's shares (10 per second, bursts of 20) when absent. */
   readonly throttling?: { readonly rateLimit: number; readonly burstLimit: number };
 }
 
