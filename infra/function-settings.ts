@@ -89,6 +89,7 @@ export const functionSettings = {
     // A delete with If-Match or If-None-Match reads the plant first (GetItem), then is
     // conditioned on the version it read.
     tableActions: ['dynamodb:DeleteItem', 'dynamodb:GetItem'],
+    skipsItemsNotPlants: true,
   },
   webhookFanout: {
     entry: 'functions/webhook-fanout/handler.ts',

@@ -112,6 +112,11 @@ describe('metric filters, against the real log lines', () => {
       patch('3'),
       createLambdaContext(),
     );
+    // delete-plant: a conditional delete of it, which reads it first.
+    await createDeletePlant({ ...table, logger: loggerOf('delete-plant') })(
+      createPlantsEvent('DELETE', { id: '3', headers: { 'If-Match': '"1"' } }),
+      createLambdaContext(),
+    );
 
     // replay-stream-failures: one kept batch with a new plant and an item that is not a plant.
     const keptBatch = JSON.stringify({

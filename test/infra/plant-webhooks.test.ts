@@ -170,6 +170,39 @@ describe('PlantWebhooks with subscribers', () => {
     ]);
   });
 
+  it('lets the fan-out read the table’s streams only, ListStreams included, and nothing on * but X-Ray', () => {
+    const statements = Object.values(
+      synthesized.template.findResources('AWS::IAM::Policy', {
+        Properties: { Roles: [{ Ref: Match.stringLikeRegexp('^WebhookFanoutRole') }] },
+      }),
+    ).flatMap((policy) => policy.Properties.PolicyDocument.Statement);
+    const streamStatements = statements.filter((statement) =>
+      [statement.Action].flat().some((action: string) => action.startsWith('dynamodb:')),
+    );
+    expect(streamStatements).toEqual([
+      {
+        Action: ['dynamodb:DescribeStream', 'dynamodb:GetRecords', 'dynamodb:GetShardIterator'],
+        Effect: 'Allow',
+        Resource: { 'Fn::GetAtt': [expect.stringMatching(/^Table/), 'StreamArn'] },
+      },
+      {
+        Action: 'dynamodb:ListStreams',
+        Effect: 'Allow',
+        Resource: {
+          'Fn::Join': [
+            '',
+            [{ 'Fn::GetAtt': [expect.stringMatching(/^Table/), 'Arn'] }, '/stream/*'],
+          ],
+        },
+      },
+    ]);
+    const onEverything = statements.filter((statement) => statement.Resource === '*');
+    expect(onEverything.flatMap((statement) => [statement.Action].flat()).sort()).toEqual([
+      'xray:PutTelemetryRecords',
+      'xray:PutTraceSegments',
+    ]);
+  });
+
   it('lets Lambda keep a failed stream batch with exactly PutObject and ListBucket, and the replay read and delete it', () => {
     const { template } = synthesized;
     const actionsOf = (rolePrefix: string) =>
