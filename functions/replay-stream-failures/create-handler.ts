@@ -9,7 +9,7 @@
 import {
   DeleteObjectCommand,
   GetObjectCommand,
-  ListObjectsV2Command,
+  paginateListObjectsV2,
   type S3Client,
 } from '@aws-sdk/client-s3';
 import { createLogger } from '../shared/logger.ts';
@@ -20,8 +20,11 @@ import {
 } from '../shared/webhooks/queue-deliveries.ts';
 
 export interface ReplayDependencies extends FanoutDependencies {
-  readonly s3: Pick<S3Client, 'send'>;
+  /** A client the SDK's paginator accepts (it checks for an S3Client). */
+  readonly s3: S3Client;
   readonly bucketName: string;
+  /** Keys per listed page: S3's most, 1,000, unless a test wants several pages. */
+  readonly listPageSize?: number;
 }
 
 /** What a replay did: the function's answer to `aws lambda invoke`. */
@@ -69,17 +72,13 @@ export function createHandler(dependencies: ReplayDependencies) {
 
 /** Every object of the bucket, page by page. */
 async function* keptBatchKeys(dependencies: ReplayDependencies): AsyncGenerator<string> {
-  let continuationToken: string | undefined;
-  do {
-    const page = await dependencies.s3.send(
-      new ListObjectsV2Command({
-        Bucket: dependencies.bucketName,
-        ...(continuationToken === undefined ? {} : { ContinuationToken: continuationToken }),
-      }),
-    );
+  const pages = paginateListObjectsV2(
+    { client: dependencies.s3, pageSize: dependencies.listPageSize ?? 1000 },
+    { Bucket: dependencies.bucketName },
+  );
+  for await (const page of pages) {
     for (const object of page.Contents ?? []) if (object.Key !== undefined) yield object.Key;
-    continuationToken = page.IsTruncated ? page.NextContinuationToken : undefined;
-  } while (continuationToken !== undefined);
+  }
 }
 
 /**

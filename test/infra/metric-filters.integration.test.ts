@@ -6,6 +6,7 @@
  */
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { S3Client } from '@aws-sdk/client-s3';
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
@@ -135,14 +136,15 @@ describe('metric filters, against the real log lines', () => {
         ],
       }),
     });
-    const s3 = {
+    // An S3Client (the SDK's paginator accepts nothing else) answering from this one batch.
+    const s3 = Object.assign(new S3Client({ region: 'us-east-1' }), {
       send: async (command: { input: { Key?: string } }) =>
         command.input.Key === undefined
           ? { Contents: [{ Key: 'aws/lambda/kept' }], IsTruncated: false }
           : { Body: { transformToString: async () => keptBatch } },
-    };
+    });
     await createReplayHandler({
-      s3: s3 as never,
+      s3: s3 as unknown as S3Client,
       bucketName: 'stream-failures',
       sqs: { send: async () => ({}) } as never,
       deliveryQueueUrl: 'https://sqs.example/deliveries',

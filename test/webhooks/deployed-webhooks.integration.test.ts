@@ -6,9 +6,10 @@
  *
  * @services dynamodb-local
  */
-import { ListObjectsV2Command } from '@aws-sdk/client-s3';
+import { ListObjectsV2Command, PutObjectCommand } from '@aws-sdk/client-s3';
 import { SendMessageCommand } from '@aws-sdk/client-sqs';
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
+import { marshall } from '@aws-sdk/util-dynamodb';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
 import { createPlant } from '../../functions/create-plant/create-plant.ts';
 import { deletePlant } from '../../functions/delete-plant/delete-plant.ts';
@@ -294,4 +295,46 @@ describe('the deployed webhook path, on AWS emulators', () => {
       remainingBatches: 0,
     });
   }, 90_000);
+
+  it('replays every page of kept batches the bucket lists', async () => {
+    const { webhooks, receivers } = await bedWithReceivers(1);
+    // Five kept invocation records, as Lambda writes them, listed two to a page.
+    for (const id of [21, 22, 23, 24, 25]) {
+      const payload = {
+        Records: [
+          {
+            eventID: `kept-${id}`,
+            eventName: 'INSERT',
+            dynamodb: { NewImage: marshall({ id, name: 'Fern' }) },
+          },
+        ],
+      };
+      await moto.s3.send(
+        new PutObjectCommand({
+          Bucket: webhooks.bucket,
+          Key: `aws/lambda/mapping/shard/2026-11-25T00:00:${id}.000Z-${id}`,
+          Body: JSON.stringify({ payload: JSON.stringify(payload) }),
+        }),
+      );
+    }
+    const replay = createReplayHandler({
+      s3: moto.s3,
+      bucketName: webhooks.bucket,
+      listPageSize: 2,
+      sqs: moto.sqs,
+      deliveryQueueUrl: webhooks.deliveryQueueUrl,
+      subscriptions: [subscriptionOf('subscriber-1', {})],
+      logger: createLogger({}, () => {}),
+    });
+    await expect(replay()).resolves.toEqual({
+      replayedBatches: 5,
+      newPlants: 5,
+      remainingBatches: 0,
+    });
+    const [subscriber] = receivers;
+    await subscriber?.waitForAccepted(5, 20_000);
+    expect(subscriber?.deliveries.map((delivery) => delivery.body).sort()).toEqual(
+      [21, 22, 23, 24, 25].map((id) => `{"id":${id},"name":"Fern"}`),
+    );
+  }, 60_000);
 });
