@@ -24,6 +24,36 @@ export function scalarScriptPath(): string {
 }
 
 /**
+ * A stage URL for "try it", or why it is not one: only a plain http(s) URL (no user name or
+ * password, no query or fragment), written back as the URL parser spells it.
+ */
+export function plainServerUrl(text: string): string {
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    throw new Error(`--server is not a URL: ${JSON.stringify(text)}`);
+  }
+  if (!['http:', 'https:'].includes(url.protocol)) {
+    throw new Error(`--server must be an http or https URL, not ${url.protocol}`);
+  }
+  if (url.username !== '' || url.password !== '' || url.search !== '' || url.hash !== '') {
+    throw new Error('--server must be a plain URL: no user name, password, query or fragment');
+  }
+  return url.href.replace(/\/$/, '');
+}
+
+/** JSON that cannot end the inline script it sits in, nor open a comment or CDATA there. */
+function scriptJson(value: unknown): string {
+  return JSON.stringify(value)
+    .replaceAll('<', '\\u003c')
+    .replaceAll('>', '\\u003e')
+    .replaceAll('&', '\\u0026')
+    .replaceAll('\u2028', '\\u2028')
+    .replaceAll('\u2029', '\\u2029');
+}
+
+/**
  * The page: Scalar with the document from `documentUrl`, the built-in fonts off (they come from
  * Scalar's servers), and "try it" sending requests to `serverUrl` (this page's own origin when
  * absent) with a bearer token the reader pastes in.
@@ -35,6 +65,15 @@ export function docsPageHtml(documentUrl: string, scriptUrl: string, serverUrl?:
     withDefaultFonts: false,
     telemetry: false,
     authentication: { preferredSecurityScheme: 'bearerAuth' },
+    // Scalar's hosted features (its AI agent, MCP, deploy, share, the toolbar's configure and
+    // developer tools, "open in" editor links) would send the document to Scalar or another
+    // third party, or edit what is a reference: a private, offline page offers none of them.
+    agent: { disabled: true },
+    mcp: { disabled: true },
+    showToolbar: 'never',
+    showDeveloperTools: 'never',
+    isEditable: false,
+    hideClientButton: true,
     ...(serverUrl === undefined ? {} : { servers: [{ url: serverUrl, description: 'This API' }] }),
   };
   const servers =
@@ -53,7 +92,7 @@ export function docsPageHtml(documentUrl: string, scriptUrl: string, serverUrl?:
     <div id="app"></div>
     <script src="${scriptUrl}"></script>
     <script>
-      const configuration = ${JSON.stringify(configuration)};
+      const configuration = ${scriptJson(configuration)};
       ${servers}
       Scalar.createApiReference('#app', configuration);
     </script>

@@ -34,7 +34,10 @@ interface PageApi {
 }
 declare const window: { readonly plantStore: PageApi };
 declare const document: {
-  querySelectorAll(selector: string): Iterable<{ readonly textContent: string | null }>;
+  querySelectorAll(selector: string): Iterable<{
+    readonly textContent: string | null;
+    getAttribute(name: string): string | null;
+  }>;
 };
 
 const repositoryRoot = new URL('../..', import.meta.url).pathname;
@@ -167,6 +170,34 @@ describe('the API reference at /docs', () => {
       for (const summary of ['A plant was stored', 'A plant was changed', 'A plant was deleted']) {
         await page.getByText(summary).first().waitFor({ timeout: 10_000 });
       }
+      expect(foreign).toEqual([]);
+    } finally {
+      await page.close();
+    }
+  }, 60_000);
+
+  it('offers none of the renderer’s hosted features, only "try it" and the download', async () => {
+    const { page, foreign } = await openPage(`${apiUrl}/docs`);
+    try {
+      await page.getByText('Add a plant').first().waitFor({ timeout: 20_000 });
+      await page.locator('button', { hasText: 'Test Request' }).first().waitFor();
+      await page.locator('button', { hasText: 'Download OpenAPI Document' }).first().waitFor();
+      const offered = await page.evaluate(() =>
+        [...document.querySelectorAll('button, a, [role="button"], [role="menuitem"]')].map(
+          (element) => ({
+            text: (element.textContent ?? '').trim(),
+            href: element.getAttribute('href'),
+          }),
+        ),
+      );
+      const hosted = /Ask AI|MCP|Deploy|Share|Developer Tools|Configure|VS Code|Cursor|API Client/i;
+      expect(offered.filter(({ text }) => hosted.test(text))).toEqual([]);
+      // Links stay on the page; the one exception is the renderer's credit, a plain link.
+      expect(
+        offered.filter(
+          ({ href }) => href !== null && !href.startsWith('#') && href !== 'https://www.scalar.com',
+        ),
+      ).toEqual([]);
       expect(foreign).toEqual([]);
     } finally {
       await page.close();
