@@ -3,49 +3,11 @@
  * ACL. Built in bare stacks with inline functions, so nothing is bundled.
  */
 import { describe, expect, it } from '@jest/globals';
-import { RemovalPolicy, Stack } from 'aws-cdk-lib';
+import { Stack } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
-import { Code, Function as LambdaFunction, Runtime } from 'aws-cdk-lib/aws-lambda';
-import { RetentionDays } from 'aws-cdk-lib/aws-logs';
-import {
-  type RouteFunctionName,
-  routeFunctionNames,
-  routes,
-  scopeDescriptions,
-} from '../../functions/shared/routes.ts';
-import { PlantsApi, type PlantsApiProps } from '../../infra/plants-api.ts';
+import { routes, scopeDescriptions } from '../../functions/shared/routes.ts';
 import { TokenIssuer } from '../../infra/token-issuer.ts';
-
-function createInlineFunction(stack: Stack, id: string): LambdaFunction {
-  return new LambdaFunction(stack, id, {
-    runtime: Runtime.NODEJS_24_X,
-    handler: 'index.handler',
-    code: Code.fromInline('export const handler = async () => ({});'),
-  });
-}
-
-/** One inline function per function of the route table (`createPlant` → `CreatePlant`). */
-function createInlineRouteFunctions(stack: Stack) {
-  return Object.fromEntries(
-    routeFunctionNames.map((name) => [
-      name,
-      createInlineFunction(stack, `${name[0]?.toUpperCase()}${name.slice(1)}`),
-    ]),
-  ) as Record<RouteFunctionName, LambdaFunction>;
-}
-
-/** A dev-stage PlantsApi with inline functions, its props changed by `props`. */
-function createPlantsApi(stack: Stack, props: Partial<PlantsApiProps> = {}): PlantsApi {
-  return new PlantsApi(stack, 'Api', {
-    stageName: 'dev',
-    throttling: { rateLimit: 10, burstLimit: 20 },
-    routeFunctions: createInlineRouteFunctions(stack),
-    authorizerFunction: createInlineFunction(stack, 'Authorizer'),
-    logRetention: RetentionDays.ONE_WEEK,
-    logRemovalPolicy: RemovalPolicy.DESTROY,
-    ...props,
-  });
-}
+import { createPlantsApi } from './bare-plants-api.ts';
 
 describe('TokenIssuer with an external OIDC issuer', () => {
   it('creates no user pool and hands the issuer, audiences and JWKS URI to the authorizer', () => {
