@@ -11,7 +11,12 @@
  * would only add bundle size and cold-start time.
  */
 import type { APIGatewayAuthorizerResult, APIGatewayTokenAuthorizerEvent } from 'aws-lambda';
-import { createLogger, type Logger } from '../shared/logger.ts';
+import {
+  createLogger,
+  type InvocationContext,
+  invocationLoggers,
+  type Logger,
+} from '../shared/logger.ts';
 import { type Route, routeResource, routes } from '../shared/routes.ts';
 import type { AuthorizerConfig } from './config.ts';
 import {
@@ -24,6 +29,7 @@ import {
 
 export type TokenAuthorizerHandler = (
   event: APIGatewayTokenAuthorizerEvent,
+  context?: InvocationContext,
 ) => Promise<APIGatewayAuthorizerResult>;
 
 export interface AuthorizerOptions extends BearerTokenVerifierOptions {
@@ -55,9 +61,10 @@ export function createHandler(
   options: AuthorizerOptions = {},
 ): TokenAuthorizerHandler {
   const verifyBearerToken = createBearerTokenVerifier(config, options);
-  const logger = options.logger ?? createLogger({ function: 'authorizer' });
+  const loggerOf = invocationLoggers(options.logger ?? createLogger({ service: 'authorizer' }));
 
-  return async (event) => {
+  return async (event, context) => {
+    const logger = loggerOf(context);
     const stage = stageArnOf(event.methodArn);
     if (stage === undefined) {
       logger.error('Rejected a request with an unexpected methodArn', {

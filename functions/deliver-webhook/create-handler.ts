@@ -17,7 +17,12 @@
 import { GetSecretValueCommand, type SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { SendMessageBatchCommand, SendMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import type { SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
-import { createLogger, type Logger } from '../shared/logger.ts';
+import {
+  createLogger,
+  type InvocationContext,
+  invocationLoggers,
+  type Logger,
+} from '../shared/logger.ts';
 import {
   type DeadLetterMessage,
   type DeliveryMessage,
@@ -61,7 +66,9 @@ const secretCacheMilliseconds = 5 * 60 * 1000;
 
 /** Builds the handler around its dependencies (tests bring their own). */
 export function createHandler(dependencies: DeliverDependencies) {
-  const logger = dependencies.logger ?? createLogger({ service: 'deliver-webhook' });
+  const loggerOf = invocationLoggers(
+    dependencies.logger ?? createLogger({ service: 'deliver-webhook' }),
+  );
   const now = dependencies.now ?? Date.now;
   const schedule = dependencies.retrySchedule ?? defaultRetrySchedule;
   const secrets = new Map<string, { value: string; readAt: number }>();
@@ -86,7 +93,10 @@ export function createHandler(dependencies: DeliverDependencies) {
    * same one received before it was due), or `undefined` when it is done with (delivered or
    * dead-lettered).
    */
-  const deliver = async (record: SQSRecord): Promise<DeliveryMessage | undefined> => {
+  const deliver = async (
+    record: SQSRecord,
+    logger: Logger,
+  ): Promise<DeliveryMessage | undefined> => {
     const message = parseDeliveryMessage(record.body, now());
     const subscriber = dependencies.subscribers.find(
       (candidate) => candidate.name === message?.subscriber,
@@ -122,7 +132,7 @@ export function createHandler(dependencies: DeliverDependencies) {
    * due or by SQS's maximum of 15 minutes, whichever is sooner (a longer wait takes hops).
    * Resolves with the indexes of those SQS did not take.
    */
-  const sendForLater = async (later: readonly (DeliveryMessage | undefined)[]) => {
+  const sendForLater = async (later: readonly (DeliveryMessage | undefined)[], logger: Logger) => {
     const entries = later.flatMap((message, index) =>
       message === undefined
         ? []
@@ -168,10 +178,14 @@ export function createHandler(dependencies: DeliverDependencies) {
     );
   };
 
-  return async (event: SQSEvent): Promise<SQSBatchResponse> => {
-    const outcomes = await Promise.allSettled(event.Records.map(deliver));
+  return async (event: SQSEvent, context?: InvocationContext): Promise<SQSBatchResponse> => {
+    const logger = loggerOf(context);
+    const outcomes = await Promise.allSettled(
+      event.Records.map((record) => deliver(record, logger)),
+    );
     const refused = await sendForLater(
       outcomes.map((outcome) => (outcome.status === 'fulfilled' ? outcome.value : undefined)),
+      logger,
     );
     const batchItemFailures = event.Records.flatMap((record, index) => {
       const outcome = outcomes[index];

@@ -12,7 +12,7 @@ import {
   paginateListObjectsV2,
   type S3Client,
 } from '@aws-sdk/client-s3';
-import { createLogger } from '../shared/logger.ts';
+import { createLogger, type InvocationContext, invocationLoggers } from '../shared/logger.ts';
 import type { PlantStreamRecord } from '../shared/webhooks/plant-events.ts';
 import {
   type FanoutDependencies,
@@ -41,8 +41,11 @@ export const replayLog = { replayed: 'replayed kept stream failures' } as const;
 
 /** Builds the handler around its dependencies (tests bring their own). */
 export function createHandler(dependencies: ReplayDependencies) {
-  const logger = dependencies.logger ?? createLogger({ service: 'replay-stream-failures' });
-  return async (): Promise<ReplaySummary> => {
+  const loggerOf = invocationLoggers(
+    dependencies.logger ?? createLogger({ service: 'replay-stream-failures' }),
+  );
+  return async (_event?: unknown, context?: InvocationContext): Promise<ReplaySummary> => {
+    const logger = loggerOf(context);
     let replayedBatches = 0;
     let newPlants = 0;
     let remainingBatches = 0;

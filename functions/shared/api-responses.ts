@@ -7,7 +7,7 @@ import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import { corsHeaders } from './cors.ts';
 import { type ErrorCode, errorBody, errorCodes } from './error-codes.ts';
 import { ApiError } from './errors.ts';
-import type { Logger } from './logger.ts';
+import type { InvocationContext, Logger } from './logger.ts';
 import { findHeader } from './request.ts';
 
 /** A JSON response with exactly `body` and `Content-Type: application/json`. */
@@ -63,7 +63,8 @@ function finish(response: APIGatewayProxyResult): APIGatewayProxyResult {
 }
 
 export interface ApiResponsesOptions {
-  readonly logger: Logger;
+  /** The logger of an invocation (`invocationLoggers`): its lines name it. */
+  readonly loggerOf: (context?: InvocationContext) => Logger;
   /** The origins whose pages may read the answers: each answer gets their CORS headers. */
   readonly allowedOrigins?: readonly string[];
   /** The clock, for the logged duration. */
@@ -88,7 +89,7 @@ export const requestLog = {
 export function apiResponses(
   options: ApiResponsesOptions,
 ): MiddlewareObj<APIGatewayProxyEvent, APIGatewayProxyResult> {
-  const { logger } = options;
+  const { loggerOf } = options;
   const now = options.now ?? Date.now;
   const startTimes = new WeakMap<ProxyRequest, number>();
   const allowedOrigins = options.allowedOrigins ?? [];
@@ -104,9 +105,9 @@ export function apiResponses(
   };
 
   const logRequest = (request: ProxyRequest, statusCode: number, fields: object = {}) => {
+    const logger = loggerOf(request.context);
     const entry = {
       requestId: request.event?.requestContext?.requestId,
-      awsRequestId: request.context?.awsRequestId,
       statusCode,
       durationMilliseconds: now() - (startTimes.get(request) ?? now()),
       ...fields,

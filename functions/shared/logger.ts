@@ -68,6 +68,35 @@ export function createLogger(base: LogFields = {}, write: LogWriter = writeToStd
   };
 }
 
+/** What a line names its invocation by, from the Lambda context. */
+export interface InvocationContext {
+  readonly awsRequestId: string;
+}
+
+/**
+ * Loggers per invocation, for one handler: each line names the invocation (`awsRequestId`), its
+ * trace (`traceId`: the runtime's invoke store, else `_X_AMZN_TRACE_ID`) and whether it is the
+ * handler's first (`coldStart`). The same context gets the same logger.
+ */
+export function invocationLoggers(logger: Logger): (context?: InvocationContext) => Logger {
+  let coldStart = true;
+  const loggers = new WeakMap<InvocationContext, Logger>();
+  return (context) => {
+    const known = context === undefined ? undefined : loggers.get(context);
+    if (known !== undefined) return known;
+    const traceId = invokeStore()?.getXRayTraceId?.() ?? process.env._X_AMZN_TRACE_ID;
+    const child = logger.child({ awsRequestId: context?.awsRequestId, traceId, coldStart });
+    coldStart = false;
+    if (context !== undefined) loggers.set(context, child);
+    return child;
+  };
+}
+
+/** The Node.js runtime's per-invocation store (`@aws/lambda-invoke-store`), where it has one. */
+function invokeStore(): { getXRayTraceId?(): string | undefined } | undefined {
+  return (globalThis as { awslambda?: { InvokeStore?: object } }).awslambda?.InvokeStore;
+}
+
 /** Errors serialise to `{}` by default; keep what an operator needs, causes included. */
 function replaceErrors(_key: string, value: unknown): unknown {
   if (value instanceof Error) {

@@ -9,7 +9,7 @@ import { apiResponses } from './api-responses.ts';
 import { checkAllowedOrigins } from './cors.ts';
 import type { StoreDependencies } from './dynamodb.ts';
 import { commaList, readEnvironment } from './environment.ts';
-import { createLogger, type Logger } from './logger.ts';
+import { createLogger, invocationLoggers, type Logger } from './logger.ts';
 
 /**
  * The dependencies of a plants-table handler (the local API and tests bring their own): what its
@@ -27,7 +27,7 @@ export type TableWorkDependencies = TableHandlerDependencies & { readonly logger
 /**
  * The middy handler of a plants-table function: `apiResponses` (every failure in the Error
  * shape, the stage's CORS headers, one log line per request) around `work`, which gets the
- * dependencies with their logger (one named after `service` when none was given).
+ * dependencies with the invocation's logger (from one named after `service` when none was given).
  */
 export function createTableHandler(
   service: string,
@@ -37,11 +37,10 @@ export function createTableHandler(
     dependencies: TableWorkDependencies,
   ) => Promise<APIGatewayProxyResult>,
 ) {
-  const logger = dependencies.logger ?? createLogger({ service });
-  const withLogger = { ...dependencies, logger };
+  const loggerOf = invocationLoggers(dependencies.logger ?? createLogger({ service }));
   return middy<APIGatewayProxyEvent, APIGatewayProxyResult>()
-    .use(apiResponses({ logger, allowedOrigins: dependencies.allowedOrigins ?? [] }))
-    .handler((event) => work(event, withLogger));
+    .use(apiResponses({ loggerOf, allowedOrigins: dependencies.allowedOrigins ?? [] }))
+    .handler((event, context) => work(event, { ...dependencies, logger: loggerOf(context) }));
 }
 
 export interface TableFunctionConfig {

@@ -10,7 +10,7 @@
  * is kept whole in the stream-failures bucket, and `replay-stream-failures` queues it later.
  */
 import type { DynamoDBBatchResponse, DynamoDBStreamEvent } from 'aws-lambda';
-import { createLogger } from '../shared/logger.ts';
+import { createLogger, type InvocationContext, invocationLoggers } from '../shared/logger.ts';
 import type { PlantStreamRecord } from '../shared/webhooks/plant-events.ts';
 import {
   type FanoutDependencies,
@@ -19,12 +19,17 @@ import {
 
 /** Builds the handler around its dependencies (tests bring their own). */
 export function createHandler(dependencies: FanoutDependencies) {
-  const logger = dependencies.logger ?? createLogger({ service: 'webhook-fanout' });
-  return async (event: DynamoDBStreamEvent): Promise<DynamoDBBatchResponse> => {
+  const loggerOf = invocationLoggers(
+    dependencies.logger ?? createLogger({ service: 'webhook-fanout' }),
+  );
+  return async (
+    event: DynamoDBStreamEvent,
+    context?: InvocationContext,
+  ): Promise<DynamoDBBatchResponse> => {
     const { failedRecord } = await queuePlantEventDeliveries(
       event.Records as PlantStreamRecord[],
       dependencies,
-      logger,
+      loggerOf(context),
     );
     // Lambda retries from the first failed record, the later ones with it.
     const sequenceNumber = failedRecord?.dynamodb?.SequenceNumber;

@@ -35,6 +35,7 @@ import type {
   SQSBatchResponse,
   SQSEvent,
 } from 'aws-lambda';
+import type { InvocationContext } from '../../functions/shared/logger.ts';
 
 /** A running mapping; `stop` waits for the batch in hand to finish. */
 export interface RunningMapping {
@@ -48,7 +49,8 @@ export interface SqsMappingOptions {
   readonly queueUrl: string;
   readonly queueArn: string;
   readonly region: string;
-  readonly handler: (event: SQSEvent) => Promise<SQSBatchResponse>;
+  /** Invoked as Lambda does, with a context naming the invocation. */
+  readonly handler: (event: SQSEvent, context: InvocationContext) => Promise<SQSBatchResponse>;
   /** @default 10 */
   readonly batchSize?: number;
   /** Pollers side by side, as Lambda scales them out. @default 2 */
@@ -94,7 +96,7 @@ export function startSqsMapping(options: SqsMappingOptions): RunningMapping {
       invocations += 1;
       let failed: Set<string>;
       try {
-        const response = await options.handler(event);
+        const response = await options.handler(event, { awsRequestId: randomUUID() });
         failed = new Set(response.batchItemFailures.map((failure) => failure.itemIdentifier));
         // An empty or unknown identifier fails the whole batch.
         const ids = new Set(event.Records.map((record) => record.messageId));
@@ -129,7 +131,11 @@ export function startSqsMapping(options: SqsMappingOptions): RunningMapping {
 export interface StreamMappingOptions {
   readonly streams: DynamoDBStreamsClient;
   readonly streamArn: string;
-  readonly handler: (event: DynamoDBStreamEvent) => Promise<DynamoDBBatchResponse>;
+  /** Invoked as Lambda does, with a context naming the invocation. */
+  readonly handler: (
+    event: DynamoDBStreamEvent,
+    context: InvocationContext,
+  ) => Promise<DynamoDBBatchResponse>;
   /** The event filter: only records with these event names. @default ['INSERT'] */
   readonly eventNames?: readonly string[];
   /** @default 100 */
@@ -159,7 +165,7 @@ export async function startStreamMapping(options: StreamMappingOptions): Promise
       const event = { Records: pending } as unknown as DynamoDBStreamEvent;
       let failedAt: number;
       try {
-        const { batchItemFailures } = await options.handler(event);
+        const { batchItemFailures } = await options.handler(event, { awsRequestId: randomUUID() });
         const failed = batchItemFailures.map((failure) => failure.itemIdentifier);
         failedAt =
           failed.length === 0

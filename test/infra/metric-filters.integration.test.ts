@@ -51,6 +51,8 @@ describe('metric filters, against the real log lines', () => {
   beforeAll(async () => {
     // As Lambda sets it in a published version: every line names its version.
     process.env.AWS_LAMBDA_FUNCTION_VERSION = '7';
+    // As the runtime sets it when the function is traced.
+    process.env._X_AMZN_TRACE_ID = 'Root=1-67891233-abcdef012345678912345678;Sampled=1';
     table = await createTestTable();
     subscriber = createServer((request, response) => {
       request.resume().on('end', () => response.writeHead(subscriberAnswer).end());
@@ -150,7 +152,7 @@ describe('metric filters, against the real log lines', () => {
       deliveryQueueUrl: 'https://sqs.example/deliveries',
       subscriptions: ['audit'].map((name) => subscriptionOf(name, {})),
       logger: loggerOf('replay-stream-failures'),
-    })();
+    })(undefined, createLambdaContext());
 
     // webhook-fanout: a new plant, and an item that is not a plant.
     const fanout = createFanoutHandler({
@@ -159,20 +161,23 @@ describe('metric filters, against the real log lines', () => {
       subscriptions: ['audit'].map((name) => subscriptionOf(name, {})),
       logger: loggerOf('webhook-fanout'),
     });
-    await fanout({
-      Records: [
-        {
-          eventID: 'a',
-          eventName: 'INSERT',
-          dynamodb: { NewImage: marshall({ id: 3n, name: 'Ivy' }), SequenceNumber: '1' },
-        },
-        {
-          eventID: 'b',
-          eventName: 'INSERT',
-          dynamodb: { NewImage: marshall({ id: 1.5, name: 'x' }), SequenceNumber: '2' },
-        },
-      ],
-    } as unknown as DynamoDBStreamEvent);
+    await fanout(
+      {
+        Records: [
+          {
+            eventID: 'a',
+            eventName: 'INSERT',
+            dynamodb: { NewImage: marshall({ id: 3n, name: 'Ivy' }), SequenceNumber: '1' },
+          },
+          {
+            eventID: 'b',
+            eventName: 'INSERT',
+            dynamodb: { NewImage: marshall({ id: 1.5, name: 'x' }), SequenceNumber: '2' },
+          },
+        ],
+      } as unknown as DynamoDBStreamEvent,
+      createLambdaContext(),
+    );
 
     // deliver-webhook: delivered, failed (retrying), failed for the last time (dead-lettered).
     const deliver = (schedule: number[]) =>
@@ -186,10 +191,10 @@ describe('metric filters, against the real log lines', () => {
         logger: loggerOf('deliver-webhook'),
       });
     const message = deliveryEvent(['m'], '{"id":3,"name":"Ivy"}');
-    await deliver([5])(message);
+    await deliver([5])(message, createLambdaContext());
     subscriberAnswer = 500;
-    await deliver([3600])(message);
-    await deliver([])(message);
+    await deliver([3600])(message, createLambdaContext());
+    await deliver([])(message, createLambdaContext());
 
     // authorizer: an invalid token (refused), and keys that cannot be fetched (a failure).
     const authorizer = createAuthorizer(
@@ -203,9 +208,10 @@ describe('metric filters, against the real log lines', () => {
     );
     const methodArn = 'arn:aws:execute-api:us-east-1:123456789012:abc/dev/GET/plants';
     const authorize = (token: string) =>
-      authorizer({ type: 'TOKEN', methodArn, authorizationToken: `Bearer ${token}` }).catch(
-        () => undefined,
-      );
+      authorizer(
+        { type: 'TOKEN', methodArn, authorizationToken: `Bearer ${token}` },
+        createLambdaContext(),
+      ).catch(() => undefined);
     await authorize('not-a-jwt');
     const header = Buffer.from('{"alg":"RS256","kid":"k"}').toString('base64url');
     const claims = Buffer.from(
@@ -222,8 +228,37 @@ describe('metric filters, against the real log lines', () => {
 
   afterAll(async () => {
     delete process.env.AWS_LAMBDA_FUNCTION_VERSION;
+    delete process.env._X_AMZN_TRACE_ID;
     await table?.remove();
     subscriber?.close();
+  });
+
+  it('names the invocation on every line of every function, in the same fields', () => {
+    expect([...lines.keys()].sort()).toEqual([
+      'authorizer',
+      'create-plant',
+      'delete-plant',
+      'deliver-webhook',
+      'get-plant',
+      'list-plants',
+      'replay-stream-failures',
+      'update-plant',
+      'webhook-fanout',
+    ]);
+    for (const [name, written] of lines) {
+      for (const line of written) {
+        expect({ name, entry: JSON.parse(line) }).toEqual({
+          name,
+          entry: expect.objectContaining({
+            service: name,
+            awsRequestId: expect.stringMatching(/^[0-9a-f-]{36}$/),
+            traceId: 'Root=1-67891233-abcdef012345678912345678;Sampled=1',
+            coldStart: expect.any(Boolean),
+            functionVersion: '7',
+          }),
+        });
+      }
+    }
   });
 
   /** The function whose log group a filter reads: `CreatePlantLogGroup…` → `create-plant`. */

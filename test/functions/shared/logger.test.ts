@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { createLogger } from '../../../functions/shared/logger.ts';
+import { createLogger, invocationLoggers } from '../../../functions/shared/logger.ts';
 
 describe('createLogger', () => {
   it('writes one JSON object per entry with the base and child fields', () => {
@@ -26,5 +26,59 @@ describe('createLogger', () => {
     const entry = JSON.parse(lines[0] ?? '');
     expect(entry.error).toMatchObject({ name: 'Error', message: 'put failed' });
     expect(entry.error.cause).toMatchObject({ message: 'socket hang up' });
+  });
+});
+
+describe('invocationLoggers', () => {
+  const linesOf = () => {
+    const lines: string[] = [];
+    const loggerOf = invocationLoggers(
+      createLogger({ service: 'plants' }, (line) => lines.push(line)),
+    );
+    return { lines, loggerOf, entries: () => lines.map((line) => JSON.parse(line)) };
+  };
+
+  it('names the invocation on every line, and the handler’s first invocation as its cold start', () => {
+    const { loggerOf, entries } = linesOf();
+    const first = { awsRequestId: 'request-1' };
+    loggerOf(first).info('one');
+    loggerOf(first).warn('two', { itemsNotPlants: 1 });
+    loggerOf({ awsRequestId: 'request-2' }).info('three');
+    expect(
+      entries().map(({ message, awsRequestId, coldStart }) => ({
+        message,
+        awsRequestId,
+        coldStart,
+      })),
+    ).toEqual([
+      { message: 'one', awsRequestId: 'request-1', coldStart: true },
+      { message: 'two', awsRequestId: 'request-1', coldStart: true },
+      { message: 'three', awsRequestId: 'request-2', coldStart: false },
+    ]);
+  });
+
+  it('takes the trace id from the runtime’s invoke store, else from _X_AMZN_TRACE_ID', () => {
+    const global = globalThis as { awslambda?: unknown };
+    const saved = { awslambda: global.awslambda, trace: process.env._X_AMZN_TRACE_ID };
+    try {
+      process.env._X_AMZN_TRACE_ID = 'Root=1-env';
+      global.awslambda = { InvokeStore: { getXRayTraceId: () => 'Root=1-store' } };
+      const { loggerOf, entries } = linesOf();
+      loggerOf({ awsRequestId: 'a' }).info('from the store');
+      global.awslambda = { InvokeStore: { getXRayTraceId: () => undefined } };
+      loggerOf({ awsRequestId: 'b' }).info('from the environment');
+      delete global.awslambda;
+      delete process.env._X_AMZN_TRACE_ID;
+      loggerOf({ awsRequestId: 'c' }).info('from nowhere');
+      expect(entries().map((entry) => entry.traceId)).toEqual([
+        'Root=1-store',
+        'Root=1-env',
+        undefined,
+      ]);
+    } finally {
+      global.awslambda = saved.awslambda;
+      if (saved.trace === undefined) delete process.env._X_AMZN_TRACE_ID;
+      else process.env._X_AMZN_TRACE_ID = saved.trace;
+    }
   });
 });
