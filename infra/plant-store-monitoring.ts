@@ -58,6 +58,8 @@ export interface PlantStoreMonitoringProps {
   readonly functions: readonly MonitoredFunction[];
   readonly webhooks: PlantWebhooks;
   readonly notifications: AlarmNotificationsConfig;
+  /** The Init Duration p99 (ms) above which a function a client waits on pages. */
+  readonly initDurationAlarmMilliseconds: number;
 }
 
 /** Metrics made from the functions' own log lines: no code, so no cold-start cost. */
@@ -197,6 +199,7 @@ export class PlantStoreMonitoring extends Construct {
       this.authorizerFailuresAlarm.addAlarmAction(new SnsAction(this.topic));
     }
     this.addBusinessMetrics(props);
+    this.addInitDurations(props);
 
     this.facade.monitorDynamoTable({
       table: props.table,
@@ -267,6 +270,60 @@ export class PlantStoreMonitoring extends Construct {
     });
   }
 
+  /**
+   * Every function's cold starts, as Lambda reports them: with the JSON log format, each
+   * invocation's `platform.report` record is a line of the function's log group, and an
+   * invocation that started an instance carries `record.metrics.initDurationMs` (Lambda
+   * developer guide, "Configuring JSON and plain text log formats" and the Telemetry API's
+   * `platform.report` schema). One metric per function, `PlantStore/<stage>/InitDuration`, on
+   * the dashboard; an alarm on its p99 for each function a client waits on (the API functions
+   * and the authorizer). Cold starts are sparse, so a quarter hour holds enough of them for a
+   * p99, and two such quarters within 45 minutes are a regression, not one unlucky host.
+   */
+  private addInitDurations(props: PlantStoreMonitoringProps): void {
+    const metrics = props.functions.map(({ name, logGroup, role }) => {
+      const filter = new MetricFilter(this, `InitDuration-${name}`, {
+        logGroup,
+        filterPattern: FilterPattern.all(
+          FilterPattern.stringValue(platformReport.typeField, '=', platformReport.type),
+          FilterPattern.numberValue(platformReport.initDurationField, '>', 0),
+        ),
+        metricNamespace: `${stageMetricNamespace(props.stageName)}/InitDuration`,
+        metricName: name,
+        metricValue: platformReport.initDurationField,
+        unit: Unit.MILLISECONDS,
+      });
+      const metric = filter.metric({ statistic: 'p99', period: Duration.minutes(15) });
+      if (role === 'api' || role === 'authorizer') {
+        const alarm = new Alarm(this, `InitDurationAlarm-${name}`, {
+          alarmName: `PlantStore-${props.stageName}-${name}-Init-Duration-P99`,
+          alarmDescription: `${name}'s cold starts take longer than they should: a bundle that grew, or init waiting on the network.`,
+          metric,
+          threshold: props.initDurationAlarmMilliseconds,
+          comparisonOperator: ComparisonOperator.GREATER_THAN_THRESHOLD,
+          evaluationPeriods: 3,
+          datapointsToAlarm: 2,
+          treatMissingData: TreatMissingData.NOT_BREACHING,
+        });
+        alarm.addAlarmAction(new SnsAction(this.topic));
+      }
+      return metric.with({ label: name });
+    });
+    this.facade.monitorCustom({
+      humanReadableName: 'Cold starts',
+      alarmFriendlyName: 'ColdStarts',
+      metricGroups: [
+        {
+          title: 'Init Duration p99 per function (ms), from platform.report',
+          metrics,
+          horizontalAnnotations: [
+            { value: props.initDurationAlarmMilliseconds, label: 'alarm (API functions)' },
+          ],
+        },
+      ],
+    });
+  }
+
   /** An alarm on one period, missing data as fine, notifying the stage's topic. */
   private addAlarm(
     name: string,
@@ -334,6 +391,18 @@ export class PlantStoreMonitoring extends Construct {
     }
   }
 }
+
+/**
+ * What the runtime's report of an invocation looks like in the JSON log format (Lambda
+ * developer guide, "Configuring JSON and plain text log formats"):
+ * `{"time": …, "type": "platform.report", "record": {"requestId": …, "metrics": {"durationMs": …,
+ * "initDurationMs": …}, "status": "success"}}`, `initDurationMs` on a cold start only.
+ */
+export const platformReport = {
+  type: 'platform.report',
+  typeField: '$.type',
+  initDurationField: '$.record.metrics.initDurationMs',
+} as const;
 
 /** The log group of a monitored function, by its display name. */
 function logGroupOf(props: PlantStoreMonitoringProps, name: string): LogGroup {

@@ -18,7 +18,7 @@ import { PlantWebhooks } from './plant-webhooks.ts';
 import { PlantsApi } from './plants-api.ts';
 import { PlantsTable } from './plants-table.ts';
 import { GradualDeployment } from './safe-deployment.ts';
-import type { StageConfig } from './stages.ts';
+import { defaultInitDurationAlarmMilliseconds, type StageConfig } from './stages.ts';
 import { TokenIssuer } from './token-issuer.ts';
 
 export interface PlantStoreStackProps extends StackProps {
@@ -175,6 +175,8 @@ export class PlantStoreStack extends Stack {
       table: this.table.table,
       webhooks: this.webhooks,
       notifications: stage.alarmNotifications ?? {},
+      initDurationAlarmMilliseconds:
+        stage.initDurationAlarmMilliseconds ?? defaultInitDurationAlarmMilliseconds,
       functions: [
         ...Object.values(this.routeFunctions).map((fn) => monitored(fn, 'api')),
         monitored(this.authorizerFunction, 'authorizer'),

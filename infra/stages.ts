@@ -141,7 +141,22 @@ export interface StageConfig {
    * @default none: browsers refuse every cross-origin call
    */
   readonly cors?: { readonly allowedOrigins: readonly string[] };
+  /**
+   * The p99 of an API function's or the authorizer's Init Duration (ms) above which its cold
+   * starts page. @default {@link defaultInitDurationAlarmMilliseconds}
+   */
+  readonly initDurationAlarmMilliseconds?: number;
 }
+
+/**
+ * `npm run bench` measures an API function's cold start on one full core: Node.js starting
+ * plus importing the bundle, which is what Lambda's Init Duration counts, takes about 90 ms at
+ * its p90 (create-plant 83, delete-plant 94, the authorizer 73: docs/performance.md). Lambda
+ * gives a 1,024 MB function 0.58 of a vCPU (a full one at 1,769 MB), so about 160 ms there.
+ * 500 ms is three times that: the bundle grew, or its init waits on the network, and every
+ * client that meets a cold start waits that long before its request starts.
+ */
+export const defaultInitDurationAlarmMilliseconds = 500;
 
 /** Retention periods CloudWatch Logs accepts (a subset: the ones that make sense here). */
 export type LogRetentionDays = 1 | 3 | 5 | 7 | 14 | 30 | 60 | 90 | 180 | 365 | 731;

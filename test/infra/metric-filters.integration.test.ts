@@ -265,6 +265,29 @@ describe('metric filters, against the real log lines', () => {
   const functionOf = (filter: { [key: string]: { LogGroupName: { Ref: string } } }) =>
     functionDisplayName(String(filter.Properties?.LogGroupName.Ref).replace(/LogGroup.*$/, ''));
 
+  /**
+   * The runtime's own report of an invocation in the JSON log format, in every function's log
+   * group: with `initDurationMs` when the invocation started the instance, without it otherwise
+   * (Lambda developer guide, "Configuring JSON and plain text log formats").
+   */
+  const platformReports = [true, false].map((cold) =>
+    JSON.stringify({
+      time: '2026-11-25T10:00:02.000Z',
+      type: 'platform.report',
+      record: {
+        requestId: '6f7f0961-f834-4211-8a7a-f6fe80b88d56',
+        metrics: {
+          durationMs: 41.2,
+          billedDurationMs: 42,
+          memorySizeMB: 1024,
+          maxMemoryUsedMB: 88,
+          ...(cold ? { initDurationMs: 171.4 } : {}),
+        },
+        status: 'success',
+      },
+    }),
+  );
+
   /** What each metric must count: a line it must match, and lines it must not. */
   const expectations: Record<string, { matches: RegExp; never?: RegExp }> = {
     PlantsCreated: { matches: /"newPlants":1/ },
@@ -277,6 +300,7 @@ describe('metric filters, against the real log lines', () => {
     AuthorizerFailures: { matches: /failing closed/, never: /Rejected the bearer token/ },
     AuthorizerRefusals: { matches: /Rejected the bearer token/ },
     ServerErrors: { matches: /"statusCode":50[03]/, never: /"statusCode":200/ },
+    InitDuration: { matches: /"initDurationMs":171\.4/, never: /"maxMemoryUsedMB":88}/ },
   };
 
   it.each(Object.keys(stages))(
@@ -289,12 +313,15 @@ describe('metric filters, against the real log lines', () => {
       for (const filter of filters) {
         const [transformation] = filter.Properties.MetricTransformations;
         const metricName = String(transformation.MetricName);
-        const key = Object.keys(expectations).find(
-          (name) => metricName === name || metricName.endsWith(name),
-        );
+        // The InitDuration metrics are named after their function, in a namespace of their own.
+        const key = String(transformation.MetricNamespace).endsWith('/InitDuration')
+          ? 'InitDuration'
+          : Object.keys(expectations).find(
+              (name) => metricName === name || metricName.endsWith(name),
+            );
         if (key === undefined) throw new Error(`No real log line is checked for ${metricName}`);
         const expected = expectations[key] ?? { matches: /$^/ };
-        const written = lines.get(functionOf(filter)) ?? [];
+        const written = [...(lines.get(functionOf(filter)) ?? []), ...platformReports];
         const pattern = String(filter.Properties.FilterPattern);
         const matched = written.filter((line) => matchesFilterPattern(pattern, line));
         expect({
@@ -318,7 +345,7 @@ describe('metric filters, against the real log lines', () => {
         for (const line of matched) {
           const event = JSON.parse(line) as Record<string, unknown>;
           for (const field of fields)
-            expect({ metricName, field, value: event[field.slice(2)] }).toEqual({
+            expect({ metricName, field, value: valueAt(event, field) }).toEqual({
               metricName,
               field,
               value: expect.anything(),
@@ -328,3 +355,11 @@ describe('metric filters, against the real log lines', () => {
     },
   );
 });
+
+/** The value a JSON selector (`$.a.b`) names in a log event. */
+function valueAt(event: Record<string, unknown>, selector: string): unknown {
+  return selector
+    .slice(2)
+    .split('.')
+    .reduce<unknown>((value, key) => (value as Record<string, unknown> | undefined)?.[key], event);
+}

@@ -20,7 +20,14 @@ it.each(Object.keys(stages))(
       synthesizedStage(stage).template.findResources('AWS::Lambda::Function') ?? {},
     );
     expect(functions.length).toBeGreaterThanOrEqual(8);
-    for (const fn of functions) expect(fn.Properties.LoggingConfig?.LogFormat).toBe('JSON');
+    for (const fn of functions) {
+      // INFO system logs keep every invocation's platform.report (the InitDuration metric).
+      expect(fn.Properties.LoggingConfig).toEqual({
+        LogFormat: 'JSON',
+        SystemLogLevel: 'INFO',
+        LogGroup: expect.anything(),
+      });
+    }
   },
 );
 

@@ -5,8 +5,9 @@
  */
 import { describe, expect, it } from '@jest/globals';
 import { Match } from 'aws-cdk-lib/assertions';
-import { routeFunctionNames } from '../../functions/shared/routes.ts';
-import { stages } from '../../infra/stages.ts';
+import { functionDisplayName, routeFunctionNames } from '../../functions/shared/routes.ts';
+import { functionSettings } from '../../infra/function-settings.ts';
+import { defaultInitDurationAlarmMilliseconds, stages } from '../../infra/stages.ts';
 import { synthesizeStages } from './synthesized-stages.ts';
 
 const synthesizedStage = synthesizeStages({ checks: true });
@@ -73,6 +74,10 @@ describe.each([stages.dev, stages.prod])('the PlantStore-$name stack', (stage) =
       'WebhookRetries-Queue-Message-Age-Max-Warning',
       'Webhooks-Late',
       'Webhooks-Stream-Batch-Kept',
+      // Cold starts a client waits on.
+      ...[...routeFunctionNames.map(functionDisplayName), 'authorizer'].map(
+        (name) => `${name}-Init-Duration-P99`,
+      ),
     ];
 
     it('has the alarms worth waking for, each notifying the stage\u2019s one topic', () => {
@@ -116,6 +121,41 @@ describe.each([stages.dev, stages.prod])('the PlantStore-$name stack', (stage) =
           'WebhooksDelivered',
         ].sort(),
       );
+    });
+
+    it('measures every function\u2019s Init Duration from its platform.report records', () => {
+      const filters = Object.values(template().findResources('AWS::Logs::MetricFilter')).filter(
+        (filter) =>
+          filter.Properties.MetricTransformations[0].MetricNamespace ===
+          `PlantStore/${stage.name}/InitDuration`,
+      );
+      expect(
+        filters.map((filter) => filter.Properties.MetricTransformations[0].MetricName).sort(),
+      ).toEqual(Object.keys(functionSettings).map(functionDisplayName).sort());
+      for (const filter of filters) {
+        expect(filter.Properties.FilterPattern).toBe(
+          '{ ($.type = "platform.report") && ($.record.metrics.initDurationMs > 0) }',
+        );
+        expect(filter.Properties.MetricTransformations[0]).toMatchObject({
+          MetricValue: '$.record.metrics.initDurationMs',
+          Unit: 'Milliseconds',
+        });
+        // A report without a cold start is no datapoint, not a zero that would lower the p99.
+        expect(filter.Properties.MetricTransformations[0].DefaultValue).toBeUndefined();
+      }
+      const alarms = Object.values(template().findResources('AWS::CloudWatch::Alarm')).filter(
+        (alarm) => String(alarm.Properties.AlarmName).endsWith('-Init-Duration-P99'),
+      );
+      for (const alarm of alarms) {
+        expect(alarm.Properties).toMatchObject({
+          ExtendedStatistic: 'p99',
+          Period: 900,
+          Threshold: stage.initDurationAlarmMilliseconds ?? defaultInitDurationAlarmMilliseconds,
+          EvaluationPeriods: 3,
+          DatapointsToAlarm: 2,
+          TreatMissingData: 'notBreaching',
+        });
+      }
     });
 
     it(
