@@ -10,7 +10,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { type Route, routeFunctionOf, routes } from '../functions/shared/routes.ts';
 import { defaultRetrySchedule } from '../functions/shared/webhooks/send-webhook.ts';
-import { functionSettings } from '../infra/function-settings.ts';
+import { type FunctionSettings, functionSettings } from '../infra/function-settings.ts';
 import { authorizerCacheSeconds } from '../infra/plants-api.ts';
 import { repositoryRoot } from './bundles.ts';
 
@@ -27,6 +27,10 @@ export const prices = {
   logsStoredPerGbMonth: 0.03,
   sqsRequestsPerMillion: 0.4,
   eventBridgeSchedulerInvocationsPerMillion: 1,
+  secretsManagerPerSecretMonth: 0.4,
+  secretsManagerPerTenThousandCalls: 0.05,
+  kmsKeyPerMonth: 1,
+  kmsPerTenThousandRequests: 0.03,
 } as const;
 
 /** What the model assumes about traffic and AWS; each is printed with the table. */
@@ -94,7 +98,8 @@ const createOperation: Operation = 'POST /plants';
  * a read alone is one consistent read of the item.
  */
 function dynamoCost(operation: Operation, assumptions: CostAssumptions): number {
-  const actions: readonly string[] = functionSettings[functionOf(operation)].tableActions;
+  const settings: FunctionSettings = functionSettings[functionOf(operation)];
+  const actions = settings.tableActions ?? settings.endpoints?.tableActions ?? [];
   if (actions.some((action) => /PutItem|UpdateItem|DeleteItem/.test(action))) {
     return prices.dynamoWriteRequestUnitsPerMillion * Math.ceil(assumptions.itemBytes / 1024);
   }
@@ -230,6 +235,64 @@ export function estimateRetryCosts(
   };
 }
 
+/** What self-service webhook endpoints cost at a number of them. */
+export interface EndpointCosts {
+  readonly endpoints: number;
+  /** A month of their secrets: one Secrets Manager secret each, or one KMS key sealing them all. */
+  readonly secretsManagerPerMonth: number;
+  readonly kmsPerMonth: number;
+  /** One event delivered to one endpoint: its message, the delivery, the endpoint's reads and log. */
+  readonly perMillionDeliveries: number;
+  /** The fan-out reading the enabled endpoints every 4 s, a month of events arriving without pause. */
+  readonly endpointListPerMonth: number;
+}
+
+/**
+ * The endpoints' running costs. Secrets: Secrets Manager bills each secret by the month; a KMS
+ * key bills once, and each opening is one request (the delivery keeps an opened secret 5
+ * minutes, so at most one a month per endpoint and container every 5 minutes; counted here as
+ * one per delivery, the upper bound). A delivery to an endpoint reads it (one consistent read),
+ * checks the event was not delivered (one), and logs the attempt and the delivery (two writes).
+ */
+export function estimateEndpointCosts(
+  assumptions: CostAssumptions = defaultAssumptions,
+  endpoints = 10_000,
+): EndpointCosts {
+  const deliveryInvocation = lambdaCost(
+    'deliverWebhook',
+    cpuMilliseconds('deliverWebhook', assumptions) + assumptions.subscriberMilliseconds,
+  );
+  const perMillionDeliveries =
+    3 * prices.sqsRequestsPerMillion +
+    deliveryInvocation +
+    2 * prices.dynamoReadRequestUnitsPerMillion +
+    2 * prices.dynamoWriteRequestUnitsPerMillion +
+    100 * prices.kmsPerTenThousandRequests;
+  // The subscriptions index holds id, owner, events and format: about 120 bytes an endpoint,
+  // read eventually consistent (half a unit per 4 KB).
+  const scanUnits = Math.ceil((endpoints * 120) / 4096) / 2;
+  const scansPerMonth = (30 * 24 * 3600) / 4;
+  return {
+    endpoints,
+    secretsManagerPerMonth: endpoints * prices.secretsManagerPerSecretMonth,
+    kmsPerMonth: prices.kmsKeyPerMonth,
+    perMillionDeliveries,
+    endpointListPerMonth:
+      (scansPerMonth * scanUnits * prices.dynamoReadRequestUnitsPerMillion) / 1_000_000,
+  };
+}
+
+function describeEndpointCosts(costs: EndpointCosts): string[] {
+  return [
+    `Webhook endpoints, at ${costs.endpoints.toLocaleString('en-US')} of them:`,
+    `- their secrets: ${dollars(costs.kmsPerMonth)} a month sealed by one KMS key (plus $0.03 per 10,000 openings), where a`,
+    `  Secrets Manager secret each would cost ${dollars(costs.secretsManagerPerMonth)} a month: the key it is (docs/decisions/endpoint-secrets.md);`,
+    `- a million deliveries to endpoints: ${dollars(costs.perMillionDeliveries)} (SQS, the delivery, the endpoint read, the log writes, the secret opened);`,
+    `- the fan-out's endpoint list, read every 4 s while events arrive without pause: ${dollars(costs.endpointListPerMonth)} a month;`,
+    '- every event is kept 7 days for recover: one write per event, whatever the number of endpoints.',
+  ];
+}
+
 /** A stored GB a month: the table, its point-in-time recovery. */
 export function storedGbPerMonth(): number {
   return prices.dynamoStoragePerGbMonth + prices.dynamoPointInTimeRecoveryPerGbMonth;
@@ -304,6 +367,8 @@ function main(): void {
     '- X-Ray traces (1 request/s and 5 % beyond, $5 per million recorded) and the alarms ($0.10 each a month) are not per request and not included.',
     '',
     ...describeRetryCosts(estimateRetryCosts(assumptions)),
+    '',
+    ...describeEndpointCosts(estimateEndpointCosts(assumptions)),
   ];
   console.log(lines.join('\n'));
 }

@@ -27,6 +27,17 @@ export interface FunctionSettings {
    * log group then feeds the `ItemsNotPlants` metric.
    */
   readonly skipsItemsNotPlants?: boolean;
+  /** What it may do with the webhook endpoints: their table's actions, and the key's. */
+  readonly endpoints?: {
+    /** On the endpoints table (`Scan` is on its `subscriptions` index only). */
+    readonly tableActions?: readonly string[];
+    /** On the webhook log. */
+    readonly logActions?: readonly string[];
+    /** On the KMS key that seals the secrets: sealing (`kms:Encrypt`) or opening (`kms:Decrypt`). */
+    readonly keyActions?: readonly ('kms:Encrypt' | 'kms:Decrypt')[];
+    /** Whether it queues deliveries (a test event, a recover). */
+    readonly sendsDeliveries?: boolean;
+  };
 }
 
 /** A route function's Lambda entry, in the folder the route table names. */
@@ -45,6 +56,25 @@ const apiFunctionMemorySizeMb = 1024;
  * cold start and its retries while staying well under API Gateway's 29 s.
  */
 const apiFunctionTimeoutSeconds = 10;
+
+/** An endpoint function: sized as the plants' (the same shape of work), its access as given. */
+function endpointFunction(
+  name: RouteFunctionName,
+  endpoints: NonNullable<FunctionSettings['endpoints']>,
+): FunctionSettings {
+  return {
+    entry: routeFunctionEntry(name),
+    memorySizeMb: apiFunctionMemorySizeMb,
+    timeoutSeconds: apiFunctionTimeoutSeconds,
+    endpoints,
+  };
+}
+
+/** What the fan-out and the replay do with the endpoints: read who hears, keep the events. */
+const fanoutEndpointAccess = {
+  tableActions: ['dynamodb:Scan'],
+  logActions: ['dynamodb:PutItem', 'dynamodb:BatchWriteItem'],
+} as const;
 
 export const functionSettings = {
   createPlant: {
@@ -91,6 +121,48 @@ export const functionSettings = {
     tableActions: ['dynamodb:DeleteItem', 'dynamodb:GetItem'],
     skipsItemsNotPlants: true,
   },
+  // The webhook endpoint functions: each reaches the endpoint stores as its work needs, and no
+  // plant; only those that show or sign with a secret may open one.
+  createWebhookEndpoint: endpointFunction('createWebhookEndpoint', {
+    // The count of the owner's endpoints (a Query), then the new one's put.
+    tableActions: ['dynamodb:Query', 'dynamodb:PutItem'],
+    keyActions: ['kms:Encrypt'],
+  }),
+  listWebhookEndpoints: endpointFunction('listWebhookEndpoints', {
+    tableActions: ['dynamodb:Query'],
+  }),
+  getWebhookEndpoint: endpointFunction('getWebhookEndpoint', {
+    tableActions: ['dynamodb:GetItem'],
+  }),
+  updateWebhookEndpoint: endpointFunction('updateWebhookEndpoint', {
+    tableActions: ['dynamodb:GetItem', 'dynamodb:PutItem'],
+  }),
+  deleteWebhookEndpoint: endpointFunction('deleteWebhookEndpoint', {
+    // The delete returns the old item (whether there was one): GetItem allows that read.
+    tableActions: ['dynamodb:DeleteItem', 'dynamodb:GetItem'],
+  }),
+  getWebhookEndpointSecret: endpointFunction('getWebhookEndpointSecret', {
+    tableActions: ['dynamodb:GetItem'],
+    keyActions: ['kms:Decrypt'],
+  }),
+  rotateWebhookEndpointSecret: endpointFunction('rotateWebhookEndpointSecret', {
+    // Seals the new secret and keeps the old one sealed as it is: it never opens one.
+    tableActions: ['dynamodb:GetItem', 'dynamodb:PutItem'],
+    keyActions: ['kms:Encrypt'],
+  }),
+  testWebhookEndpoint: endpointFunction('testWebhookEndpoint', {
+    tableActions: ['dynamodb:GetItem'],
+    sendsDeliveries: true,
+  }),
+  listWebhookEndpointAttempts: endpointFunction('listWebhookEndpointAttempts', {
+    tableActions: ['dynamodb:GetItem'],
+    logActions: ['dynamodb:Query'],
+  }),
+  recoverWebhookEndpoint: endpointFunction('recoverWebhookEndpoint', {
+    tableActions: ['dynamodb:GetItem'],
+    logActions: ['dynamodb:Query', 'dynamodb:BatchGetItem'],
+    sendsDeliveries: true,
+  }),
   webhookFanout: {
     entry: 'functions/webhook-fanout/handler.ts',
     // Turns stream records into queue messages: no user waits on it and its work is a few SQS
@@ -98,6 +170,8 @@ export const functionSettings = {
     memorySizeMb: 512,
     timeoutSeconds: 30,
     skipsItemsNotPlants: true,
+    // The enabled endpoints (their index), and every event kept for their recover.
+    endpoints: fanoutEndpointAccess,
   },
   deliverWebhook: {
     entry: 'functions/deliver-webhook/handler.ts',
@@ -106,6 +180,12 @@ export const functionSettings = {
     memorySizeMb: 512,
     // A batch's deliveries run side by side, each at most 10 s, plus reading a secret.
     timeoutSeconds: 30,
+    // Each endpoint as it is when sent to, its health; each attempt logged; its secret opened.
+    endpoints: {
+      tableActions: ['dynamodb:GetItem', 'dynamodb:UpdateItem'],
+      logActions: ['dynamodb:PutItem', 'dynamodb:BatchWriteItem', 'dynamodb:BatchGetItem'],
+      keyActions: ['kms:Decrypt'],
+    },
   },
   replayStreamFailures: {
     entry: 'functions/replay-stream-failures/handler.ts',
@@ -114,6 +194,7 @@ export const functionSettings = {
     memorySizeMb: 512,
     timeoutSeconds: 900,
     skipsItemsNotPlants: true,
+    endpoints: fanoutEndpointAccess,
   },
   authorizer: {
     entry: 'functions/authorizer/handler.ts',

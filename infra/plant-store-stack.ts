@@ -11,7 +11,7 @@ import {
   routesOf,
   scopeDescriptions,
 } from '../functions/shared/routes.ts';
-import { functionSettings } from './function-settings.ts';
+import { type FunctionSettings, functionSettings } from './function-settings.ts';
 import { PlantStoreFunction } from './plant-store-function.ts';
 import { type MonitoredFunction, PlantStoreMonitoring } from './plant-store-monitoring.ts';
 import { PlantWebhooks } from './plant-webhooks.ts';
@@ -20,6 +20,7 @@ import { PlantsTable } from './plants-table.ts';
 import { GradualDeployment } from './safe-deployment.ts';
 import { defaultInitDurationAlarmMilliseconds, type StageConfig } from './stages.ts';
 import { TokenIssuer } from './token-issuer.ts';
+import { WebhookEndpointStores } from './webhook-endpoint-stores.ts';
 
 export interface PlantStoreStackProps extends StackProps {
   readonly stage: StageConfig;
@@ -58,6 +59,8 @@ export class PlantStoreStack extends Stack {
   readonly api: PlantsApi;
   readonly webhooks: PlantWebhooks;
   readonly monitoring: PlantStoreMonitoring;
+  /** The self-service webhook endpoints' tables and key. */
+  readonly endpointStores: WebhookEndpointStores;
   /** Production-like stages: each API function's alias and deployment group, by name. */
   readonly gradualDeployments: ReadonlyMap<string, GradualDeployment>;
 
@@ -80,9 +83,22 @@ export class PlantStoreStack extends Stack {
     // Browsers: exact origins, `*` only where the stage is not production-like.
     const allowedOrigins = checkStageOrigins(stage);
 
+    this.endpointStores = new WebhookEndpointStores(this, 'WebhookEndpoints', {
+      productionLike: stage.productionLike,
+    });
+    this.webhooks = new PlantWebhooks(this, 'Webhooks', {
+      table: this.table.table,
+      endpointStores: this.endpointStores,
+      stageName: stage.name,
+      subscribers: stage.webhookSubscribers ?? [],
+      productionLike: stage.productionLike,
+      logRetention,
+      logRemovalPolicy,
+    });
+
     // Logical ids are the function names in PascalCase (`CreatePlant`), as SAM users call them.
     const routeFunction = (name: RouteFunctionName) => {
-      const settings = functionSettings[name];
+      const settings: FunctionSettings = functionSettings[name];
       const served = routesOf(name).map((route) => `${route.method} ${route.path}`);
       const fn = new PlantStoreFunction(this, name.charAt(0).toUpperCase() + name.slice(1), {
         settings,
@@ -90,7 +106,12 @@ export class PlantStoreStack extends Stack {
         logRetention,
         logRemovalPolicy,
       });
-      this.table.bindFunction(fn, settings.tableActions);
+      // A plant function reaches the plants table, an endpoint function the endpoint stores.
+      if (settings.endpoints === undefined) {
+        this.table.bindFunction(fn, settings.tableActions ?? []);
+      } else {
+        this.endpointStores.bind(fn, settings.endpoints, this.webhooks.deliveryQueue);
+      }
       // The functions' answers are the browser's (Lambda proxy): they carry the CORS headers.
       // Declared in every stage (empty: no origin), so `sam local invoke --env-vars` can set it.
       fn.addEnvironment('CORS_ALLOWED_ORIGINS', allowedOrigins.join(','));
@@ -136,6 +157,9 @@ export class PlantStoreStack extends Stack {
     this.api = new PlantsApi(this, 'Api', {
       stageName: stage.name,
       throttling: stage.throttling,
+      ...(stage.webhookEndpointThrottling === undefined
+        ? {}
+        : { endpointThrottling: stage.webhookEndpointThrottling }),
       routeFunctions: routeTargets,
       authorizerFunction: target('authorizer', this.authorizerFunction),
       logRetention,
@@ -148,14 +172,6 @@ export class PlantStoreStack extends Stack {
         : { manageCloudWatchRole: stage.manageApiGatewayCloudWatchRole }),
     });
 
-    this.webhooks = new PlantWebhooks(this, 'Webhooks', {
-      table: this.table.table,
-      stageName: stage.name,
-      subscribers: stage.webhookSubscribers ?? [],
-      productionLike: stage.productionLike,
-      logRetention,
-      logRemovalPolicy,
-    });
     new CfnOutput(this, 'WebhookDeadLetterQueueArn', {
       description: 'Webhook deliveries that used up their retries (redrive: docs/webhooks.md).',
       value: this.webhooks.deadLetterQueue.queueArn,

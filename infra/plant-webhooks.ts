@@ -2,24 +2,23 @@ import { Duration, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
 import type { CfnTable, Table } from 'aws-cdk-lib/aws-dynamodb';
 import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import type { DlqDestinationConfig, IEventSourceDlq, IFunction } from 'aws-cdk-lib/aws-lambda';
-import { FilterCriteria, FilterRule, StartingPosition } from 'aws-cdk-lib/aws-lambda';
+import { StartingPosition } from 'aws-cdk-lib/aws-lambda';
 import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import type { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { BlockPublicAccess, Bucket, BucketEncryption, type CfnBucket } from 'aws-cdk-lib/aws-s3';
 import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
-import {
-  type Subscription,
-  streamRecordKinds,
-  subscriptionOf,
-} from '../functions/shared/webhooks/plant-events.ts';
+import { type Subscription, subscriptionOf } from '../functions/shared/webhooks/plant-events.ts';
 import { functionSettings } from './function-settings.ts';
 import { PlantStoreFunction } from './plant-store-function.ts';
 import type { WebhookSubscriberConfig } from './stages.ts';
+import type { WebhookEndpointStores } from './webhook-endpoint-stores.ts';
 
 export interface PlantWebhooksProps {
   readonly table: Table;
+  /** The self-service endpoints: the fan-out, the replay and the delivery reach them too. */
+  readonly endpointStores: WebhookEndpointStores;
   readonly stageName: string;
   readonly subscribers: readonly WebhookSubscriberConfig[];
   readonly productionLike: boolean;
@@ -56,8 +55,8 @@ const streamFailureRetention = Duration.days(30);
 export const deliveryMaxReceiveCount = 5;
 
 /**
- * The plant webhooks: the table's stream → a fan-out function (only the record kinds some
- * subscriber hears of) → one message per event and subscriber on the delivery queue → the
+ * The plant webhooks: the table's stream → a fan-out function → one message per event and
+ * subscriber of its type (the stage's and the enabled endpoints) on the delivery queue → the
  * delivery function, which signs and POSTs each; a failed attempt sends the next one to the retry
  * queue as a new message delayed until it is due → after the last attempt, the dead-letter queue,
  * kept 14 days and redriven with one `aws sqs start-message-move-task`. A stream batch the
@@ -79,22 +78,56 @@ export class PlantWebhooks extends Construct {
   /** Each subscriber's signing secret, by subscriber name. */
   readonly secrets: ReadonlyMap<string, Secret>;
 
+  private readonly props: PlantWebhooksProps;
+  private readonly removalPolicy: RemovalPolicy;
+
   constructor(scope: Construct, id: string, props: PlantWebhooksProps) {
     super(scope, id);
-    const subscriptions = checkSubscribers(props.subscribers);
-    const subscriptionsVariable = JSON.stringify(subscriptions);
-    const queueRemovalPolicy = props.productionLike ? RemovalPolicy.RETAIN : RemovalPolicy.DESTROY;
+    this.props = props;
+    this.removalPolicy = props.productionLike ? RemovalPolicy.RETAIN : RemovalPolicy.DESTROY;
+    const subscriptions = JSON.stringify(checkSubscribers(props.subscribers));
+    const queues = this.createQueues();
+    this.deliveryQueue = queues.deliveryQueue;
+    this.retryQueue = queues.retryQueue;
+    this.deadLetterQueue = queues.deadLetterQueue;
+    this.streamFailureBucket = this.createStreamFailureBucket();
+    this.secrets = this.createSecrets();
+    this.fanoutFunction = this.createFanout(scope, subscriptions);
+    this.replayFunction = this.createReplay(scope, subscriptions);
+    this.deliverFunction = this.createDelivery(scope);
+    this.acknowledgeFindings();
+  }
+
+  /** Deliveries (first attempts), Retries (later ones), each with DeadLetters behind it. */
+  private createQueues() {
     const queueDefaults = {
       encryption: QueueEncryption.SQS_MANAGED,
       enforceSSL: true,
-      removalPolicy: queueRemovalPolicy,
+      removalPolicy: this.removalPolicy,
     };
-
-    this.deadLetterQueue = new Queue(this, 'DeadLetters', {
+    const deadLetterQueue = new Queue(this, 'DeadLetters', {
       ...queueDefaults,
       retentionPeriod: deadLetterRetention,
     });
-    this.streamFailureBucket = new Bucket(this, 'StreamFailures', {
+    // Six times the delivery function's timeout, as AWS advises for SQS event sources.
+    // A safety net only: the delivery function dead-letters a message itself, with its last
+    // failure, after the schedule's last attempt; this catches one whose handling keeps failing.
+    const workQueue = {
+      ...queueDefaults,
+      retentionPeriod: deliveryRetention,
+      visibilityTimeout: Duration.seconds(6 * functionSettings.deliverWebhook.timeoutSeconds),
+      deadLetterQueue: { queue: deadLetterQueue, maxReceiveCount: deliveryMaxReceiveCount },
+    };
+    return {
+      deadLetterQueue,
+      deliveryQueue: new Queue(this, 'Deliveries', workQueue),
+      retryQueue: new Queue(this, 'Retries', workQueue),
+    };
+  }
+
+  /** Where Lambda keeps a stream batch the fan-out gave up on, for the replay. */
+  private createStreamFailureBucket(): Bucket {
+    return new Bucket(this, 'StreamFailures', {
       encryption: BucketEncryption.S3_MANAGED,
       enforceSSL: true,
       blockPublicAccess: BlockPublicAccess.BLOCK_ALL,
@@ -106,27 +139,19 @@ export class PlantWebhooks extends Construct {
       ],
       // Request metrics (a minute's resolution) let an alarm see a batch being kept.
       metrics: [{ id: streamFailureMetricsId }],
-      removalPolicy: queueRemovalPolicy,
+      removalPolicy: this.removalPolicy,
       autoDeleteObjects: false,
     });
-    // Six times the delivery function's timeout, as AWS advises for SQS event sources.
-    // A safety net only: the delivery function dead-letters a message itself, with its last
-    // failure, after the schedule's last attempt; this catches one whose handling keeps failing.
-    const workQueue = {
-      ...queueDefaults,
-      retentionPeriod: deliveryRetention,
-      visibilityTimeout: Duration.seconds(6 * functionSettings.deliverWebhook.timeoutSeconds),
-      deadLetterQueue: { queue: this.deadLetterQueue, maxReceiveCount: deliveryMaxReceiveCount },
-    };
-    this.deliveryQueue = new Queue(this, 'Deliveries', workQueue);
-    this.retryQueue = new Queue(this, 'Retries', workQueue);
+  }
 
+  /** A secret per stage subscriber, generated by Secrets Manager (never in the template). */
+  private createSecrets(): Map<string, Secret> {
     const secrets = new Map<string, Secret>();
-    for (const subscriber of props.subscribers) {
+    for (const subscriber of this.props.subscribers) {
       secrets.set(
         subscriber.name,
         new Secret(this, `Secret-${subscriber.name}`, {
-          secretName: `plant-store/${props.stageName}/webhooks/${subscriber.name}`,
+          secretName: `plant-store/${this.props.stageName}/webhooks/${subscriber.name}`,
           description: `Signs the Plant Store's webhooks to ${subscriber.url}: whsec_ + this value.`,
           // 48 letters and digits: valid base64 of 36 random bytes, the key Standard Webhooks signs with.
           generateSecretString: {
@@ -134,48 +159,58 @@ export class PlantWebhooks extends Construct {
             excludePunctuation: true,
             includeSpace: false,
           },
-          removalPolicy: queueRemovalPolicy,
+          removalPolicy: this.removalPolicy,
         }),
       );
     }
-    this.secrets = secrets;
+    return secrets;
+  }
 
-    const functionDefaults = {
-      logRetention: props.logRetention,
-      logRemovalPolicy: props.logRemovalPolicy,
+  private functionDefaults() {
+    return {
+      logRetention: this.props.logRetention,
+      logRemovalPolicy: this.props.logRemovalPolicy,
       noDeadLetterQueueReason:
         'Invoked by an event source mapping or by hand, never asynchronously: a failed stream ' +
         'batch is kept in the StreamFailures bucket, a failed delivery ends in DeadLetters.',
     };
-    this.fanoutFunction = new PlantStoreFunction(scope, 'WebhookFanout', {
-      ...functionDefaults,
+  }
+
+  /**
+   * The fan-out, fed every record of the plants stream (endpoints may hear of any kind, and every
+   * event is kept for their recover), bisecting a failing batch and keeping what still fails.
+   */
+  private createFanout(scope: Construct, subscriptions: string): PlantStoreFunction {
+    const { table, endpointStores } = this.props;
+    const fanout = new PlantStoreFunction(scope, 'WebhookFanout', {
+      ...this.functionDefaults(),
       settings: functionSettings.webhookFanout,
       description:
         'Plant Store: queues one webhook delivery per plant event and subscriber of its type.',
       environment: {
         DELIVERY_QUEUE_URL: this.deliveryQueue.queueUrl,
-        SUBSCRIPTIONS: subscriptionsVariable,
+        SUBSCRIPTIONS: subscriptions,
       },
     });
-    readTableStream(this.fanoutFunction, props.table);
-    this.fanoutFunction.addEventSourceMapping('PlantsStream', {
-      eventSourceArn: props.table.tableStreamArn,
+    readTableStream(fanout, table);
+    fanout.addEventSourceMapping('PlantsStream', {
+      eventSourceArn: table.tableStreamArn,
       startingPosition: StartingPosition.TRIM_HORIZON,
       batchSize: 100,
       bisectBatchOnError: true,
       retryAttempts: 10,
       reportBatchItemFailures: true,
-      // A record no subscriber hears of is not worth an invocation. INSERTs always pass: the
-      // fan-out's line of new plants is the PlantsCreated metric.
-      filters: [
-        FilterCriteria.filter({ eventName: FilterRule.or(...streamRecordKinds(subscriptions)) }),
-      ],
       onFailure: keepFailuresIn(this.streamFailureBucket),
     });
-    this.deliveryQueue.grantSendMessages(this.fanoutFunction);
+    this.deliveryQueue.grantSendMessages(fanout);
+    endpointStores.bind(fanout, functionSettings.webhookFanout.endpoints, this.deliveryQueue);
+    return fanout;
+  }
 
-    this.replayFunction = new PlantStoreFunction(scope, 'ReplayStreamFailures', {
-      ...functionDefaults,
+  /** The replay of kept stream batches: reads and deletes them, queues as the fan-out does. */
+  private createReplay(scope: Construct, subscriptions: string): PlantStoreFunction {
+    const replay = new PlantStoreFunction(scope, 'ReplayStreamFailures', {
+      ...this.functionDefaults(),
       settings: functionSettings.replayStreamFailures,
       description: 'Plant Store: queues the webhooks of kept stream failures (run by hand).',
       environment: {
@@ -183,45 +218,54 @@ export class PlantWebhooks extends Construct {
         // Empty: AWS's endpoint. Declared so that `sam local invoke --env-vars` can set it.
         S3_ENDPOINT: '',
         DELIVERY_QUEUE_URL: this.deliveryQueue.queueUrl,
-        SUBSCRIPTIONS: subscriptionsVariable,
+        SUBSCRIPTIONS: subscriptions,
       },
     });
-    this.replayFunction.addToRolePolicy(
+    replay.addToRolePolicy(
       new PolicyStatement({
         actions: ['s3:GetObject', 's3:DeleteObject'],
         resources: [this.streamFailureBucket.arnForObjects('*')],
       }),
     );
-    this.replayFunction.addToRolePolicy(
+    replay.addToRolePolicy(
       new PolicyStatement({
         actions: ['s3:ListBucket'],
         resources: [this.streamFailureBucket.bucketArn],
       }),
     );
-    this.deliveryQueue.grantSendMessages(this.replayFunction);
+    this.deliveryQueue.grantSendMessages(replay);
+    this.props.endpointStores.bind(
+      replay,
+      functionSettings.replayStreamFailures.endpoints,
+      this.deliveryQueue,
+    );
+    return replay;
+  }
 
-    this.deliverFunction = new PlantStoreFunction(scope, 'DeliverWebhook', {
-      ...functionDefaults,
+  /** The delivery, fed by both queues; the retry queue's share of concurrency is capped. */
+  private createDelivery(scope: Construct): PlantStoreFunction {
+    const deliver = new PlantStoreFunction(scope, 'DeliverWebhook', {
+      ...this.functionDefaults(),
       settings: functionSettings.deliverWebhook,
       description: 'Plant Store: signs and POSTs webhooks, retrying on schedule.',
       environment: {
         RETRY_QUEUE_URL: this.retryQueue.queueUrl,
         DEAD_LETTER_QUEUE_URL: this.deadLetterQueue.queueUrl,
         SUBSCRIBERS: JSON.stringify(
-          props.subscribers.map((subscriber) => ({
+          this.props.subscribers.map((subscriber) => ({
             name: subscriber.name,
             url: subscriber.url,
-            secretArn: secrets.get(subscriber.name)?.secretArn,
+            secretArn: this.secrets.get(subscriber.name)?.secretArn,
           })),
         ),
         // Empty: AWS's endpoint. Declared so that `sam local invoke --env-vars` can set it.
         SECRETS_MANAGER_ENDPOINT: '',
       },
     });
-    this.deliverFunction.addEventSource(
+    deliver.addEventSource(
       new SqsEventSource(this.deliveryQueue, { batchSize: 10, reportBatchItemFailures: true }),
     );
-    this.deliverFunction.addEventSource(
+    deliver.addEventSource(
       new SqsEventSource(this.retryQueue, {
         batchSize: 10,
         reportBatchItemFailures: true,
@@ -229,10 +273,19 @@ export class PlantWebhooks extends Construct {
       }),
     );
     // Each failed attempt sends the next one, delayed, to the retry queue.
-    this.retryQueue.grantSendMessages(this.deliverFunction);
-    this.deadLetterQueue.grantSendMessages(this.deliverFunction);
-    for (const secret of secrets.values()) secret.grantRead(this.deliverFunction);
+    this.retryQueue.grantSendMessages(deliver);
+    this.deadLetterQueue.grantSendMessages(deliver);
+    for (const secret of this.secrets.values()) secret.grantRead(deliver);
+    this.props.endpointStores.bind(
+      deliver,
+      functionSettings.deliverWebhook.endpoints,
+      this.deliveryQueue,
+    );
+    return deliver;
+  }
 
+  /** Every cdk-nag and cfn-guard finding these resources raise by design, with its reason. */
+  private acknowledgeFindings(): void {
     Validations.of(this.deadLetterQueue).acknowledge(
       { id: 'Serverless::Serverless-SQSRedrivePolicy', reason: deadLetterQueueReason },
       // Control Tower's CT.SQS.PR.1, checked by cfn-guard.
@@ -290,7 +343,7 @@ export class PlantWebhooks extends Construct {
           '(aws/lambda/<mapping>/<shard>/<date>-<uuid>), so no narrower resource exists.',
       });
     }
-    for (const secret of secrets.values()) {
+    for (const secret of this.secrets.values()) {
       Validations.of(secret).acknowledge({
         id: 'AwsSolutions::AwsSolutions-SMG4',
         reason:

@@ -26,11 +26,13 @@ import { gatewayResponseCors, preflightHeaders } from '../functions/shared/cors.
 import { type RouteFunctionName, routes } from '../functions/shared/routes.ts';
 import { type GatewayResponse, gatewayResponses } from './gateway-responses.ts';
 import type { CustomDomainConfig, ThrottlingConfig } from './stages.ts';
-import { methodThrottling } from './throttling.ts';
+import { isEndpointRoute, routeThrottling } from './throttling.ts';
 
 export interface PlantsApiProps {
   readonly stageName: string;
+  /** The plants routes' budget, and the webhook endpoint routes' (a default when absent). */
   readonly throttling: ThrottlingConfig;
+  readonly endpointThrottling?: ThrottlingConfig;
   /** The function behind each route of the route table. */
   readonly routeFunctions: Readonly<Record<RouteFunctionName, IFunction>>;
   readonly authorizerFunction: IFunction;
@@ -98,9 +100,17 @@ export class PlantsApi extends Construct {
       removalPolicy: props.logRemovalPolicy,
     });
 
+    const budgets = {
+      plants: props.throttling,
+      ...(props.endpointThrottling === undefined
+        ? {}
+        : { webhookEndpoints: props.endpointThrottling }),
+    };
+    const plantsShare = routeThrottling({ path: '/plants' }, budgets);
     this.restApi = new RestApi(this, 'RestApi', {
       restApiName: `plant-store-${props.stageName}`,
-      description: 'Plant Store: add, list, read, change and delete plants with a bearer token.',
+      description:
+        'Plant Store: add, list, read, change and delete plants with a bearer token, and manage webhook endpoints.',
       // Callers are services, mostly in AWS regions: no CloudFront edge in front.
       endpointTypes: [EndpointType.REGIONAL],
       // Every request body reaches the functions base64-encoded, exactly as sent, so that bytes
@@ -114,9 +124,19 @@ export class PlantsApi extends Construct {
         : { cloudWatchRole: true, cloudWatchRoleRemovalPolicy: RemovalPolicy.RETAIN }),
       deployOptions: {
         stageName: props.stageName,
-        // The stage's budget, shared by its methods: API Gateway limits each on its own.
-        throttlingRateLimit: methodThrottling(props.throttling).rateLimit,
-        throttlingBurstLimit: methodThrottling(props.throttling).burstLimit,
+        // The stage's budget, shared by its methods: API Gateway limits each on its own. Every
+        // method gets a plants route's share; the endpoint routes theirs, below.
+        throttlingRateLimit: plantsShare.rateLimit,
+        throttlingBurstLimit: plantsShare.burstLimit,
+        methodOptions: Object.fromEntries(
+          routes.filter(isEndpointRoute).map((route) => {
+            const share = routeThrottling(route, budgets);
+            return [
+              `${route.path}/${route.method}`,
+              { throttlingRateLimit: share.rateLimit, throttlingBurstLimit: share.burstLimit },
+            ];
+          }),
+        ),
         tracingEnabled: true,
         metricsEnabled: true,
         // Execution logs for failures only; never request data (it holds tokens and bodies).

@@ -98,6 +98,11 @@ export interface StageConfig {
   /** `true` keeps data when the stack is deleted and refuses accidental table deletion. */
   readonly productionLike: boolean;
   readonly throttling: ThrottlingConfig;
+  /**
+   * The webhook endpoint routes' budget, shared by those ten routes.
+   * @default {@link defaultEndpointThrottling} (20/s, bursts of 40)
+   */
+  readonly webhookEndpointThrottling?: ThrottlingConfig;
   /** Days the functions' and the access logs are kept (a CloudWatch Logs retention value). */
   readonly logRetentionDays: LogRetentionDays;
   readonly issuer: IssuerConfig;

@@ -5,12 +5,27 @@
  * Plain data (no aws-cdk-lib): `local/` imports it.
  */
 
+/** A key attribute: its name and type. */
+export interface KeyAttribute {
+  readonly name: string;
+  readonly type: 'S' | 'N';
+}
+
 /** A DynamoDB table's shape, in the words of the DynamoDB API. */
 export interface TableSchema {
-  readonly partitionKey: { readonly name: string; readonly type: 'S' | 'N' };
-  readonly sortKey?: { readonly name: string; readonly type: 'S' | 'N' };
+  readonly partitionKey: KeyAttribute;
+  readonly sortKey?: KeyAttribute;
   /** The stream's view type, when the table has a stream. */
   readonly stream?: 'NEW_IMAGE' | 'OLD_IMAGE' | 'NEW_AND_OLD_IMAGES' | 'KEYS_ONLY';
+  readonly globalSecondaryIndexes?: readonly {
+    readonly name: string;
+    readonly partitionKey: KeyAttribute;
+    readonly sortKey?: KeyAttribute;
+    /** The attributes it holds besides the keys. */
+    readonly include: readonly string[];
+  }[];
+  /** The attribute holding an item's expiry, in seconds since the epoch (DynamoDB's TTL). */
+  readonly timeToLiveAttribute?: string;
 }
 
 /**
@@ -21,4 +36,33 @@ export interface TableSchema {
 export const plantsTableSchema = {
   partitionKey: { name: 'id', type: 'N' },
   stream: 'NEW_AND_OLD_IMAGES',
+} as const satisfies TableSchema;
+
+/**
+ * The webhook endpoints clients registered, keyed by their owner (the token's subject) and id:
+ * a client's reads and lists name its own partition, so another client's endpoint is simply not
+ * found. `subscriptions` is sparse: only an enabled endpoint has `subscribedId`, and it holds
+ * what the fan-out needs to address its events, which it reads whole every few seconds.
+ */
+export const webhookEndpointsTableSchema = {
+  partitionKey: { name: 'owner', type: 'S' },
+  sortKey: { name: 'endpointId', type: 'S' },
+  globalSecondaryIndexes: [
+    {
+      name: 'subscriptions',
+      partitionKey: { name: 'subscribedId', type: 'S' },
+      include: ['events', 'format'],
+    },
+  ],
+} as const satisfies TableSchema;
+
+/**
+ * The webhook log, kept 7 days (TTL `expiresAt`): the events (by hour, `event#<hour>`), each
+ * endpoint's attempts newest last (`attempts#<endpointId>`), and the events delivered to it
+ * (`delivered#<endpointId>`), so that `recover` and `attempts` can answer.
+ */
+export const webhookLogTableSchema = {
+  partitionKey: { name: 'pk', type: 'S' },
+  sortKey: { name: 'sk', type: 'S' },
+  timeToLiveAttribute: 'expiresAt',
 } as const satisfies TableSchema;

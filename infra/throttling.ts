@@ -1,14 +1,14 @@
 /**
- * A stage's throttling budget, split among its methods. API Gateway applies a stage's throttling
+ * A stage's throttling budgets, split among its methods. API Gateway applies a stage's throttling
  * (`*\/*` method settings) to each method on its own: "Per-API, per-stage throttling limits are
  * applied at the API method level for a stage" (API Gateway developer guide, "Throttle requests
  * to your REST APIs for better throughput"). With six methods, a stage set to 200/s would admit
- * 1,200/s. So every route of the route table gets an equal share, and together they never pass
- * the budget the stage config names.
+ * 1,200/s. So the plants' routes share the stage's budget equally, the webhook endpoint routes
+ * share a budget of their own, and together each group never passes the budget it is given.
  *
  * Plain data: the local stand-in throttles with it too.
  */
-import { routes } from '../functions/shared/routes.ts';
+import { type Route, routes } from '../functions/shared/routes.ts';
 
 /** A token bucket: refilled at `rateLimit` per second, holding `burstLimit`. */
 export interface ThrottlingLimits {
@@ -16,13 +16,35 @@ export interface ThrottlingLimits {
   readonly burstLimit: number;
 }
 
+/**
+ * The webhook endpoint routes' budget when a stage names none: 20 requests per second, bursts
+ * of 40, so 2/s and bursts of 4 for each of the ten routes. Registering, rotating and checking
+ * endpoints is rare work; a client doing it in a loop is stopped long before it costs much.
+ */
+export const defaultEndpointThrottling: ThrottlingLimits = { rateLimit: 20, burstLimit: 40 };
+
 /** Each method's limits: the budget divided by the routes, a burst of at least one. */
-export function methodThrottling(
-  budget: ThrottlingLimits,
-  methods: number = routes.length,
-): ThrottlingLimits {
+export function methodThrottling(budget: ThrottlingLimits, methods: number): ThrottlingLimits {
   return {
     rateLimit: budget.rateLimit / methods,
     burstLimit: Math.max(1, Math.floor(budget.burstLimit / methods)),
   };
+}
+
+/** Whether a route is one of the webhook endpoint routes (their budget) or a plants route. */
+export function isEndpointRoute(route: Pick<Route, 'path'>): boolean {
+  return route.path.startsWith('/webhook-endpoints');
+}
+
+/** A route's limits: its share of its group's budget. */
+export function routeThrottling(
+  route: Pick<Route, 'path'>,
+  budgets: { readonly plants: ThrottlingLimits; readonly webhookEndpoints?: ThrottlingLimits },
+): ThrottlingLimits {
+  const endpoints = isEndpointRoute(route);
+  const group = routes.filter((candidate) => isEndpointRoute(candidate) === endpoints);
+  return methodThrottling(
+    endpoints ? (budgets.webhookEndpoints ?? defaultEndpointThrottling) : budgets.plants,
+    group.length,
+  );
 }

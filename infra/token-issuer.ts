@@ -7,6 +7,7 @@ import {
   OAuthScope,
   ResourceServerScope,
   UserPool,
+  type UserPoolResourceServer,
 } from 'aws-cdk-lib/aws-cognito';
 import { Construct } from 'constructs';
 import type { IssuerConfig } from './stages.ts';
@@ -62,7 +63,7 @@ export class TokenIssuer extends Construct {
       return;
     }
 
-    const [resourceServerId, scopeNames] = splitScopes(Object.keys(props.scopes));
+    const servers = groupScopes(Object.keys(props.scopes));
     const userPool = new UserPool(this, 'UserPool', {
       // Machine-to-machine only: nobody signs up or in, clients use their id and secret.
       selfSignUpEnabled: false,
@@ -84,16 +85,22 @@ export class TokenIssuer extends Construct {
       // Deleting the pool invalidates every client's credentials: keep it in production.
       removalPolicy: props.productionLike ? RemovalPolicy.RETAIN : RemovalPolicy.DESTROY,
     });
-    const resourceServerScopes = scopeNames.map(
-      (scopeName) =>
-        new ResourceServerScope({
-          scopeName,
-          scopeDescription: props.scopes[`${resourceServerId}/${scopeName}`] as string,
-        }),
-    );
-    const resourceServer = userPool.addResourceServer('ResourceServer', {
-      identifier: resourceServerId,
-      scopes: resourceServerScopes,
+    const resourceServers: UserPoolResourceServer[] = [];
+    // One resource server per prefix (`plants`, `webhooks`); the first keeps the id it always had.
+    const clientScopes = [...servers].flatMap(([identifier, scopeNames], index) => {
+      const scopes = scopeNames.map(
+        (scopeName) =>
+          new ResourceServerScope({
+            scopeName,
+            scopeDescription: props.scopes[`${identifier}/${scopeName}`] as string,
+          }),
+      );
+      const server = userPool.addResourceServer(
+        index === 0 ? 'ResourceServer' : `ResourceServer-${identifier}`,
+        { identifier, scopes },
+      );
+      resourceServers.push(server);
+      return scopes.map((scope) => OAuthScope.resourceServer(server, scope));
     });
     // The client may ask for every scope; a token carries only those it asks for (all of them
     // when the token request names none).
@@ -101,9 +108,7 @@ export class TokenIssuer extends Construct {
       generateSecret: true,
       oAuth: {
         flows: { clientCredentials: true },
-        scopes: resourceServerScopes.map((scope) =>
-          OAuthScope.resourceServer(resourceServer, scope),
-        ),
+        scopes: clientScopes,
       },
       accessTokenValidity: Duration.hours(1),
       preventUserExistenceErrors: true,
@@ -127,7 +132,7 @@ export class TokenIssuer extends Construct {
     // Deleting the stack must not revoke every client's credentials: production-like stages
     // keep the client, its scopes and the domain along with the pool.
     if (props.productionLike) {
-      for (const resource of [resourceServer, client, domain]) {
+      for (const resource of [...resourceServers, client, domain]) {
         resource.applyRemovalPolicy(RemovalPolicy.RETAIN);
       }
     }
@@ -150,21 +155,18 @@ export class TokenIssuer extends Construct {
 }
 
 /**
- * `['plants/read', 'plants/write']` → `['plants', ['read', 'write']]`: Cognito scopes are
- * `<resource server>/<scope>`, and one resource server holds the API's.
+ * `['plants/read', 'plants/write', 'webhooks/manage']` → `plants: [read, write], webhooks:
+ * [manage]`: Cognito scopes are `<resource server>/<scope>`, one resource server per prefix.
  */
-function splitScopes(scopes: readonly string[]): [string, string[]] {
-  const split = scopes.map((scope) => {
+function groupScopes(scopes: readonly string[]): Map<string, string[]> {
+  const servers = new Map<string, string[]>();
+  for (const scope of scopes) {
     const separator = scope.lastIndexOf('/');
     if (separator <= 0 || separator === scope.length - 1) {
       throw new Error(`The scope "${scope}" must look like <resource server>/<scope>.`);
     }
-    return [scope.slice(0, separator), scope.slice(separator + 1)] as const;
-  });
-  const servers = new Set(split.map(([server]) => server));
-  const [server] = servers;
-  if (server === undefined || servers.size > 1) {
-    throw new Error(`The scopes must share one resource server, got ${scopes.join(', ')}.`);
+    const server = scope.slice(0, separator);
+    servers.set(server, [...(servers.get(server) ?? []), scope.slice(separator + 1)]);
   }
-  return [server, split.map(([, name]) => name)];
+  return servers;
 }

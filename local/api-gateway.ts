@@ -74,6 +74,8 @@ export interface GatewayRoute {
   readonly functionName: string;
   /** The function's Lambda timeout; the integration timeout when absent. */
   readonly timeoutMilliseconds?: number;
+  /** This method's throttling (its share of the stage's budget), unless the options set one. */
+  readonly throttling?: { readonly rateLimit: number; readonly burstLimit: number };
   readonly handler: ProxyIntegrationHandler;
 }
 
@@ -87,8 +89,9 @@ export interface ApiGatewayOptions {
   /** How long an authorizer policy is reused for the same token; 0 disables the cache. @default 300 */
   readonly authorizerCacheTtlSeconds?: number;
   /**
-   * Each method's throttling, as API Gateway keeps it: a token bucket per method, refilled at
-   * `rateLimit` per second, holding `burstLimit` (a stage's budget divided: `infra/throttling.ts`).
+   * Every method's throttling, as API Gateway keeps it: a token bucket per method, refilled at
+   * `rateLimit` per second, holding `burstLimit`. Each route's own when absent (a stage's budget
+   * divided: `infra/throttling.ts`); none when neither says.
    */
   readonly throttling?: { readonly rateLimit: number; readonly burstLimit: number };
   /** API Gateway's maximum integration timeout. @default 29000 */
@@ -183,10 +186,10 @@ export async function startApiGateway(options: ApiGatewayOptions): Promise<ApiGa
 }
 
 function createGateway(options: ApiGatewayOptions): Gateway {
-  const throttling = options.throttling;
   // One bucket per method, as API Gateway keeps them: a stage's limits apply to each method.
   const buckets = new Map<GatewayRoute, () => boolean>();
   const takeToken = (route: GatewayRoute) => {
+    const throttling = options.throttling ?? route.throttling;
     if (throttling === undefined) return true;
     let bucket = buckets.get(route);
     if (bucket === undefined) {

@@ -16,9 +16,15 @@ import {
   routes,
 } from '../functions/shared/routes.ts';
 import type { TableHandlerDependencies } from '../functions/shared/table-function.ts';
+import type { EndpointHandlerDependencies } from '../functions/shared/webhook-endpoints/endpoint-function.ts';
+import {
+  type EndpointUrlPolicy,
+  localUrlPolicy,
+} from '../functions/shared/webhook-endpoints/endpoint-url.ts';
+import { localSecretBox } from '../functions/shared/webhook-endpoints/secret-box.ts';
 import { functionSettings } from '../infra/function-settings.ts';
 import { resolveStageConfig } from '../infra/stages.ts';
-import { methodThrottling } from '../infra/throttling.ts';
+import { routeThrottling } from '../infra/throttling.ts';
 import {
   type ApiGateway,
   type ApiGatewayOptions,
@@ -27,13 +33,14 @@ import {
 } from './api-gateway.ts';
 import { createDocsPages } from './docs-page.ts';
 import { type DynamoDbLocal, startDynamoDbLocal } from './dynamodb-local.ts';
+import { loadOrCreateEndpointSecretsKey } from './endpoint-secrets-key.ts';
 import { localAuthorizerEnvironment, startJwksServer } from './jwks-server.ts';
 import {
   createStoreCredentials,
   loadOrCreateStoreCredentials,
   type StoreCredentials,
 } from './store-credentials.ts';
-import { createPlantsTableIfMissing } from './tables.ts';
+import { createPlantsTableIfMissing, createWebhookEndpointTablesIfMissing } from './tables.ts';
 import {
   type LocalTokenOptions,
   loadOrCreateLocalKeys,
@@ -70,11 +77,25 @@ export interface LocalApiOptions {
    * The origins whose pages may call the API (`functions/shared/cors.ts`); none when absent.
    */
   readonly allowedOrigins?: readonly string[];
-  /** Where new-plant webhooks go; none are sent without subscribers. */
-  readonly webhooks?: Omit<
-    WebhookDispatcherOptions,
-    'endpoint' | 'documentClient' | 'tableName' | 'logger'
-  >;
+  /** Where webhooks go: the stage-like subscribers, and how endpoints are delivered to. */
+  readonly webhooks?: LocalWebhookOptions;
+}
+
+export interface LocalWebhookOptions
+  extends Partial<
+    Pick<
+      WebhookDispatcherOptions,
+      'subscribers' | 'retrySchedule' | 'timeoutMilliseconds' | 'pollIntervalMilliseconds'
+    >
+  > {
+  /** Which URLs endpoints may have: http and this machine's loopback too, unless given. */
+  readonly endpointUrlPolicy?: EndpointUrlPolicy;
+  /** How old the fan-out's list of endpoints may be. @default 4000 */
+  readonly endpointListMaxAgeMilliseconds?: number;
+  /** The clock of the endpoints (tests move it days ahead). */
+  readonly now?: () => number;
+  /** How long every attempt must fail before an endpoint is disabled. @default 5 days */
+  readonly failingLimitMilliseconds?: number;
 }
 
 export interface LocalApi {
@@ -86,15 +107,18 @@ export interface LocalApi {
   /** The JVM's process id when this local API started DynamoDB Local. */
   readonly dynamoDbLocalPid: number | undefined;
   readonly tableName: string;
-  /** The webhook dispatcher, when the options name subscribers. */
-  readonly webhooks: WebhookDispatcher | undefined;
+  /** The webhook dispatcher: the stage-like subscribers' and the endpoints' deliveries. */
+  readonly webhooks: WebhookDispatcher;
   /** Signs a token the local API's authorizer checks (valid with the required scope by default). */
   signToken(options?: LocalTokenOptions): string;
   /** Stops the gateway, the JWKS server and DynamoDB Local (waiting for the JVM to exit). */
   stop(): Promise<void>;
 }
 
-type HandlerFactory = (dependencies: TableHandlerDependencies) => ProxyIntegrationHandler;
+/** What every route function's factory is given: each takes what its work needs. */
+type HandlerFactory = (
+  dependencies: TableHandlerDependencies & EndpointHandlerDependencies,
+) => ProxyIntegrationHandler;
 
 /**
  * The handler factory of each function of the route table, the same code Lambda runs: every
@@ -149,27 +173,47 @@ export async function startLocalApi(options: LocalApiOptions): Promise<LocalApi>
       ...(credentials === undefined ? {} : { credentials }),
     });
     stops.push(async () => documentClient.destroy());
-    await createPlantsTableIfMissing(documentClient, tableName);
-    let webhooks: WebhookDispatcher | undefined;
-    if (options.webhooks !== undefined && options.webhooks.subscribers.length > 0) {
-      webhooks = await startWebhookDispatcher({
-        ...options.webhooks,
-        endpoint: storeEndpoint,
-        ...(credentials === undefined ? {} : { credentials }),
-        documentClient,
-        tableName,
-        logger: logger.child({ component: 'webhooks' }),
-      });
-      const started = webhooks;
-      stops.push(() => started.stop());
-    }
+    const endpointTables = {
+      endpointsTableName: `${tableName}-webhook-endpoints`,
+      logTableName: `${tableName}-webhook-log`,
+    };
+    await Promise.all([
+      createPlantsTableIfMissing(documentClient, tableName),
+      createWebhookEndpointTablesIfMissing(documentClient, {
+        endpoints: endpointTables.endpointsTableName,
+        log: endpointTables.logTableName,
+      }),
+    ]);
+    const webhookOptions = options.webhooks ?? {};
+    const secretBox = localSecretBox(loadOrCreateEndpointSecretsKey(options.keysDirectory));
+    const urlPolicy = webhookOptions.endpointUrlPolicy ?? localUrlPolicy;
+    const webhooks = await startWebhookDispatcher({
+      subscribers: webhookOptions.subscribers ?? [],
+      ...pick(webhookOptions, ['retrySchedule', 'timeoutMilliseconds', 'pollIntervalMilliseconds']),
+      endpoints: {
+        ...endpointTables,
+        secretBox,
+        urlPolicy,
+        ...pick(webhookOptions, ['now', 'failingLimitMilliseconds']),
+        ...(webhookOptions.endpointListMaxAgeMilliseconds === undefined
+          ? {}
+          : { maxAgeMilliseconds: webhookOptions.endpointListMaxAgeMilliseconds }),
+      },
+      endpoint: storeEndpoint,
+      ...(credentials === undefined ? {} : { credentials }),
+      documentClient,
+      tableName,
+      logger: logger.child({ component: 'webhooks' }),
+    });
+    stops.push(() => webhooks.stop());
 
     const handlerFactories = await loadHandlerFactories();
+    // The deployed stage whose budgets each method's throttling imitates, unless it is off.
+    const stage =
+      options.throttlingStage === 'off' ? undefined : resolveStageConfig(options.throttlingStage);
     const gateway: ApiGateway = await startApiGateway({
       port: options.port ?? 3000,
-      ...(options.throttlingStage === 'off'
-        ? {}
-        : { throttling: methodThrottling(resolveStageConfig(options.throttlingStage).throttling) }),
+
       authorizerTimeoutMilliseconds: functionSettings.authorizer.timeoutSeconds * 1000,
       logger,
       allowedOrigins: options.allowedOrigins ?? [],
@@ -186,9 +230,24 @@ export async function startLocalApi(options: LocalApiOptions): Promise<LocalApi>
           resourcePath: route.path,
           functionName,
           timeoutMilliseconds: functionSettings[route.function].timeoutSeconds * 1000,
+          ...(stage === undefined
+            ? {}
+            : {
+                throttling: routeThrottling(route, {
+                  plants: stage.throttling,
+                  ...(stage.webhookEndpointThrottling === undefined
+                    ? {}
+                    : { webhookEndpoints: stage.webhookEndpointThrottling }),
+                }),
+              }),
           handler: (handlerFactories.get(route.function) as HandlerFactory)({
             documentClient,
             tableName,
+            ...endpointTables,
+            secretBox,
+            urlPolicy,
+            deliveries: webhooks.deliveries,
+            ...pick(webhookOptions, ['now']),
             allowedOrigins: options.allowedOrigins ?? [],
             logger: logger.child({ function: functionName }),
           }),
@@ -233,4 +292,14 @@ async function startStore(
   });
   stops.push(() => store.stop());
   return { ...store, credentials };
+}
+
+/** The options among `keys` that are set. */
+function pick<Options extends object, Key extends keyof Options>(
+  options: Options,
+  keys: readonly Key[],
+): Partial<Pick<Options, Key>> {
+  return Object.fromEntries(
+    keys.filter((key) => options[key] !== undefined).map((key) => [key, options[key]]),
+  ) as Partial<Pick<Options, Key>>;
 }

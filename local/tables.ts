@@ -6,14 +6,21 @@ import {
   type AttributeDefinition,
   CreateTableCommand,
   DescribeTableCommand,
+  DescribeTimeToLiveCommand,
   type DynamoDBClient,
   type KeySchemaElement,
   ResourceInUseException,
   UpdateTableCommand,
+  UpdateTimeToLiveCommand,
   waitUntilTableExists,
 } from '@aws-sdk/client-dynamodb';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { plantsTableSchema, type TableSchema } from '../infra/table-schemas.ts';
+import {
+  plantsTableSchema,
+  type TableSchema,
+  webhookEndpointsTableSchema,
+  webhookLogTableSchema,
+} from '../infra/table-schemas.ts';
 
 /**
  * Creates the table unless it exists, and resolves once it is ACTIVE with the schema's stream.
@@ -25,28 +32,35 @@ export async function createTableIfMissing(
   schema: TableSchema,
 ): Promise<void> {
   const client = anyClient as DynamoDBClient;
-  const keys = [
-    { ...schema.partitionKey, role: 'HASH' as const },
-    ...(schema.sortKey === undefined ? [] : [{ ...schema.sortKey, role: 'RANGE' as const }]),
-  ];
-  const attributeDefinitions: AttributeDefinition[] = keys.map(({ name, type }) => ({
+  const indexes = schema.globalSecondaryIndexes ?? [];
+  const attributes = new Map(
+    [schema, ...indexes]
+      .flatMap((keys) => [keys.partitionKey, ...(keys.sortKey === undefined ? [] : [keys.sortKey])])
+      .map(({ name, type }) => [name, type]),
+  );
+  const attributeDefinitions: AttributeDefinition[] = [...attributes].map(([name, type]) => ({
     AttributeName: name,
     AttributeType: type,
-  }));
-  const keySchema: KeySchemaElement[] = keys.map(({ name, role }) => ({
-    AttributeName: name,
-    KeyType: role,
   }));
   try {
     await client.send(
       new CreateTableCommand({
         TableName: tableName,
         AttributeDefinitions: attributeDefinitions,
-        KeySchema: keySchema,
+        KeySchema: keySchemaOf(schema),
         BillingMode: 'PAY_PER_REQUEST',
         ...(schema.stream === undefined
           ? {}
           : { StreamSpecification: { StreamEnabled: true, StreamViewType: schema.stream } }),
+        ...(indexes.length === 0
+          ? {}
+          : {
+              GlobalSecondaryIndexes: indexes.map((index) => ({
+                IndexName: index.name,
+                KeySchema: keySchemaOf(index),
+                Projection: { ProjectionType: 'INCLUDE', NonKeyAttributes: [...index.include] },
+              })),
+            }),
       }),
     );
   } catch (error) {
@@ -58,6 +72,28 @@ export async function createTableIfMissing(
     { TableName: tableName },
   );
   if (schema.stream !== undefined) await ensureStream(client, tableName, schema.stream);
+  if (schema.timeToLiveAttribute !== undefined) {
+    const { TimeToLiveDescription } = await client.send(
+      new DescribeTimeToLiveCommand({ TableName: tableName }),
+    );
+    if (TimeToLiveDescription?.TimeToLiveStatus !== 'ENABLED') {
+      await client.send(
+        new UpdateTimeToLiveCommand({
+          TableName: tableName,
+          TimeToLiveSpecification: { Enabled: true, AttributeName: schema.timeToLiveAttribute },
+        }),
+      );
+    }
+  }
+}
+
+function keySchemaOf(keys: Pick<TableSchema, 'partitionKey' | 'sortKey'>): KeySchemaElement[] {
+  return [
+    { AttributeName: keys.partitionKey.name, KeyType: 'HASH' },
+    ...(keys.sortKey === undefined
+      ? []
+      : [{ AttributeName: keys.sortKey.name, KeyType: 'RANGE' as const }]),
+  ];
 }
 
 /**
@@ -94,4 +130,15 @@ export function createPlantsTableIfMissing(
   tableName: string,
 ): Promise<void> {
   return createTableIfMissing(client, tableName, plantsTableSchema);
+}
+
+/** The webhook endpoint tables: the endpoints, and the log of their events and attempts. */
+export async function createWebhookEndpointTablesIfMissing(
+  client: DynamoDBClient | DynamoDBDocumentClient,
+  tableNames: { readonly endpoints: string; readonly log: string },
+): Promise<void> {
+  await Promise.all([
+    createTableIfMissing(client, tableNames.endpoints, webhookEndpointsTableSchema),
+    createTableIfMissing(client, tableNames.log, webhookLogTableSchema),
+  ]);
 }

@@ -26,8 +26,11 @@ export const localAudience = 'plant-store-local';
 /** The `sub` of a local token when none is asked for. */
 export const defaultLocalSubject = 'local-developer';
 
-/** The scopes of a local token when none are asked for: every scope of the API. */
-export const defaultLocalScope = Object.values(scopes).join(' ');
+/**
+ * The scopes of a local token when none are asked for: both plant scopes (`--scope
+ * webhooks/manage` asks for the endpoints').
+ */
+export const defaultLocalScope = `${scopes.read} ${scopes.write}`;
 
 /** The lifetime of a local token when none is asked for, in seconds. */
 export const defaultExpiresInSeconds = 3600;

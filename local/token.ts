@@ -19,8 +19,10 @@ Prints a bearer token for the local API (key pair in \${PLANT_STORE_DATA_DIR:-.d
 
 Options:
   --scope <scopes>        space-separated scopes (default "${defaultLocalScope}");
-                          "plants/read" reads only, "plants/write" writes only, "" none: 403
-  --subject <sub>         the token's subject (default "${defaultLocalSubject}")
+                          "plants/read" reads only, "plants/write" writes only, "" none: 403;
+                          "webhooks/manage" manages the subject's webhook endpoints
+  --subject <sub>         the token's subject (default "${defaultLocalSubject}"): the client
+                          whose webhook endpoints the token manages
   --expires-in <seconds>  lifetime in whole seconds (default ${defaultExpiresInSeconds});
                           0 or less, as in --expires-in=-60, gives an expired token: 401
   --help                  show this help

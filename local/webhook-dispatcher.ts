@@ -1,12 +1,14 @@
 /**
- * Plant webhooks on one machine: reads DynamoDB Local's stream of the plants table and delivers
- * every event to every subscriber of its type, in the subscriber's format, with the same code and
- * schedule as the deployed fan-out and delivery functions (`functions/shared/webhooks/`). Each delivery
- * to each subscriber runs on its own, so a slow or failing subscriber never delays another, nor
- * the API.
+ * Plant webhooks on one machine: reads DynamoDB Local's stream of the plants table, queues every
+ * event for every subscriber of its type (the stage-like subscribers `npm start` is given, and
+ * the webhook endpoints clients register) and delivers them, with the same fan-out, delivery and
+ * schedule code as the deployed functions (`functions/shared/webhooks/`). The queue is this
+ * process's timers: each delivery waits on its own, so a slow or failing subscriber never delays
+ * another, nor the API.
  *
  * Pending retries and dead letters live in this process only: stopping `npm start` forgets them
- * (deployed, they wait in SQS queues instead).
+ * (deployed, they wait in SQS queues instead). The endpoints' log is in DynamoDB Local, as
+ * deployed.
  */
 
 import { setTimeout as wait } from 'node:timers/promises';
@@ -15,27 +17,39 @@ import {
   DescribeStreamCommand,
   DynamoDBStreamsClient,
   GetRecordsCommand,
+  type GetRecordsCommandOutput,
   GetShardIteratorCommand,
   type ShardIteratorType,
 } from '@aws-sdk/client-dynamodb-streams';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { localStoreRegion } from '../functions/shared/dynamodb.ts';
 import type { Logger } from '../functions/shared/logger.ts';
-import { itemsNotPlantsLog } from '../functions/shared/stored-plant.ts';
+import { withEndpointSubscriptions } from '../functions/shared/webhook-endpoints/endpoint-subscriptions.ts';
 import {
-  type PlantEvent,
+  type EndpointDeliveryDependencies,
+  endpointTargets,
+} from '../functions/shared/webhook-endpoints/endpoint-targets.ts';
+import {
+  attemptDelivery,
+  combinedTargets,
+  type DeliveryTargets,
+  stageSubscriberTargets,
+} from '../functions/shared/webhooks/attempt-delivery.ts';
+import type { DeliveryMessage } from '../functions/shared/webhooks/delivery-message.ts';
+import type { DeliveryQueue } from '../functions/shared/webhooks/delivery-queue.ts';
+import {
   type PlantStreamRecord,
-  plantEventOf,
   type Subscription,
   subscriptionOf,
   type Webhook,
-  webhookFor,
 } from '../functions/shared/webhooks/plant-events.ts';
 import {
+  fixedSubscriptions,
+  queuePlantEventDeliveries,
+} from '../functions/shared/webhooks/queue-deliveries.ts';
+import {
   defaultRetrySchedule,
-  nextStepAfter,
   type Subscriber,
-  sendWebhook,
 } from '../functions/shared/webhooks/send-webhook.ts';
 
 export interface WebhookDispatcherOptions {
@@ -47,6 +61,8 @@ export interface WebhookDispatcherOptions {
   readonly tableName: string;
   /** Each with what it hears of and in which format. */
   readonly subscribers: readonly LocalSubscriber[];
+  /** The webhook endpoints' stores, key and URL policy, when clients may register endpoints. */
+  readonly endpoints?: LocalEndpoints;
   /** Seconds before each retry; the product's schedule by default (tests shorten it). */
   readonly retrySchedule?: readonly number[];
   /** How long a subscriber may take to answer. @default 10000 */
@@ -55,6 +71,13 @@ export interface WebhookDispatcherOptions {
   readonly pollIntervalMilliseconds?: number;
   readonly logger: Logger;
 }
+
+/** The endpoints' delivery settings, and how old the fan-out's endpoint list may be. */
+export type LocalEndpoints = Omit<EndpointDeliveryDependencies, 'table' | 'log'> & {
+  readonly endpointsTableName: string;
+  readonly logTableName: string;
+  readonly maxAgeMilliseconds?: number;
+};
 
 /**
  * A receiver: where and with which secret, and what it hears of (by default, as a deployed
@@ -72,6 +95,8 @@ export interface DeadLetter {
 }
 
 export interface WebhookDispatcher {
+  /** Where the endpoints' test events and recovered events are queued. */
+  readonly deliveries: DeliveryQueue;
   /** Deliveries that used up the schedule, oldest first. */
   deadLetters(): readonly DeadLetter[];
   /** Starts every dead letter's delivery again from its first attempt; returns how many. */
@@ -111,11 +136,9 @@ export async function startWebhookDispatcher(
   options: WebhookDispatcherOptions,
 ): Promise<WebhookDispatcher> {
   const { logger } = options;
-  const subscribers = options.subscribers.map((subscriber) => ({
-    ...subscriber,
-    ...subscriptionOf(subscriber.name, subscriber),
-  }));
-  const schedule = options.retrySchedule ?? defaultRetrySchedule;
+  const stageSubscriptions = options.subscribers.map((subscriber) =>
+    subscriptionOf(subscriber.name, subscriber),
+  );
   const pollInterval = options.pollIntervalMilliseconds ?? 100;
   const { Table } = await options.documentClient.send(
     new DescribeTableCommand({ TableName: options.tableName }),
@@ -133,53 +156,76 @@ export async function startWebhookDispatcher(
 
   const stopping = new AbortController();
   const timers = new Set<NodeJS.Timeout>();
-  const deadLetters: DeadLetter[] = [];
+  const turns = new Set<Promise<void>>();
+  const deadLetters: (DeadLetter & { readonly message: DeliveryMessage })[] = [];
+  const targets = deliveryTargets(options, stopping.signal);
 
-  /** One attempt of one delivery; schedules the next on failure. */
-  const attempt = async (
-    event: Webhook,
-    subscriber: Subscriber,
-    number: number,
-    queuedAt: number,
-  ) => {
+  /** A message waits for its due time, then takes its turn (an attempt, and what follows). */
+  const schedule = (message: DeliveryMessage) => {
     if (stopping.signal.aborted) return;
-    const outcome = await sendWebhook(event, subscriber, {
-      ...(options.timeoutMilliseconds === undefined
-        ? {}
-        : { timeoutMilliseconds: options.timeoutMilliseconds }),
-      signal: stopping.signal,
-    });
-    if (stopping.signal.aborted) return;
-    const step = nextStepAfter(
-      outcome,
-      { webhookId: event.webhookId, subscriber: subscriber.name, attempt: number, queuedAt },
-      logger,
-      schedule,
+    const timer = setTimeout(
+      () => {
+        timers.delete(timer);
+        const turn = takeTurn(message).finally(() => turns.delete(turn));
+        turns.add(turn);
+      },
+      Math.max(0, message.dueAt - Date.now()),
     );
-    if (step.kind === 'delivered') return;
-    if (step.kind === 'dead-letter') {
-      deadLetters.push({
-        event,
-        subscriber: subscriber.name,
-        attempts: number,
-        lastFailure: step.failure,
-        failedAt: new Date().toISOString(),
-      });
-      return;
-    }
-    const timer = setTimeout(() => {
-      timers.delete(timer);
-      void attempt(event, subscriber, number + 1, queuedAt);
-    }, step.delaySeconds * 1000);
     timers.add(timer);
   };
-
-  const dispatch = (event: PlantEvent) => {
-    const queuedAt = Date.now();
-    for (const subscriber of subscribers) {
-      const webhook = webhookFor(event, subscriber);
-      if (webhook !== undefined) void attempt(webhook, subscriber, 1, queuedAt);
+  const takeTurn = async (message: DeliveryMessage) => {
+    const step = await attemptDelivery(message, targets(logger), {
+      logger,
+      schedule: options.retrySchedule ?? defaultRetrySchedule,
+      sendOptions: {
+        ...(options.timeoutMilliseconds === undefined
+          ? {}
+          : { timeoutMilliseconds: options.timeoutMilliseconds }),
+        signal: stopping.signal,
+      },
+    }).catch((error: unknown) => {
+      if (!stopping.signal.aborted) logger.error('webhook delivery failed unexpectedly', { error });
+      return { kind: 'done' } as const;
+    });
+    if (stopping.signal.aborted) return;
+    if (step.kind === 'later') schedule(step.message);
+    if (step.kind === 'dead-letter') {
+      const { webhookId, payload, version } = step.message;
+      deadLetters.push({
+        event: { webhookId, payload, ...(version === undefined ? {} : { version }) },
+        subscriber: step.message.subscriber,
+        attempts: step.attempts,
+        lastFailure: step.failure,
+        failedAt: new Date().toISOString(),
+        message: step.message,
+      });
     }
+  };
+  const deliveries: DeliveryQueue = {
+    send: async (messages) => {
+      for (const message of messages) schedule(message);
+    },
+  };
+  const fanout = {
+    deliveries,
+    subscriptions:
+      options.endpoints === undefined
+        ? fixedSubscriptions(stageSubscriptions)
+        : withEndpointSubscriptions(
+            stageSubscriptions,
+            { documentClient: options.documentClient, ...options.endpoints },
+            options.endpoints.maxAgeMilliseconds === undefined
+              ? {}
+              : { maxAgeMilliseconds: options.endpoints.maxAgeMilliseconds },
+          ),
+    ...(options.endpoints === undefined
+      ? {}
+      : {
+          eventLog: {
+            documentClient: options.documentClient,
+            logTableName: options.endpoints.logTableName,
+          },
+        }),
   };
 
   /**
@@ -211,7 +257,7 @@ export async function startWebhookDispatcher(
     if (ShardIterator === undefined) state.closed = true;
   };
 
-  /** Looks for shards; the first look starts at LATEST, shards found later from their start. */
+  /** Looks for shards, each read from its start (the first look's are caught up first). */
   const refreshShards = async (first: boolean) => {
     const { StreamDescription } = await streams.send(
       new DescribeStreamCommand({ StreamArn: streamArn }),
@@ -222,7 +268,33 @@ export async function startWebhookDispatcher(
       if (shardId === undefined || shards.has(shardId)) continue;
       // A shard already ended at the first look holds only records from before the start.
       const endedBefore = first && shard.SequenceNumberRange?.EndingSequenceNumber !== undefined;
-      shards.set(shardId, { start: first ? 'LATEST' : 'TRIM_HORIZON', closed: endedBefore });
+      shards.set(shardId, { start: 'TRIM_HORIZON', closed: endedBefore });
+    }
+  };
+
+  /**
+   * The shard's next records. DynamoDB Local fails an iterator's read once another table has been
+   * written since it was made (TrimmedDataAccessException), as AWS does an expired one: both are
+   * made again, after the last record read, and read at once.
+   */
+  const getRecords = async (
+    shardId: string,
+    state: ShardState,
+  ): Promise<Pick<GetRecordsCommandOutput, 'Records' | 'NextShardIterator'>> => {
+    for (let attempt = 1; ; attempt += 1) {
+      if (state.iterator === undefined) await renewIterator(shardId, state);
+      if (state.iterator === undefined) return {};
+      try {
+        return await streams.send(
+          new GetRecordsCommand({ ShardIterator: state.iterator, Limit: 1000 }),
+          send,
+        );
+      } catch (error) {
+        const name = (error as { name?: unknown }).name;
+        const stale = name === 'TrimmedDataAccessException' || name === 'ExpiredIteratorException';
+        if (!stale || attempt === 3) throw error;
+        state.iterator = undefined;
+      }
     }
   };
 
@@ -231,42 +303,48 @@ export async function startWebhookDispatcher(
     let read = 0;
     for (const [shardId, state] of shards) {
       if (state.closed) continue;
-      if (state.iterator === undefined) await renewIterator(shardId, state);
-      if (state.iterator === undefined) continue;
-      const { Records = [], NextShardIterator } = await streams.send(
-        new GetRecordsCommand({ ShardIterator: state.iterator, Limit: 1000 }),
-        send,
-      );
+      const { Records = [], NextShardIterator } = await getRecords(shardId, state);
       state.iterator = NextShardIterator;
       // No next iterator: the shard has ended (its children are found by the next refresh).
       if (NextShardIterator === undefined) state.closed = true;
-      for (const record of Records) {
-        state.after = record.dynamodb?.SequenceNumber ?? state.after;
-        let event: PlantEvent | undefined;
-        try {
-          const now = Date.now();
-          event = plantEventOf(timedToTheSecond(record, now), now);
-        } catch (error) {
-          // An item another tool wrote that is not a plant: never sent, never in the way.
-          logger.warn(itemsNotPlantsLog.message, {
-            [itemsNotPlantsLog.countField]: 1,
-            eventID: record.eventID,
-            error,
-          });
-          continue;
-        }
-        if (event !== undefined) dispatch(event);
-      }
+      const timed = Records.map((record) => timedToTheSecond(record, Date.now()));
+      const { failedRecord } = await queuePlantEventDeliveries(
+        timed as PlantStreamRecord[],
+        fanout,
+        logger,
+      );
+      // Read up to the record that could not be queued; it is read again after a pause.
+      const failedAt = failedRecord === undefined ? -1 : timed.indexOf(failedRecord as never);
+      const done = failedAt === -1 ? timed : timed.slice(0, failedAt);
+      state.after = done.at(-1)?.dynamodb?.SequenceNumber ?? state.after;
+      if (failedAt !== -1) throw new Error('Some webhook deliveries could not be queued.');
       read += Records.length;
     }
     return read;
   };
 
+  /**
+   * Reads an open shard to its end without sending anything: what it holds happened before the
+   * start. Every later read resumes after the last record (AFTER_SEQUENCE_NUMBER), never at
+   * LATEST: DynamoDB Local fails a LATEST iterator's read (TrimmedDataAccessException) once
+   * another table has been written, and a LATEST iterator made again would skip what came
+   * meanwhile.
+   */
+  const catchUp = async (shardId: string, state: ShardState) => {
+    await renewIterator(shardId, state);
+    while (state.iterator !== undefined) {
+      const { Records = [], NextShardIterator } = await getRecords(shardId, state);
+      state.iterator = NextShardIterator;
+      if (NextShardIterator === undefined) state.closed = true;
+      if (Records.length === 0) break;
+      state.after = Records.at(-1)?.dynamodb?.SequenceNumber ?? state.after;
+    }
+  };
+
   await refreshShards(true);
-  // LATEST means "from when the iterator is made": make them now, before the API takes its
-  // first request, or a plant created before the first read would never be sent.
+  // Caught up now, before the API takes its first request: a plant created after this is sent.
   for (const [shardId, state] of shards) {
-    if (!state.closed) await renewIterator(shardId, state);
+    if (!state.closed) await catchUp(shardId, state);
   }
   const polling = (async () => {
     let refreshedAt = Date.now();
@@ -290,13 +368,13 @@ export async function startWebhookDispatcher(
   })();
 
   return {
-    deadLetters: () => [...deadLetters],
+    deliveries,
+    deadLetters: () => deadLetters.map(({ message: _message, ...letter }) => letter),
     redriveDeadLetters: () => {
       const redriven = deadLetters.splice(0);
-      for (const letter of redriven) {
-        const subscriber = subscribers.find((entry) => entry.name === letter.subscriber);
-        if (subscriber !== undefined) void attempt(letter.event, subscriber, 1, Date.now());
-      }
+      const now = Date.now();
+      for (const { message } of redriven)
+        schedule({ ...message, attempt: 1, dueAt: now, queuedAt: now });
       return redriven.length;
     },
     stop: async () => {
@@ -304,8 +382,56 @@ export async function startWebhookDispatcher(
       for (const timer of timers) clearTimeout(timer);
       timers.clear();
       await polling;
+      await Promise.allSettled([...turns]);
       streams.destroy();
     },
+  };
+}
+
+/**
+ * Where each message goes: the stage-like subscribers by name (their secrets in memory), the
+ * endpoints as they are stored; once stopping, an attempt's record is not written any more.
+ */
+function deliveryTargets(
+  options: WebhookDispatcherOptions,
+  stopping: AbortSignal,
+): (logger: Logger) => DeliveryTargets {
+  const stage = stageSubscriberTargets(
+    options.subscribers.map((subscriber) => ({
+      name: subscriber.name,
+      url: subscriber.url,
+      secret: async () => subscriber.secret,
+    })),
+  );
+  const endpoints =
+    options.endpoints === undefined
+      ? undefined
+      : endpointTargets({
+          ...options.endpoints,
+          table: { documentClient: options.documentClient, ...options.endpoints },
+          log: { documentClient: options.documentClient, ...options.endpoints },
+        });
+  return (logger) => {
+    const combined = combinedTargets(stage, endpoints?.(logger));
+    return {
+      resolve: async (message) => {
+        const resolution = await combined.resolve(message);
+        if (!('target' in resolution)) return resolution;
+        const { attempt, record } = resolution.target;
+        return {
+          target: {
+            attempt,
+            ...(record === undefined
+              ? {}
+              : {
+                  record: async (...args: Parameters<typeof record>) => {
+                    if (!stopping.aborted) await record(...args);
+                  },
+                }),
+          },
+        };
+      },
+    };
   };
 }
 

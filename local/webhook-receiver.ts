@@ -32,6 +32,8 @@ export interface WebhookReceiver {
   /** Deliveries answered 2xx, one per webhook id: what the subscriber has. */
   accepted(): Map<string, ReceivedDelivery>;
   setMode(mode: ReceiverMode): void;
+  /** Verifies what comes next with this secret (an endpoint's, once it is created or rotated). */
+  setSecret(secret: string): void;
   /** Stops listening (connections are refused) and closes open ones; `start` listens again. */
   stop(): Promise<void>;
   start(): Promise<void>;
@@ -48,7 +50,7 @@ export async function startWebhookReceiver(
   port = 0,
   host = '127.0.0.1',
 ): Promise<WebhookReceiver> {
-  const verifier = new Webhook(secret);
+  let verifier = new Webhook(secret);
   const deliveries: ReceivedDelivery[] = [];
   let mode: ReceiverMode = 'ok';
   const hanging = new Set<ServerResponse>();
@@ -109,6 +111,9 @@ export async function startWebhookReceiver(
     accepted,
     setMode: (next) => {
       mode = next;
+    },
+    setSecret: (next) => {
+      verifier = new Webhook(next);
     },
     stop: () =>
       new Promise<void>((resolve) => {

@@ -1,10 +1,16 @@
 /**
  * The delivery's settings: `RETRY_QUEUE_URL`, `DEAD_LETTER_QUEUE_URL`, `SUBSCRIBERS` (a JSON
- * array of `{name, url, secretArn}`; the secrets themselves stay in Secrets Manager) and
+ * array of `{name, url, secretArn}`; the secrets themselves stay in Secrets Manager),
  * `SECRETS_MANAGER_ENDPOINT` (optional; empty means AWS's, and `sam local` points it at an
- * emulator, as the table functions' `DYNAMODB_ENDPOINT`).
+ * emulator, as the table functions' `DYNAMODB_ENDPOINT`), and, where the stage has webhook
+ * endpoints (every deployed one), their stores and key: `ENDPOINTS_TABLE_NAME`,
+ * `WEBHOOK_LOG_TABLE_NAME`, `DYNAMODB_ENDPOINT`, `SECRETS_KEY_ID`, `KMS_ENDPOINT`.
  */
 import { parseJson, readEnvironment } from '../shared/environment.ts';
+import {
+  readEndpointStoreSettings,
+  readSecretsKeySettings,
+} from '../shared/webhook-endpoints/endpoint-config.ts';
 import type { ConfiguredSubscriber } from './create-handler.ts';
 
 /** The configuration from the environment; anything missing fails the cold start. */
@@ -18,6 +24,11 @@ export function readDeliverConfig(environment: NodeJS.ProcessEnv) {
       parseJson(isSubscriberList, 'a JSON array of {name, url, secretArn}'),
     ),
     secretsManagerEndpoint: read.optional('SECRETS_MANAGER_ENDPOINT'),
+    ...(read.optional('ENDPOINTS_TABLE_NAME') === undefined
+      ? {}
+      : {
+          endpoints: { ...readEndpointStoreSettings(read), ...readSecretsKeySettings(read) },
+        }),
   };
   read.check();
   return config;

@@ -16,7 +16,7 @@
  */
 import { GetSecretValueCommand, type SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { SendMessageBatchCommand, SendMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
-import type { SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
+import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import {
   createLogger,
   type InvocationContext,
@@ -24,17 +24,23 @@ import {
   type Logger,
 } from '../shared/logger.ts';
 import {
+  type EndpointDeliveryDependencies,
+  endpointTargets,
+} from '../shared/webhook-endpoints/endpoint-targets.ts';
+import {
+  attemptDelivery,
+  combinedTargets,
+  type DeliveryStep,
+  type StageSubscriber,
+  stageSubscriberTargets,
+} from '../shared/webhooks/attempt-delivery.ts';
+import {
   type DeadLetterMessage,
   type DeliveryMessage,
   firstDeliveryMessage,
   parseDeliveryMessage,
 } from '../shared/webhooks/delivery-message.ts';
-import {
-  defaultRetrySchedule,
-  nextStepAfter,
-  type SendOptions,
-  sendWebhook,
-} from '../shared/webhooks/send-webhook.ts';
+import type { SendOptions } from '../shared/webhooks/send-webhook.ts';
 
 /** A subscriber as the stack configures the function: its secret stays in Secrets Manager. */
 export interface ConfiguredSubscriber {
@@ -50,11 +56,13 @@ export interface DeliverDependencies {
   readonly retryQueueUrl: string;
   readonly deadLetterQueueUrl: string;
   readonly subscribers: readonly ConfiguredSubscriber[];
+  /** The webhook endpoints' stores, where the stage has them. */
+  readonly endpoints?: Omit<EndpointDeliveryDependencies, 'now'>;
   readonly retrySchedule?: readonly number[];
   readonly sendOptions?: SendOptions;
   readonly logger?: Logger;
   readonly now?: () => number;
-  /** The longest hop; SQS's maximum by default (a time-compressed test bed shortens it). */
+  /** SQS's longest delay, in seconds (tests shorten it to see hops). */
   readonly maximumDelaySeconds?: number;
 }
 
@@ -64,67 +72,63 @@ export const maximumDelaySeconds = 900;
 /** How long a subscriber's secret is reused before it is read again (after a rotation). */
 const secretCacheMilliseconds = 5 * 60 * 1000;
 
+/** The configured subscribers, each reading its secret from Secrets Manager (kept 5 minutes). */
+function secretsManagerSubscribers(
+  dependencies: Pick<DeliverDependencies, 'subscribers' | 'secretsManager'>,
+  now: () => number,
+): StageSubscriber[] {
+  const secrets = new Map<string, { value: string; readAt: number }>();
+  return dependencies.subscribers.map((subscriber) => ({
+    name: subscriber.name,
+    url: subscriber.url,
+    secret: async () => {
+      const cached = secrets.get(subscriber.secretArn);
+      if (cached !== undefined && now() - cached.readAt < secretCacheMilliseconds) {
+        return cached.value;
+      }
+      const { SecretString } = await dependencies.secretsManager.send(
+        new GetSecretValueCommand({ SecretId: subscriber.secretArn }),
+      );
+      if (SecretString === undefined) throw new Error(`The secret of ${subscriber.name} is empty.`);
+      // Secrets Manager holds the key's base64 text; the Standard Webhooks form adds the prefix.
+      const value = SecretString.startsWith('whsec_') ? SecretString : `whsec_${SecretString}`;
+      secrets.set(subscriber.secretArn, { value, readAt: now() });
+      return value;
+    },
+  }));
+}
+
 /** Builds the handler around its dependencies (tests bring their own). */
 export function createHandler(dependencies: DeliverDependencies) {
   const loggerOf = invocationLoggers(
     dependencies.logger ?? createLogger({ service: 'deliver-webhook' }),
   );
   const now = dependencies.now ?? Date.now;
-  const schedule = dependencies.retrySchedule ?? defaultRetrySchedule;
-  const secrets = new Map<string, { value: string; readAt: number }>();
   const longestHop = dependencies.maximumDelaySeconds ?? maximumDelaySeconds;
+  const stage = stageSubscriberTargets(secretsManagerSubscribers(dependencies, now));
+  const endpoints =
+    dependencies.endpoints === undefined
+      ? undefined
+      : endpointTargets({ ...dependencies.endpoints, now });
 
-  const secretOf = async (subscriber: ConfiguredSubscriber): Promise<string> => {
-    const cached = secrets.get(subscriber.secretArn);
-    if (cached !== undefined && now() - cached.readAt < secretCacheMilliseconds)
-      return cached.value;
-    const { SecretString } = await dependencies.secretsManager.send(
-      new GetSecretValueCommand({ SecretId: subscriber.secretArn }),
-    );
-    if (SecretString === undefined) throw new Error(`The secret of ${subscriber.name} is empty.`);
-    // Secrets Manager holds the key's base64 text; the Standard Webhooks form adds the prefix.
-    const value = SecretString.startsWith('whsec_') ? SecretString : `whsec_${SecretString}`;
-    secrets.set(subscriber.secretArn, { value, readAt: now() });
-    return value;
-  };
-
-  /**
-   * Handles one message: resolves with the message to send for later (the next attempt, or the
-   * same one received before it was due), or `undefined` when it is done with (delivered or
-   * dead-lettered).
-   */
-  const deliver = async (
-    record: SQSRecord,
-    logger: Logger,
-  ): Promise<DeliveryMessage | undefined> => {
-    const message = parseDeliveryMessage(record.body, now());
-    const subscriber = dependencies.subscribers.find(
-      (candidate) => candidate.name === message?.subscriber,
-    );
-    if (message === undefined || subscriber === undefined) {
-      // Nothing could ever deliver it (a subscriber removed from the stage): keep it, visibly.
-      await deadLetter(
-        message ?? firstDeliveryMessage({ webhookId: '', payload: record.body }, '', now()),
-        0,
-        'no such subscriber or message',
-      );
-      return undefined;
+  /** One message's turn; a body that is no message goes to the dead letters as it is. */
+  const deliver = (body: string, logger: Logger): Promise<DeliveryStep> => {
+    const message = parseDeliveryMessage(body, now());
+    if (message === undefined) {
+      const unreadable = firstDeliveryMessage({ webhookId: '', payload: body }, '', now());
+      return Promise.resolve({
+        kind: 'dead-letter',
+        message: unreadable,
+        attempts: 0,
+        failure: 'not a delivery message',
+      });
     }
-    // Received before its attempt is due: one more hop (SQS delays 15 minutes at most, in whole
-    // seconds), so that no attempt is made before the schedule says.
-    if (message.dueAt > now()) return message;
-    const outcome = await sendWebhook(
-      message,
-      { name: subscriber.name, url: subscriber.url, secret: await secretOf(subscriber) },
-      dependencies.sendOptions,
-    );
-    const step = nextStepAfter(outcome, message, logger, schedule, now());
-    if (step.kind === 'delivered') return undefined;
-    if (step.kind === 'dead-letter') {
-      await deadLetter(message, message.attempt, step.failure);
-      return undefined;
-    }
-    return { ...message, attempt: message.attempt + 1, dueAt: now() + step.delaySeconds * 1000 };
+    return attemptDelivery(message, combinedTargets(stage, endpoints?.(logger)), {
+      logger,
+      ...(dependencies.retrySchedule === undefined ? {} : { schedule: dependencies.retrySchedule }),
+      ...(dependencies.sendOptions === undefined ? {} : { sendOptions: dependencies.sendOptions }),
+      now,
+    });
   };
 
   /**
@@ -181,7 +185,14 @@ export function createHandler(dependencies: DeliverDependencies) {
   return async (event: SQSEvent, context?: InvocationContext): Promise<SQSBatchResponse> => {
     const logger = loggerOf(context);
     const outcomes = await Promise.allSettled(
-      event.Records.map((record) => deliver(record, logger)),
+      event.Records.map(async (record) => {
+        const step = await deliver(record.body, logger);
+        if (step.kind === 'dead-letter') {
+          await deadLetter(step.message, step.attempts, step.failure);
+          return undefined;
+        }
+        return step.kind === 'later' ? step.message : undefined;
+      }),
     );
     const refused = await sendForLater(
       outcomes.map((outcome) => (outcome.status === 'fulfilled' ? outcome.value : undefined)),

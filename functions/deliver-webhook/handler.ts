@@ -3,10 +3,23 @@
  */
 import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { SQSClient } from '@aws-sdk/client-sqs';
+import { endpointStoresOf, kmsOpenerOf } from '../shared/webhook-endpoints/endpoint-config.ts';
+import { deployedUrlPolicy } from '../shared/webhook-endpoints/endpoint-url.ts';
 import { readDeliverConfig } from './config.ts';
 import { createHandler } from './create-handler.ts';
 
-const { secretsManagerEndpoint, ...config } = readDeliverConfig(process.env);
+const { secretsManagerEndpoint, endpoints, ...config } = readDeliverConfig(process.env);
+
+/** The webhook endpoints' stores and key, where the stage has them. */
+function endpointDependencies(settings: NonNullable<typeof endpoints>) {
+  const stores = endpointStoresOf(settings);
+  return {
+    table: stores,
+    log: stores,
+    secretBox: kmsOpenerOf(settings),
+    urlPolicy: deployedUrlPolicy,
+  };
+}
 
 /** The Lambda entry; the clients and the secrets' cache live as long as the container. */
 export const handler = createHandler({
@@ -14,5 +27,6 @@ export const handler = createHandler({
   secretsManager: new SecretsManagerClient(
     secretsManagerEndpoint === undefined ? {} : { endpoint: secretsManagerEndpoint },
   ),
+  ...(endpoints === undefined ? {} : { endpoints: endpointDependencies(endpoints) }),
   ...config,
 });

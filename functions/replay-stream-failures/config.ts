@@ -4,7 +4,7 @@
  * AWS's, and `sam local` points it at an emulator).
  */
 import { readEnvironment } from '../shared/environment.ts';
-import { readFanoutSettings } from '../shared/webhooks/queue-deliveries.ts';
+import { readFanoutSettings } from '../shared/webhooks/fanout-config.ts';
 
 /** The configuration from the environment: the fan-out's, and the bucket; checked at cold start. */
 export function readReplayConfig(environment: NodeJS.ProcessEnv) {

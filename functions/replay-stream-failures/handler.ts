@@ -4,15 +4,16 @@
  */
 import { S3Client } from '@aws-sdk/client-s3';
 import { SQSClient } from '@aws-sdk/client-sqs';
+import { fanoutDependenciesOf } from '../shared/webhooks/fanout-config.ts';
 import { readReplayConfig } from './config.ts';
 import { createHandler } from './create-handler.ts';
 
-const { s3Endpoint, ...config } = readReplayConfig(process.env);
+const { s3Endpoint, bucketName, ...fanout } = readReplayConfig(process.env);
 
 /** The Lambda entry; the clients are created once per container. */
 export const handler = createHandler({
   // Path-style addressing only where an emulator serves S3 (`sam local`).
   s3: new S3Client(s3Endpoint === undefined ? {} : { endpoint: s3Endpoint, forcePathStyle: true }),
-  sqs: new SQSClient({}),
-  ...config,
+  bucketName,
+  ...fanoutDependenciesOf(fanout, new SQSClient({})),
 });

@@ -46,6 +46,56 @@ export const errorCodes = {
     statusCode: 400,
     message: 'A plant with this id already exists with different content.',
   },
+  invalidWebhookEndpoint: {
+    error: 40020,
+    statusCode: 400,
+    message: 'The request body is not a valid webhook endpoint.',
+  },
+  endpointUrlMalformed: {
+    error: 40021,
+    statusCode: 400,
+    message: 'url must be an absolute URL.',
+  },
+  endpointUrlScheme: {
+    error: 40022,
+    statusCode: 400,
+    message: 'url must use an allowed scheme (https in a deployed stage).',
+  },
+  endpointUrlUserInfo: {
+    error: 40023,
+    statusCode: 400,
+    message: 'url must not carry a user name or password.',
+  },
+  endpointUrlNotPublic: {
+    error: 40024,
+    statusCode: 400,
+    message: "url's host must be, and resolve to, public addresses only.",
+  },
+  endpointUrlUnresolvable: {
+    error: 40025,
+    statusCode: 400,
+    message: "url's host does not resolve.",
+  },
+  unknownEventType: {
+    error: 40026,
+    statusCode: 400,
+    message: 'events must be a non-empty list of plant.created, plant.updated, plant.deleted.',
+  },
+  invalidWebhookFormat: {
+    error: 40027,
+    statusCode: 400,
+    message: 'format must be event, or plant (which carries plant.created only).',
+  },
+  invalidRecoverySince: {
+    error: 40028,
+    statusCode: 400,
+    message: 'since must be an RFC 3339 time within the 7 days events are kept.',
+  },
+  endpointLimitReached: {
+    error: 40029,
+    statusCode: 400,
+    message: 'This client has as many webhook endpoints as it may; delete one first.',
+  },
   unauthorized: {
     error: 40100,
     statusCode: 401,
@@ -58,6 +108,16 @@ export const errorCodes = {
   },
   notFound: { error: 40400, statusCode: 404, message: 'No such resource or method.' },
   plantNotFound: { error: 40401, statusCode: 404, message: 'No plant with this id.' },
+  webhookEndpointNotFound: {
+    error: 40402,
+    statusCode: 404,
+    message: 'No webhook endpoint of this client has this id.',
+  },
+  webhookEndpointDisabled: {
+    error: 40900,
+    statusCode: 409,
+    message: 'The webhook endpoint is disabled; enable it first (PATCH {"enabled": true}).',
+  },
   preconditionFailed: {
     error: 41200,
     statusCode: 412,

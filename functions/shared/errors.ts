@@ -84,22 +84,32 @@ export class PlantConflictError extends ApiError {
 /** 41200: `If-Match` names no version the plant has, or `If-None-Match` names the one it has. */
 export class PreconditionFailedError extends ApiError {
   override readonly name = 'PreconditionFailedError';
-  /** @param header the precondition that failed: `If-Match` (the code's message) or `If-None-Match`. */
-  constructor(header: 'If-Match' | 'If-None-Match' = 'If-Match') {
+  /**
+   * @param header the precondition that failed: `If-Match` (the code's message) or `If-None-Match`.
+   * @param subject what the request changes: a plant, or a webhook endpoint.
+   */
+  constructor(header: 'If-Match' | 'If-None-Match' = 'If-Match', subject: Subject = 'plant') {
     super(
       errorCodes.preconditionFailed,
-      header === 'If-Match'
+      (header === 'If-Match'
         ? errorCodes.preconditionFailed.message
-        : 'The plant has a version that If-None-Match names (any version, for *).',
+        : 'The plant has a version that If-None-Match names (any version, for *).'
+      ).replace('plant', subject),
     );
   }
 }
 
+/** What a conditional request changes, as its messages name it. */
+type Subject = 'plant' | 'webhook endpoint';
+
 /** 42800: a change without `If-Match`. */
 export class PreconditionRequiredError extends ApiError {
   override readonly name = 'PreconditionRequiredError';
-  constructor() {
-    super(errorCodes.preconditionRequired);
+  constructor(subject: Subject = 'plant') {
+    super(
+      errorCodes.preconditionRequired,
+      errorCodes.preconditionRequired.message.replace('plant', subject),
+    );
   }
 }
 

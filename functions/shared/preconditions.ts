@@ -46,12 +46,13 @@ export function evaluatePreconditions(
   preconditions: Preconditions,
   version: number,
   request: 'read' | 'write',
+  subject: 'plant' | 'webhook endpoint' = 'plant',
 ): 'proceed' | 'not-modified' {
   const { ifMatch, ifNoneMatch } = preconditions;
   if (ifMatch !== undefined && ifMatch !== 'any' && !ifMatch.includes(version)) {
-    throw new PreconditionFailedError();
+    throw new PreconditionFailedError('If-Match', subject);
   }
   if (ifNoneMatch === undefined || !matchesWeakly(ifNoneMatch, version)) return 'proceed';
   if (request === 'read') return 'not-modified';
-  throw new PreconditionFailedError('If-None-Match');
+  throw new PreconditionFailedError('If-None-Match', subject);
 }

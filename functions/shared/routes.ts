@@ -11,6 +11,7 @@
 export const scopes = {
   read: 'plants/read',
   write: 'plants/write',
+  manageWebhooks: 'webhooks/manage',
 } as const;
 
 export type Scope = (typeof scopes)[keyof typeof scopes];
@@ -19,6 +20,7 @@ export type Scope = (typeof scopes)[keyof typeof scopes];
 export const scopeDescriptions: Readonly<Record<Scope, string>> = {
   'plants/read': 'List and read plants',
   'plants/write': 'Create, change and delete plants',
+  'webhooks/manage': "Register and manage the client's own webhook endpoints",
 };
 
 export interface Route {
@@ -78,7 +80,43 @@ export const routes = [
     function: 'deletePlant',
     operationId: 'deletePlant',
   },
+  ...webhookEndpointRoutes([
+    ['POST', '/webhook-endpoints', 'createWebhookEndpoint'],
+    ['GET', '/webhook-endpoints', 'listWebhookEndpoints'],
+    ['GET', '/webhook-endpoints/{endpointId}', 'getWebhookEndpoint'],
+    ['PATCH', '/webhook-endpoints/{endpointId}', 'updateWebhookEndpoint'],
+    ['DELETE', '/webhook-endpoints/{endpointId}', 'deleteWebhookEndpoint'],
+    ['GET', '/webhook-endpoints/{endpointId}/secret', 'getWebhookEndpointSecret'],
+    ['POST', '/webhook-endpoints/{endpointId}/secret/rotate', 'rotateWebhookEndpointSecret'],
+    ['POST', '/webhook-endpoints/{endpointId}/test', 'testWebhookEndpoint'],
+    ['GET', '/webhook-endpoints/{endpointId}/attempts', 'listWebhookEndpointAttempts'],
+    ['POST', '/webhook-endpoints/{endpointId}/recover', 'recoverWebhookEndpoint'],
+  ] as const),
 ] as const satisfies readonly Route[];
+
+/**
+ * The self-service webhook endpoint routes: each needs `webhooks/manage` and has a function of
+ * its own, named as its operation.
+ */
+function webhookEndpointRoutes<
+  const Rows extends readonly (readonly [Route['method'], string, string])[],
+>(rows: Rows) {
+  return rows.map(([method, path, name]) => ({
+    method,
+    path,
+    scope: scopes.manageWebhooks,
+    function: name,
+    operationId: name,
+  })) as {
+    [Index in keyof Rows]: {
+      readonly method: Rows[Index][0];
+      readonly path: Rows[Index][1];
+      readonly scope: typeof scopes.manageWebhooks;
+      readonly function: Rows[Index][2];
+      readonly operationId: Rows[Index][2];
+    };
+  };
+}
 
 /** The functions behind the routes (keys of `infra/function-settings.ts`). */
 export type RouteFunctionName = (typeof routes)[number]['function'];

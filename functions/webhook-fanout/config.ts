@@ -1,9 +1,10 @@
 /**
- * The fan-out's settings: `DELIVERY_QUEUE_URL` and `SUBSCRIPTIONS` (a JSON array of the stage's
- * subscribers, `{name, events, format}`).
+ * The fan-out's settings: `DELIVERY_QUEUE_URL`, `SUBSCRIPTIONS` (a JSON array of the stage's
+ * subscribers, `{name, events, format}`), and the webhook endpoint stores (`ENDPOINTS_TABLE_NAME`,
+ * `WEBHOOK_LOG_TABLE_NAME`, `DYNAMODB_ENDPOINT`).
  */
 import { readEnvironment } from '../shared/environment.ts';
-import { readFanoutSettings } from '../shared/webhooks/queue-deliveries.ts';
+import { readFanoutSettings } from '../shared/webhooks/fanout-config.ts';
 
 /** The configuration from the environment; anything missing fails the cold start. */
 export function readFanoutConfig(environment: NodeJS.ProcessEnv) {

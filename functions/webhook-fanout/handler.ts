@@ -1,12 +1,12 @@
 /**
- * Lambda entry of the webhook fan-out. Environment, read once at cold start:
- * `DELIVERY_QUEUE_URL` and `SUBSCRIPTIONS` (a JSON array of the stage's subscribers: `{name, events, format}`).
+ * Lambda entry of the webhook fan-out. Environment, read once at cold start: see `config.ts`.
  */
 import { SQSClient } from '@aws-sdk/client-sqs';
+import { fanoutDependenciesOf } from '../shared/webhooks/fanout-config.ts';
 import { readFanoutConfig } from './config.ts';
 import { createHandler } from './create-handler.ts';
 
-const config = readFanoutConfig(process.env);
-
-/** The Lambda entry; the client is created once per container and reused. */
-export const handler = createHandler({ sqs: new SQSClient({}), ...config });
+/** The Lambda entry; the clients are created once per container and reused. */
+export const handler = createHandler(
+  fanoutDependenciesOf(readFanoutConfig(process.env), new SQSClient({})),
+);

@@ -7,6 +7,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { DeleteTableCommand, DescribeTableCommand } from '@aws-sdk/client-dynamodb';
 import { DynamoDBStreamsClient } from '@aws-sdk/client-dynamodb-streams';
+import { CreateKeyCommand } from '@aws-sdk/client-kms';
 import { CreateBucketCommand } from '@aws-sdk/client-s3';
 import { CreateSecretCommand } from '@aws-sdk/client-secrets-manager';
 import {
@@ -19,10 +20,20 @@ import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { createHandler as createDeliverHandler } from '../../functions/deliver-webhook/create-handler.ts';
 import { createDocumentClient } from '../../functions/shared/dynamodb.ts';
 import { createLogger, type Logger } from '../../functions/shared/logger.ts';
+import type { EndpointTable } from '../../functions/shared/webhook-endpoints/endpoint-store.ts';
+import { withEndpointSubscriptions } from '../../functions/shared/webhook-endpoints/endpoint-subscriptions.ts';
+import type { EndpointUrlPolicy } from '../../functions/shared/webhook-endpoints/endpoint-url.ts';
+import {
+  kmsSecretBox,
+  type SecretBox,
+} from '../../functions/shared/webhook-endpoints/secret-box.ts';
+import type { WebhookLogTable } from '../../functions/shared/webhook-endpoints/webhook-log.ts';
+import { sqsDeliveryQueue } from '../../functions/shared/webhooks/delivery-queue.ts';
 import { streamRecordKinds, subscriptionOf } from '../../functions/shared/webhooks/plant-events.ts';
+import { fixedSubscriptions } from '../../functions/shared/webhooks/queue-deliveries.ts';
 import { createHandler as createFanoutHandler } from '../../functions/webhook-fanout/create-handler.ts';
 import { deliveryMaxReceiveCount, retryMaximumConcurrency } from '../../infra/plant-webhooks.ts';
-import { createPlantsTableIfMissing } from '../tables.ts';
+import { createPlantsTableIfMissing, createWebhookEndpointTablesIfMissing } from '../tables.ts';
 import {
   type RunningMapping,
   startSqsMapping,
@@ -63,7 +74,23 @@ export interface BedOptions {
   readonly deliveryConcurrency?: number;
   /** Pollers of the retry queue (at most its maximum concurrency). @default 4 */
   readonly retryConcurrency?: number;
+  /**
+   * Webhook endpoints: their tables in DynamoDB Local, their key in moto's KMS, and the URL
+   * policy (the deployed one, but that the bed's receivers are on this machine's loopback).
+   */
+  readonly endpoints?: {
+    readonly urlPolicy: EndpointUrlPolicy;
+    readonly maxAgeMilliseconds?: number;
+    readonly now?: () => number;
+  };
   readonly logger?: Logger;
+}
+
+/** The bed's endpoint stores and key, when it has endpoints. */
+export interface BedEndpoints {
+  readonly table: EndpointTable;
+  readonly log: WebhookLogTable;
+  readonly secretBox: SecretBox;
 }
 
 /** The bed's plants table, with a client configured exactly as the functions'. */
@@ -83,6 +110,8 @@ export interface DeployedWebhooks {
   readonly delivery: RunningMapping;
   readonly retry: RunningMapping;
   readonly stream: RunningMapping;
+  /** Where endpoints are kept, when the bed has them. */
+  readonly endpoints: BedEndpoints | undefined;
   /** Messages received and not yet deleted, on both queues: SQS's in-flight count. */
   inFlight(): Promise<number>;
   /** The dead letters' bodies (received and left on the queue). */
@@ -165,15 +194,33 @@ export async function startDeployedWebhooks(options: BedOptions): Promise<Deploy
   const subscriptions = options.subscribers.map((subscriber) =>
     subscriptionOf(subscriber.name, subscriber),
   );
+  const endpoints =
+    options.endpoints === undefined ? undefined : await startBedEndpoints(moto, table, id);
   const fanout = createFanoutHandler({
-    sqs,
-    deliveryQueueUrl: options.fanoutQueueUrl ?? deliveries.url,
-    subscriptions,
+    deliveries: sqsDeliveryQueue(sqs, options.fanoutQueueUrl ?? deliveries.url),
+    subscriptions:
+      endpoints === undefined
+        ? fixedSubscriptions(subscriptions)
+        : withEndpointSubscriptions(subscriptions, endpoints.table, {
+            ...(options.endpoints?.maxAgeMilliseconds === undefined
+              ? {}
+              : { maxAgeMilliseconds: options.endpoints.maxAgeMilliseconds }),
+          }),
+    ...(endpoints === undefined ? {} : { eventLog: endpoints.log }),
     logger,
   });
   const deliver = createDeliverHandler({
     sqs,
     secretsManager: moto.secretsManager,
+    ...(endpoints === undefined || options.endpoints === undefined
+      ? {}
+      : {
+          endpoints: {
+            ...endpoints,
+            urlPolicy: options.endpoints.urlPolicy,
+          },
+          ...(options.endpoints.now === undefined ? {} : { now: options.endpoints.now }),
+        }),
     retryQueueUrl: retries.url,
     deadLetterQueueUrl: deadLetters.url,
     subscribers,
@@ -188,8 +235,9 @@ export async function startDeployedWebhooks(options: BedOptions): Promise<Deploy
     streams,
     streamArn: Table?.LatestStreamArn ?? '',
     handler: fanout,
-    // The filter the stack gives the mapping.
-    eventNames: streamRecordKinds(subscriptions),
+    // The filter the stack gives the mapping: every kind, when endpoints may hear of any.
+    eventNames:
+      endpoints === undefined ? streamRecordKinds(subscriptions) : ['INSERT', 'MODIFY', 'REMOVE'],
     retryAttempts: 2,
     onFailure: { s3: moto.s3, bucket },
   });
@@ -220,6 +268,7 @@ export async function startDeployedWebhooks(options: BedOptions): Promise<Deploy
     delivery,
     retry,
     stream,
+    endpoints,
     inFlight: async () => {
       let total = 0;
       for (const queue of [deliveries, retries]) {
@@ -249,5 +298,24 @@ export async function startDeployedWebhooks(options: BedOptions): Promise<Deploy
       await table.documentClient.send(new DeleteTableCommand({ TableName: table.tableName }));
       table.documentClient.destroy();
     },
+  };
+}
+
+/** The endpoint tables beside the plants table, and a KMS key in moto sealing the secrets. */
+async function startBedEndpoints(
+  moto: MotoServer,
+  plants: BedTable,
+  id: string,
+): Promise<BedEndpoints> {
+  const names = { endpoints: `webhook-endpoints-${id}`, log: `webhook-log-${id}` };
+  await createWebhookEndpointTablesIfMissing(plants.documentClient, names);
+  const { KeyMetadata } = await moto.kms.send(
+    new CreateKeyCommand({ Description: `plant-store test ${id} endpoint secrets` }),
+  );
+  const { documentClient } = plants;
+  return {
+    table: { documentClient, endpointsTableName: names.endpoints },
+    log: { documentClient, logTableName: names.log },
+    secretBox: kmsSecretBox(moto.kms, KeyMetadata?.KeyId ?? ''),
   };
 }

@@ -1,11 +1,12 @@
 /**
- * moto's server (an AWS emulator: SQS, S3, Secrets Manager) as a child process on 127.0.0.1 and a
+ * moto's server (an AWS emulator: SQS, S3, Secrets Manager, KMS) as a child process on 127.0.0.1 and a
  * free port, for the deployed webhook path's test bed. Like DynamoDB Local, it runs under a small
  * `sh` guard whose stdin is a pipe from this process: however this process ends, the pipe closes
  * and the guard stops the server, so no test leaves one running.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { createServer } from 'node:net';
+import { KMSClient } from '@aws-sdk/client-kms';
 import { S3Client } from '@aws-sdk/client-s3';
 import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { SQSClient } from '@aws-sdk/client-sqs';
@@ -17,6 +18,7 @@ export interface MotoServer {
   readonly sqs: SQSClient;
   readonly s3: S3Client;
   readonly secretsManager: SecretsManagerClient;
+  readonly kms: KMSClient;
   /** The region the clients use, as Lambda events name it. */
   readonly region: string;
   /** Stops the server and waits until it has exited. */
@@ -74,14 +76,16 @@ export async function startMotoServer(host = '127.0.0.1'): Promise<MotoServer> {
   const sqs = new SQSClient(settings);
   const s3 = new S3Client({ ...settings, forcePathStyle: true });
   const secretsManager = new SecretsManagerClient(settings);
+  const kms = new KMSClient(settings);
   return {
     endpoint,
     sqs,
     s3,
     secretsManager,
+    kms,
     region,
     stop: async () => {
-      for (const client of [sqs, s3, secretsManager]) client.destroy();
+      for (const client of [sqs, s3, secretsManager, kms]) client.destroy();
       await stop();
     },
   };

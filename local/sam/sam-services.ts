@@ -162,7 +162,10 @@ export async function startSamServices(options: SamServicesOptions): Promise<Sam
   }
 }
 
-/** The local values by function construct id (`route` for every function of the route table). */
+/**
+ * The local values by function construct id (`route` for every function of the route table,
+ * `*` for every function that declares the variable).
+ */
 type LocalValues = Readonly<Record<string, Readonly<Record<string, string>>>>;
 
 /** The route functions' construct ids, as the stack names them: `createPlant` → `CreatePlant`. */
@@ -172,7 +175,7 @@ const routeConstructIds = new Set(
 
 /**
  * Each function of the template with exactly its declared variables: the local value where
- * `local` has one for it (by its construct id, the route functions' under `route`), else the
+ * `local` has one for it (by its construct id, the route functions' under `route`, any under `*`), else the
  * template's own when it is a plain string (a setting, such as the stage's CORS origins).
  * @throws Error naming a declared variable that has neither.
  */
@@ -185,7 +188,10 @@ export function samEnvironmentVariables(
     if (resource.Type !== 'AWS::Lambda::Function') continue;
     const constructId = String(resource.Metadata?.['aws:cdk:path'] ?? '').split('/')[1] ?? '';
     const declared = resource.Properties?.Environment?.Variables ?? {};
-    const values = local[routeConstructIds.has(constructId) ? 'route' : constructId] ?? {};
+    const values = {
+      ...local['*'],
+      ...local[routeConstructIds.has(constructId) ? 'route' : constructId],
+    };
     variables[logicalId] = Object.fromEntries(
       Object.entries(declared).map(([name, value]) => {
         const chosen = values[name] ?? (typeof value === 'string' ? value : undefined);

@@ -1,11 +1,20 @@
-import { describe, expect, it } from '@jest/globals';
+import { beforeAll, describe, expect, it } from '@jest/globals';
 import { newPlantSchema, parseNewPlant } from '../../functions/create-plant/new-plant.ts';
 import { readPageParameters } from '../../functions/list-plants/page-cursor.ts';
 import { errorCodes } from '../../functions/shared/error-codes.ts';
-import { PreconditionFailedError } from '../../functions/shared/errors.ts';
+import {
+  PreconditionFailedError,
+  PreconditionRequiredError,
+} from '../../functions/shared/errors.ts';
 import { int64Max, int64Min } from '../../functions/shared/int64-json.ts';
 import { readPlantIdParameter } from '../../functions/shared/request.ts';
 import { routes } from '../../functions/shared/routes.ts';
+import {
+  checkedUrlOf,
+  readEndpointIdParameter,
+  readNewEndpoint,
+} from '../../functions/shared/webhook-endpoints/endpoint.ts';
+import { deployedUrlPolicy } from '../../functions/shared/webhook-endpoints/endpoint-url.ts';
 import { parsePatch } from '../../functions/update-plant/plant-change.ts';
 import { gatewayResponses } from '../../infra/gateway-responses.ts';
 import {
@@ -52,7 +61,52 @@ const conditionalStatuses: Readonly<Record<string, readonly number[]>> = {
     errorCodes.preconditionRequired.statusCode,
   ],
   deletePlant: [errorCodes.preconditionFailed.statusCode],
+  getWebhookEndpoint: [304, errorCodes.preconditionFailed.statusCode],
+  updateWebhookEndpoint: [
+    errorCodes.preconditionFailed.statusCode,
+    errorCodes.preconditionRequired.statusCode,
+  ],
+  recoverWebhookEndpoint: [errorCodes.webhookEndpointDisabled.statusCode],
 };
+
+/** The message a call fails with (what the function answers). */
+async function messageOf(call: () => unknown): Promise<string> {
+  try {
+    await call();
+  } catch (error) {
+    return (error as Error).message;
+  }
+  throw new Error('expected a failure');
+}
+
+/** The real messages of the webhook endpoint codes whose messages name what failed. */
+const endpointMessages = new Map<number, string[]>();
+beforeAll(async () => {
+  const policy = { ...deployedUrlPolicy, resolve: async () => [] };
+  const add = async (code: { error: number }, ...calls: (() => unknown)[]) => {
+    endpointMessages.set(code.error, await Promise.all(calls.map(messageOf)));
+  };
+  await add(errorCodes.invalidWebhookEndpoint, () =>
+    readNewEndpoint({ url: 'https://x', description: 5 }),
+  );
+  await add(errorCodes.endpointUrlMalformed, () => checkedUrlOf('not a url', policy));
+  await add(errorCodes.endpointUrlScheme, () => checkedUrlOf('http://hooks.example.com', policy));
+  await add(errorCodes.endpointUrlUserInfo, () =>
+    checkedUrlOf('https://user:pw@hooks.example.com', policy),
+  );
+  await add(errorCodes.endpointUrlNotPublic, () =>
+    checkedUrlOf('https://169.254.169.254/latest/meta-data/', policy),
+  );
+  await add(errorCodes.endpointUrlUnresolvable, () =>
+    checkedUrlOf('https://hooks.example.com/', policy),
+  );
+  await add(errorCodes.unknownEventType, () =>
+    readNewEndpoint({ url: 'https://x', events: ['plant.eaten'] }),
+  );
+  await add(errorCodes.invalidWebhookFormat, () =>
+    readNewEndpoint({ url: 'https://x', format: 'plant', events: ['plant.deleted'] }),
+  );
+});
 
 function messageOfInvalidId(id: string): string {
   try {
@@ -61,6 +115,15 @@ function messageOfInvalidId(id: string): string {
     return (error as Error).message;
   }
   throw new Error('expected an invalid id');
+}
+
+function messageOfInvalidEndpointId(id: string): string {
+  try {
+    readEndpointIdParameter({ endpointId: id });
+  } catch (error) {
+    return (error as Error).message;
+  }
+  throw new Error('expected an invalid endpoint id');
 }
 
 function messageOfInvalidChange(body: unknown): string {
@@ -144,8 +207,33 @@ describe('openapi.yaml', () => {
           [errorCodes.preconditionFailed.error]: [
             new PreconditionFailedError('If-Match').message,
             new PreconditionFailedError('If-None-Match').message,
+            new PreconditionFailedError('If-Match', 'webhook endpoint').message,
           ],
+          [errorCodes.preconditionRequired.error]: [
+            new PreconditionRequiredError().message,
+            new PreconditionRequiredError('webhook endpoint').message,
+          ],
+          // Recover's: a body that is no object, a since out of range; the path's endpoint id.
+          [errorCodes.invalidWebhookEndpoint.error]: [
+            ...(endpointMessages.get(errorCodes.invalidWebhookEndpoint.error) ?? []),
+            'The body must be a JSON object: {"since": …}.',
+          ],
+          [errorCodes.invalidRecoverySince.error]: [
+            'since must be an RFC 3339 time from the last 7 days, such as 2026-11-25T10:00:00Z.',
+          ],
+          [errorCodes.endpointLimitReached.error]: [
+            'This client has 50 webhook endpoints, the most it may have; delete one first.',
+          ],
+          ...Object.fromEntries(
+            [...endpointMessages].filter(
+              ([error]) => error !== errorCodes.invalidWebhookEndpoint.error,
+            ),
+          ),
         };
+        namedMessages[errorCodes.invalidParameter.error] = [
+          ...(namedMessages[errorCodes.invalidParameter.error] ?? []),
+          messageOfInvalidEndpointId('x'),
+        ];
         expect(namedMessages[value.error] ?? [code?.message]).toContain(value.message);
       },
     );

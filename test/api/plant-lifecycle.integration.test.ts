@@ -18,20 +18,20 @@ import { expectDocumentedResponse } from './openapi.ts';
 let keysDirectory: string;
 let api: LocalApi;
 
-type Operation =
-  | 'createPlant'
-  | 'listPlants'
-  | 'getPlant'
-  | 'replacePlant'
-  | 'patchPlant'
-  | 'deletePlant';
+type Operation = (typeof routes)[number]['operationId'];
+
+/** An endpoint id no client has: each endpoint operation a token may call answers 404 for it. */
+const missingEndpoint = '/webhook-endpoints/ep_00000000000000000000000000';
 
 /**
  * One request of each operation; the plant read and changed (id 1) exists and every change
- * leaves it as it is, the one deleted (id 2) never does.
+ * leaves it as it is, the one deleted (id 2) never does. The endpoint operations change nothing
+ * either: they name an endpoint the token's subject does not have, and the create asks for no
+ * event (each answered by the function, so the authorizer let it through).
  */
 function send(operation: Operation, token: string): Promise<Response> {
   const headers = { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' };
+  const patch = { ...headers, 'Content-Type': 'application/merge-patch+json', 'If-Match': '*' };
   switch (operation) {
     case 'replacePlant':
       return fetch(`${api.url}/plants/1`, {
@@ -40,11 +40,7 @@ function send(operation: Operation, token: string): Promise<Response> {
         body: '{"name":"Monstera"}',
       });
     case 'patchPlant':
-      return fetch(`${api.url}/plants/1`, {
-        method: 'PATCH',
-        headers: { ...headers, 'Content-Type': 'application/merge-patch+json', 'If-Match': '*' },
-        body: '{}',
-      });
+      return fetch(`${api.url}/plants/1`, { method: 'PATCH', headers: patch, body: '{}' });
     case 'createPlant':
       return fetch(`${api.url}/plants`, {
         method: 'POST',
@@ -57,9 +53,31 @@ function send(operation: Operation, token: string): Promise<Response> {
       return fetch(`${api.url}/plants/1`, { headers });
     case 'deletePlant':
       return fetch(`${api.url}/plants/2`, { method: 'DELETE', headers });
+    case 'createWebhookEndpoint':
+      return fetch(`${api.url}/webhook-endpoints`, {
+        method: 'POST',
+        headers,
+        body: '{"url":"http://127.0.0.1:9/hooks","events":[]}',
+      });
+    case 'listWebhookEndpoints':
+      return fetch(`${api.url}/webhook-endpoints?limit=1`, { headers });
+    case 'updateWebhookEndpoint':
+      return fetch(`${api.url}${missingEndpoint}`, { method: 'PATCH', headers: patch, body: '{}' });
+    case 'recoverWebhookEndpoint':
+      return fetch(`${api.url}${missingEndpoint}/recover`, {
+        method: 'POST',
+        headers,
+        body: JSON.stringify({ since: new Date(Date.now() - 60_000).toISOString() }),
+      });
+    default: {
+      const route = routes.find((candidate) => candidate.operationId === operation);
+      const path = route?.path.replace('/webhook-endpoints/{endpointId}', missingEndpoint) ?? '';
+      return fetch(`${api.url}${path}`, { method: route?.method ?? 'GET', headers });
+    }
   }
 }
 
+/** What each operation answers a token allowed to call it (the endpoint ones: 400 and 404). */
 const successStatus: Record<Operation, number> = {
   createPlant: 200,
   listPlants: 200,
@@ -67,6 +85,16 @@ const successStatus: Record<Operation, number> = {
   replacePlant: 200,
   patchPlant: 200,
   deletePlant: 204,
+  createWebhookEndpoint: 400,
+  listWebhookEndpoints: 200,
+  getWebhookEndpoint: 404,
+  updateWebhookEndpoint: 404,
+  deleteWebhookEndpoint: 404,
+  getWebhookEndpointSecret: 404,
+  rotateWebhookEndpointSecret: 404,
+  testWebhookEndpoint: 404,
+  listWebhookEndpointAttempts: 404,
+  recoverWebhookEndpoint: 404,
 };
 
 /**
@@ -106,12 +134,21 @@ afterAll(async () => {
 
 describe('scopes, through the authorizer and its per-token cache', () => {
   const operations = routes.map((route) => route.operationId) as Operation[];
+  const endpointOperations = routes
+    .filter((route) => route.scope === 'webhooks/manage')
+    .map((route) => route.operationId);
+  const plantOperations = operations.filter(
+    (operation) => !(endpointOperations as readonly string[]).includes(operation),
+  );
   const grants: Record<string, readonly Operation[]> = {
     'plants/read': ['listPlants', 'getPlant'],
     'plants/write': ['createPlant', 'replacePlant', 'patchPlant', 'deletePlant'],
-    'plants/read plants/write': operations,
+    'plants/read plants/write': plantOperations,
+    'webhooks/manage': endpointOperations,
+    'plants/read webhooks/manage': ['listPlants', 'getPlant', ...endpointOperations],
+    'plants/read plants/write webhooks/manage': operations,
     '': [],
-    'plants/admin openid': [],
+    'plants/admin openid webhooks/admin': [],
   };
 
   it.each(Object.entries(grants))(
@@ -126,6 +163,8 @@ describe('scopes, through the authorizer and its per-token cache', () => {
           expect([operation, response.status]).toEqual([operation, expected]);
           const body = await expectDocumentedResponse(response, operation);
           if (expected === 403) expect(body).toMatchObject({ error: 40300 });
+          if (expected === 404) expect(body).toMatchObject({ error: 40402 });
+          if (expected === 400) expect(body).toMatchObject({ error: 40026 });
         }
       }
     },

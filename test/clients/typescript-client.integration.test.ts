@@ -286,6 +286,7 @@ describe('the webhook verifier', () => {
 });
 
 /** Which client method calls each operation of `openapi.yaml`. */
+/** Each operation's method: the client's, or its `webhookEndpoints`'. */
 const operationMethods = {
   createPlant: 'create',
   listPlants: 'list',
@@ -293,6 +294,16 @@ const operationMethods = {
   replacePlant: 'update',
   patchPlant: 'patch',
   deletePlant: 'delete',
+  createWebhookEndpoint: 'webhookEndpoints.create',
+  listWebhookEndpoints: 'webhookEndpoints.list',
+  getWebhookEndpoint: 'webhookEndpoints.get',
+  updateWebhookEndpoint: 'webhookEndpoints.update',
+  deleteWebhookEndpoint: 'webhookEndpoints.delete',
+  getWebhookEndpointSecret: 'webhookEndpoints.secret',
+  rotateWebhookEndpointSecret: 'webhookEndpoints.rotateSecret',
+  testWebhookEndpoint: 'webhookEndpoints.test',
+  listWebhookEndpointAttempts: 'webhookEndpoints.attempts',
+  recoverWebhookEndpoint: 'webhookEndpoints.recover',
 } as const;
 
 describe('held to openapi.yaml', () => {
@@ -300,10 +311,14 @@ describe('held to openapi.yaml', () => {
     expect(Object.keys(operationMethods).sort()).toEqual(
       operations.map(({ operation }) => operation.operationId).sort(),
     );
+    const probe = new PlantStoreClient({ baseUrl: 'http://127.0.0.1:9', token: 'x' });
     for (const method of Object.values(operationMethods)) {
-      expect(
-        typeof (PlantStoreClient.prototype as unknown as Record<string, unknown>)[method],
-      ).toBe('function');
+      const owner = method.startsWith('webhookEndpoints.') ? probe.webhookEndpoints : probe;
+      const name = method.replace('webhookEndpoints.', '');
+      expect([method, typeof (owner as unknown as Record<string, unknown>)[name]]).toEqual([
+        method,
+        'function',
+      ]);
     }
   });
 

@@ -1,13 +1,17 @@
 /**
  * The sample events in `events/` (the ones docs/running-locally.md hands to `sam local invoke`) run through
- * the real Lambda entries: the create event against DynamoDB Local, the TOKEN event with a real
- * token of the local issuer served by a local JWKS endpoint.
+ * the real Lambda entries: the plants' against DynamoDB Local, the webhook endpoints' against it
+ * and moto's KMS and SQS, the TOKEN event with a real token of the local issuer served by a
+ * local JWKS endpoint.
  *
  * @services dynamodb-local
  */
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { DeleteTableCommand } from '@aws-sdk/client-dynamodb';
+import { CreateKeyCommand } from '@aws-sdk/client-kms';
+import { CreateQueueCommand } from '@aws-sdk/client-sqs';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type {
   APIGatewayProxyEvent,
@@ -19,11 +23,13 @@ import {
   routeFunctionNames,
   routesOf,
 } from '../../functions/shared/routes.ts';
+import { type MotoServer, startMotoServer } from '../../local/aws-emulation/moto-server.ts';
 import {
   type JwksServer,
   localAuthorizerEnvironment,
   startJwksServer,
 } from '../../local/jwks-server.ts';
+import { createWebhookEndpointTablesIfMissing } from '../../local/tables.ts';
 import { loadOrCreateLocalKeys, localJwks, signLocalToken } from '../../local/token-issuer.ts';
 import { createLambdaContext } from '../support/api-gateway-event.ts';
 import { createTestTable, type TestTable } from '../support/test-store.ts';
@@ -53,17 +59,36 @@ type ProxyHandler = (
   context: unknown,
 ) => Promise<APIGatewayProxyResult>;
 
-describe('the plant events (one per route function)', () => {
+describe('the route events (one per route function)', () => {
   let table: TestTable;
+  let moto: MotoServer;
   let restoreEnvironment: () => void;
   const handlers: Record<string, ProxyHandler> = {};
+  const endpointTables = {
+    endpoints: `webhook-endpoints-events-${process.pid}`,
+    log: `webhook-log-events-${process.pid}`,
+  };
 
   beforeAll(async () => {
-    table = await createTestTable();
-    // As `sam local invoke --env-vars events/sam-env-vars.json` sets them, pointed at the test store.
+    [table, moto] = await Promise.all([createTestTable(), startMotoServer()]);
+    await createWebhookEndpointTablesIfMissing(table.documentClient, endpointTables);
+    const { KeyMetadata } = await moto.kms.send(new CreateKeyCommand({}));
+    const { QueueUrl } = await moto.sqs.send(
+      new CreateQueueCommand({ QueueName: `deliveries-${process.pid}` }),
+    );
+    // As `sam local invoke --env-vars` sets them (npm run sam:services), pointed at the test
+    // store and moto.
     restoreEnvironment = setEnvironment({
       TABLE_NAME: table.tableName,
       DYNAMODB_ENDPOINT: table.endpoint,
+      ENDPOINTS_TABLE_NAME: endpointTables.endpoints,
+      WEBHOOK_LOG_TABLE_NAME: endpointTables.log,
+      SECRETS_KEY_ID: KeyMetadata?.KeyId ?? '',
+      KMS_ENDPOINT: moto.endpoint,
+      DELIVERY_QUEUE_URL: QueueUrl ?? '',
+      AWS_ACCESS_KEY_ID: 'testing',
+      AWS_SECRET_ACCESS_KEY: 'testing',
+      AWS_REGION: moto.region,
     });
     // The Lambda entries read their environment while loading: import them after setting it.
     for (const name of routeFunctionNames.map(functionDisplayName)) {
@@ -76,14 +101,21 @@ describe('the plant events (one per route function)', () => {
 
   afterAll(async () => {
     restoreEnvironment?.();
+    for (const name of Object.values(endpointTables)) {
+      await table?.documentClient.send(new DeleteTableCommand({ TableName: name }));
+    }
     await table?.remove();
+    await moto?.stop();
   });
 
-  /** Runs a sample event through its function's Lambda entry. */
-  function invoke(name: string): Promise<APIGatewayProxyResult> {
+  /** Runs a sample event, changed by `change`, through its function's Lambda entry. */
+  function invoke(
+    name: string,
+    change: (event: APIGatewayProxyEvent) => APIGatewayProxyEvent = (event) => event,
+  ): Promise<APIGatewayProxyResult> {
     const handler = handlers[name];
     if (handler === undefined) throw new Error(`no handler ${name}`);
-    return handler(readEvent<APIGatewayProxyEvent>(`${name}.json`), createLambdaContext());
+    return handler(change(readEvent<APIGatewayProxyEvent>(`${name}.json`)), createLambdaContext());
   }
 
   it.each(
@@ -131,6 +163,44 @@ describe('the plant events (one per route function)', () => {
     expect(await invoke('delete-plant')).toMatchObject({ statusCode: 204, body: '' });
     expect(await invoke('get-plant')).toMatchObject({ statusCode: 404 });
     expect(await table.scanItems()).toHaveLength(0);
+  });
+
+  it('registers, reads, changes, rotates, tests, recovers and deletes the sample endpoint', async () => {
+    const created = await invoke('create-webhook-endpoint');
+    expect(created.statusCode).toBe(201);
+    const { id, secret } = JSON.parse(created.body);
+    expect(secret).toMatch(/^whsec_/);
+    // The other events name the sample's id (replace it with yours under `sam local`).
+    const ofCreated = (event: APIGatewayProxyEvent) => ({
+      ...event,
+      path: event.path.replace(/ep_\w+/, id),
+      pathParameters: { endpointId: id },
+    });
+    expect(JSON.parse((await invoke('list-webhook-endpoints')).body)).toEqual([
+      expect.objectContaining({ id, url: 'https://93.184.215.14/plant-store' }),
+    ]);
+    expect(await invoke('get-webhook-endpoint', ofCreated)).toMatchObject({ statusCode: 200 });
+    expect((await invoke('get-webhook-endpoint')).statusCode).toBe(404);
+    const changed = await invoke('update-webhook-endpoint', ofCreated);
+    expect(JSON.parse(changed.body)).toMatchObject({ events: ['plant.created'] });
+    expect(JSON.parse((await invoke('get-webhook-endpoint-secret', ofCreated)).body)).toEqual({
+      secret,
+    });
+    const rotated = JSON.parse((await invoke('rotate-webhook-endpoint-secret', ofCreated)).body);
+    expect(rotated.secret).not.toBe(secret);
+    expect(await invoke('test-webhook-endpoint', ofCreated)).toMatchObject({ statusCode: 202 });
+    expect(await invoke('list-webhook-endpoint-attempts', ofCreated)).toMatchObject({
+      statusCode: 200,
+      body: '[]',
+    });
+    // The sample's `since` is a fixed day; a recover asks for one of the last 7.
+    const recovered = await invoke('recover-webhook-endpoint', (event) => ({
+      ...ofCreated(event),
+      body: JSON.stringify({ since: new Date(Date.now() - 60_000).toISOString() }),
+    }));
+    expect(recovered).toMatchObject({ statusCode: 202, body: '{"events":0}' });
+    expect(await invoke('delete-webhook-endpoint', ofCreated)).toMatchObject({ statusCode: 204 });
+    expect((await invoke('get-webhook-endpoint', ofCreated)).statusCode).toBe(404);
   });
 });
 

@@ -54,18 +54,29 @@ describe('TokenIssuer with an external OIDC issuer', () => {
     expect(issuer.tokenUrl).toBeUndefined();
   });
 
-  it('rejects scopes that are not <resource server>/<scope> on one resource server', () => {
-    const issuerWith = (scopes: Record<string, string>) => () =>
-      new TokenIssuer(new Stack(), 'TokenIssuer', {
-        config: { kind: 'cognito' },
-        stageName: 'dev',
-        scopes,
-        productionLike: false,
-      });
+  it('rejects scopes that are not <resource server>/<scope>, and makes a resource server per prefix', () => {
+    const issuerWith =
+      (scopes: Record<string, string>, stack = new Stack()) =>
+      () =>
+        new TokenIssuer(stack, 'TokenIssuer', {
+          config: { kind: 'cognito' },
+          stageName: 'dev',
+          scopes,
+          productionLike: false,
+        });
     expect(issuerWith({ write: 'Write' })).toThrow('must look like <resource server>/<scope>');
-    expect(issuerWith({ 'plants/read': 'Read', 'trees/write': 'Write' })).toThrow(
-      'must share one resource server',
-    );
+    const stack = new Stack();
+    issuerWith({ 'plants/read': 'Read', 'trees/water': 'Water' }, stack)();
+    const servers = Template.fromStack(stack).findResources('AWS::Cognito::UserPoolResourceServer');
+    expect(
+      Object.values(servers).map((server) => [
+        server.Properties.Identifier,
+        server.Properties.Scopes.map((scope: { ScopeName: string }) => scope.ScopeName),
+      ]),
+    ).toEqual([
+      ['plants', ['read']],
+      ['trees', ['water']],
+    ]);
   });
 });
 

@@ -10,7 +10,7 @@ import { S3Client } from '@aws-sdk/client-s3';
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import type { DynamoDBStreamEvent } from 'aws-lambda';
+import type { APIGatewayProxyEvent, DynamoDBStreamEvent } from 'aws-lambda';
 import { createHandler as createAuthorizer } from '../../functions/authorizer/create-handler.ts';
 import { createHandler as createCreatePlant } from '../../functions/create-plant/create-handler.ts';
 import { createHandler as createDeletePlant } from '../../functions/delete-plant/create-handler.ts';
@@ -20,12 +20,20 @@ import { createHandler as createListPlants } from '../../functions/list-plants/c
 import { createHandler as createReplayHandler } from '../../functions/replay-stream-failures/create-handler.ts';
 import { createDocumentClient } from '../../functions/shared/dynamodb.ts';
 import { createLogger, type Logger } from '../../functions/shared/logger.ts';
-import { functionDisplayName } from '../../functions/shared/routes.ts';
+import { functionDisplayName, routes } from '../../functions/shared/routes.ts';
+import type { EndpointHandlerDependencies } from '../../functions/shared/webhook-endpoints/endpoint-function.ts';
+import { localUrlPolicy } from '../../functions/shared/webhook-endpoints/endpoint-url.ts';
+import { localSecretBox } from '../../functions/shared/webhook-endpoints/secret-box.ts';
+import { sqsDeliveryQueue } from '../../functions/shared/webhooks/delivery-queue.ts';
 import { subscriptionOf } from '../../functions/shared/webhooks/plant-events.ts';
+import { fixedSubscriptions } from '../../functions/shared/webhooks/queue-deliveries.ts';
 import { createHandler as createUpdatePlant } from '../../functions/update-plant/create-handler.ts';
 import { createHandler as createFanoutHandler } from '../../functions/webhook-fanout/create-handler.ts';
+import { functionSettings } from '../../infra/function-settings.ts';
 import { stages } from '../../infra/stages.ts';
+import { isEndpointRoute } from '../../infra/throttling.ts';
 import {
+  createEndpointEvent,
   createLambdaContext,
   createPlantsEvent,
   createPostPlantsEvent,
@@ -36,6 +44,11 @@ import { createTestTable, type TestTable } from '../support/test-store.ts';
 import { synthesizeStages } from './synthesized-stages.ts';
 
 const synthesizedStage = synthesizeStages();
+
+type ProxyHandler = (
+  event: APIGatewayProxyEvent,
+  context: ReturnType<typeof createLambdaContext>,
+) => Promise<unknown>;
 
 describe('metric filters, against the real log lines', () => {
   /** Log lines by the function that wrote them (display name), each parsed once. */
@@ -91,6 +104,41 @@ describe('metric filters, against the real log lines', () => {
         headers: { 'Content-Type': 'application/merge-patch+json', 'If-Match': '*' },
       });
     await createUpdatePlant(unavailable('update-plant'))(patch('2'), context);
+    // Every webhook endpoint function with its store gone, the same.
+    for (const route of routes.filter(isEndpointRoute)) {
+      const name = functionDisplayName(route.function);
+      const { createHandler } = (await import(`../../functions/${name}/create-handler.ts`)) as {
+        createHandler: (dependencies: EndpointHandlerDependencies) => ProxyHandler;
+      };
+      const handler = createHandler({
+        documentClient: nowhere,
+        endpointsTableName: 'webhook-endpoints',
+        logTableName: 'webhook-log',
+        secretBox: localSecretBox(Buffer.alloc(32)),
+        urlPolicy: localUrlPolicy,
+        deliveries: { send: async () => {} },
+        logger: loggerOf(name),
+      });
+      const body =
+        route.method === 'POST' && route.path === '/webhook-endpoints'
+          ? '{"url":"http://127.0.0.1:9/hooks"}'
+          : route.path.endsWith('/recover')
+            ? JSON.stringify({ since: new Date(Date.now() - 60_000).toISOString() })
+            : route.method === 'PATCH'
+              ? '{}'
+              : null;
+      await handler(
+        createEndpointEvent(route, {
+          body,
+          headers: {
+            'Content-Type':
+              route.method === 'PATCH' ? 'application/merge-patch+json' : 'application/json',
+            'If-Match': '*',
+          },
+        }),
+        createLambdaContext(),
+      );
+    }
     nowhere.destroy();
 
     // list-plants: a page over an item another tool wrote.
@@ -148,17 +196,21 @@ describe('metric filters, against the real log lines', () => {
     await createReplayHandler({
       s3: s3 as unknown as S3Client,
       bucketName: 'stream-failures',
-      sqs: { send: async () => ({}) } as never,
-      deliveryQueueUrl: 'https://sqs.example/deliveries',
-      subscriptions: ['audit'].map((name) => subscriptionOf(name, {})),
+      deliveries: sqsDeliveryQueue(
+        { send: async () => ({}) } as never,
+        'https://sqs.example/deliveries',
+      ),
+      subscriptions: fixedSubscriptions(['audit'].map((name) => subscriptionOf(name, {}))),
       logger: loggerOf('replay-stream-failures'),
     })(undefined, createLambdaContext());
 
     // webhook-fanout: a new plant, and an item that is not a plant.
     const fanout = createFanoutHandler({
-      sqs: { send: async () => ({}) } as never,
-      deliveryQueueUrl: 'https://sqs.example/deliveries',
-      subscriptions: ['audit'].map((name) => subscriptionOf(name, {})),
+      deliveries: sqsDeliveryQueue(
+        { send: async () => ({}) } as never,
+        'https://sqs.example/deliveries',
+      ),
+      subscriptions: fixedSubscriptions(['audit'].map((name) => subscriptionOf(name, {}))),
       logger: loggerOf('webhook-fanout'),
     });
     await fanout(
@@ -234,17 +286,9 @@ describe('metric filters, against the real log lines', () => {
   });
 
   it('names the invocation on every line of every function, in the same fields', () => {
-    expect([...lines.keys()].sort()).toEqual([
-      'authorizer',
-      'create-plant',
-      'delete-plant',
-      'deliver-webhook',
-      'get-plant',
-      'list-plants',
-      'replay-stream-failures',
-      'update-plant',
-      'webhook-fanout',
-    ]);
+    expect([...lines.keys()].sort()).toEqual(
+      Object.keys(functionSettings).map(functionDisplayName).sort(),
+    );
     for (const [name, written] of lines) {
       for (const line of written) {
         expect({ name, entry: JSON.parse(line) }).toEqual({

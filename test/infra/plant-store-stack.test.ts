@@ -5,9 +5,11 @@
 import { describe, expect, it } from '@jest/globals';
 import { Match } from 'aws-cdk-lib/assertions';
 import { routes } from '../../functions/shared/routes.ts';
+import { functionSettings } from '../../infra/function-settings.ts';
 import { gatewayResponses } from '../../infra/gateway-responses.ts';
 import { accessLogFields, authorizerCacheSeconds } from '../../infra/plants-api.ts';
 import { stages } from '../../infra/stages.ts';
+import { defaultEndpointThrottling, isEndpointRoute } from '../../infra/throttling.ts';
 import { pascalCase, synthesizeStages } from './synthesized-stages.ts';
 
 const synthesizedStage = synthesizeStages();
@@ -75,22 +77,37 @@ describe.each([stages.dev, stages.prod])('the PlantStore-$name stack', (stage) =
     });
 
     it(`throttles the ${stage.name} stage within ${stage.throttling.rateLimit}/s and bursts of ${stage.throttling.burstLimit} in all, each method its share, with tracing and error logs`, () => {
-      template().hasResourceProperties('AWS::ApiGateway::Stage', {
-        StageName: stage.name,
-        TracingEnabled: true,
-        MethodSettings: [
-          {
-            HttpMethod: '*',
-            ResourcePath: '/*',
-            // API Gateway applies these to each method: each route gets its share of the budget.
-            ThrottlingRateLimit: stage.throttling.rateLimit / routes.length,
-            ThrottlingBurstLimit: Math.floor(stage.throttling.burstLimit / routes.length),
-            LoggingLevel: 'ERROR',
-            DataTraceEnabled: false,
-            MetricsEnabled: true,
-          },
-        ],
+      const [stageResource] = Object.values(template().findResources('AWS::ApiGateway::Stage'));
+      expect(stageResource?.Properties.TracingEnabled).toBe(true);
+      const [everyMethod, ...endpointMethods] = stageResource?.Properties.MethodSettings ?? [];
+      const plants = routes.filter((route) => !isEndpointRoute(route));
+      const endpoints = routes.filter(isEndpointRoute);
+      const endpointBudget = stage.webhookEndpointThrottling ?? defaultEndpointThrottling;
+      // API Gateway applies these to each method: each plants route gets its share of the budget.
+      expect(everyMethod).toEqual({
+        HttpMethod: '*',
+        ResourcePath: '/*',
+        ThrottlingRateLimit: stage.throttling.rateLimit / plants.length,
+        ThrottlingBurstLimit: Math.floor(stage.throttling.burstLimit / plants.length),
+        LoggingLevel: 'ERROR',
+        DataTraceEnabled: false,
+        MetricsEnabled: true,
       });
+      // And each endpoint route its share of theirs, set on the method itself (CloudFormation
+      // spells the path `/~1webhook-endpoints~1{endpointId}`: "/" is "~1" after the first).
+      expect(
+        endpointMethods.map((setting: Record<string, unknown>) => ({
+          route: `${setting.HttpMethod} ${String(setting.ResourcePath).slice(1).replaceAll('~1', '/')}`,
+          rate: setting.ThrottlingRateLimit,
+          burst: setting.ThrottlingBurstLimit,
+        })),
+      ).toEqual(
+        endpoints.map((route) => ({
+          route: `${route.method} ${route.path}`,
+          rate: endpointBudget.rateLimit / endpoints.length,
+          burst: Math.floor(endpointBudget.burstLimit / endpoints.length),
+        })),
+      );
     });
 
     it('writes JSON access logs with the request, outcome and errors, never the token, body or path as sent', () => {
@@ -136,18 +153,17 @@ describe.each([stages.dev, stages.prod])('the PlantStore-$name stack', (stage) =
         DeletionPolicy: stage.productionLike ? 'Retain' : 'Delete',
       });
       const logGroups = template().findResources('AWS::Logs::LogGroup');
-      expect(Object.keys(logGroups).sort()).toEqual([
-        expect.stringMatching(/^ApiAccessLogs/),
-        expect.stringMatching(/^AuthorizerLogGroup/),
-        expect.stringMatching(/^CreatePlantLogGroup/),
-        expect.stringMatching(/^DeletePlantLogGroup/),
-        expect.stringMatching(/^DeliverWebhookLogGroup/),
-        expect.stringMatching(/^GetPlantLogGroup/),
-        expect.stringMatching(/^ListPlantsLogGroup/),
-        expect.stringMatching(/^ReplayStreamFailuresLogGroup/),
-        expect.stringMatching(/^UpdatePlantLogGroup/),
-        expect.stringMatching(/^WebhookFanoutLogGroup/),
-      ]);
+      // The access logs and one group per function.
+      expect(
+        Object.keys(logGroups)
+          .map((id) => id.replace(/[0-9A-F]{8}$/, ''))
+          .sort(),
+      ).toEqual(
+        [
+          'ApiAccessLogs',
+          ...Object.keys(functionSettings).map((name) => `${pascalCase(name)}LogGroup`),
+        ].sort(),
+      );
       for (const logGroup of Object.values(logGroups)) {
         expect(logGroup.Properties.RetentionInDays).toBe(stage.logRetentionDays);
       }
@@ -214,7 +230,7 @@ describe.each([stages.dev, stages.prod])('the PlantStore-$name stack', (stage) =
   it('describes the API and its URL with every method of the route table', () => {
     const [api] = Object.values(template().findResources('AWS::ApiGateway::RestApi'));
     expect(api?.Properties.Description).toBe(
-      'Plant Store: add, list, read, change and delete plants with a bearer token.',
+      'Plant Store: add, list, read, change and delete plants with a bearer token, and manage webhook endpoints.',
     );
     const description = String(template().findOutputs('ApiUrl').ApiUrl?.Description);
     for (const method of new Set(routes.map((route) => route.method))) {

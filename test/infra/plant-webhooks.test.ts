@@ -9,6 +9,7 @@ import { AttributeType, StreamViewType, Table } from 'aws-cdk-lib/aws-dynamodb';
 import { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { PlantWebhooks } from '../../infra/plant-webhooks.ts';
 import type { WebhookSubscriberConfig } from '../../infra/stages.ts';
+import { WebhookEndpointStores } from '../../infra/webhook-endpoint-stores.ts';
 
 describe('PlantWebhooks with subscribers', () => {
   function synthesizeWebhooks(productionLike: boolean) {
@@ -19,6 +20,7 @@ describe('PlantWebhooks with subscribers', () => {
     });
     const webhooks = new PlantWebhooks(stack, 'Webhooks', {
       table,
+      endpointStores: new WebhookEndpointStores(stack, 'WebhookEndpoints', { productionLike }),
       stageName: 'prod',
       subscribers: [
         { name: 'audit', url: 'https://audit.example.com/plants' },
@@ -40,13 +42,13 @@ describe('PlantWebhooks with subscribers', () => {
     synthesized = synthesizeWebhooks(true);
   }, 60_000);
 
-  it('feeds the fan-out the record kinds its subscribers hear of (INSERTs always), bisecting failures and keeping what fails', () => {
+  it('feeds the fan-out every record of the stream (endpoints may hear of any kind), bisecting failures and keeping what fails', () => {
     synthesized.template.hasResourceProperties('AWS::Lambda::EventSourceMapping', {
       EventSourceArn: { 'Fn::GetAtt': [Match.stringLikeRegexp('^Table'), 'StreamArn'] },
       StartingPosition: 'TRIM_HORIZON',
       BisectBatchOnFunctionError: true,
       FunctionResponseTypes: ['ReportBatchItemFailures'],
-      FilterCriteria: { Filters: [{ Pattern: '{"eventName":["INSERT","REMOVE"]}' }] },
+      FilterCriteria: Match.absent(),
       DestinationConfig: {
         OnFailure: {
           Destination: { 'Fn::GetAtt': [Match.stringLikeRegexp('^WebhooksStreamFailures'), 'Arn'] },
@@ -176,8 +178,9 @@ describe('PlantWebhooks with subscribers', () => {
         Properties: { Roles: [{ Ref: Match.stringLikeRegexp('^WebhookFanoutRole') }] },
       }),
     ).flatMap((policy) => policy.Properties.PolicyDocument.Statement);
+    const streamActions = /^dynamodb:(DescribeStream|GetRecords|GetShardIterator|ListStreams)$/;
     const streamStatements = statements.filter((statement) =>
-      [statement.Action].flat().some((action: string) => action.startsWith('dynamodb:')),
+      [statement.Action].flat().some((action: string) => streamActions.test(action)),
     );
     expect(streamStatements).toEqual([
       {
@@ -247,6 +250,9 @@ describe('PlantWebhooks with subscribers', () => {
       });
       new PlantWebhooks(stack, 'Webhooks', {
         table,
+        endpointStores: new WebhookEndpointStores(stack, 'WebhookEndpoints', {
+          productionLike: false,
+        }),
         stageName: 'dev',
         subscribers,
         productionLike: false,

@@ -8,12 +8,13 @@ import path from 'node:path';
 import { describe, expect, it } from '@jest/globals';
 import { Match } from 'aws-cdk-lib/assertions';
 import { build } from 'esbuild';
-import { routes } from '../../functions/shared/routes.ts';
+import { routeFunctionNames, routes } from '../../functions/shared/routes.ts';
 import { readFanoutConfig } from '../../functions/webhook-fanout/config.ts';
 import { createBuildOptions, createRequireBanner } from '../../infra/bundling.ts';
 import { type FunctionSettings, functionSettings } from '../../infra/function-settings.ts';
 import { repositoryRoot } from '../../infra/plant-store-function.ts';
 import { stages } from '../../infra/stages.ts';
+import { isEndpointRoute } from '../../infra/throttling.ts';
 import { type SynthesizedTemplate, samEnvironmentVariables } from '../../local/sam/sam-services.ts';
 import { pascalCase, readBundle, synthesizeStages } from './synthesized-stages.ts';
 
@@ -75,6 +76,14 @@ describe.each([stages.dev, stages.prod])('the PlantStore-$name stack', (stage) =
 
     it('gives sam local every function with exactly the variables it declares (npm run sam:services)', () => {
       const local = {
+        '*': {
+          ENDPOINTS_TABLE_NAME: 'webhook-endpoints',
+          WEBHOOK_LOG_TABLE_NAME: 'webhook-log',
+          DYNAMODB_ENDPOINT: 'http://172.29.213.1:8000',
+          SECRETS_KEY_ID: 'arn:aws:kms:us-east-1:123456789012:key/local',
+          KMS_ENDPOINT: 'http://172.29.213.1:2',
+          DELIVERY_QUEUE_URL: 'http://172.29.213.1:2/1/deliveries',
+        },
         route: { TABLE_NAME: 'plants', DYNAMODB_ENDPOINT: 'http://172.29.213.1:8000' },
         Authorizer: {
           TOKEN_ISSUER: 'https://plant-store.local',
@@ -114,8 +123,8 @@ describe.each([stages.dev, stages.prod])('the PlantStore-$name stack', (stage) =
       }
     });
 
-    it('gives each route function its table, and the authorizer its Cognito issuer settings', () => {
-      for (const route of routes) {
+    it('gives each plant function its table, and the authorizer its Cognito issuer settings', () => {
+      for (const route of routes.filter((entry) => !isEndpointRoute(entry))) {
         template().hasResource('AWS::Lambda::Function', {
           Metadata: Match.objectLike({
             'aws:cdk:path': `PlantStore-${stage.name}/${pascalCase(route.function)}/Resource`,
@@ -157,44 +166,45 @@ describe.each([stages.dev, stages.prod])('the PlantStore-$name stack', (stage) =
       });
     });
 
-    it.each(routes.map((route) => [route.function]))(
-      'lets %s call exactly its DynamoDB actions on its one table and nothing else',
-      (name) => {
-        const prefix = pascalCase(name);
-        const policies = template().findResources('AWS::IAM::Policy', {
-          Properties: { Roles: [{ Ref: Match.stringLikeRegexp(`^${prefix}Role`) }] },
-        });
-        const statements = Object.values(policies).flatMap(
-          (policy) => policy.Properties.PolicyDocument.Statement,
-        );
-        const { tableActions } = functionSettings[name];
-        const reads = tableActions.some((action) => /GetItem|Scan|Query/.test(action));
-        expect(statements).toEqual([
-          {
-            Action: ['logs:CreateLogStream', 'logs:PutLogEvents'],
-            Effect: 'Allow',
-            Resource: {
-              'Fn::GetAtt': [expect.stringMatching(new RegExp(`^${prefix}LogGroup`)), 'Arn'],
-            },
+    it.each(
+      routeFunctionNames
+        .filter((name) => (functionSettings[name] as FunctionSettings).endpoints === undefined)
+        .map((name) => [name]),
+    )('lets %s call exactly its DynamoDB actions on its one table and nothing else', (name) => {
+      const prefix = pascalCase(name);
+      const policies = template().findResources('AWS::IAM::Policy', {
+        Properties: { Roles: [{ Ref: Match.stringLikeRegexp(`^${prefix}Role`) }] },
+      });
+      const statements = Object.values(policies).flatMap(
+        (policy) => policy.Properties.PolicyDocument.Statement,
+      );
+      const tableActions = functionSettings[name].tableActions ?? [];
+      const reads = tableActions.some((action) => /GetItem|Scan|Query/.test(action));
+      expect(statements).toEqual([
+        {
+          Action: ['logs:CreateLogStream', 'logs:PutLogEvents'],
+          Effect: 'Allow',
+          Resource: {
+            'Fn::GetAtt': [expect.stringMatching(new RegExp(`^${prefix}LogGroup`)), 'Arn'],
           },
-          {
-            // X-Ray's write actions support no resource-level permissions.
-            Action: ['xray:PutTelemetryRecords', 'xray:PutTraceSegments'],
-            Effect: 'Allow',
-            Resource: '*',
-          },
-          {
-            Action: tableActions.length === 1 ? tableActions[0] : [...tableActions].sort(),
-            Effect: 'Allow',
-            Resource: { 'Fn::GetAtt': [expect.stringMatching(/^PlantsTable/), 'Arn'] },
-            // A function that may not read may not have a write return the old item either.
-            ...(reads
-              ? {}
-              : { Condition: { StringEqualsIfExists: { 'dynamodb:ReturnValues': 'NONE' } } }),
-          },
-        ]);
-      },
-    );
+        },
+        {
+          // X-Ray's write actions support no resource-level permissions.
+          Action: ['xray:PutTelemetryRecords', 'xray:PutTraceSegments'],
+          Effect: 'Allow',
+          Resource: '*',
+        },
+        {
+          Action: tableActions.length === 1 ? tableActions[0] : [...tableActions].sort(),
+          Effect: 'Allow',
+          Resource: { 'Fn::GetAtt': [expect.stringMatching(/^PlantsTable/), 'Arn'] },
+          // A function that may not read may not have a write return the old item either.
+          ...(reads
+            ? {}
+            : { Condition: { StringEqualsIfExists: { 'dynamodb:ReturnValues': 'NONE' } } }),
+        },
+      ]);
+    });
 
     it('gives the function roles no managed policy and no wildcard action', () => {
       const roles = template().findResources('AWS::IAM::Role', {
@@ -230,7 +240,6 @@ describe.each([stages.dev, stages.prod])('the PlantStore-$name stack', (stage) =
 
   describe('plants table', () => {
     it('is keyed by the Number id, on demand, encrypted, with point-in-time recovery', () => {
-      template().resourceCountIs('AWS::DynamoDB::Table', 1);
       template().hasResourceProperties('AWS::DynamoDB::Table', {
         KeySchema: [{ AttributeName: 'id', KeyType: 'HASH' }],
         AttributeDefinitions: [{ AttributeName: 'id', AttributeType: 'N' }],
@@ -255,7 +264,7 @@ describe.each([stages.dev, stages.prod])('the PlantStore-$name stack', (stage) =
   });
 
   describe('token issuer', () => {
-    it('is a Cognito user pool with the read and write scopes and a client-credentials client for both', () => {
+    it('is a Cognito user pool with the plants and webhooks scopes and a client-credentials client for them', () => {
       template().hasResource('AWS::Cognito::UserPool', {
         Properties: Match.objectLike({
           AdminCreateUserConfig: { AllowAdminCreateUserOnly: true },
@@ -270,16 +279,22 @@ describe.each([stages.dev, stages.prod])('the PlantStore-$name stack', (stage) =
           { ScopeName: 'write', ScopeDescription: Match.anyValue() },
         ],
       });
+      template().hasResourceProperties('AWS::Cognito::UserPoolResourceServer', {
+        Identifier: 'webhooks',
+        Scopes: [{ ScopeName: 'manage', ScopeDescription: Match.anyValue() }],
+      });
       template().resourceCountIs('AWS::Cognito::UserPoolClient', 1);
+      const scope = (server: string, name: string) => ({
+        'Fn::Join': ['', [{ Ref: Match.stringLikeRegexp(`^TokenIssuerUserPool${server}`) }, name]],
+      });
       template().hasResourceProperties('AWS::Cognito::UserPoolClient', {
         AllowedOAuthFlows: ['client_credentials'],
         AllowedOAuthFlowsUserPoolClient: true,
-        AllowedOAuthScopes: ['/read', '/write'].map((scope) => ({
-          'Fn::Join': [
-            '',
-            [{ Ref: Match.stringLikeRegexp('^TokenIssuerUserPoolResourceServer') }, scope],
-          ],
-        })),
+        AllowedOAuthScopes: [
+          scope('ResourceServer[0-9A-F]', '/read'),
+          scope('ResourceServer[0-9A-F]', '/write'),
+          scope('ResourceServerwebhooks', '/manage'),
+        ],
         GenerateSecret: true,
       });
     });
@@ -292,8 +307,8 @@ describe.each([stages.dev, stages.prod])('the PlantStore-$name stack', (stage) =
 
     it(
       stage.productionLike
-        ? 'retains the app client, resource server and domain with the pool'
-        : 'deletes the app client, resource server and domain with the stack',
+        ? 'retains the app client, resource servers and domain with the pool'
+        : 'deletes the app client, resource servers and domain with the stack',
       () => {
         for (const type of [
           'AWS::Cognito::UserPoolClient',
@@ -301,10 +316,12 @@ describe.each([stages.dev, stages.prod])('the PlantStore-$name stack', (stage) =
           'AWS::Cognito::UserPoolDomain',
         ]) {
           const resources = Object.values(template().findResources(type));
-          expect(resources).toHaveLength(1);
-          expect(resources[0]?.DeletionPolicy ?? 'Delete').toBe(
-            stage.productionLike ? 'Retain' : 'Delete',
-          );
+          expect(resources.length).toBe(type.endsWith('ResourceServer') ? 2 : 1);
+          for (const resource of resources) {
+            expect(resource.DeletionPolicy ?? 'Delete').toBe(
+              stage.productionLike ? 'Retain' : 'Delete',
+            );
+          }
         }
       },
     );

@@ -26,7 +26,9 @@ import {
   routeFunctionNames,
 } from '../../functions/shared/routes.ts';
 import type { TableHandlerDependencies } from '../../functions/shared/table-function.ts';
+import { sqsDeliveryQueue } from '../../functions/shared/webhooks/delivery-queue.ts';
 import { subscriptionOf } from '../../functions/shared/webhooks/plant-events.ts';
+import { fixedSubscriptions } from '../../functions/shared/webhooks/queue-deliveries.ts';
 import { createHandler as createFanoutHandler } from '../../functions/webhook-fanout/create-handler.ts';
 import { repositoryRoot } from '../../infra/plant-store-function.ts';
 import { type DockerEngine, startDockerEngine } from '../../local/sam/docker-engine.ts';
@@ -213,9 +215,8 @@ describe('sam local invoke', () => {
       subscriptionOf(sampleSubscriber, { format: 'plant', events: ['plant.created'] }),
     ];
     const inProcessFanout = await createFanoutHandler({
-      sqs: local.moto.sqs,
-      deliveryQueueUrl: local.queues.deliveries,
-      subscriptions,
+      deliveries: sqsDeliveryQueue(local.moto.sqs, local.queues.deliveries),
+      subscriptions: fixedSubscriptions(subscriptions),
       logger: quiet,
     })(streamEvent);
     const viaSamFanout = await samInvoke('WebhookFanout', eventFile('webhook-fanout'));
@@ -257,10 +258,9 @@ describe('sam local invoke', () => {
     const variables = local.variables[logicalIdOf('ReplayStreamFailures')] ?? {};
     const inProcess = await createReplayHandler({
       s3: local.moto.s3,
-      sqs: local.moto.sqs,
+      deliveries: sqsDeliveryQueue(local.moto.sqs, local.queues.deliveries),
       bucketName: variables.STREAM_FAILURES_BUCKET ?? '',
-      deliveryQueueUrl: local.queues.deliveries,
-      subscriptions: [],
+      subscriptions: fixedSubscriptions([]),
       logger: quiet,
     })();
     const viaSam = await samInvoke('ReplayStreamFailures', eventFile('replay-stream-failures'));

@@ -156,3 +156,40 @@ export function createPlantsEvent(
     },
   };
 }
+
+/**
+ * An event of a webhook endpoint route (`POST /webhook-endpoints`, `GET
+ * /webhook-endpoints/{endpointId}/attempts`…) on stage `dev`, authorised for `webhooks/manage`
+ * as `client` (the token's subject), the path's `{endpointId}` being `endpointId`.
+ */
+export function createEndpointEvent(
+  route: { readonly method: string; readonly path: string },
+  options: {
+    body?: string | null;
+    endpointId?: string;
+    client?: string;
+    headers?: Record<string, string>;
+  } = {},
+): APIGatewayProxyEvent {
+  const base = createPostPlantsEvent({
+    body: options.body ?? null,
+    headers: options.headers ?? { 'Content-Type': 'application/json' },
+  });
+  const endpointId = options.endpointId ?? 'ep_00000000000000000000000000';
+  const path = route.path.replace('{endpointId}', endpointId);
+  const client = options.client ?? 'client-1';
+  return {
+    ...base,
+    httpMethod: route.method,
+    resource: route.path,
+    path,
+    pathParameters: route.path.includes('{endpointId}') ? { endpointId } : null,
+    requestContext: {
+      ...base.requestContext,
+      httpMethod: route.method,
+      resourcePath: route.path,
+      path: `/dev${path}`,
+      authorizer: { principalId: client, sub: client, scope: 'webhooks/manage' },
+    },
+  };
+}

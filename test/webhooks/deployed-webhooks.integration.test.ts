@@ -16,7 +16,9 @@ import { deletePlant } from '../../functions/delete-plant/delete-plant.ts';
 import { createHandler as createReplayHandler } from '../../functions/replay-stream-failures/create-handler.ts';
 import { createLogger } from '../../functions/shared/logger.ts';
 import { itemsNotPlantsLog } from '../../functions/shared/stored-plant.ts';
+import { sqsDeliveryQueue } from '../../functions/shared/webhooks/delivery-queue.ts';
 import { subscriptionOf } from '../../functions/shared/webhooks/plant-events.ts';
+import { fixedSubscriptions } from '../../functions/shared/webhooks/queue-deliveries.ts';
 import { updatePlant } from '../../functions/update-plant/update-plant.ts';
 import {
   type BedSubscriber,
@@ -270,9 +272,10 @@ describe('the deployed webhook path, on AWS emulators', () => {
     const replay = createReplayHandler({
       s3: moto.s3,
       bucketName: webhooks.bucket,
-      sqs: moto.sqs,
-      deliveryQueueUrl: webhooks.deliveryQueueUrl,
-      subscriptions: ['subscriber-1', 'subscriber-2'].map((name) => subscriptionOf(name, {})),
+      deliveries: sqsDeliveryQueue(moto.sqs, webhooks.deliveryQueueUrl),
+      subscriptions: fixedSubscriptions(
+        ['subscriber-1', 'subscriber-2'].map((name) => subscriptionOf(name, {})),
+      ),
       logger: createLogger({}, () => {}),
     });
     await expect(replay()).resolves.toEqual({
@@ -321,9 +324,8 @@ describe('the deployed webhook path, on AWS emulators', () => {
       s3: moto.s3,
       bucketName: webhooks.bucket,
       listPageSize: 2,
-      sqs: moto.sqs,
-      deliveryQueueUrl: webhooks.deliveryQueueUrl,
-      subscriptions: [subscriptionOf('subscriber-1', {})],
+      deliveries: sqsDeliveryQueue(moto.sqs, webhooks.deliveryQueueUrl),
+      subscriptions: fixedSubscriptions([subscriptionOf('subscriber-1', {})]),
       logger: createLogger({}, () => {}),
     });
     await expect(replay()).resolves.toEqual({

@@ -12,7 +12,9 @@ import type { DynamoDBStreamEvent } from 'aws-lambda';
 import { mockClient } from 'aws-sdk-client-mock';
 import { createHandler as createDeliverHandler } from '../../functions/deliver-webhook/create-handler.ts';
 import { createLogger } from '../../functions/shared/logger.ts';
+import { sqsDeliveryQueue } from '../../functions/shared/webhooks/delivery-queue.ts';
 import { subscriptionOf } from '../../functions/shared/webhooks/plant-events.ts';
+import { fixedSubscriptions } from '../../functions/shared/webhooks/queue-deliveries.ts';
 import { createHandler as createFanoutHandler } from '../../functions/webhook-fanout/create-handler.ts';
 import { deliveryEvent } from '../support/sqs-event.ts';
 
@@ -29,9 +31,8 @@ it('reports the first record whose messages SQS did not all take, so Lambda retr
     .resolvesOnce({ Successful: [{ Id: '0', MessageId: 'm', MD5OfMessageBody: '' }] })
     .resolves({ Failed: [{ Id: '0', SenderFault: false, Code: 'InternalError' }] });
   const handle = createFanoutHandler({
-    sqs: new SQSClient({}),
-    deliveryQueueUrl: 'https://sqs.example/delivery',
-    subscriptions: ['audit'].map((name) => subscriptionOf(name, {})),
+    deliveries: sqsDeliveryQueue(new SQSClient({}), 'https://sqs.example/delivery'),
+    subscriptions: fixedSubscriptions(['audit'].map((name) => subscriptionOf(name, {}))),
     logger: quiet,
   });
   const event = {

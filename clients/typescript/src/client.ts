@@ -1,5 +1,6 @@
 /**
- * `PlantStoreClient`: every operation of the Plant Store API, for browsers and Node.js (only
+ * `PlantStoreClient`: every operation of the Plant Store API (the webhook endpoints' under
+ * `webhookEndpoints`), for browsers and Node.js (only
  * `fetch`, no Node.js module). Ids are `bigint` both ways; `429` and `503` are retried, never
  * sooner than `Retry-After`; the last `ETag` seen of each plant is kept, so a change says which
  * version it changes; every failure is a `PlantStoreError`, an unreachable API included.
@@ -13,6 +14,7 @@ import type {
   PlantReplacement,
   StoredPlant,
 } from './types.ts';
+import { WebhookEndpoints } from './webhook-endpoints.ts';
 
 export interface PlantStoreClientOptions {
   /** The API's base URL: `http://127.0.0.1:3000`, or a stage's URL without `/plants`. */
@@ -91,10 +93,18 @@ export class PlantStoreClient {
   /** The last `ETag` seen of each plant, by id. */
   readonly #etags = new Map<bigint, string>();
 
+  /** The client's own webhook endpoints (a token with `webhooks/manage`). */
+  readonly webhookEndpoints: WebhookEndpoints;
+
   constructor(options: PlantStoreClientOptions) {
     this.#baseUrl = options.baseUrl.replace(/\/+$/, '');
     this.#options = options;
     this.#fetch = options.fetch ?? globalThis.fetch.bind(globalThis);
+    this.webhookEndpoints = new WebhookEndpoints({
+      send: (call) => this.#send(call),
+      pages: (path) => this.#pages(path),
+      json: readJson,
+    });
   }
 
   /** Adds a plant; an identical repeat is a success too (creates are idempotent). */
@@ -116,11 +126,16 @@ export class PlantStoreClient {
    * is followed only on the client's own origin and under its base path: the token goes nowhere
    * else. @throws PlantStoreError for a link anywhere else, having sent nothing there.
    */
-  async *list(options: { readonly limit?: number } = {}): AsyncIterable<StoredPlant> {
-    let next: string | undefined = `${this.#baseUrl}/plants?limit=${options.limit ?? 100}`;
+  list(options: { readonly limit?: number } = {}): AsyncIterable<StoredPlant> {
+    return this.#pages(`/plants?limit=${options.limit ?? 100}`);
+  }
+
+  /** The items of every page from `path` on, following each `next` link on this API only. */
+  async *#pages<Item>(path: string): AsyncIterable<Item> {
+    let next: string | undefined = `${this.#baseUrl}${path}`;
     while (next !== undefined) {
       const response = await this.#send({ method: 'GET', path: next });
-      const page = (await readJson(response)) as StoredPlant[];
+      const page = (await readJson(response)) as Item[];
       yield* page;
       const link = nextLink(response.headers.get('link'));
       next = link === undefined ? undefined : this.#ownUrl(link, response);

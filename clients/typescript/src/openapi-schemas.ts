@@ -1,5 +1,11 @@
 /* Generated from openapi.yaml by json-schema-to-typescript (npm run client:types): do not edit. */
 
+/**
+ * This interface was referenced by `PlantStoreSchemas`'s JSON-Schema
+ * via the `definition` "WebhookEventType".
+ */
+export type WebhookEventType = "plant.created" | "plant.updated" | "plant.deleted";
+
 export interface PlantStoreSchemas {
   PlantReplacement?: PlantReplacement;
   PlantPatch?: PlantPatch;
@@ -9,6 +15,17 @@ export interface PlantStoreSchemas {
   PlantChangedEvent?: PlantChangedEvent;
   PlantDeletedEvent?: PlantDeletedEvent;
   VersionedPlant?: VersionedPlant;
+  WebhookEventType?: WebhookEventType;
+  NewWebhookEndpoint?: NewWebhookEndpoint;
+  WebhookEndpointPatch?: WebhookEndpointPatch;
+  WebhookEndpoint?: WebhookEndpoint;
+  CreatedWebhookEndpoint?: CreatedWebhookEndpoint;
+  EndpointSecret?: EndpointSecret;
+  TestQueued?: TestQueued;
+  RecoverRequest?: RecoverRequest;
+  RecoverQueued?: RecoverQueued;
+  DeliveryAttempt?: DeliveryAttempt;
+  WebhookTestEvent?: WebhookTestEvent;
   Error?: Error;
 }
 /**
@@ -131,6 +148,155 @@ export interface PlantDeletedEvent {
   };
 }
 /**
+ * Members it does not declare are ignored.
+ *
+ * This interface was referenced by `PlantStoreSchemas`'s JSON-Schema
+ * via the `definition` "NewWebhookEndpoint".
+ */
+export interface NewWebhookEndpoint {
+  /**
+   * Where to POST; https (http too locally), to a public host.
+   */
+  url: string;
+  /**
+   * Default every type (`plant.created` only for the `plant` format).
+   *
+   * @minItems 1
+   */
+  events?: [WebhookEventType, ...WebhookEventType[]];
+  /**
+   * `event`: the Standard Webhooks envelope; `plant`: the StoredPlant alone (`plant.created` only).
+   */
+  format?: "event" | "plant";
+  description?: string;
+}
+/**
+ * A JSON merge patch; only the members it has change.
+ *
+ * This interface was referenced by `PlantStoreSchemas`'s JSON-Schema
+ * via the `definition` "WebhookEndpointPatch".
+ */
+export interface WebhookEndpointPatch {
+  url?: string;
+  /**
+   * @minItems 1
+   */
+  events?: [WebhookEventType, ...WebhookEventType[]];
+  format?: "event" | "plant";
+  /**
+   * `null` removes it.
+   */
+  description?: string | null;
+  enabled?: boolean;
+}
+/**
+ * This interface was referenced by `PlantStoreSchemas`'s JSON-Schema
+ * via the `definition` "WebhookEndpoint".
+ */
+export interface WebhookEndpoint {
+  id: string;
+  url: string;
+  /**
+   * @minItems 1
+   */
+  events: [WebhookEventType, ...WebhookEventType[]];
+  format: "event" | "plant";
+  description?: string;
+  enabled: boolean;
+  /**
+   * Why it is disabled (its owner did, or every attempt failed for 5 days).
+   */
+  disabledReason?: string;
+  createdAt: string;
+}
+/**
+ * The endpoint, and its signing secret (shown here and by `GET …/secret` only).
+ *
+ * This interface was referenced by `PlantStoreSchemas`'s JSON-Schema
+ * via the `definition` "CreatedWebhookEndpoint".
+ */
+export interface CreatedWebhookEndpoint {
+  id: string;
+  url: string;
+  events: WebhookEventType[];
+  format: "event" | "plant";
+  description?: string;
+  enabled: boolean;
+  createdAt: string;
+  secret: string;
+}
+/**
+ * This interface was referenced by `PlantStoreSchemas`'s JSON-Schema
+ * via the `definition` "EndpointSecret".
+ */
+export interface EndpointSecret {
+  secret: string;
+}
+/**
+ * This interface was referenced by `PlantStoreSchemas`'s JSON-Schema
+ * via the `definition` "TestQueued".
+ */
+export interface TestQueued {
+  /**
+   * The test event's `webhook-id`, as its attempts show it.
+   */
+  eventId: string;
+}
+/**
+ * This interface was referenced by `PlantStoreSchemas`'s JSON-Schema
+ * via the `definition` "RecoverRequest".
+ */
+export interface RecoverRequest {
+  /**
+   * RFC 3339, within the last 7 days.
+   */
+  since: string;
+}
+/**
+ * This interface was referenced by `PlantStoreSchemas`'s JSON-Schema
+ * via the `definition` "RecoverQueued".
+ */
+export interface RecoverQueued {
+  /**
+   * How many events were queued again.
+   */
+  events: number;
+}
+/**
+ * This interface was referenced by `PlantStoreSchemas`'s JSON-Schema
+ * via the `definition` "DeliveryAttempt".
+ */
+export interface DeliveryAttempt {
+  /**
+   * The event's `webhook-id`.
+   */
+  eventId: string;
+  type: "plant.created" | "plant.updated" | "plant.deleted" | "webhook.test";
+  attempt: number;
+  outcome: "delivered" | "failed";
+  /**
+   * The endpoint's HTTP status, when it answered.
+   */
+  responseStatus?: number;
+  durationMilliseconds: number;
+  /**
+   * Why it failed, in a line.
+   */
+  failure?: string;
+  attemptedAt: string;
+}
+/**
+ * This interface was referenced by `PlantStoreSchemas`'s JSON-Schema
+ * via the `definition` "WebhookTestEvent".
+ */
+export interface WebhookTestEvent {
+  type: "webhook.test";
+  timestamp: string;
+  data: {
+    endpointId: string;
+  };
+}
+/**
  * The body of every failure. Codes:
  *
  * | error | status | meaning |
@@ -142,10 +308,22 @@ export interface PlantDeletedEvent {
  * | 40004 | 400 | the body is larger than 16384 bytes |
  * | 40005 | 400 | a path or query parameter is invalid (`id`, `limit`, `cursor`); the message names it |
  * | 40009 | 400 | a plant with this id exists with different content |
+ * | 40020 | 400 | the body is not a valid webhook endpoint (a member of the wrong type) |
+ * | 40021 | 400 | an endpoint's `url` is missing or not an absolute URL |
+ * | 40022 | 400 | an endpoint's `url` has a scheme not allowed (only `https` in a deployed stage) |
+ * | 40023 | 400 | an endpoint's `url` carries a user name or password |
+ * | 40024 | 400 | an endpoint's host is, or resolves to, an address that is not public |
+ * | 40025 | 400 | an endpoint's host does not resolve |
+ * | 40026 | 400 | an endpoint's `events` is empty or names an unknown type |
+ * | 40027 | 400 | an endpoint's `format` is unknown, or `plant` with other types than `plant.created` |
+ * | 40028 | 400 | `since` is not an RFC 3339 time of the last 7 days |
+ * | 40029 | 400 | the client has as many endpoints as it may (50) |
  * | 40100 | 401 | missing, malformed, expired or otherwise invalid bearer token |
  * | 40300 | 403 | valid token without the operation's scope |
  * | 40400 | 404 | unknown path or method |
  * | 40401 | 404 | no plant with this id (`GET`, `PUT`, `PATCH /plants/{id}`) |
+ * | 40402 | 404 | the client has no webhook endpoint with this id |
+ * | 40900 | 409 | the webhook endpoint is disabled (enable it before `recover`) |
  * | 41200 | 412 | `If-Match` names no version the plant has (read it again), or `If-None-Match` names the one it has |
  * | 42800 | 428 | `PUT` or `PATCH` without `If-Match` |
  * | 42900 | 429 | throttled; retry later |
@@ -165,10 +343,22 @@ export interface Error {
     | 40004
     | 40005
     | 40009
+    | 40020
+    | 40021
+    | 40022
+    | 40023
+    | 40024
+    | 40025
+    | 40026
+    | 40027
+    | 40028
+    | 40029
     | 40100
     | 40300
     | 40400
     | 40401
+    | 40402
+    | 40900
     | 41200
     | 42800
     | 42900

@@ -31,3 +31,15 @@ export type PlantEvent =
   | WithExactIds<Schemas.PlantDeletedEvent>;
 /** Every failure's body (`Error`). */
 export type ErrorBody = Schemas.Error;
+/** A webhook endpoint to register (`NewWebhookEndpoint`). */
+export type NewWebhookEndpoint = Schemas.NewWebhookEndpoint;
+/** A merge patch of an endpoint (`WebhookEndpointPatch`): `description: null` removes it. */
+export type WebhookEndpointPatch = Schemas.WebhookEndpointPatch;
+/** A registered endpoint (`WebhookEndpoint`); never its secret. */
+export type WebhookEndpoint = Readonly<Schemas.WebhookEndpoint>;
+/** What a registration answers: the endpoint and its secret (`CreatedWebhookEndpoint`). */
+export type CreatedWebhookEndpoint = Readonly<Schemas.CreatedWebhookEndpoint>;
+/** One attempt at an endpoint (`DeliveryAttempt`). */
+export type DeliveryAttempt = Readonly<Schemas.DeliveryAttempt>;
+/** The test event an endpoint's owner asks for (`WebhookTestEvent`). */
+export type WebhookTestEvent = Readonly<Schemas.WebhookTestEvent>;

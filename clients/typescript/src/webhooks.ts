@@ -4,7 +4,7 @@
  */
 import { Webhook } from 'standardwebhooks';
 import { parseExactJson } from './exact-json.ts';
-import type { PlantEvent, StoredPlant } from './types.ts';
+import type { PlantEvent, StoredPlant, WebhookTestEvent } from './types.ts';
 
 /**
  * A verified webhook: the id to tell repeats by, the plant's version, and what happened. Every
@@ -18,6 +18,8 @@ export type VerifiedWebhook = {
 } & (
   | { readonly format: 'plant'; readonly plant: StoredPlant }
   | { readonly format: 'event'; readonly event: PlantEvent }
+  /** A webhook endpoint's test event, which its owner asked for. */
+  | { readonly format: 'test'; readonly event: WebhookTestEvent }
 );
 
 export class PlantStoreWebhooks {
@@ -46,6 +48,9 @@ export class PlantStoreWebhooks {
     const signedVersion = /_v(0|[1-9][0-9]{0,15})$/.exec(webhookId)?.[1];
     const version = signedVersion === undefined ? undefined : Number(signedVersion);
     const parsed = parseExactJson(body) as Record<string, unknown>;
+    if (parsed.type === 'webhook.test') {
+      return { webhookId, version, format: 'test', event: parsed as unknown as WebhookTestEvent };
+    }
     return 'type' in parsed && 'data' in parsed
       ? { webhookId, version, format: 'event', event: parsed as unknown as PlantEvent }
       : { webhookId, version, format: 'plant', plant: parsed as unknown as StoredPlant };

@@ -7,14 +7,23 @@
 import type { Webhook } from './plant-events.ts';
 
 export interface DeliveryMessage extends Webhook {
-  /** The subscriber's name in the stage configuration. */
+  /** The subscriber's name in the stage configuration, or `endpoint:<id>` for an endpoint. */
   readonly subscriber: string;
+  /** For a webhook endpoint: which, whose, and the event's type (its attempts show it). */
+  readonly endpoint?: EndpointAddress;
   /** The attempt this message is for, from 1. */
   readonly attempt: number;
   /** When that attempt is due, in milliseconds since the epoch. */
   readonly dueAt: number;
   /** When the event was first queued, in milliseconds since the epoch (how late it is). */
   readonly queuedAt: number;
+}
+
+/** The webhook endpoint a message is for, and the type of its event. */
+export interface EndpointAddress {
+  readonly id: string;
+  readonly owner: string;
+  readonly type: string;
 }
 
 /** A delivery whose every attempt failed, as the dead-letter queue keeps it. */
@@ -29,8 +38,16 @@ export function firstDeliveryMessage(
   event: Webhook,
   subscriber: string,
   now: number,
+  endpoint?: EndpointAddress,
 ): DeliveryMessage {
-  return { ...event, subscriber, attempt: 1, dueAt: now, queuedAt: now };
+  return {
+    ...event,
+    subscriber,
+    ...(endpoint === undefined ? {} : { endpoint }),
+    attempt: 1,
+    dueAt: now,
+    queuedAt: now,
+  };
 }
 
 /**
@@ -48,11 +65,19 @@ export function parseDeliveryMessage(body: string, now: number): DeliveryMessage
     const redriven = typeof (value as Partial<DeadLetterMessage>).lastFailure === 'string';
     const number = (field: unknown, fallback: number) =>
       typeof field === 'number' && Number.isFinite(field) && !redriven ? field : fallback;
+    const { endpoint } = value as Partial<DeliveryMessage>;
+    const address =
+      typeof endpoint?.id === 'string' &&
+      typeof endpoint.owner === 'string' &&
+      typeof endpoint.type === 'string'
+        ? { endpoint: { id: endpoint.id, owner: endpoint.owner, type: endpoint.type } }
+        : {};
     return {
       webhookId,
       payload,
       ...(Number.isSafeInteger(version) ? { version } : {}),
       subscriber,
+      ...address,
       attempt: Math.max(1, Math.trunc(number(value?.attempt, 1))),
       dueAt: number(value?.dueAt, now),
       queuedAt: number(value?.queuedAt, now),

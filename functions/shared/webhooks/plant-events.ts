@@ -37,6 +37,8 @@ export interface Subscription {
   readonly name: string;
   readonly events: readonly PlantEventType[];
   readonly format: WebhookFormat;
+  /** A webhook endpoint's id and owner; absent for the stage configuration's subscribers. */
+  readonly endpoint?: { readonly id: string; readonly owner: string };
 }
 
 /** The stream's event name behind each event type (the fan-out's filter is built from it). */

@@ -1,13 +1,14 @@
 /**
- * Queueing plant events for delivery: one message per event and subscriber of its type on the
- * delivery queue, written in the subscriber's format. The webhook fan-out does it for the
- * stream's records, the stream-failure replay for the records of a kept batch.
+ * Queueing plant events for delivery: one message per event and subscriber of its type, written
+ * in the subscriber's format, and every event kept in the webhook log for the endpoints' recover.
+ * The webhook fan-out does it for the stream's records, the stream-failure replay for the records
+ * of a kept batch, the local dispatcher for DynamoDB Local's stream.
  */
-import { SendMessageBatchCommand, type SQSClient } from '@aws-sdk/client-sqs';
-import { type EnvironmentReader, parseJson } from '../environment.ts';
 import type { Logger } from '../logger.ts';
 import { itemsNotPlantsLog } from '../stored-plant.ts';
+import { keepEvents, type WebhookLogTable } from '../webhook-endpoints/webhook-log.ts';
 import { type DeliveryMessage, firstDeliveryMessage } from './delivery-message.ts';
+import type { DeliveryQueue } from './delivery-queue.ts';
 import {
   type PlantEvent,
   type PlantEventType,
@@ -15,14 +16,27 @@ import {
   plantEventOf,
   plantEventTypes,
   type Subscription,
-  subscriptionOf,
   webhookFor,
 } from './plant-events.ts';
 
+/**
+ * Who hears of events: the stage configuration's subscribers, and, where endpoints are
+ * registered, the enabled endpoints (`endpoint-subscriptions.ts`). Read once per batch.
+ */
+export interface SubscriptionSource {
+  current(): Promise<readonly Subscription[]>;
+}
+
+/** A source that is always the same subscriptions (the stage configuration's). */
+export function fixedSubscriptions(subscriptions: readonly Subscription[]): SubscriptionSource {
+  return { current: async () => subscriptions };
+}
+
 export interface FanoutDependencies {
-  readonly sqs: Pick<SQSClient, 'send'>;
-  readonly deliveryQueueUrl: string;
-  readonly subscriptions: readonly Subscription[];
+  readonly deliveries: DeliveryQueue;
+  readonly subscriptions: SubscriptionSource;
+  /** Where every event is kept 7 days, for the endpoints' recover; none without endpoints. */
+  readonly eventLog?: WebhookLogTable;
   readonly logger?: Logger;
   readonly now?: () => number;
 }
@@ -68,10 +82,11 @@ export async function queuePlantEventDeliveries(
     number
   >;
   let skipped = 0;
+  const read: { record: PlantStreamRecord; event: PlantEvent }[] = [];
   for (const record of records) {
-    let plantEvent: PlantEvent | undefined;
     try {
-      plantEvent = plantEventOf(record, now());
+      const event = plantEventOf(record, now());
+      if (event !== undefined) read.push({ record, event });
     } catch (error) {
       skipped += 1;
       // Written by another tool: never sent, and never in the way of the plants after it.
@@ -80,16 +95,27 @@ export async function queuePlantEventDeliveries(
         eventID: record.eventID,
         error,
       });
-      continue;
     }
-    if (plantEvent === undefined) continue;
-    const event = plantEvent;
-    const messages = dependencies.subscriptions.flatMap((subscription) => {
-      const webhook = webhookFor(event, subscription);
-      return webhook === undefined ? [] : [firstDeliveryMessage(webhook, subscription.name, now())];
-    });
+  }
+  let subscriptions: readonly Subscription[];
+  try {
+    subscriptions = await dependencies.subscriptions.current();
+    if (dependencies.eventLog !== undefined && read.length > 0) {
+      await keepEvents(
+        read.map((entry) => entry.event),
+        dependencies.eventLog,
+      );
+    }
+  } catch (error) {
+    logger.error('could not read the subscribers or keep the events', { error });
+    return logQueued(logger, { events, skipped, ...failedAt(read[0]?.record ?? records[0]) });
+  }
+  for (const { record, event } of read) {
+    const messages = subscriptions.flatMap((subscription) =>
+      messageFor(event, subscription, now()),
+    );
     try {
-      await sendAll(dependencies, messages);
+      await dependencies.deliveries.send(messages);
     } catch (error) {
       logger.error('could not queue webhook deliveries', { webhookId: event.webhookId, error });
       return logQueued(logger, { events, skipped, failedRecord: record });
@@ -97,6 +123,25 @@ export async function queuePlantEventDeliveries(
     events[event.type] += 1;
   }
   return logQueued(logger, { events, skipped });
+}
+
+function failedAt(record: PlantStreamRecord | undefined): { failedRecord?: PlantStreamRecord } {
+  return record === undefined ? {} : { failedRecord: record };
+}
+
+/** The first attempt's message of `event` for one subscription, when it hears of the type. */
+function messageFor(event: PlantEvent, subscription: Subscription, now: number): DeliveryMessage[] {
+  const webhook = webhookFor(event, subscription);
+  if (webhook === undefined) return [];
+  const { endpoint } = subscription;
+  return [
+    firstDeliveryMessage(
+      webhook,
+      subscription.name,
+      now,
+      endpoint === undefined ? undefined : { ...endpoint, type: event.type },
+    ),
+  ];
 }
 
 function logQueued(logger: Logger, outcome: QueueOutcome): QueueOutcome {
@@ -110,51 +155,4 @@ function logQueued(logger: Logger, outcome: QueueOutcome): QueueOutcome {
     });
   }
   return outcome;
-}
-
-/** Sends the messages ten at a time (SQS's batch limit); throws if any is not accepted. */
-async function sendAll(dependencies: FanoutDependencies, messages: readonly DeliveryMessage[]) {
-  for (let start = 0; start < messages.length; start += 10) {
-    const batch = messages.slice(start, start + 10);
-    const { Failed = [] } = await dependencies.sqs.send(
-      new SendMessageBatchCommand({
-        QueueUrl: dependencies.deliveryQueueUrl,
-        Entries: batch.map((message, index) => ({
-          Id: String(index),
-          MessageBody: JSON.stringify(message),
-        })),
-      }),
-    );
-    if (Failed.length > 0) throw new Error(`SQS refused ${Failed.length} delivery messages`);
-  }
-}
-
-/** The fan-out's settings, read with `read` (the replay reads them too); `read.check()` after. */
-export function readFanoutSettings(read: EnvironmentReader) {
-  return {
-    deliveryQueueUrl: read.string('DELIVERY_QUEUE_URL'),
-    subscriptions: read.parse('SUBSCRIPTIONS', parseSubscriptions),
-  };
-}
-
-/** `SUBSCRIPTIONS`: a JSON array of `{name, events?, format?}`, each checked. */
-function parseSubscriptions(text: string): Subscription[] {
-  const value = parseJson(isSubscriptionList, 'a JSON array of {name, events, format}')(text);
-  return value.map((entry) => subscriptionOf(entry.name, entry));
-}
-
-function isSubscriptionList(
-  value: unknown,
-): value is { name: string; events?: string[]; format?: string }[] {
-  return (
-    Array.isArray(value) &&
-    value.every(
-      (entry) =>
-        typeof entry?.name === 'string' &&
-        (entry.events === undefined ||
-          (Array.isArray(entry.events) &&
-            entry.events.every((type: unknown) => typeof type === 'string'))) &&
-        (entry.format === undefined || typeof entry.format === 'string'),
-    )
-  );
 }

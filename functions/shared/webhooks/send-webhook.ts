@@ -3,6 +3,9 @@
  * its reference implementation (`standardwebhooks`), and the retry schedule: the delivery logic
  * the deployed delivery function and the local dispatcher share.
  */
+import { request as httpRequest } from 'node:http';
+import { request as httpsRequest } from 'node:https';
+import { isIPv6, type LookupFunction } from 'node:net';
 import { Webhook } from 'standardwebhooks';
 import type { Logger } from '../logger.ts';
 import type { Webhook as PlantWebhook } from './plant-events.ts';
@@ -12,6 +15,11 @@ export interface Subscriber {
   readonly name: string;
   readonly url: string;
   readonly secret: string;
+  /**
+   * The secret before a rotation, while deliveries still carry its signature too (the header
+   * then holds both, space-separated, as Standard Webhooks allows).
+   */
+  readonly previousSecret?: string;
 }
 
 /**
@@ -24,8 +32,8 @@ export const defaultRetrySchedule: readonly number[] = [5, 300, 1800, 7200, 1800
 export const deliveryTimeoutMilliseconds = 10_000;
 
 export type SendOutcome =
-  | { readonly delivered: true }
-  | { readonly delivered: false; readonly failure: string };
+  | { readonly delivered: true; readonly status: number }
+  | { readonly delivered: false; readonly failure: string; readonly status?: number };
 
 export interface SendOptions {
   readonly timeoutMilliseconds?: number;
@@ -33,6 +41,11 @@ export interface SendOptions {
   readonly now?: Date;
   /** Cancels the attempt (the local dispatcher stopping). */
   readonly signal?: AbortSignal;
+  /**
+   * The address to connect to, checked before (`endpoint-url.ts`): the URL's host name is still
+   * what TLS verifies and what the `Host` header says, but DNS is not asked again.
+   */
+  readonly address?: string;
 }
 
 /**
@@ -40,8 +53,9 @@ export interface SendOptions {
  * body, the `webhook-id` (which carries the plant's version), `webhook-timestamp` and
  * `webhook-signature` headers, signed afresh for this attempt, and the version again as
  * `plant-version`, unsigned, for receivers written before it was in the id. Delivered means a
- * 2xx status within the timeout; a redirect, any other status, a timeout, a refused connection
- * or a TLS error is a failure, described for the log and the dead letter (never the secret).
+ * 2xx status within the timeout; a redirect (never followed), any other status, a timeout, a
+ * refused connection or a TLS error is a failure, described for the log and the dead letter
+ * (never the secret).
  */
 export async function sendWebhook(
   event: PlantWebhook,
@@ -49,43 +63,81 @@ export async function sendWebhook(
   options: SendOptions = {},
 ): Promise<SendOutcome> {
   const now = options.now ?? new Date();
-  const signature = new Webhook(subscriber.secret).sign(event.webhookId, now, event.payload);
+  const signatures = [subscriber.secret, subscriber.previousSecret]
+    .filter((secret): secret is string => secret !== undefined)
+    .map((secret) => new Webhook(secret).sign(event.webhookId, now, event.payload));
+  const body = Buffer.from(event.payload, 'utf8');
   try {
-    const response = await fetch(subscriber.url, {
-      method: 'POST',
-      redirect: 'manual',
-      headers: {
+    const status = await post(
+      new URL(subscriber.url),
+      {
         'Content-Type': 'application/json',
+        'Content-Length': String(body.byteLength),
         'User-Agent': 'plant-store-webhooks/1',
         'webhook-id': event.webhookId,
         'webhook-timestamp': String(Math.floor(now.getTime() / 1000)),
-        'webhook-signature': signature,
+        'webhook-signature': signatures.join(' '),
         ...(event.version === undefined ? {} : { 'plant-version': String(event.version) }),
       },
-      body: event.payload,
-      signal: AbortSignal.any([
-        AbortSignal.timeout(options.timeoutMilliseconds ?? deliveryTimeoutMilliseconds),
-        ...(options.signal === undefined ? [] : [options.signal]),
-      ]),
-    });
-    // The answer's body is not needed; reading it would only hold the connection.
-    await response.body?.cancel();
-    if (response.status >= 200 && response.status < 300) return { delivered: true };
-    return { delivered: false, failure: `answered HTTP ${response.status}` };
+      body,
+      {
+        signal: AbortSignal.any([
+          AbortSignal.timeout(options.timeoutMilliseconds ?? deliveryTimeoutMilliseconds),
+          ...(options.signal === undefined ? [] : [options.signal]),
+        ]),
+        ...(options.address === undefined ? {} : { address: options.address }),
+      },
+    );
+    if (status >= 200 && status < 300) return { delivered: true, status };
+    return { delivered: false, failure: `answered HTTP ${status}`, status };
   } catch (error) {
     return { delivered: false, failure: describeFailure(error) };
   }
 }
 
+/** One POST; resolves with the answer's status (its body is not read). */
+function post(
+  url: URL,
+  headers: Record<string, string>,
+  body: Buffer,
+  options: { readonly signal: AbortSignal; readonly address?: string },
+): Promise<number> {
+  const { address } = options;
+  const request = url.protocol === 'https:' ? httpsRequest : httpRequest;
+  return new Promise((resolve, reject) => {
+    const sent = request(url, {
+      method: 'POST',
+      headers,
+      signal: options.signal,
+      ...(address === undefined ? {} : { lookup: pinnedLookup(address) }),
+    });
+    sent.on('response', (response) => {
+      // The answer's body is not needed; reading it would only hold the connection.
+      response.resume();
+      resolve(response.statusCode ?? 0);
+    });
+    sent.on('error', reject);
+    sent.end(body);
+  });
+}
+
+/** A resolver that answers every name with the one address checked before. */
+function pinnedLookup(address: string): LookupFunction {
+  const family = isIPv6(address) ? 6 : 4;
+  return (_hostname, options, callback) => {
+    if (options.all) callback(null, [{ address, family }]);
+    else callback(null, address, family);
+  };
+}
+
 /** A failure in a line: a timeout, or the network error's code (ECONNREFUSED, a TLS error…). */
 function describeFailure(error: unknown): string {
-  if (error instanceof Error && (error.name === 'TimeoutError' || error.name === 'AbortError')) {
+  const failure = error as { name?: unknown; code?: unknown; message?: unknown; cause?: unknown };
+  if (failure?.name === 'TimeoutError' || failure?.name === 'AbortError') {
     return 'no answer within the timeout';
   }
-  const cause = (error as { cause?: { code?: unknown; message?: unknown } } | undefined)?.cause;
-  const code = typeof cause?.code === 'string' ? cause.code : undefined;
-  const message = typeof cause?.message === 'string' ? cause.message : String(error);
-  return code === undefined ? `request failed: ${message}` : `request failed: ${code}`;
+  if (typeof failure?.code === 'string') return `request failed: ${failure.code}`;
+  return `request failed: ${typeof failure?.message === 'string' ? failure.message : String(error)}`;
 }
 
 /**

@@ -1,0 +1,135 @@
+/**
+ * `client.webhookEndpoints`: the client's own webhook endpoints (scope `webhooks/manage`):
+ * register one and get its secret, list, read, change, delete, read or rotate the secret, send a
+ * test event, see the attempts, recover what it missed. Every call goes through the client's
+ * one sender: the same retries, errors and token.
+ */
+import type {
+  CreatedWebhookEndpoint,
+  DeliveryAttempt,
+  NewWebhookEndpoint,
+  WebhookEndpoint,
+  WebhookEndpointPatch,
+} from './types.ts';
+
+/** One call as the client sends it. */
+export interface EndpointCall {
+  readonly method: string;
+  readonly path: string;
+  readonly body?: unknown;
+  readonly contentType?: string;
+  readonly headers?: Readonly<Record<string, string>>;
+}
+
+/** What the endpoints need of the client: its sender, its pager and its JSON reader. */
+export interface EndpointTransport {
+  send(call: EndpointCall): Promise<Response>;
+  pages<Item>(path: string): AsyncIterable<Item>;
+  json(response: Response): Promise<unknown>;
+}
+
+export class WebhookEndpoints {
+  readonly #transport: EndpointTransport;
+  /** The last `ETag` seen of each endpoint, by id. */
+  readonly #etags = new Map<string, string>();
+
+  constructor(transport: EndpointTransport) {
+    this.#transport = transport;
+  }
+
+  /** Registers an endpoint; the answer holds its secret (`whsec_…`), shown only here and by `secret`. */
+  async create(endpoint: NewWebhookEndpoint): Promise<CreatedWebhookEndpoint> {
+    const response = await this.#transport.send({
+      method: 'POST',
+      path: '/webhook-endpoints',
+      body: endpoint,
+    });
+    return (await this.#transport.json(response)) as CreatedWebhookEndpoint;
+  }
+
+  /** Every endpoint of the client, page by page, as one async iterable. */
+  list(options: { readonly limit?: number } = {}): AsyncIterable<WebhookEndpoint> {
+    return this.#transport.pages(`/webhook-endpoints?limit=${options.limit ?? 100}`);
+  }
+
+  /** One endpoint. @throws PlantStoreError 404/40402 when the client has none with this id. */
+  async get(id: string): Promise<WebhookEndpoint> {
+    const response = await this.#transport.send({ method: 'GET', path: this.#path(id) });
+    this.#keepEtag(id, response);
+    return (await this.#transport.json(response)) as WebhookEndpoint;
+  }
+
+  /**
+   * Changes what `patch` names (`description: null` removes it; `enabled` turns deliveries off
+   * or on), if the endpoint is still the version this client last read; any version when it has
+   * read none. @throws PlantStoreError 412/41200 when another change came first.
+   */
+  async update(id: string, patch: WebhookEndpointPatch): Promise<WebhookEndpoint> {
+    const response = await this.#transport.send({
+      method: 'PATCH',
+      path: this.#path(id),
+      body: patch,
+      contentType: 'application/merge-patch+json',
+      headers: { 'If-Match': this.#etags.get(id) ?? '*' },
+    });
+    this.#keepEtag(id, response);
+    return (await this.#transport.json(response)) as WebhookEndpoint;
+  }
+
+  /** Deletes an endpoint: nothing is sent to it afterwards. */
+  async delete(id: string): Promise<void> {
+    await this.#transport.send({ method: 'DELETE', path: this.#path(id) });
+    this.#etags.delete(id);
+  }
+
+  /** The endpoint's current signing secret. */
+  async secret(id: string): Promise<string> {
+    const response = await this.#transport.send({
+      method: 'GET',
+      path: `${this.#path(id)}/secret`,
+    });
+    return ((await this.#transport.json(response)) as { secret: string }).secret;
+  }
+
+  /** A new secret; for 24 hours deliveries carry the old one's signature too. */
+  async rotateSecret(id: string): Promise<string> {
+    const response = await this.#transport.send({
+      method: 'POST',
+      path: `${this.#path(id)}/secret/rotate`,
+    });
+    return ((await this.#transport.json(response)) as { secret: string }).secret;
+  }
+
+  /** Sends a signed `webhook.test` event; resolves with its event id (`webhook-id`). */
+  async test(id: string): Promise<string> {
+    const response = await this.#transport.send({ method: 'POST', path: `${this.#path(id)}/test` });
+    return ((await this.#transport.json(response)) as { eventId: string }).eventId;
+  }
+
+  /** Every attempt at the endpoint of the last 7 days, newest first. */
+  attempts(id: string, options: { readonly limit?: number } = {}): AsyncIterable<DeliveryAttempt> {
+    return this.#transport.pages(`${this.#path(id)}/attempts?limit=${options.limit ?? 100}`);
+  }
+
+  /**
+   * Sends again, once each, every event since `since` (at most 7 days back) the endpoint has not
+   * had delivered; resolves with how many. @throws PlantStoreError 409/40900 while disabled.
+   */
+  async recover(id: string, since: Date | string): Promise<number> {
+    const response = await this.#transport.send({
+      method: 'POST',
+      path: `${this.#path(id)}/recover`,
+      body: { since: since instanceof Date ? since.toISOString() : since },
+    });
+    return ((await this.#transport.json(response)) as { events: number }).events;
+  }
+
+  #path(id: string): string {
+    return `/webhook-endpoints/${encodeURIComponent(id)}`;
+  }
+
+  #keepEtag(id: string, response: Response): void {
+    const etag = response.headers.get('etag');
+    if (etag !== null) this.#etags.set(id, etag);
+  }
+}

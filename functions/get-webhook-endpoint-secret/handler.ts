@@ -1,0 +1,16 @@
+/**
+ * Lambda entry of `GET /webhook-endpoints/{endpointId}/secret`. Environment, read once at cold start: see `config.ts`.
+ */
+import { createDocumentClient } from '../shared/dynamodb.ts';
+import { kmsOpenerOf } from '../shared/webhook-endpoints/endpoint-config.ts';
+import { readConfig } from './config.ts';
+import { createHandler } from './create-handler.ts';
+
+const { dynamoDbEndpoint, secretsKeyId, kmsEndpoint, ...config } = readConfig(process.env);
+
+/** The Lambda entry; the clients are created once per container and reused. */
+export const handler = createHandler({
+  documentClient: createDocumentClient({ endpoint: dynamoDbEndpoint }),
+  secretBox: kmsOpenerOf({ secretsKeyId, kmsEndpoint }),
+  ...config,
+});

@@ -1,0 +1,43 @@
+/**
+ * `GET /webhook-endpoints/{endpointId}/attempts?limit=&cursor=`: every attempt at the endpoint in
+ * the 7 days the log keeps, newest first: the event's id and type, the attempt's number, its
+ * outcome, the endpoint's status and how long it took, and when. Paged like plants.
+ */
+import { jsonResponse } from '../shared/api-responses.ts';
+import { nextLink, readPage } from '../shared/paging.ts';
+import {
+  createEndpointHandler,
+  type EndpointHandlerDependencies,
+  requireEndpoint,
+} from '../shared/webhook-endpoints/endpoint-function.ts';
+import { listAttempts } from '../shared/webhook-endpoints/webhook-log.ts';
+
+// An attempt's key in the log: its time, the event's id and the attempt's number.
+const attemptKeyPattern = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z#[A-Za-z0-9_-]{1,200}#\d{2}$/;
+
+function decodeAttemptCursor(cursor: string): string | undefined {
+  const key = Buffer.from(cursor, 'base64url').toString('latin1');
+  return attemptKeyPattern.test(key) && Buffer.from(key, 'latin1').toString('base64url') === cursor
+    ? key
+    : undefined;
+}
+
+/** Builds the middy handler around its dependencies (the local API and tests bring their own). */
+export function createHandler(dependencies: EndpointHandlerDependencies) {
+  return createEndpointHandler('list-webhook-endpoint-attempts', dependencies, async (request) => {
+    const page = readPage(request.event, decodeAttemptCursor);
+    const record = await requireEndpoint(request);
+    const { attempts, last } = await listAttempts(record.id, page, request.log);
+    const headers: Record<string, string> =
+      last === undefined
+        ? {}
+        : {
+            Link: nextLink(
+              request.event,
+              page.limit,
+              Buffer.from(last, 'latin1').toString('base64url'),
+            ),
+          };
+    return jsonResponse(200, attempts, headers);
+  });
+}

@@ -1,0 +1,36 @@
+/**
+ * `GET /webhook-endpoints?limit=&cursor=`: the token's subject's endpoints in creation order, a
+ * page at a time, with a `Link: <…>; rel="next"` while more follow (as the plants' list).
+ */
+import { jsonResponse } from '../shared/api-responses.ts';
+import { nextLink, readPage } from '../shared/paging.ts';
+import { endpointIdPattern, viewOf } from '../shared/webhook-endpoints/endpoint.ts';
+import {
+  createEndpointHandler,
+  type EndpointHandlerDependencies,
+} from '../shared/webhook-endpoints/endpoint-function.ts';
+import { listEndpoints } from '../shared/webhook-endpoints/endpoint-store.ts';
+
+/** A cursor: base64url of the id the next page starts after. */
+export function encodeEndpointCursor(id: string): string {
+  return Buffer.from(id, 'latin1').toString('base64url');
+}
+
+function decodeEndpointCursor(cursor: string): string | undefined {
+  const id = Buffer.from(cursor, 'base64url').toString('latin1');
+  return endpointIdPattern.test(id) && encodeEndpointCursor(id) === cursor ? id : undefined;
+}
+
+/** Builds the middy handler around its dependencies (the local API and tests bring their own). */
+export function createHandler(dependencies: EndpointHandlerDependencies) {
+  return createEndpointHandler('list-webhook-endpoints', dependencies, async (request) => {
+    const page = readPage(request.event, decodeEndpointCursor);
+    const { records, more } = await listEndpoints(request.owner, page, request.table);
+    const last = records.at(-1);
+    const headers: Record<string, string> =
+      more && last !== undefined
+        ? { Link: nextLink(request.event, page.limit, encodeEndpointCursor(last.id)) }
+        : {};
+    return jsonResponse(200, records.map(viewOf), headers);
+  });
+}

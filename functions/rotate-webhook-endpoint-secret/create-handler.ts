@@ -1,0 +1,41 @@
+/**
+ * `POST /webhook-endpoints/{endpointId}/secret/rotate`: a new signing secret. For 24 hours every
+ * delivery carries two signatures, the new secret's and the previous one's, so a receiver that
+ * changes its secret late still verifies every event; a second rotation within them replaces the
+ * previous secret with the one it rotates out.
+ */
+import { jsonResponse } from '../shared/api-responses.ts';
+import { rotationOverlapMilliseconds } from '../shared/webhook-endpoints/endpoint.ts';
+import {
+  createEndpointHandler,
+  type EndpointHandlerDependencies,
+  required,
+  requireEndpoint,
+} from '../shared/webhook-endpoints/endpoint-function.ts';
+import { replaceEndpoint } from '../shared/webhook-endpoints/endpoint-store.ts';
+import { newEndpointSecret } from '../shared/webhook-endpoints/secret-box.ts';
+
+/** Builds the middy handler around its dependencies (the local API and tests bring their own). */
+export function createHandler(dependencies: EndpointHandlerDependencies) {
+  const seal = required(dependencies.secretBox?.seal, 'secret sealing');
+  return createEndpointHandler('rotate-webhook-endpoint-secret', dependencies, async (request) => {
+    // A change made meanwhile (another rotation, a patch) is read again, then rotated over.
+    for (let attempt = 1; ; attempt += 1) {
+      const current = await requireEndpoint(request);
+      const now = request.now();
+      const secret = newEndpointSecret();
+      const rotated = {
+        ...current,
+        secret: await seal(secret, current.id),
+        previousSecret: current.secret,
+        previousSecretUntil: now + rotationOverlapMilliseconds,
+      };
+      // The secret is no part of what the API shows: the ETag stays.
+      if (await replaceEndpoint(rotated, { secret: current.secret }, request.table)) {
+        request.logger.info('webhook endpoint secret rotated', { endpointId: current.id });
+        return jsonResponse(200, { secret });
+      }
+      if (attempt === 3) throw new Error('The endpoint kept changing during the rotation.');
+    }
+  });
+}

@@ -1,0 +1,16 @@
+/**
+ * Lambda entry of `POST /webhook-endpoints/{endpointId}/secret/rotate`. Environment, read once at cold start: see `config.ts`.
+ */
+import { createDocumentClient } from '../shared/dynamodb.ts';
+import { kmsSealerOf } from '../shared/webhook-endpoints/endpoint-config.ts';
+import { readConfig } from './config.ts';
+import { createHandler } from './create-handler.ts';
+
+const { dynamoDbEndpoint, secretsKeyId, kmsEndpoint, ...config } = readConfig(process.env);
+
+/** The Lambda entry; the clients are created once per container and reused. */
+export const handler = createHandler({
+  documentClient: createDocumentClient({ endpoint: dynamoDbEndpoint }),
+  secretBox: kmsSealerOf({ secretsKeyId, kmsEndpoint }),
+  ...config,
+});

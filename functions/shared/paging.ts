@@ -1,0 +1,76 @@
+/**
+ * Paging a list answer: `limit` (1 to 100, 20 when absent) and an opaque `cursor` copied from the
+ * `next` link of the page before (RFC 8288), for plants and webhook endpoints alike. Each list
+ * writes and reads its own cursors; this module only carries them.
+ */
+import type { APIGatewayProxyEvent } from 'aws-lambda';
+import { InvalidParameterError } from './errors.ts';
+import { findHeader } from './request.ts';
+
+export const defaultPageLimit = 20;
+export const maxPageLimit = 100;
+
+export interface PageParameters<After> {
+  readonly limit: number;
+  readonly after?: After;
+}
+
+/**
+ * `limit` and `cursor` of the request, the cursor read by `decode` (`undefined`: not a cursor
+ * the list could have written). Each may be given once; other query parameters are ignored.
+ * @throws InvalidParameterError (40005) naming the parameter.
+ */
+export function readPage<After>(
+  event: APIGatewayProxyEvent,
+  decode: (cursor: string) => After | undefined,
+): PageParameters<After> {
+  const limitText = singleQueryValue(event, 'limit');
+  const cursor = singleQueryValue(event, 'cursor');
+  let limit = defaultPageLimit;
+  if (limitText !== undefined) {
+    // Leading zeros are allowed, as in ids: `limit=007` is 7, however many zeros.
+    const digits = /^[0-9]+$/.test(limitText) ? limitText.replace(/^0+(?=[0-9])/, '') : '';
+    limit = digits.length >= 1 && digits.length <= 3 ? Number(digits) : 0;
+    if (limit < 1 || limit > maxPageLimit) {
+      throw new InvalidParameterError(
+        `Invalid parameter: limit must be an integer from 1 to ${maxPageLimit}.`,
+      );
+    }
+  }
+  if (cursor === undefined) return { limit };
+  const after = decode(cursor);
+  if (after === undefined) {
+    throw new InvalidParameterError(
+      'Invalid parameter: cursor must be copied unchanged from a next link.',
+    );
+  }
+  return { limit, after };
+}
+
+/** The one value of a query parameter, `undefined` when absent. */
+function singleQueryValue(event: APIGatewayProxyEvent, name: string): string | undefined {
+  const values = event.multiValueQueryStringParameters?.[name] ?? [];
+  if (values.length > 1) {
+    throw new InvalidParameterError(`Invalid parameter: ${name} must be given at most once.`);
+  }
+  return values[0] ?? event.queryStringParameters?.[name];
+}
+
+/**
+ * The `Link` header value of the next page (RFC 8288): an absolute URL on the host and path the
+ * client called, stage or custom domain's base path included (`requestContext.path`), so it can
+ * be followed as it is. Relative to the host when the event names no domain.
+ */
+export function nextLink(event: APIGatewayProxyEvent, limit: number, cursor: string): string {
+  return `<${requestUrl(event)}?limit=${limit}&cursor=${cursor}>; rel="next"`;
+}
+
+/** The URL the client called, without its query: its origin and path as it wrote them. */
+export function requestUrl(event: APIGatewayProxyEvent): string {
+  const { domainName, path } = event.requestContext ?? {};
+  const requestPath = path || event.path;
+  // API Gateway sets X-Forwarded-Proto (always https); the local stand-in sets http.
+  const scheme = findHeader(event, 'x-forwarded-proto') === 'http' ? 'http' : 'https';
+  const origin = domainName ? `${scheme}://${domainName}` : '';
+  return `${origin}${requestPath}`;
+}

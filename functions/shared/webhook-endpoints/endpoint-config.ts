@@ -1,0 +1,64 @@
+/**
+ * The webhook endpoint stores and the key sealing their secrets, as the functions read them from
+ * their environment.
+ */
+import { KMSClient } from '@aws-sdk/client-kms';
+import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { createDocumentClient } from '../dynamodb.ts';
+import type { EnvironmentReader } from '../environment.ts';
+import { kmsOpener, kmsSealer, type SecretBox } from './secret-box.ts';
+
+/** Where the endpoints and the webhook log are. */
+export interface EndpointStoreSettings {
+  readonly endpointsTableName: string;
+  readonly logTableName: string;
+  /** A DynamoDB-compatible endpoint (`sam local`); AWS's when absent. */
+  readonly dynamoDbEndpoint: string | undefined;
+}
+
+/** `ENDPOINTS_TABLE_NAME`, `WEBHOOK_LOG_TABLE_NAME` (both required) and `DYNAMODB_ENDPOINT`. */
+export function readEndpointStoreSettings(read: EnvironmentReader): EndpointStoreSettings {
+  return {
+    endpointsTableName: read.string('ENDPOINTS_TABLE_NAME'),
+    logTableName: read.string('WEBHOOK_LOG_TABLE_NAME'),
+    dynamoDbEndpoint: read.optional('DYNAMODB_ENDPOINT'),
+  };
+}
+
+/** `SECRETS_KEY_ID` (the KMS key sealing endpoint secrets) and `KMS_ENDPOINT` (`sam local`). */
+export function readSecretsKeySettings(read: EnvironmentReader) {
+  return {
+    secretsKeyId: read.string('SECRETS_KEY_ID'),
+    kmsEndpoint: read.optional('KMS_ENDPOINT'),
+  };
+}
+
+type SecretsKeySettings = ReturnType<typeof readSecretsKeySettings>;
+
+function kmsOf(settings: SecretsKeySettings): KMSClient {
+  return new KMSClient(
+    settings.kmsEndpoint === undefined ? {} : { endpoint: settings.kmsEndpoint },
+  );
+}
+
+/** Sealing with the settings' key (create, rotate). */
+export function kmsSealerOf(settings: SecretsKeySettings): Pick<SecretBox, 'seal'> {
+  return kmsSealer(kmsOf(settings), settings.secretsKeyId);
+}
+
+/** Opening with the settings' key (the secret's answer, the delivery). */
+export function kmsOpenerOf(settings: SecretsKeySettings): Pick<SecretBox, 'open'> {
+  return kmsOpener(kmsOf(settings), settings.secretsKeyId);
+}
+
+/** The document client and table names of the stores, for the functions' dependencies. */
+export function endpointStoresOf(
+  settings: EndpointStoreSettings,
+  documentClient?: DynamoDBDocumentClient,
+) {
+  return {
+    documentClient: documentClient ?? createDocumentClient({ endpoint: settings.dynamoDbEndpoint }),
+    endpointsTableName: settings.endpointsTableName,
+    logTableName: settings.logTableName,
+  };
+}

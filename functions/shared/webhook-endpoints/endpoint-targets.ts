@@ -1,0 +1,140 @@
+/**
+ * Delivering to webhook endpoints: each message's endpoint is read as it is when its turn comes
+ * (deleted, disabled, no longer hearing of the type, or already holding the event: nothing is
+ * sent), its URL checked again and the connection made to the address just checked (no DNS
+ * rebinding), signed with its secret (and, for 24 h after a rotation, the previous one too).
+ * Every attempt is logged for its owner; a run of failures 5 days long disables the endpoint.
+ */
+import type { Logger } from '../logger.ts';
+import type {
+  DeliveryTarget,
+  DeliveryTargets,
+  TargetResolution,
+} from '../webhooks/attempt-delivery.ts';
+import type { DeliveryMessage } from '../webhooks/delivery-message.ts';
+import { type SendOutcome, sendWebhook } from '../webhooks/send-webhook.ts';
+import { type EndpointRecord, failingLimitMilliseconds } from './endpoint.ts';
+import { type EndpointTable, readEndpoint, recordEndpointHealth } from './endpoint-store.ts';
+import { checkEndpointUrl, EndpointUrlError, type EndpointUrlPolicy } from './endpoint-url.ts';
+import type { SecretBox } from './secret-box.ts';
+import {
+  type DeliveryAttemptRecord,
+  deliveredAmong,
+  recordAttempt,
+  type WebhookLogTable,
+} from './webhook-log.ts';
+
+export interface EndpointDeliveryDependencies {
+  readonly table: EndpointTable;
+  readonly log: WebhookLogTable;
+  /** Opens the endpoints' secrets. */
+  readonly secretBox: Pick<SecretBox, 'open'>;
+  readonly urlPolicy: EndpointUrlPolicy;
+  /** The clock (tests move it days ahead). */
+  readonly now?: () => number;
+  /** How long every attempt must have failed before the endpoint is disabled. @default 5 days */
+  readonly failingLimitMilliseconds?: number;
+}
+
+/** The log line of an endpoint disabled for failing, which the EndpointsDisabled metric counts. */
+export const endpointLog = { disabled: 'webhook endpoint disabled' } as const;
+
+/** How long an opened secret is kept in memory. */
+const secretCacheMilliseconds = 5 * 60 * 1000;
+
+/**
+ * The targets of endpoint messages (`message.endpoint`), for each invocation's logger; opened
+ * secrets are kept 5 minutes across invocations.
+ */
+export function endpointTargets(
+  dependencies: EndpointDeliveryDependencies,
+): (logger: Logger) => DeliveryTargets {
+  const now = dependencies.now ?? Date.now;
+  const opened = new Map<string, { value: string; at: number }>();
+  const open = async (sealed: string, endpointId: string) => {
+    const cached = opened.get(sealed);
+    if (cached !== undefined && now() - cached.at < secretCacheMilliseconds) return cached.value;
+    const value = await dependencies.secretBox.open(sealed, endpointId);
+    opened.set(sealed, { value, at: now() });
+    return value;
+  };
+
+  const target = (record: EndpointRecord, logger: Logger): DeliveryTarget => ({
+    attempt: async (message, options) => {
+      let address: string | undefined;
+      try {
+        address = (await checkEndpointUrl(record.url, dependencies.urlPolicy)).addresses[0];
+      } catch (error) {
+        if (!(error instanceof EndpointUrlError)) throw error;
+        return { delivered: false, failure: `refused: ${error.message}` };
+      }
+      const previous =
+        record.previousSecret !== undefined && (record.previousSecretUntil ?? 0) > now()
+          ? await open(record.previousSecret, record.id)
+          : undefined;
+      return sendWebhook(
+        message,
+        {
+          name: message.subscriber,
+          url: record.url,
+          secret: await open(record.secret, record.id),
+          ...(previous === undefined ? {} : { previousSecret: previous }),
+        },
+        { ...options, ...(address === undefined ? {} : { address }) },
+      );
+    },
+    record: async (message, outcome, timing) => {
+      await recordAttempt(record.id, attemptRecordOf(message, outcome, timing), dependencies.log);
+      // The endpoints' clock, not the attempt's: a test moves it days ahead.
+      const at = now();
+      const reason = outcome.delivered
+        ? ''
+        : `Every delivery attempt failed for 5 days (since ${new Date(record.failingSince ?? at).toISOString()}); the last one: ${outcome.failure}.`;
+      const health = await recordEndpointHealth(
+        record,
+        { delivered: outcome.delivered, at, reason },
+        dependencies.failingLimitMilliseconds ?? failingLimitMilliseconds,
+        dependencies.table,
+      );
+      if (health === 'disabled') {
+        logger.warn(endpointLog.disabled, { endpointId: record.id, reason });
+      }
+    },
+  });
+
+  return (logger) => ({
+    resolve: async (message): Promise<TargetResolution> => {
+      const address = message.endpoint;
+      if (address === undefined) return { unknown: true };
+      const record = await readEndpoint(address.owner, address.id, dependencies.table);
+      if (record === undefined) return { done: 'the endpoint was deleted' };
+      // A test event is sent whatever the endpoint's state: its owner asked for it.
+      if (address.type !== 'webhook.test') {
+        if (!record.enabled) return { done: 'the endpoint is disabled' };
+        if (!(record.events as readonly string[]).includes(address.type)) {
+          return { done: `the endpoint no longer hears of ${address.type}` };
+        }
+        const delivered = await deliveredAmong(record.id, [message.webhookId], dependencies.log);
+        if (delivered.size > 0) return { done: 'the endpoint has had this event' };
+      }
+      return { target: target(record, logger) };
+    },
+  });
+}
+
+function attemptRecordOf(
+  message: DeliveryMessage,
+  outcome: SendOutcome,
+  timing: { readonly startedAt: number; readonly durationMilliseconds: number },
+): DeliveryAttemptRecord {
+  return {
+    eventId: message.webhookId,
+    type: (message.endpoint?.type ?? 'webhook.test') as DeliveryAttemptRecord['type'],
+    attempt: message.attempt,
+    outcome: outcome.delivered ? 'delivered' : 'failed',
+    ...(outcome.status === undefined ? {} : { responseStatus: outcome.status }),
+    durationMilliseconds: Math.round(timing.durationMilliseconds),
+    ...(outcome.delivered ? {} : { failure: outcome.failure }),
+    attemptedAt: new Date(timing.startedAt).toISOString(),
+  };
+}

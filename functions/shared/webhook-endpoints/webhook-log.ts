@@ -1,0 +1,271 @@
+/**
+ * The webhook log (`infra/table-schemas.ts`), kept 7 days: every plant event, so that an
+ * endpoint can `recover` what it missed, and every attempt at an endpoint, so that its owner can
+ * see them (`attempts`) and no event is delivered to it twice by a recover.
+ *
+ * - `event#<hour>` / `<time>#<webhookId>`: an event, under the hour it happened in.
+ * - `attempts#<endpointId>` / `<time>#<webhookId>#<attempt>`: an attempt, read newest first.
+ * - `delivered#<endpointId>` / `<webhookId>`: the event reached the endpoint.
+ *
+ * Every item expires (TTL `expiresAt`) 7 days after it was written; DynamoDB deletes expired
+ * items within days, so reads leave out what has expired but is still there.
+ */
+import {
+  BatchGetCommand,
+  BatchWriteCommand,
+  type NativeAttributeValue,
+  PutCommand,
+  QueryCommand,
+} from '@aws-sdk/lib-dynamodb';
+import { callStore, type StoreDependencies } from '../dynamodb.ts';
+import { readStoredPlant } from '../stored-plant.ts';
+import type { PlantEvent, PlantEventType } from '../webhooks/plant-events.ts';
+
+/** How long the log keeps events and attempts: 7 days. */
+export const keptMilliseconds = 7 * 24 * 60 * 60 * 1000;
+
+/** Where the log is: the plants' store settings, naming the log table. */
+export type WebhookLogTable = Omit<StoreDependencies, 'tableName'> & {
+  readonly logTableName: string;
+};
+
+/** One attempt at an endpoint, as `GET …/attempts` shows it. */
+export interface DeliveryAttemptRecord {
+  readonly eventId: string;
+  readonly type: PlantEventType | 'webhook.test';
+  readonly attempt: number;
+  readonly outcome: 'delivered' | 'failed';
+  /** The endpoint's HTTP status, when it answered. */
+  readonly responseStatus?: number;
+  readonly durationMilliseconds: number;
+  /** Why it failed, in a line (never a secret). */
+  readonly failure?: string;
+  /** RFC 3339, milliseconds, UTC. */
+  readonly attemptedAt: string;
+}
+
+type Item = Record<string, NativeAttributeValue>;
+
+const hourOf = (time: number) => new Date(time).toISOString().slice(0, 13);
+const expiry = (time: number) => Math.ceil((time + keptMilliseconds) / 1000);
+
+/** Keeps events (25 to a request, DynamoDB's batch limit; unprocessed ones retried). */
+export async function keepEvents(
+  events: readonly PlantEvent[],
+  table: WebhookLogTable,
+): Promise<void> {
+  const items = events.map((event) => ({
+    pk: `event#${hourOf(event.occurredAt)}`,
+    sk: `${new Date(event.occurredAt).toISOString()}#${event.webhookId}`,
+    webhookId: event.webhookId,
+    type: event.type,
+    id: event.id,
+    ...(event.plant === undefined
+      ? {}
+      : {
+          name: event.plant.name,
+          ...(event.plant.tag === undefined ? {} : { tag: event.plant.tag }),
+        }),
+    version: event.version,
+    occurredAt: event.occurredAt,
+    expiresAt: expiry(event.occurredAt),
+  }));
+  await writeAll(items, table);
+}
+
+/**
+ * The events kept from `since` to `until` (milliseconds), oldest first, hour by hour; those
+ * whose expiry has passed are left out.
+ */
+export async function* eventsBetween(
+  since: number,
+  until: number,
+  table: WebhookLogTable,
+): AsyncGenerator<PlantEvent> {
+  const now = Date.now();
+  for (let hour = Math.floor(since / 3_600_000) * 3_600_000; hour <= until; hour += 3_600_000) {
+    for await (const item of query(table, {
+      KeyConditionExpression: 'pk = :pk AND sk BETWEEN :from AND :to',
+      ExpressionAttributeValues: {
+        ':pk': `event#${hourOf(hour)}`,
+        ':from': new Date(since).toISOString(),
+        ':to': `${new Date(until).toISOString()}~`,
+      },
+    })) {
+      if (Number(item.expiresAt?.value ?? 0) * 1000 <= now) continue;
+      yield eventOf(item);
+    }
+  }
+}
+
+function eventOf(item: Item): PlantEvent {
+  const type = item.type as PlantEventType;
+  const plant = readStoredPlant(item);
+  const id = BigInt((item.id as { value: string }).value);
+  return {
+    webhookId: item.webhookId as string,
+    type,
+    id,
+    ...(type === 'plant.deleted' || plant === undefined ? {} : { plant }),
+    version: Number((item.version as { value: string }).value),
+    occurredAt: Number((item.occurredAt as { value: string }).value),
+  };
+}
+
+/** Logs an attempt at an endpoint, and, when it delivered, that the event reached it. */
+export async function recordAttempt(
+  endpointId: string,
+  attempt: DeliveryAttemptRecord,
+  table: WebhookLogTable,
+): Promise<void> {
+  const at = Date.parse(attempt.attemptedAt);
+  await writeAll(
+    [
+      {
+        pk: `attempts#${endpointId}`,
+        sk: `${attempt.attemptedAt}#${attempt.eventId}#${String(attempt.attempt).padStart(2, '0')}`,
+        ...attempt,
+        expiresAt: expiry(at),
+      },
+      ...(attempt.outcome === 'delivered' && attempt.type !== 'webhook.test'
+        ? [{ pk: `delivered#${endpointId}`, sk: attempt.eventId, expiresAt: expiry(at) }]
+        : []),
+    ],
+    table,
+  );
+}
+
+/** Which of `eventIds` reached the endpoint (100 to a request, DynamoDB's batch limit). */
+export async function deliveredAmong(
+  endpointId: string,
+  eventIds: readonly string[],
+  table: WebhookLogTable,
+): Promise<ReadonlySet<string>> {
+  const delivered = new Set<string>();
+  const unique = [...new Set(eventIds)];
+  for (let start = 0; start < unique.length; start += 100) {
+    let keys: Item[] | undefined = unique
+      .slice(start, start + 100)
+      .map((eventId) => ({ pk: `delivered#${endpointId}`, sk: eventId }));
+    while (keys !== undefined && keys.length > 0) {
+      const requested: Item[] = keys;
+      const result = await callStore(
+        (abortSignal) =>
+          table.documentClient.send(
+            new BatchGetCommand({
+              RequestItems: { [table.logTableName]: { Keys: requested, ConsistentRead: true } },
+            }),
+            { abortSignal },
+          ),
+        table.deadlineMilliseconds,
+      );
+      for (const item of result.Responses?.[table.logTableName] ?? []) {
+        delivered.add(item.sk as string);
+      }
+      keys = result.UnprocessedKeys?.[table.logTableName]?.Keys;
+    }
+  }
+  return delivered;
+}
+
+/** A page of the endpoint's attempts, newest first, after the cursor `after` (an item's key). */
+export async function listAttempts(
+  endpointId: string,
+  page: { readonly limit: number; readonly after?: string },
+  table: WebhookLogTable,
+): Promise<{ readonly attempts: readonly DeliveryAttemptRecord[]; readonly last?: string }> {
+  const attempts: { sk: string; attempt: DeliveryAttemptRecord }[] = [];
+  const now = Math.floor(Date.now() / 1000);
+  for await (const item of query(
+    table,
+    {
+      KeyConditionExpression: 'pk = :pk',
+      FilterExpression: 'expiresAt > :now',
+      ExpressionAttributeValues: { ':pk': `attempts#${endpointId}`, ':now': now },
+      ScanIndexForward: false,
+      ...(page.after === undefined
+        ? {}
+        : { ExclusiveStartKey: { pk: `attempts#${endpointId}`, sk: page.after } }),
+    },
+    page.limit + 1,
+  )) {
+    attempts.push({ sk: item.sk as string, attempt: attemptOf(item) });
+    if (attempts.length > page.limit) break;
+  }
+  const shown = attempts.slice(0, page.limit);
+  return {
+    attempts: shown.map((entry) => entry.attempt),
+    ...(attempts.length > page.limit ? { last: shown.at(-1)?.sk as string } : {}),
+  };
+}
+
+function attemptOf(item: Item): DeliveryAttemptRecord {
+  const number = (value: unknown) => Number((value as { value: string }).value);
+  return {
+    eventId: item.eventId as string,
+    type: item.type as DeliveryAttemptRecord['type'],
+    attempt: number(item.attempt),
+    outcome: item.outcome as DeliveryAttemptRecord['outcome'],
+    ...(item.responseStatus === undefined ? {} : { responseStatus: number(item.responseStatus) }),
+    durationMilliseconds: number(item.durationMilliseconds),
+    ...(item.failure === undefined ? {} : { failure: item.failure as string }),
+    attemptedAt: item.attemptedAt as string,
+  };
+}
+
+/** The items of a query, page by page (`pageSize` items a request when given). */
+async function* query(
+  table: WebhookLogTable,
+  input: Omit<ConstructorParameters<typeof QueryCommand>[0], 'TableName'>,
+  pageSize?: number,
+): AsyncGenerator<Item> {
+  let start = input.ExclusiveStartKey;
+  do {
+    const page = await callStore(
+      (abortSignal) =>
+        table.documentClient.send(
+          new QueryCommand({
+            ...input,
+            TableName: table.logTableName,
+            ConsistentRead: true,
+            ...(pageSize === undefined ? {} : { Limit: pageSize }),
+            ...(start === undefined ? {} : { ExclusiveStartKey: start }),
+          }),
+          { abortSignal },
+        ),
+      table.deadlineMilliseconds,
+    );
+    yield* page.Items ?? [];
+    start = page.LastEvaluatedKey;
+  } while (start !== undefined);
+}
+
+/** Writes items 25 to a request, retrying what DynamoDB left unprocessed. */
+async function writeAll(items: readonly Item[], table: WebhookLogTable): Promise<void> {
+  if (items.length === 1) {
+    await callStore(
+      (abortSignal) =>
+        table.documentClient.send(
+          new PutCommand({ TableName: table.logTableName, Item: items[0] as Item }),
+          { abortSignal },
+        ),
+      table.deadlineMilliseconds,
+    );
+    return;
+  }
+  for (let start = 0; start < items.length; start += 25) {
+    let requests = items.slice(start, start + 25).map((Item) => ({ PutRequest: { Item } }));
+    while (requests.length > 0) {
+      const pending = requests;
+      const { UnprocessedItems } = await callStore(
+        (abortSignal) =>
+          table.documentClient.send(
+            new BatchWriteCommand({ RequestItems: { [table.logTableName]: pending } }),
+            { abortSignal },
+          ),
+        table.deadlineMilliseconds,
+      );
+      requests = (UnprocessedItems?.[table.logTableName] ?? []) as typeof requests;
+    }
+  }
+}

@@ -1,0 +1,55 @@
+/**
+ * Where deliveries wait for their attempt: deployed, the delivery queue (SQS); locally, the
+ * dispatcher's timers. The fan-out, the stream-failure replay and an endpoint's test and recover
+ * all queue through this one interface.
+ */
+import { SendMessageBatchCommand, type SQSClient } from '@aws-sdk/client-sqs';
+import type { DeliveryMessage } from './delivery-message.ts';
+
+export interface DeliveryQueue {
+  /** Queues every message; rejects if any was not taken (none is then known to be lost). */
+  send(messages: readonly DeliveryMessage[]): Promise<void>;
+}
+
+/** Batches in flight at once: 1,000 deliveries are 100 batches, ten at a time. */
+const concurrentBatches = 10;
+
+/** The delivery queue: ten messages to a SendMessageBatch (SQS's limit), ten batches at a time. */
+export function sqsDeliveryQueue(sqs: Pick<SQSClient, 'send'>, queueUrl: string): DeliveryQueue {
+  const sendBatch = async (batch: readonly DeliveryMessage[]) => {
+    const { Failed = [] } = await sqs.send(
+      new SendMessageBatchCommand({
+        QueueUrl: queueUrl,
+        Entries: batch.map((message, index) => ({
+          Id: String(index),
+          MessageBody: JSON.stringify(message),
+        })),
+      }),
+    );
+    if (Failed.length > 0) throw new Error(`SQS refused ${Failed.length} delivery messages`);
+  };
+  return {
+    send: async (messages) => {
+      const batches: DeliveryMessage[][] = [];
+      for (let start = 0; start < messages.length; start += 10) {
+        batches.push(messages.slice(start, start + 10));
+      }
+      let next = 0;
+      const failures: unknown[] = [];
+      const worker = async () => {
+        while (next < batches.length) {
+          const batch = batches[next++] as DeliveryMessage[];
+          try {
+            await sendBatch(batch);
+          } catch (error) {
+            failures.push(error);
+          }
+        }
+      };
+      await Promise.all(
+        Array.from({ length: Math.min(concurrentBatches, batches.length) }, worker),
+      );
+      if (failures.length > 0) throw failures[0];
+    },
+  };
+}

@@ -1,0 +1,17 @@
+/**
+ * Lambda entry of `POST /webhook-endpoints/{endpointId}/test`. Environment, read once at cold start: see `config.ts`.
+ */
+import { SQSClient } from '@aws-sdk/client-sqs';
+import { createDocumentClient } from '../shared/dynamodb.ts';
+import { sqsDeliveryQueue } from '../shared/webhooks/delivery-queue.ts';
+import { readConfig } from './config.ts';
+import { createHandler } from './create-handler.ts';
+
+const { dynamoDbEndpoint, deliveryQueueUrl, ...config } = readConfig(process.env);
+
+/** The Lambda entry; the clients are created once per container and reused. */
+export const handler = createHandler({
+  documentClient: createDocumentClient({ endpoint: dynamoDbEndpoint }),
+  deliveries: sqsDeliveryQueue(new SQSClient({}), deliveryQueueUrl),
+  ...config,
+});

@@ -1,0 +1,94 @@
+/**
+ * `PATCH /webhook-endpoints/{endpointId}` (`application/merge-patch+json`, RFC 7396): changes the
+ * URL, the events, the format, the description (`null` removes it) or `enabled`. `If-Match` is
+ * required (428 without it; `*` for any version), as for plants: of two changes made from one
+ * read, one wins and the other is answered 412. Re-enabling starts a clean slate (no failures
+ * counted, no reason) but sends nothing missed: `recover` does that.
+ */
+import { jsonResponse } from '../shared/api-responses.ts';
+import { PreconditionFailedError, PreconditionRequiredError } from '../shared/errors.ts';
+import { readJsonBody } from '../shared/json-body.ts';
+import { entityTagOf, nextVersion } from '../shared/plant-version.ts';
+import { evaluatePreconditions, readPreconditions } from '../shared/preconditions.ts';
+import {
+  checkedUrlOf,
+  type EndpointPatch,
+  type EndpointRecord,
+  readEndpointPatch,
+  viewOf,
+} from '../shared/webhook-endpoints/endpoint.ts';
+import {
+  createEndpointHandler,
+  type EndpointHandlerDependencies,
+  requireEndpoint,
+} from '../shared/webhook-endpoints/endpoint-function.ts';
+import { replaceEndpoint } from '../shared/webhook-endpoints/endpoint-store.ts';
+
+/** The reason an endpoint its owner disabled shows. */
+export const disabledByOwner = 'Disabled by its owner.';
+
+/** Builds the middy handler around its dependencies (the local API and tests bring their own). */
+export function createHandler(dependencies: EndpointHandlerDependencies) {
+  return createEndpointHandler('update-webhook-endpoint', dependencies, async (request) => {
+    const preconditions = readPreconditions(request.event);
+    if (preconditions.ifMatch === undefined)
+      throw new PreconditionRequiredError('webhook endpoint');
+    const body = readJsonBody(request.event, 'application/merge-patch+json');
+    // With `If-Match: *`, a change made meanwhile is read again and the patch applied over it.
+    for (let attempt = 1; ; attempt += 1) {
+      const current = await requireEndpoint(request);
+      evaluatePreconditions(preconditions, current.version, 'write', 'webhook endpoint');
+      const patch = readEndpointPatch(body, current);
+      const url =
+        patch.url === undefined ? current.url : await checkedUrlOf(patch.url, request.urlPolicy);
+      const changed = patched(current, { ...patch, url }, request.now());
+      if (changed === undefined) {
+        return jsonResponse(200, viewOf(current), { ETag: entityTagOf(current.version) });
+      }
+      if (await replaceEndpoint(changed, { version: current.version }, request.table)) {
+        request.logger.info('webhook endpoint changed', { endpointId: current.id });
+        return jsonResponse(200, viewOf(changed), { ETag: entityTagOf(changed.version) });
+      }
+      if (preconditions.ifMatch !== 'any' || attempt === 3) {
+        throw new PreconditionFailedError('If-Match', 'webhook endpoint');
+      }
+    }
+  });
+}
+
+/** The endpoint with the patch applied, or `undefined` when it would not change. */
+function patched(
+  current: EndpointRecord,
+  patch: EndpointPatch & { readonly url: string },
+  now: number,
+): EndpointRecord | undefined {
+  const enabled = patch.enabled ?? current.enabled;
+  const description =
+    patch.description === undefined ? current.description : (patch.description ?? undefined);
+  const {
+    description: _description,
+    disabledReason: _reason,
+    failingSince: _since,
+    ...rest
+  } = current;
+  const next: EndpointRecord = {
+    ...rest,
+    url: patch.url,
+    events: patch.events ?? current.events,
+    format: patch.format ?? current.format,
+    ...(description === undefined ? {} : { description }),
+    enabled,
+    // Disabled by its owner, or still disabled as it was; enabled again, with a clean slate.
+    ...(enabled
+      ? current.enabled && current.failingSince !== undefined
+        ? { failingSince: current.failingSince }
+        : {}
+      : {
+          disabledReason: current.enabled
+            ? disabledByOwner
+            : (current.disabledReason ?? disabledByOwner),
+        }),
+  };
+  const same = JSON.stringify(viewOf(next)) === JSON.stringify(viewOf(current));
+  return same ? undefined : { ...next, version: nextVersion(current.version, now * 1000) };
+}

@@ -1,0 +1,179 @@
+import { RemovalPolicy, Validations } from 'aws-cdk-lib';
+import {
+  type AttributeType,
+  BillingMode,
+  ProjectionType,
+  Table,
+  TableEncryption,
+} from 'aws-cdk-lib/aws-dynamodb';
+import { AnyPrincipal, Effect, PolicyStatement } from 'aws-cdk-lib/aws-iam';
+import { Key } from 'aws-cdk-lib/aws-kms';
+import type { Function as LambdaFunction } from 'aws-cdk-lib/aws-lambda';
+import type { IQueue } from 'aws-cdk-lib/aws-sqs';
+import { Construct } from 'constructs';
+import type { FunctionSettings } from './function-settings.ts';
+import {
+  type TableSchema,
+  webhookEndpointsTableSchema,
+  webhookLogTableSchema,
+} from './table-schemas.ts';
+
+export interface WebhookEndpointStoresProps {
+  /** Keep the endpoints (and refuse their table's deletion) when the stack is deleted. */
+  readonly productionLike: boolean;
+}
+
+/**
+ * Where self-service webhook endpoints live: their table (under their owner; a sparse index of
+ * the enabled ones for the fan-out), the webhook log (events and attempts, kept 7 days by TTL),
+ * and the KMS key that seals their secrets (docs/decisions/endpoint-secrets.md). On-demand and
+ * encrypted, as the plants table; production-like stages retain the endpoints and the key.
+ */
+export class WebhookEndpointStores extends Construct {
+  readonly endpointsTable: Table;
+  readonly logTable: Table;
+  readonly secretsKey: Key;
+
+  constructor(scope: Construct, id: string, props: WebhookEndpointStoresProps) {
+    super(scope, id);
+    const retained = props.productionLike ? RemovalPolicy.RETAIN : RemovalPolicy.DESTROY;
+    this.endpointsTable = tableOf(this, 'Endpoints', webhookEndpointsTableSchema, {
+      pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
+      deletionProtection: props.productionLike,
+      removalPolicy: retained,
+    });
+    this.logTable = tableOf(this, 'Log', webhookLogTableSchema, {
+      // Seven days of events and attempts that expire by themselves: nothing to recover.
+      pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: false },
+      removalPolicy: RemovalPolicy.DESTROY,
+    });
+    Validations.of(this.logTable).acknowledge(
+      {
+        id: 'AwsSolutions::AwsSolutions-DDB3',
+        reason:
+          'The webhook log holds 7 days of events and attempts, each expiring by TTL; the plants ' +
+          'table it is made from has point-in-time recovery.',
+      },
+      {
+        id: 'cdk-validator-cfnguard::dynamodb_table_pitr_enabled_check',
+        reason:
+          'The webhook log holds 7 days of events and attempts, each expiring by TTL; the plants ' +
+          'table it is made from has point-in-time recovery.',
+      },
+    );
+    this.secretsKey = new Key(this, 'SecretsKey', {
+      description: 'Plant Store: seals the webhook endpoints\u2019 signing secrets.',
+      enableKeyRotation: true,
+      removalPolicy: retained,
+    });
+    // Nobody but an AWS service may create grants on it (Control Tower's CT.KMS.PR.3): the
+    // functions encrypt and decrypt under their roles' statements, never through a grant.
+    this.secretsKey.addToResourcePolicy(
+      new PolicyStatement({
+        effect: Effect.DENY,
+        principals: [new AnyPrincipal()],
+        actions: ['kms:CreateGrant'],
+        resources: ['*'],
+        conditions: {
+          BoolIfExists: {
+            'kms:GrantIsForAWSResource': 'false',
+            'aws:PrincipalIsAWSService': 'false',
+          },
+        },
+      }),
+    );
+  }
+
+  /**
+   * Lets a function use the endpoint stores as its settings say: the tables' names in its
+   * environment (`DYNAMODB_ENDPOINT` and `KMS_ENDPOINT` declared empty, for `sam local`), exactly
+   * its actions on each (a `Scan` only on the `subscriptions` index), the key's actions only for
+   * secrets sealed to an endpoint id, and sending to the delivery queue when it queues.
+   */
+  bind(
+    fn: LambdaFunction,
+    access: NonNullable<FunctionSettings['endpoints']>,
+    deliveryQueue: IQueue,
+  ): void {
+    fn.addEnvironment('ENDPOINTS_TABLE_NAME', this.endpointsTable.tableName);
+    fn.addEnvironment('WEBHOOK_LOG_TABLE_NAME', this.logTable.tableName);
+    fn.addEnvironment('DYNAMODB_ENDPOINT', '');
+    const tableActions = access.tableActions ?? [];
+    const scans = tableActions.includes('dynamodb:Scan');
+    const itemActions = tableActions.filter((action) => action !== 'dynamodb:Scan');
+    if (itemActions.length > 0) {
+      fn.addToRolePolicy(tableStatement(itemActions, [this.endpointsTable.tableArn]));
+    }
+    if (scans) {
+      fn.addToRolePolicy(
+        tableStatement(['dynamodb:Scan'], [`${this.endpointsTable.tableArn}/index/subscriptions`]),
+      );
+    }
+    if ((access.logActions ?? []).length > 0) {
+      fn.addToRolePolicy(tableStatement(access.logActions ?? [], [this.logTable.tableArn]));
+    }
+    if ((access.keyActions ?? []).length > 0) {
+      fn.addEnvironment('SECRETS_KEY_ID', this.secretsKey.keyArn);
+      fn.addEnvironment('KMS_ENDPOINT', '');
+      fn.addToRolePolicy(
+        new PolicyStatement({
+          actions: [...(access.keyActions ?? [])],
+          resources: [this.secretsKey.keyArn],
+          // Only secrets sealed to an endpoint: the key serves nothing else.
+          conditions: { StringLike: { 'kms:EncryptionContext:endpointId': 'ep_*' } },
+        }),
+      );
+    }
+    if (access.sendsDeliveries) {
+      fn.addEnvironment('DELIVERY_QUEUE_URL', deliveryQueue.queueUrl);
+      deliveryQueue.grantSendMessages(fn);
+    }
+  }
+}
+
+/** A table of the schema: on-demand, encrypted with the account's DynamoDB key. */
+function tableOf(
+  scope: Construct,
+  id: string,
+  schema: TableSchema,
+  more: Partial<ConstructorParameters<typeof Table>[2]>,
+): Table {
+  const key = (attribute: { name: string; type: string } | undefined) =>
+    attribute === undefined
+      ? undefined
+      : { name: attribute.name, type: attribute.type as AttributeType };
+  const table = new Table(scope, id, {
+    partitionKey: key(schema.partitionKey) as { name: string; type: AttributeType },
+    ...(schema.sortKey === undefined ? {} : { sortKey: key(schema.sortKey) }),
+    billingMode: BillingMode.PAY_PER_REQUEST,
+    encryption: TableEncryption.AWS_MANAGED,
+    ...(schema.timeToLiveAttribute === undefined
+      ? {}
+      : { timeToLiveAttribute: schema.timeToLiveAttribute }),
+    ...more,
+  });
+  for (const index of schema.globalSecondaryIndexes ?? []) {
+    table.addGlobalSecondaryIndex({
+      indexName: index.name,
+      partitionKey: key(index.partitionKey) as { name: string; type: AttributeType },
+      ...(index.sortKey === undefined ? {} : { sortKey: key(index.sortKey) }),
+      projectionType: ProjectionType.INCLUDE,
+      nonKeyAttributes: [...index.include],
+    });
+  }
+  return table;
+}
+
+/** `actions` on `resources`; a function that does not read may not have a write return items. */
+function tableStatement(actions: readonly string[], resources: string[]): PolicyStatement {
+  const reads = actions.some((action) =>
+    ['dynamodb:GetItem', 'dynamodb:BatchGetItem', 'dynamodb:Query', 'dynamodb:Scan'].includes(
+      action,
+    ),
+  );
+  return new PolicyStatement({
+    actions: [...actions],
+    resources,
+    ...(reads ? {} : { conditions: { StringEqualsIfExists: { 'dynamodb:ReturnValues': 'NONE' } } }),
+  });
+}
