@@ -12,12 +12,7 @@ import {
 import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
 import type { Table } from 'aws-cdk-lib/aws-dynamodb';
 import type { IFunction } from 'aws-cdk-lib/aws-lambda';
-import {
-  FilterPattern,
-  type IFilterPattern,
-  type LogGroup,
-  MetricFilter,
-} from 'aws-cdk-lib/aws-logs';
+import { FilterPattern, type LogGroup, MetricFilter } from 'aws-cdk-lib/aws-logs';
 import { Topic } from 'aws-cdk-lib/aws-sns';
 import { EmailSubscription } from 'aws-cdk-lib/aws-sns-subscriptions';
 import {
@@ -26,16 +21,19 @@ import {
   SnsAlarmActionStrategy,
 } from 'cdk-monitoring-constructs';
 import { Construct } from 'constructs';
-import { requestLog } from '../functions/shared/api-responses.ts';
-import { errorCodes } from '../functions/shared/error-codes.ts';
 import { logFields } from '../functions/shared/logger.ts';
-import { functionDisplayName, routeFunctionOf } from '../functions/shared/routes.ts';
-import { itemsNotPlantsLog } from '../functions/shared/stored-plant.ts';
-import { fanoutLog } from '../functions/shared/webhooks/queue-deliveries.ts';
 import { webhookLog } from '../functions/shared/webhooks/send-webhook.ts';
-import { type FunctionSettings, functionSettings } from './function-settings.ts';
+import {
+  addBusinessMetrics,
+  addInitDurations,
+  logGroupOf,
+  message,
+  monitorWebhookEndpoints,
+  stageMetricNamespace,
+} from './log-metrics.ts';
 import { type PlantWebhooks, streamFailureMetricsId } from './plant-webhooks.ts';
 import type { AlarmNotificationsConfig } from './stages.ts';
+import type { WebhookEndpointStores } from './webhook-endpoint-stores.ts';
 
 /** The functions watched, each with what alarming on it means. */
 export interface MonitoredFunction {
@@ -58,16 +56,9 @@ export interface PlantStoreMonitoringProps {
   readonly functions: readonly MonitoredFunction[];
   readonly webhooks: PlantWebhooks;
   readonly notifications: AlarmNotificationsConfig;
+  readonly endpointStores: WebhookEndpointStores;
   /** The Init Duration p99 (ms) above which a function a client waits on pages. */
   readonly initDurationAlarmMilliseconds: number;
-}
-
-/** Metrics made from the functions' own log lines: no code, so no cold-start cost. */
-export const businessMetricNamespace = 'PlantStore';
-
-/** `PlantStore/<stage>`: metric filters cannot set a constant dimension, so the stage is here. */
-export function stageMetricNamespace(stageName: string): string {
-  return `${businessMetricNamespace}/${stageName}`;
 }
 
 /**
@@ -93,12 +84,26 @@ export class PlantStoreMonitoring extends Construct {
   constructor(scope: Construct, id: string, props: PlantStoreMonitoringProps) {
     super(scope, id);
     this.stageName = props.stageName;
-    this.topic = new Topic(this, 'Alarms', {
+    this.topic = this.createTopic(props);
+    this.facade = this.createFacade();
+    this.monitorApi(props);
+    this.monitorFunctions(props);
+    this.authorizerFailuresAlarm = this.monitorAuthorizer(props);
+    addBusinessMetrics(this, props);
+    addInitDurations(this, props);
+    this.monitorTables(props);
+    this.monitorWebhooks(props);
+    monitorWebhookEndpoints(this, props);
+  }
+
+  /** The stage's one topic, with the e-mail and Slack subscriptions the stage names. */
+  private createTopic(props: PlantStoreMonitoringProps): Topic {
+    const topic = new Topic(this, 'Alarms', {
       displayName: `Plant Store ${props.stageName} alarms`,
       enforceSSL: true,
     });
     for (const email of props.notifications.emails ?? []) {
-      this.topic.addSubscription(new EmailSubscription(email));
+      topic.addSubscription(new EmailSubscription(email));
     }
     const slack = props.notifications.slack;
     if (slack !== undefined) {
@@ -106,25 +111,33 @@ export class PlantStoreMonitoring extends Construct {
         slackChannelConfigurationName: `plant-store-${props.stageName}-alarms`,
         slackWorkspaceId: slack.workspaceId,
         slackChannelId: slack.channelId,
-        notificationTopics: [this.topic],
+        notificationTopics: [topic],
       });
     }
+    return topic;
+  }
+
+  /** The library's facade: every alarm it makes notifies the topic, one dashboard. */
+  private createFacade(): MonitoringFacade {
     const sustained = { datapointsToAlarm: 3, evaluationPeriods: 3 };
-    this.facade = new MonitoringFacade(this, 'Facade', {
+    return new MonitoringFacade(this, 'Facade', {
       alarmFactoryDefaults: {
-        alarmNamePrefix: `PlantStore-${props.stageName}`,
+        alarmNamePrefix: `PlantStore-${this.stageName}`,
         actionsEnabled: true,
         action: new SnsAlarmActionStrategy({ onAlarmTopic: this.topic }),
         ...sustained,
       },
       dashboardFactory: new DefaultDashboardFactory(this, 'Dashboard', {
-        dashboardNamePrefix: `PlantStore-${props.stageName}`,
+        dashboardNamePrefix: `PlantStore-${this.stageName}`,
         createDashboard: true,
         createSummaryDashboard: false,
         createAlarmDashboard: false,
       }),
     });
+  }
 
+  /** The REST API: its 5xx rate and its latency. */
+  private monitorApi(props: PlantStoreMonitoringProps): void {
     this.facade.monitorApiGateway({
       api: props.api,
       apiStage: props.stageName,
@@ -138,7 +151,10 @@ export class PlantStoreMonitoring extends Construct {
       // 2 s for 15 minutes means the store or the authorizer's issuer is struggling.
       addLatencyP99Alarm: { Warning: { maxLatency: Duration.seconds(2) } },
     });
+  }
 
+  /** Each function: errors (but the authorizer's), throttles, duration, a stream's age. */
+  private monitorFunctions(props: PlantStoreMonitoringProps): void {
     for (const { name, function: fn, role } of props.functions) {
       if (role === 'manual') {
         this.facade.monitorLambdaFunction({ lambdaFunction: fn, humanReadableName: name });
@@ -173,13 +189,17 @@ export class PlantStoreMonitoring extends Construct {
           : {}),
       });
     }
+  }
 
-    // The authorizer's own failures (its issuer's keys unreachable, a fault of ours): it logs
-    // them at error level and fails closed, so every client gets 401 meanwhile. Five in five
-    // minutes is an issuer outage, not one unlucky fetch.
+  /**
+   * The authorizer's own failures (its issuer's keys unreachable, a fault of ours): it logs
+   * them at error level and fails closed, so every client gets 401 meanwhile. Five in five
+   * minutes is an issuer outage, not one unlucky fetch.
+   */
+  private monitorAuthorizer(props: PlantStoreMonitoringProps): Alarm | undefined {
     const authorizer = props.functions.find((entry) => entry.role === 'authorizer');
-    this.authorizerFailuresAlarm = undefined;
-    if (authorizer !== undefined) {
+    if (authorizer === undefined) return undefined;
+    {
       const failures = new MetricFilter(this, 'AuthorizerFailures', {
         logGroup: authorizer.logGroup,
         filterPattern: FilterPattern.stringValue(logFields.level, '=', 'error'),
@@ -187,7 +207,7 @@ export class PlantStoreMonitoring extends Construct {
         metricName: 'AuthorizerFailures',
         metricValue: '1',
       });
-      this.authorizerFailuresAlarm = new Alarm(this, 'AuthorizerFailuresAlarm', {
+      const alarm = new Alarm(this, 'AuthorizerFailuresAlarm', {
         alarmName: `PlantStore-${props.stageName}-Authorizer-Failures`,
         alarmDescription: 'The authorizer could not verify tokens (JWKS unreachable or a fault).',
         metric: failures.metric({ statistic: 'Sum', period: Duration.minutes(5) }),
@@ -196,11 +216,13 @@ export class PlantStoreMonitoring extends Construct {
         evaluationPeriods: 1,
         treatMissingData: TreatMissingData.NOT_BREACHING,
       });
-      this.authorizerFailuresAlarm.addAlarmAction(new SnsAction(this.topic));
+      alarm.addAlarmAction(new SnsAction(this.topic));
+      return alarm;
     }
-    this.addBusinessMetrics(props);
-    this.addInitDurations(props);
+  }
 
+  /** The plants table: throttling and DynamoDB's own errors. */
+  private monitorTables(props: PlantStoreMonitoringProps): void {
     this.facade.monitorDynamoTable({
       table: props.table,
       humanReadableName: 'Plants table',
@@ -212,7 +234,10 @@ export class PlantStoreMonitoring extends Construct {
       // DynamoDB's own 500s: the SDK retries them, so sustained ones reach clients as 503s.
       addSystemErrorCountAlarm: { Warning: { maxErrorCount: 0 } },
     });
+  }
 
+  /** The stage subscribers' webhooks: dead letters, retries behind, late deliveries, kept batches. */
+  private monitorWebhooks(props: PlantStoreMonitoringProps): void {
     const { webhooks } = props;
     this.facade.monitorSqsQueueWithDlq({
       queue: webhooks.deliveryQueue,
@@ -270,62 +295,8 @@ export class PlantStoreMonitoring extends Construct {
     });
   }
 
-  /**
-   * Every function's cold starts, as Lambda reports them: with the JSON log format, each
-   * invocation's `platform.report` record is a line of the function's log group, and an
-   * invocation that started an instance carries `record.metrics.initDurationMs` (Lambda
-   * developer guide, "Configuring JSON and plain text log formats" and the Telemetry API's
-   * `platform.report` schema). One metric per function, `PlantStore/<stage>/InitDuration`, on
-   * the dashboard; an alarm on its p99 for each function a client waits on (the API functions
-   * and the authorizer). Cold starts are sparse, so a quarter hour holds enough of them for a
-   * p99, and two such quarters within 45 minutes are a regression, not one unlucky host.
-   */
-  private addInitDurations(props: PlantStoreMonitoringProps): void {
-    const metrics = props.functions.map(({ name, logGroup, role }) => {
-      const filter = new MetricFilter(this, `InitDuration-${name}`, {
-        logGroup,
-        filterPattern: FilterPattern.all(
-          FilterPattern.stringValue(platformReport.typeField, '=', platformReport.type),
-          FilterPattern.numberValue(platformReport.initDurationField, '>', 0),
-        ),
-        metricNamespace: `${stageMetricNamespace(props.stageName)}/InitDuration`,
-        metricName: name,
-        metricValue: platformReport.initDurationField,
-        unit: Unit.MILLISECONDS,
-      });
-      const metric = filter.metric({ statistic: 'p99', period: Duration.minutes(15) });
-      if (role === 'api' || role === 'authorizer') {
-        const alarm = new Alarm(this, `InitDurationAlarm-${name}`, {
-          alarmName: `PlantStore-${props.stageName}-${name}-Init-Duration-P99`,
-          alarmDescription: `${name}'s cold starts take longer than they should: a bundle that grew, or init waiting on the network.`,
-          metric,
-          threshold: props.initDurationAlarmMilliseconds,
-          comparisonOperator: ComparisonOperator.GREATER_THAN_THRESHOLD,
-          evaluationPeriods: 3,
-          datapointsToAlarm: 2,
-          treatMissingData: TreatMissingData.NOT_BREACHING,
-        });
-        alarm.addAlarmAction(new SnsAction(this.topic));
-      }
-      return metric.with({ label: name });
-    });
-    this.facade.monitorCustom({
-      humanReadableName: 'Cold starts',
-      alarmFriendlyName: 'ColdStarts',
-      metricGroups: [
-        {
-          title: 'Init Duration p99 per function (ms), from platform.report',
-          metrics,
-          horizontalAnnotations: [
-            { value: props.initDurationAlarmMilliseconds, label: 'alarm (API functions)' },
-          ],
-        },
-      ],
-    });
-  }
-
   /** An alarm on one period, missing data as fine, notifying the stage's topic. */
-  private addAlarm(
+  addAlarm(
     name: string,
     props: Pick<AlarmProps, 'alarmDescription' | 'metric' | 'threshold' | 'comparisonOperator'>,
   ): Alarm {
@@ -339,78 +310,4 @@ export class PlantStoreMonitoring extends Construct {
     alarm.addAlarmAction(new SnsAction(this.topic));
     return alarm;
   }
-
-  /**
-   * Plants created (new plants the fan-out queued), conflicts, webhook outcomes and stored items
-   * that are not plants, counted from the functions' log lines: no code in the API functions,
-   * so nothing added to a cold start. Every message, field and code is the logging module's own.
-   */
-  private addBusinessMetrics(props: PlantStoreMonitoringProps): void {
-    const counters: [string, string, IFilterPattern, string][] = [
-      // Queued by the fan-out, or by a replay of what the fan-out could not queue.
-      ...['webhook-fanout', 'replay-stream-failures'].map(
-        (name): [string, string, IFilterPattern, string] => [
-          'PlantsCreated',
-          name,
-          message(fanoutLog.queued),
-          `$.${fanoutLog.newPlantsField}`,
-        ],
-      ),
-      [
-        'PlantConflicts',
-        // Only a create can conflict with a stored plant.
-        functionDisplayName(routeFunctionOf('POST', '/plants')),
-        FilterPattern.numberValue(
-          `$.${requestLog.errorCodeField}`,
-          '=',
-          errorCodes.plantConflict.error,
-        ),
-        '1',
-      ],
-      ['WebhooksDelivered', 'deliver-webhook', message(webhookLog.delivered), '1'],
-      ['WebhookRetries', 'deliver-webhook', message(webhookLog.retrying), '1'],
-      ['WebhooksDeadLettered', 'deliver-webhook', message(webhookLog.deadLettered), '1'],
-      ...Object.entries(functionSettings as Record<string, FunctionSettings>)
-        .filter(([, settings]) => settings.skipsItemsNotPlants === true)
-        .map(([name]) => functionDisplayName(name))
-        .map((name): [string, string, IFilterPattern, string] => [
-          'ItemsNotPlants',
-          name,
-          message(itemsNotPlantsLog.message),
-          `$.${itemsNotPlantsLog.countField}`,
-        ]),
-    ];
-    for (const [metricName, functionName, filterPattern, metricValue] of counters) {
-      new MetricFilter(this, `${metricName}-${functionName}`, {
-        logGroup: logGroupOf(props, functionName),
-        filterPattern,
-        metricNamespace: stageMetricNamespace(props.stageName),
-        metricName,
-        metricValue,
-      });
-    }
-  }
-}
-
-/**
- * What the runtime's report of an invocation looks like in the JSON log format (Lambda
- * developer guide, "Configuring JSON and plain text log formats"):
- * `{"time": …, "type": "platform.report", "record": {"requestId": …, "metrics": {"durationMs": …,
- * "initDurationMs": …}, "status": "success"}}`, `initDurationMs` on a cold start only.
- */
-export const platformReport = {
-  type: 'platform.report',
-  typeField: '$.type',
-  initDurationField: '$.record.metrics.initDurationMs',
-} as const;
-
-/** The log group of a monitored function, by its display name. */
-function logGroupOf(props: PlantStoreMonitoringProps, name: string): LogGroup {
-  const entry = props.functions.find((candidate) => candidate.name === name);
-  if (entry === undefined) throw new Error(`No monitored function is named ${name}.`);
-  return entry.logGroup;
-}
-
-function message(text: string): IFilterPattern {
-  return FilterPattern.stringValue(logFields.message, '=', text);
 }

@@ -190,6 +190,7 @@ export class PlantStoreStack extends Stack {
       api: this.api.restApi,
       table: this.table.table,
       webhooks: this.webhooks,
+      endpointStores: this.endpointStores,
       notifications: stage.alarmNotifications ?? {},
       initDurationAlarmMilliseconds:
         stage.initDurationAlarmMilliseconds ?? defaultInitDurationAlarmMilliseconds,

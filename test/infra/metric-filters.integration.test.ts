@@ -4,6 +4,7 @@
  *
  * @services dynamodb-local
  */
+import { randomBytes } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { S3Client } from '@aws-sdk/client-s3';
@@ -22,8 +23,10 @@ import { createDocumentClient } from '../../functions/shared/dynamodb.ts';
 import { createLogger, type Logger } from '../../functions/shared/logger.ts';
 import { functionDisplayName, routes } from '../../functions/shared/routes.ts';
 import type { EndpointHandlerDependencies } from '../../functions/shared/webhook-endpoints/endpoint-function.ts';
+import { putNewEndpoint } from '../../functions/shared/webhook-endpoints/endpoint-store.ts';
 import { localUrlPolicy } from '../../functions/shared/webhook-endpoints/endpoint-url.ts';
 import { localSecretBox } from '../../functions/shared/webhook-endpoints/secret-box.ts';
+import { firstDeliveryMessage } from '../../functions/shared/webhooks/delivery-message.ts';
 import { sqsDeliveryQueue } from '../../functions/shared/webhooks/delivery-queue.ts';
 import { subscriptionOf } from '../../functions/shared/webhooks/plant-events.ts';
 import { fixedSubscriptions } from '../../functions/shared/webhooks/queue-deliveries.ts';
@@ -32,6 +35,7 @@ import { createHandler as createFanoutHandler } from '../../functions/webhook-fa
 import { functionSettings } from '../../infra/function-settings.ts';
 import { stages } from '../../infra/stages.ts';
 import { isEndpointRoute } from '../../infra/throttling.ts';
+import { createWebhookEndpointTablesIfMissing } from '../../local/tables.ts';
 import {
   createEndpointEvent,
   createLambdaContext,
@@ -39,7 +43,7 @@ import {
   createPostPlantsEvent,
 } from '../support/api-gateway-event.ts';
 import { matchesFilterPattern } from '../support/metric-filter-pattern.ts';
-import { deliveryEvent } from '../support/sqs-event.ts';
+import { deliveryEvent, deliveryRecord } from '../support/sqs-event.ts';
 import { createTestTable, type TestTable } from '../support/test-store.ts';
 import { synthesizeStages } from './synthesized-stages.ts';
 
@@ -247,6 +251,63 @@ describe('metric filters, against the real log lines', () => {
     subscriberAnswer = 500;
     await deliver([3600])(message, createLambdaContext());
     await deliver([])(message, createLambdaContext());
+    // deliver-webhook, to an endpoint: a failure 5 days into a run of them, which disables it.
+    const endpointTables = {
+      endpoints: `metric-endpoints-${process.pid}`,
+      log: `metric-log-${process.pid}`,
+    };
+    await createWebhookEndpointTablesIfMissing(table.documentClient, endpointTables);
+    const secretBox = localSecretBox(randomBytes(32));
+    const endpoint = { id: 'ep_00000000000000000000000001', owner: 'client-1' };
+    const now = Date.now();
+    await putNewEndpoint(
+      {
+        ...endpoint,
+        url: subscriberUrl,
+        events: ['plant.created'],
+        format: 'plant',
+        enabled: true,
+        createdAt: new Date(now - 6 * 86_400_000).toISOString(),
+        version: 1,
+        secret: await secretBox.seal(`whsec_${'A'.repeat(48)}`, endpoint.id),
+        failingSince: now - 5 * 86_400_000 - 1000,
+      },
+      { documentClient: table.documentClient, endpointsTableName: endpointTables.endpoints },
+    );
+    await createDeliverHandler({
+      sqs: { send: async () => ({}) } as never,
+      secretsManager: { send: async () => ({}) } as never,
+      retryQueueUrl: 'https://sqs.example/retries',
+      deadLetterQueueUrl: 'https://sqs.example/dead-letters',
+      subscribers: [],
+      endpoints: {
+        table: {
+          documentClient: table.documentClient,
+          endpointsTableName: endpointTables.endpoints,
+        },
+        log: { documentClient: table.documentClient, logTableName: endpointTables.log },
+        secretBox,
+        urlPolicy: localUrlPolicy,
+      },
+      logger: loggerOf('deliver-webhook'),
+    })(
+      {
+        Records: [
+          deliveryRecord(
+            'e',
+            JSON.stringify(
+              firstDeliveryMessage(
+                { webhookId: 'msg_e', payload: '{"id":3,"name":"Ivy"}' },
+                `endpoint:${endpoint.id}`,
+                now,
+                { ...endpoint, type: 'plant.created' },
+              ),
+            ),
+          ),
+        ],
+      },
+      createLambdaContext(),
+    );
 
     // authorizer: an invalid token (refused), and keys that cannot be fetched (a failure).
     const authorizer = createAuthorizer(
@@ -344,6 +405,11 @@ describe('metric filters, against the real log lines', () => {
     AuthorizerFailures: { matches: /failing closed/, never: /Rejected the bearer token/ },
     AuthorizerRefusals: { matches: /Rejected the bearer token/ },
     ServerErrors: { matches: /"statusCode":50[03]/, never: /"statusCode":200/ },
+    EndpointDeliveries: {
+      matches: /"subscriber":"endpoint:.*"outcome":"retrying"/,
+      never: /"subscriber":"audit"/,
+    },
+    EndpointsDisabled: { matches: /webhook endpoint disabled/, never: /retrying/ },
     InitDuration: { matches: /"initDurationMs":171\.4/, never: /"maxMemoryUsedMB":88}/ },
   };
 

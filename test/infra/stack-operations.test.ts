@@ -73,6 +73,13 @@ describe.each([stages.dev, stages.prod])('the PlantStore-$name stack', (stage) =
       'WebhookRetries-Queue-Message-Age-Max-Warning',
       'Webhooks-Late',
       'Webhooks-Stream-Batch-Kept',
+      // The self-service endpoints.
+      'Webhook-Endpoints-Disabled',
+      'webhook-fanout-Duration-P99',
+      'WebhookLog-Read-Throttled-Events-Warning',
+      'WebhookLog-Write-Throttled-Events-Warning',
+      'WebhookEndpointsTable-Read-Throttled-Events-Warning',
+      'WebhookEndpointsTable-Write-Throttled-Events-Warning',
       // Cold starts a client waits on.
       ...[...routeFunctionNames.map(functionDisplayName), 'authorizer'].map(
         (name) => `${name}-Init-Duration-P99`,
@@ -109,6 +116,8 @@ describe.each([stages.dev, stages.prod])('the PlantStore-$name stack', (stage) =
       expect(metrics.sort()).toEqual(
         [
           'AuthorizerFailures',
+          'EndpointDeliveries',
+          'EndpointsDisabled',
           // list-plants, get-plant, update-plant, delete-plant, webhook-fanout and the replay.
           ...Array.from({ length: 6 }, () => 'ItemsNotPlants'),
           'PlantConflicts',

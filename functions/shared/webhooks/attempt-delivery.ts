@@ -12,6 +12,7 @@ import {
   type SendOptions,
   type SendOutcome,
   sendWebhook,
+  webhookLog,
 } from './send-webhook.ts';
 
 /** Where one message goes, and what is kept of its attempt. */
@@ -82,6 +83,7 @@ export async function attemptDelivery(
     logger.info(notSentLog, {
       webhookId: message.webhookId,
       subscriber: message.subscriber,
+      [webhookLog.outcomeField]: 'not-sent',
       reason: resolution.done,
     });
     return { kind: 'done' };

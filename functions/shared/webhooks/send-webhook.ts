@@ -171,6 +171,12 @@ export const webhookLog = {
    * (a dead subscriber makes it grow with every attempt; the late-webhook alarm watches it).
    */
   waitedAtNextAttemptField: 'waitedSecondsAtNextAttempt',
+  /**
+   * What an attempt came to, on each of these lines (and on a message no longer sent):
+   * `delivered`, `retrying`, `dead-lettered` or `not-sent`; the dashboard counts endpoints' by it.
+   */
+  outcomeField: 'outcome',
+  subscriberField: 'subscriber',
 } as const;
 
 /** One delivery's identity for the log: the event, the subscriber, the attempt and its age. */
@@ -206,16 +212,21 @@ export function nextStepAfter(
     ...(dueAt === undefined ? {} : { lateMilliseconds: now - dueAt }),
   };
   if (outcome.delivered) {
-    logger.info(webhookLog.delivered, fields);
+    logger.info(webhookLog.delivered, { ...fields, [webhookLog.outcomeField]: 'delivered' });
     return { kind: 'delivered' };
   }
   const delaySeconds = retryDelaySeconds(delivery.attempt, schedule);
   if (delaySeconds === undefined) {
-    logger.error(webhookLog.deadLettered, { ...fields, failure: outcome.failure });
+    logger.error(webhookLog.deadLettered, {
+      ...fields,
+      [webhookLog.outcomeField]: 'dead-lettered',
+      failure: outcome.failure,
+    });
     return { kind: 'dead-letter', failure: outcome.failure };
   }
   logger.warn(webhookLog.retrying, {
     ...fields,
+    [webhookLog.outcomeField]: 'retrying',
     failure: outcome.failure,
     retryInSeconds: delaySeconds,
     [webhookLog.waitedAtNextAttemptField]: Math.round((now - queuedAt) / 1000 + delaySeconds),

@@ -1,0 +1,260 @@
+/**
+ * The stage's metrics made from log lines (CloudWatch Logs metric filters: no code in the
+ * functions, so nothing added to a cold start): the business counts, every function's cold
+ * starts from Lambda's own reports, and the webhook endpoints' deliveries. Every message, field
+ * and code a filter reads is the logging module's own.
+ */
+import { Duration } from 'aws-cdk-lib';
+import { Alarm, ComparisonOperator, TreatMissingData, Unit } from 'aws-cdk-lib/aws-cloudwatch';
+import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
+import {
+  FilterPattern,
+  type IFilterPattern,
+  type LogGroup,
+  MetricFilter,
+} from 'aws-cdk-lib/aws-logs';
+import { requestLog } from '../functions/shared/api-responses.ts';
+import { errorCodes } from '../functions/shared/error-codes.ts';
+import { logFields } from '../functions/shared/logger.ts';
+import { functionDisplayName, routeFunctionOf } from '../functions/shared/routes.ts';
+import { itemsNotPlantsLog } from '../functions/shared/stored-plant.ts';
+import { endpointLog } from '../functions/shared/webhook-endpoints/endpoint-targets.ts';
+import { fanoutLog } from '../functions/shared/webhooks/queue-deliveries.ts';
+import { webhookLog } from '../functions/shared/webhooks/send-webhook.ts';
+import { type FunctionSettings, functionSettings } from './function-settings.ts';
+import type { PlantStoreMonitoring, PlantStoreMonitoringProps } from './plant-store-monitoring.ts';
+
+/** Metrics made from the functions' own log lines: no code, so no cold-start cost. */
+export const businessMetricNamespace = 'PlantStore';
+
+/** `PlantStore/<stage>`: metric filters cannot set a constant dimension, so the stage is here. */
+export function stageMetricNamespace(stageName: string): string {
+  return `${businessMetricNamespace}/${stageName}`;
+}
+
+/**
+ * Plants created (new plants the fan-out queued), conflicts, webhook outcomes and stored items
+ * that are not plants, counted from the functions' log lines: no code in the API functions,
+ * so nothing added to a cold start. Every message, field and code is the logging module's own.
+ */
+export function addBusinessMetrics(
+  monitoring: PlantStoreMonitoring,
+  props: PlantStoreMonitoringProps,
+): void {
+  const counters: [string, string, IFilterPattern, string][] = [
+    // Queued by the fan-out, or by a replay of what the fan-out could not queue.
+    ...['webhook-fanout', 'replay-stream-failures'].map(
+      (name): [string, string, IFilterPattern, string] => [
+        'PlantsCreated',
+        name,
+        message(fanoutLog.queued),
+        `$.${fanoutLog.newPlantsField}`,
+      ],
+    ),
+    [
+      'PlantConflicts',
+      // Only a create can conflict with a stored plant.
+      functionDisplayName(routeFunctionOf('POST', '/plants')),
+      FilterPattern.numberValue(
+        `$.${requestLog.errorCodeField}`,
+        '=',
+        errorCodes.plantConflict.error,
+      ),
+      '1',
+    ],
+    ['WebhooksDelivered', 'deliver-webhook', message(webhookLog.delivered), '1'],
+    ['WebhookRetries', 'deliver-webhook', message(webhookLog.retrying), '1'],
+    ['WebhooksDeadLettered', 'deliver-webhook', message(webhookLog.deadLettered), '1'],
+    ...Object.entries(functionSettings as Record<string, FunctionSettings>)
+      .filter(([, settings]) => settings.skipsItemsNotPlants === true)
+      .map(([name]) => functionDisplayName(name))
+      .map((name): [string, string, IFilterPattern, string] => [
+        'ItemsNotPlants',
+        name,
+        message(itemsNotPlantsLog.message),
+        `$.${itemsNotPlantsLog.countField}`,
+      ]),
+  ];
+  for (const [metricName, functionName, filterPattern, metricValue] of counters) {
+    new MetricFilter(monitoring, `${metricName}-${functionName}`, {
+      logGroup: logGroupOf(props, functionName),
+      filterPattern,
+      metricNamespace: stageMetricNamespace(props.stageName),
+      metricName,
+      metricValue,
+    });
+  }
+}
+
+/**
+ * Every function's cold starts, as Lambda reports them: with the JSON log format, each
+ * invocation's `platform.report` record is a line of the function's log group, and an
+ * invocation that started an instance carries `record.metrics.initDurationMs` (Lambda
+ * developer guide, "Configuring JSON and plain text log formats" and the Telemetry API's
+ * `platform.report` schema). One metric per function, `PlantStore/<stage>/InitDuration`, on
+ * the dashboard; an alarm on its p99 for each function a client waits on (the API functions
+ * and the authorizer). Cold starts are sparse, so a quarter hour holds enough of them for a
+ * p99, and two such quarters within 45 minutes are a regression, not one unlucky host.
+ */
+export function addInitDurations(
+  monitoring: PlantStoreMonitoring,
+  props: PlantStoreMonitoringProps,
+): void {
+  const metrics = props.functions.map(({ name, logGroup, role }) => {
+    const filter = new MetricFilter(monitoring, `InitDuration-${name}`, {
+      logGroup,
+      filterPattern: FilterPattern.all(
+        FilterPattern.stringValue(platformReport.typeField, '=', platformReport.type),
+        FilterPattern.numberValue(platformReport.initDurationField, '>', 0),
+      ),
+      metricNamespace: `${stageMetricNamespace(props.stageName)}/InitDuration`,
+      metricName: name,
+      metricValue: platformReport.initDurationField,
+      unit: Unit.MILLISECONDS,
+    });
+    const metric = filter.metric({ statistic: 'p99', period: Duration.minutes(15) });
+    if (role === 'api' || role === 'authorizer') {
+      const alarm = new Alarm(monitoring, `InitDurationAlarm-${name}`, {
+        alarmName: `PlantStore-${props.stageName}-${name}-Init-Duration-P99`,
+        alarmDescription: `${name}'s cold starts take longer than they should: a bundle that grew, or init waiting on the network.`,
+        metric,
+        threshold: props.initDurationAlarmMilliseconds,
+        comparisonOperator: ComparisonOperator.GREATER_THAN_THRESHOLD,
+        evaluationPeriods: 3,
+        datapointsToAlarm: 2,
+        treatMissingData: TreatMissingData.NOT_BREACHING,
+      });
+      alarm.addAlarmAction(new SnsAction(monitoring.topic));
+    }
+    return metric.with({ label: name });
+  });
+  monitoring.facade.monitorCustom({
+    humanReadableName: 'Cold starts',
+    alarmFriendlyName: 'ColdStarts',
+    metricGroups: [
+      {
+        title: 'Init Duration p99 per function (ms), from platform.report',
+        metrics,
+        horizontalAnnotations: [
+          { value: props.initDurationAlarmMilliseconds, label: 'alarm (API functions)' },
+        ],
+      },
+    ],
+  });
+}
+
+/**
+ * What the runtime's report of an invocation looks like in the JSON log format (Lambda
+ * developer guide, "Configuring JSON and plain text log formats"):
+ * `{"time": …, "type": "platform.report", "record": {"requestId": …, "metrics": {"durationMs": …,
+ * "initDurationMs": …}, "status": "success"}}`, `initDurationMs` on a cold start only.
+ */
+export const platformReport = {
+  type: 'platform.report',
+  typeField: '$.type',
+  initDurationField: '$.record.metrics.initDurationMs',
+} as const;
+
+/** The log group of a monitored function, by its display name. */
+export function logGroupOf(props: PlantStoreMonitoringProps, name: string): LogGroup {
+  const entry = props.functions.find((candidate) => candidate.name === name);
+  if (entry === undefined) throw new Error(`No monitored function is named ${name}.`);
+  return entry.logGroup;
+}
+
+export function message(text: string): IFilterPattern {
+  return FilterPattern.stringValue(logFields.message, '=', text);
+}
+
+/** What a delivery to an endpoint came to, as the delivery logs it (`webhookLog.outcomeField`). */
+export const endpointOutcomes = ['delivered', 'retrying', 'dead-lettered', 'not-sent'] as const;
+
+/**
+ * The self-service endpoints: deliveries to them by outcome (the dashboard), endpoints disabled
+ * for failing 5 days (an alarm: a client stopped hearing of events and may not know), the
+ * fan-out's duration (an event to a thousand endpoints takes about a second: `npm run bench`;
+ * ten seconds, sustained, is the endpoint list or the log slowing every event down), and the
+ * endpoint stores' throttling (the log is written on every event and attempt).
+ */
+export function monitorWebhookEndpoints(
+  monitoring: PlantStoreMonitoring,
+  props: PlantStoreMonitoringProps,
+): void {
+  const deliver = logGroupOf(props, 'deliver-webhook');
+  const namespace = stageMetricNamespace(props.stageName);
+  const deliveries = new MetricFilter(monitoring, 'EndpointDeliveries', {
+    logGroup: deliver,
+    filterPattern: FilterPattern.all(
+      FilterPattern.stringValue(`$.${webhookLog.subscriberField}`, '=', 'endpoint:*'),
+      FilterPattern.exists(`$.${webhookLog.outcomeField}`),
+    ),
+    metricNamespace: namespace,
+    metricName: 'EndpointDeliveries',
+    metricValue: '1',
+    dimensions: { Outcome: `$.${webhookLog.outcomeField}` },
+  });
+  const disabled = new MetricFilter(monitoring, 'EndpointsDisabled', {
+    logGroup: deliver,
+    filterPattern: message(endpointLog.disabled),
+    metricNamespace: namespace,
+    metricName: 'EndpointsDisabled',
+    metricValue: '1',
+  });
+  monitoring.addAlarm('Webhook-Endpoints-Disabled', {
+    alarmDescription:
+      'A webhook endpoint was disabled: every attempt at it failed for 5 days (its owner may not know).',
+    metric: disabled.metric({ statistic: 'Sum', period: Duration.minutes(5) }),
+    threshold: 1,
+    comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+  });
+  const fanout = props.functions.find((entry) => entry.name === 'webhook-fanout');
+  if (fanout !== undefined) {
+    const alarm = new Alarm(monitoring, 'FanoutDurationAlarm', {
+      alarmName: `PlantStore-${props.stageName}-webhook-fanout-Duration-P99`,
+      alarmDescription:
+        'The fan-out takes 10 s or more a batch: the endpoint list or the webhook log is slowing every event.',
+      metric: fanout.function.metricDuration({ statistic: 'p99', period: Duration.minutes(5) }),
+      threshold: 10_000,
+      comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+      evaluationPeriods: 3,
+      datapointsToAlarm: 3,
+      treatMissingData: TreatMissingData.NOT_BREACHING,
+    });
+    alarm.addAlarmAction(new SnsAction(monitoring.topic));
+  }
+  for (const [table, name] of [
+    [props.endpointStores.logTable, 'WebhookLog'],
+    [props.endpointStores.endpointsTable, 'WebhookEndpointsTable'],
+  ] as const) {
+    monitoring.facade.monitorDynamoTable({
+      table,
+      humanReadableName: name === 'WebhookLog' ? 'Webhook log' : 'Webhook endpoints table',
+      alarmFriendlyName: name,
+      // As the plants table: any throttled request for 15 minutes is events not kept, attempts
+      // not logged, or clients' endpoint requests answered 503.
+      addReadThrottledEventsCountAlarm: { Warning: { maxThrottledEventsThreshold: 0 } },
+      addWriteThrottledEventsCountAlarm: { Warning: { maxThrottledEventsThreshold: 0 } },
+    });
+  }
+  monitoring.facade.monitorCustom({
+    humanReadableName: 'Webhook endpoints',
+    alarmFriendlyName: 'WebhookEndpoints',
+    metricGroups: [
+      {
+        title: 'Deliveries to endpoints, by outcome',
+        metrics: endpointOutcomes.map((outcome) =>
+          deliveries.metric({
+            statistic: 'Sum',
+            period: Duration.minutes(5),
+            dimensionsMap: { Outcome: outcome },
+            label: outcome,
+          }),
+        ),
+      },
+      {
+        title: 'Endpoints disabled for failing',
+        metrics: [disabled.metric({ statistic: 'Sum', period: Duration.minutes(5) })],
+      },
+    ],
+  });
+}
