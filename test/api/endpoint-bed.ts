@@ -8,6 +8,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createLogger } from '../../functions/shared/logger.ts';
+import { localUrlPolicy } from '../../functions/shared/webhook-endpoints/endpoint-url.ts';
 import { type LocalApi, type LocalWebhookOptions, startLocalApi } from '../../local/local-api.ts';
 import { startWebhookReceiver, type WebhookReceiver } from '../../local/webhook-receiver.ts';
 import { testStoreEndpoint } from '../support/test-store.ts';
@@ -62,6 +63,11 @@ export async function startEndpointBed(options: LocalWebhookOptions = {}): Promi
     webhooks: {
       retrySchedule: [0.2, 0.2],
       endpointListMaxAgeMilliseconds: 0,
+      // No test asks DNS on the network: localhost is this machine, every other name unknown.
+      endpointUrlPolicy: {
+        ...localUrlPolicy,
+        resolve: async (name) => (name === 'localhost' ? ['127.0.0.1'] : []),
+      },
       now: () => Date.now() + offset,
       ...options,
     },
