@@ -295,7 +295,15 @@ export async function startDeployedWebhooks(options: BedOptions): Promise<Deploy
     stop: async () => {
       await Promise.all([stream.stop(), delivery.stop(), retry.stop()]);
       streams.destroy();
-      await table.documentClient.send(new DeleteTableCommand({ TableName: table.tableName }));
+      const tableNames = [
+        table.tableName,
+        ...(endpoints === undefined
+          ? []
+          : [endpoints.table.endpointsTableName, endpoints.log.logTableName]),
+      ];
+      for (const name of tableNames) {
+        await table.documentClient.send(new DeleteTableCommand({ TableName: name }));
+      }
       table.documentClient.destroy();
     },
   };

@@ -223,28 +223,56 @@ export async function startStreamMapping(options: StreamMappingOptions): Promise
   const { StreamDescription } = await options.streams.send(
     new DescribeStreamCommand({ StreamArn: options.streamArn }),
   );
-  const iterators = new Map<string, string | undefined>();
-  for (const shard of StreamDescription?.Shards ?? []) {
+  /** Each shard's iterator, and the last sequence number read from it. */
+  const shards = new Map<string, { iterator: string | undefined; after?: string }>();
+  const iteratorOf = async (shardId: string, after: string | undefined) => {
     const { ShardIterator } = await options.streams.send(
       new GetShardIteratorCommand({
         StreamArn: options.streamArn,
-        ShardId: shard.ShardId,
-        ShardIteratorType: 'TRIM_HORIZON',
+        ShardId: shardId,
+        ...(after === undefined
+          ? { ShardIteratorType: 'TRIM_HORIZON' as const }
+          : { ShardIteratorType: 'AFTER_SEQUENCE_NUMBER' as const, SequenceNumber: after }),
       }),
     );
-    iterators.set(shard.ShardId ?? '', ShardIterator);
+    return ShardIterator;
+  };
+  for (const shard of StreamDescription?.Shards ?? []) {
+    const shardId = shard.ShardId ?? '';
+    shards.set(shardId, { iterator: await iteratorOf(shardId, undefined) });
   }
+  /**
+   * A shard's next records. DynamoDB Local fails an iterator's read once another table has been
+   * written since it was made (TrimmedDataAccessException), as AWS does an expired iterator's:
+   * Lambda's poller makes it again after the last record read, and so does this.
+   */
+  const getRecords = async (
+    shardId: string,
+    shard: { iterator: string | undefined; after?: string },
+  ) => {
+    for (let attempt = 1; ; attempt += 1) {
+      try {
+        return await options.streams.send(
+          new GetRecordsCommand({ ShardIterator: shard.iterator, Limit: options.batchSize ?? 100 }),
+          send,
+        );
+      } catch (error) {
+        const name = (error as { name?: unknown }).name;
+        const stale = name === 'TrimmedDataAccessException' || name === 'ExpiredIteratorException';
+        if (!stale || attempt === 3) throw error;
+        shard.iterator = await iteratorOf(shardId, shard.after);
+      }
+    }
+  };
   const polling = (async () => {
     while (!stopping.signal.aborted) {
       let read = 0;
       try {
-        for (const [shardId, iterator] of iterators) {
-          if (iterator === undefined) continue;
-          const { Records = [], NextShardIterator } = await options.streams.send(
-            new GetRecordsCommand({ ShardIterator: iterator, Limit: options.batchSize ?? 100 }),
-            send,
-          );
-          iterators.set(shardId, NextShardIterator);
+        for (const [shardId, shard] of shards) {
+          if (shard.iterator === undefined) continue;
+          const { Records = [], NextShardIterator } = await getRecords(shardId, shard);
+          shard.iterator = NextShardIterator;
+          shard.after = Records.at(-1)?.dynamodb?.SequenceNumber ?? shard.after;
           read += Records.length;
           const matching = Records.filter((record) => eventNames.includes(record.eventName ?? ''));
           if (matching.length > 0) await deliver(shardId, matching);

@@ -1,0 +1,188 @@
+/**
+ * Webhook endpoints on the deployed path, held to AWS's rules on emulators: registered through
+ * the create function with its secret sealed by moto's KMS, fanned out from DynamoDB Local's
+ * stream by the fan-out function (which reads the enabled endpoints' index), queued in moto's
+ * SQS, delivered by the delivery function (which opens the secret with KMS and logs the attempt),
+ * retried through the retry queue, dead-lettered after the last attempt; receivers on 127.0.0.1
+ * verify every signature with the Standard Webhooks library. The schedule is time-compressed,
+ * and the URL policy is the deployed one but for the receivers' loopback.
+ *
+ * @services dynamodb-local
+ */
+import { randomBytes } from 'node:crypto';
+import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
+import type { APIGatewayProxyResult } from 'aws-lambda';
+import { createHandler as createEndpoint } from '../../functions/create-webhook-endpoint/create-handler.ts';
+import { createHandler as deleteEndpoint } from '../../functions/delete-webhook-endpoint/create-handler.ts';
+import { createLogger } from '../../functions/shared/logger.ts';
+import { deployedUrlPolicy } from '../../functions/shared/webhook-endpoints/endpoint-url.ts';
+import { listAttempts } from '../../functions/shared/webhook-endpoints/webhook-log.ts';
+import {
+  type DeployedWebhooks,
+  startDeployedWebhooks,
+} from '../../local/aws-emulation/deployed-webhooks.ts';
+import { type MotoServer, startMotoServer } from '../../local/aws-emulation/moto-server.ts';
+import { startWebhookReceiver, type WebhookReceiver } from '../../local/webhook-receiver.ts';
+import { createEndpointEvent, createLambdaContext } from '../support/api-gateway-event.ts';
+import { testStoreEndpoint } from '../support/test-store.ts';
+
+/** The deployed policy, but for this machine's loopback, where the receivers are. */
+const bedPolicy = { ...deployedUrlPolicy, httpsOnly: false, allowLoopback: true };
+
+let moto: MotoServer;
+const running: { stop(): Promise<void> }[] = [];
+
+beforeAll(async () => {
+  moto = await startMotoServer();
+}, 60_000);
+
+afterEach(async () => {
+  for (const entry of running.splice(0).reverse()) await entry.stop();
+});
+
+afterAll(async () => {
+  await moto?.stop();
+});
+
+async function startBed(): Promise<DeployedWebhooks> {
+  const bed = await startDeployedWebhooks({
+    moto,
+    dynamoDbEndpoint: testStoreEndpoint(),
+    subscribers: [],
+    retrySchedule: [1, 1],
+    maximumDelaySeconds: 1,
+    visibilityTimeoutSeconds: 5,
+    endpoints: { urlPolicy: bedPolicy, maxAgeMilliseconds: 0 },
+  });
+  running.push(bed);
+  return bed;
+}
+
+async function receiver(): Promise<WebhookReceiver> {
+  const started = await startWebhookReceiver(`whsec_${randomBytes(32).toString('base64')}`);
+  running.push(started);
+  return started;
+}
+
+/** The create function as deployed, on the bed's stores, for `client`. */
+async function register(bed: DeployedWebhooks, client: string, url: string) {
+  const stores = bed.endpoints;
+  if (stores === undefined) throw new Error('the bed has no endpoint stores');
+  const create = createEndpoint({
+    documentClient: bed.table.documentClient,
+    endpointsTableName: stores.table.endpointsTableName,
+    logTableName: stores.log.logTableName,
+    secretBox: stores.secretBox,
+    urlPolicy: bedPolicy,
+    logger: createLogger({}, () => {}),
+  });
+  const answer = (await create(
+    createEndpointEvent(
+      { method: 'POST', path: '/webhook-endpoints' },
+      { body: JSON.stringify({ url }), client },
+    ),
+    createLambdaContext(),
+  )) as APIGatewayProxyResult;
+  expect(answer.statusCode).toBe(201);
+  return JSON.parse(answer.body) as { id: string; secret: string };
+}
+
+function putPlant(bed: DeployedWebhooks, id: bigint, name: string) {
+  return bed.table.documentClient.send(
+    new PutCommand({ TableName: bed.table.tableName, Item: { id, name, version: 1n } }),
+  );
+}
+
+describe('webhook endpoints on the deployed path', () => {
+  it('delivers to a registered endpoint, signed with its KMS-sealed secret, and logs the attempt', async () => {
+    const bed = await startBed();
+    const hooks = await receiver();
+    const { id, secret } = await register(bed, 'client-a', hooks.url);
+    // Stored sealed by the KMS key, bound to the endpoint: never as it is.
+    const { Item } = await bed.table.documentClient.send(
+      new GetCommand({
+        TableName: bed.endpoints?.table.endpointsTableName,
+        Key: { owner: 'client-a', endpointId: id },
+      }),
+    );
+    expect(JSON.stringify(Item)).not.toContain(secret.slice(6));
+    expect(Item?.secret).toMatch(/^kms:/);
+    hooks.setSecret(secret);
+    await putPlant(bed, 7n, 'Ivy');
+    await hooks.waitForAccepted(1, 30_000);
+    expect(hooks.deliveries[0]).toMatchObject({ verified: true });
+    expect(JSON.parse(hooks.deliveries[0]?.body ?? '')).toMatchObject({
+      type: 'plant.created',
+      data: { id: 7, name: 'Ivy' },
+    });
+    let attempts: readonly { outcome: string }[] = [];
+    const deadline = Date.now() + 10_000;
+    while (attempts.length === 0 && Date.now() < deadline) {
+      ({ attempts } = await listAttempts(id, { limit: 10 }, bed.endpoints?.log as never));
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    expect(attempts).toEqual([expect.objectContaining({ outcome: 'delivered', attempt: 1 })]);
+  }, 60_000);
+
+  it('retries a failing endpoint through the retry queue and dead-letters it, while another gets every event', async () => {
+    const bed = await startBed();
+    const failing = await receiver();
+    const healthy = await receiver();
+    failing.setMode('fail');
+    failing.setSecret((await register(bed, 'client-a', failing.url)).secret);
+    healthy.setSecret((await register(bed, 'client-b', healthy.url)).secret);
+    for (const [id, name] of [
+      [1n, 'Fern'],
+      [2n, 'Moss'],
+    ] as const)
+      await putPlant(bed, id, name);
+    await healthy.waitForAccepted(2, 30_000);
+    let letters: Record<string, unknown>[] = [];
+    const deadline = Date.now() + 40_000;
+    while (letters.length < 2 && Date.now() < deadline) {
+      letters = await bed.deadLetters();
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+    expect(letters).toHaveLength(2);
+    for (const letter of letters) {
+      expect(letter).toMatchObject({ attempts: 3, lastFailure: 'answered HTTP 500' });
+      expect(String(letter.subscriber)).toMatch(/^endpoint:ep_/);
+    }
+    // Three attempts each, every one signed with the endpoint's own secret.
+    expect(failing.deliveries).toHaveLength(6);
+    expect(failing.deliveries.every((delivery) => delivery.verified)).toBe(true);
+  }, 90_000);
+
+  it('sends nothing more to an endpoint deleted while its retry waits', async () => {
+    const bed = await startBed();
+    const hooks = await receiver();
+    const { id, secret } = await register(bed, 'client-a', hooks.url);
+    hooks.setSecret(secret);
+    hooks.setMode('fail');
+    await putPlant(bed, 3n, 'Oak');
+    const deadline = Date.now() + 20_000;
+    while (hooks.deliveries.length === 0 && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    const stores = bed.endpoints;
+    const remove = deleteEndpoint({
+      documentClient: bed.table.documentClient,
+      endpointsTableName: stores?.table.endpointsTableName ?? '',
+      logTableName: stores?.log.logTableName ?? '',
+      logger: createLogger({}, () => {}),
+    });
+    const answer = (await remove(
+      createEndpointEvent(
+        { method: 'DELETE', path: '/webhook-endpoints/{endpointId}' },
+        { endpointId: id, client: 'client-a' },
+      ),
+      createLambdaContext(),
+    )) as APIGatewayProxyResult;
+    expect(answer.statusCode).toBe(204);
+    hooks.setMode('ok');
+    await new Promise((resolve) => setTimeout(resolve, 5_000));
+    expect(hooks.deliveries).toHaveLength(1);
+    expect(await bed.deadLetters()).toEqual([]);
+  }, 60_000);
+});
