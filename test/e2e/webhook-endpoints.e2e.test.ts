@@ -1,0 +1,195 @@
+/**
+ * Self-service webhook endpoints as a subscriber uses them through `npm start`: tokens from
+ * `npm run -s token -- --scope webhooks/manage --subject <client>`, real HTTP, receivers on
+ * 127.0.0.1 verifying every delivery with the Standard Webhooks library. Register and receive,
+ * another client's view, a test event, a rotation, disable and recover, delete, a hostile URL.
+ * Waits honour the stated bound: an endpoint hears of events from 5 seconds after a change.
+ */
+import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { Webhook } from 'standardwebhooks';
+import { startWebhookReceiver, type WebhookReceiver } from '../../local/webhook-receiver.ts';
+
+const repositoryRoot = new URL('../..', import.meta.url).pathname;
+const run = promisify(execFile);
+/** The bound docs/webhooks.md states, with a little room. */
+const takesEffect = () => new Promise((resolve) => setTimeout(resolve, 5_500));
+
+let dataDirectory: string;
+let npmStart: ChildProcess | undefined;
+let exited: Promise<unknown>;
+let apiUrl: string;
+const receivers: WebhookReceiver[] = [];
+
+/** `npm run -s token -- …`, as a developer runs it: the token alone on stdout. */
+async function token(...args: string[]): Promise<string> {
+  const { stdout } = await run(
+    'npm',
+    ['run', '-s', 'token', '--prefix', repositoryRoot, '--', ...args],
+    {
+      cwd: dataDirectory,
+      env: { ...process.env, PLANT_STORE_DATA_DIR: join(dataDirectory, 'data') },
+    },
+  );
+  return stdout.trim();
+}
+
+async function call(
+  bearer: string,
+  method: string,
+  path: string,
+  body?: unknown,
+  headers: Record<string, string> = {},
+) {
+  const response = await fetch(`${apiUrl}${path}`, {
+    method,
+    headers: {
+      Authorization: `Bearer ${bearer}`,
+      ...(body === undefined ? {} : { 'Content-Type': 'application/json' }),
+      ...headers,
+    },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+  });
+  const text = await response.text();
+  return { status: response.status, body: text === '' ? undefined : JSON.parse(text) };
+}
+
+async function receiver(): Promise<WebhookReceiver> {
+  const started = await startWebhookReceiver(`whsec_${randomBytes(32).toString('base64')}`);
+  receivers.push(started);
+  return started;
+}
+
+beforeAll(async () => {
+  dataDirectory = await mkdtemp(join(tmpdir(), 'plant-store-endpoints-e2e-'));
+  npmStart = spawn('npm', ['start', '--silent', '--prefix', repositoryRoot], {
+    cwd: dataDirectory,
+    env: {
+      ...process.env,
+      PORT: '0',
+      PLANT_STORE_DATA_DIR: join(dataDirectory, 'data'),
+      THROTTLING: 'off',
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+    detached: true,
+  });
+  exited = new Promise((resolve) => npmStart?.once('exit', resolve));
+  let output = '';
+  npmStart.stdout?.on('data', (chunk: Buffer) => {
+    output += chunk.toString();
+  });
+  npmStart.stderr?.on('data', (chunk: Buffer) => {
+    output += chunk.toString();
+  });
+  const deadline = Date.now() + 40_000;
+  while (!/^curl /m.test(output)) {
+    if (Date.now() > deadline) throw new Error(`No banner:\n${output}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  apiUrl = (/API: +(http:\/\/127\.0\.0\.1:\d+)/.exec(output) as RegExpExecArray)[1] as string;
+}, 60_000);
+
+afterAll(async () => {
+  for (const started of receivers) await started.stop();
+  // SIGTERM to npm alone, as docker stop and IDEs do: it stops everything it started.
+  if (npmStart?.exitCode === null) {
+    npmStart.kill('SIGTERM');
+    await exited;
+  }
+  await rm(dataDirectory, { recursive: true, force: true });
+});
+
+describe('webhook endpoints through npm start', () => {
+  it('registers, receives signed events, tests, rotates, recovers and deletes, each client alone', async () => {
+    const [clientA, clientB, plants] = await Promise.all([
+      token('--scope', 'webhooks/manage', '--subject', 'client-a'),
+      token('--scope', 'webhooks/manage', '--subject', 'client-b'),
+      token(),
+    ]);
+    const hostile = await call(clientA, 'POST', '/webhook-endpoints', {
+      url: 'http://[::ffff:169.254.169.254]/',
+    });
+    expect(hostile).toMatchObject({ status: 400, body: { error: 40024 } });
+
+    const hooks = await receiver();
+    const created = await call(clientA, 'POST', '/webhook-endpoints', { url: hooks.url });
+    expect(created.status).toBe(201);
+    const { id, secret } = created.body as { id: string; secret: string };
+    hooks.setSecret(secret);
+    expect((await call(clientB, 'GET', `/webhook-endpoints/${id}`)).status).toBe(404);
+    expect((await call(clientB, 'GET', '/webhook-endpoints')).body).toEqual([]);
+    expect((await call(plants, 'GET', '/webhook-endpoints')).status).toBe(403);
+
+    await takesEffect();
+    expect((await call(plants, 'POST', '/plants', { id: 1, name: 'Fern' })).status).toBe(200);
+    await hooks.waitForAccepted(1);
+    expect(hooks.deliveries[0]).toMatchObject({ verified: true });
+    expect(JSON.parse(hooks.deliveries[0]?.body ?? '')).toMatchObject({
+      type: 'plant.created',
+      data: { id: 1 },
+    });
+
+    const tested = await call(clientA, 'POST', `/webhook-endpoints/${id}/test`);
+    await hooks.waitForAccepted(2);
+    expect(hooks.accepted().get(tested.body.eventId)).toMatchObject({ verified: true });
+
+    const rotated = (await call(clientA, 'POST', `/webhook-endpoints/${id}/secret/rotate`)).body
+      .secret as string;
+    expect((await call(plants, 'POST', '/plants', { id: 2, name: 'Moss' })).status).toBe(200);
+    await hooks.waitForAccepted(3);
+    const afterRotation = hooks.deliveries.find((delivery) => delivery.body.includes('"id":2'));
+    for (const key of [secret, rotated]) {
+      expect(() =>
+        new Webhook(key).verify(
+          afterRotation?.body ?? '',
+          afterRotation?.headers as Record<string, string>,
+        ),
+      ).not.toThrow();
+    }
+
+    const since = new Date(Date.now() - 1000).toISOString();
+    const patch = (enabled: boolean) =>
+      call(
+        clientA,
+        'PATCH',
+        `/webhook-endpoints/${id}`,
+        { enabled },
+        { 'Content-Type': 'application/merge-patch+json', 'If-Match': '*' },
+      );
+    expect((await patch(false)).body).toMatchObject({ enabled: false });
+    for (const plant of [3, 4]) {
+      expect((await call(plants, 'POST', '/plants', { id: plant, name: 'Ivy' })).status).toBe(200);
+    }
+    // Their deliveries found the endpoint disabled as they were to be sent: nothing was.
+    await new Promise((resolve) => setTimeout(resolve, 2_000));
+    expect(hooks.deliveries).toHaveLength(3);
+    expect((await patch(true)).body).toMatchObject({ enabled: true });
+    // Enabled again: what it missed stays missed until recover asks.
+    await takesEffect();
+    expect(hooks.deliveries).toHaveLength(3);
+    expect(
+      (await call(clientA, 'POST', `/webhook-endpoints/${id}/recover`, { since })).body,
+    ).toEqual({ events: 2 });
+    await hooks.waitForAccepted(5);
+    expect(
+      (await call(clientA, 'POST', `/webhook-endpoints/${id}/recover`, { since })).body,
+    ).toEqual({ events: 0 });
+
+    const attempts = (await call(clientA, 'GET', `/webhook-endpoints/${id}/attempts`)).body as {
+      outcome: string;
+    }[];
+    expect(attempts.length).toBeGreaterThanOrEqual(5);
+    expect(attempts.every((attempt) => attempt.outcome === 'delivered')).toBe(true);
+
+    expect((await call(clientA, 'DELETE', `/webhook-endpoints/${id}`)).status).toBe(204);
+    expect((await call(plants, 'POST', '/plants', { id: 5, name: 'Oak' })).status).toBe(200);
+    await new Promise((resolve) => setTimeout(resolve, 2_000));
+    expect(hooks.deliveries).toHaveLength(5);
+    expect(hooks.deliveries.every((delivery) => delivery.verified)).toBe(true);
+  }, 90_000);
+});
