@@ -28,6 +28,7 @@ export interface SchemaObject {
 
 export interface OperationObject {
   readonly operationId: string;
+  readonly summary?: string;
   readonly security?: readonly Record<string, readonly string[]>[];
   readonly parameters?: readonly { readonly name: string; readonly in: string }[];
   readonly requestBody?: {
