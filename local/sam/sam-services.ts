@@ -11,6 +11,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
+import { CreateKeyCommand } from '@aws-sdk/client-kms';
 import { CreateBucketCommand } from '@aws-sdk/client-s3';
 import { CreateSecretCommand } from '@aws-sdk/client-secrets-manager';
 import { CreateQueueCommand } from '@aws-sdk/client-sqs';
@@ -20,7 +21,7 @@ import { type MotoServer, startMotoServer } from '../aws-emulation/moto-server.t
 import { startDynamoDbLocal } from '../dynamodb-local.ts';
 import { localAuthorizerEnvironment, startJwksServer } from '../jwks-server.ts';
 import { ensurePrivateDirectory } from '../private-directory.ts';
-import { createPlantsTableIfMissing } from '../tables.ts';
+import { createPlantsTableIfMissing, createWebhookEndpointTablesIfMissing } from '../tables.ts';
 import {
   type LocalTokenOptions,
   loadOrCreateLocalKeys,
@@ -51,6 +52,8 @@ export interface SamServices {
   /** DynamoDB Local, as this machine reaches it. */
   readonly dynamoDbEndpoint: string;
   readonly tableName: string;
+  /** The webhook endpoint tables beside it. */
+  readonly endpointTables: { readonly endpoints: string; readonly log: string };
   readonly moto: MotoServer;
   /** The queues the fan-out sends to and the delivery sends retries and dead letters to. */
   readonly queues: {
@@ -91,7 +94,9 @@ export async function startSamServices(options: SamServicesOptions): Promise<Sam
     const store = await startDynamoDbLocal();
     stops.push(() => store.stop());
     const documentClient = createDocumentClient({ endpoint: store.endpoint });
+    const endpointTables = { endpoints: 'webhook-endpoints', log: 'webhook-log' };
     await createPlantsTableIfMissing(documentClient, tableName);
+    await createWebhookEndpointTablesIfMissing(documentClient, endpointTables);
     documentClient.destroy();
 
     const keys = loadOrCreateLocalKeys(options.keysDirectory);
@@ -117,8 +122,20 @@ export async function startSamServices(options: SamServicesOptions): Promise<Sam
     );
     const receiver = await startWebhookReceiver(`whsec_${secretValue}`, 0, options.host);
     stops.push(() => receiver.stop());
+    const { KeyMetadata } = await moto.kms.send(
+      new CreateKeyCommand({ Description: 'Plant Store local: webhook endpoint secrets' }),
+    );
 
     const local: LocalValues = {
+      // The webhook endpoint stores, for every function that declares them.
+      '*': {
+        ENDPOINTS_TABLE_NAME: endpointTables.endpoints,
+        WEBHOOK_LOG_TABLE_NAME: endpointTables.log,
+        DYNAMODB_ENDPOINT: reachable(store.endpoint, options.host),
+        SECRETS_KEY_ID: KeyMetadata?.KeyId ?? '',
+        KMS_ENDPOINT: moto.endpoint,
+        DELIVERY_QUEUE_URL: queues.deliveries,
+      },
       route: { TABLE_NAME: tableName, DYNAMODB_ENDPOINT: reachable(store.endpoint, options.host) },
       Authorizer: localAuthorizerEnvironment(jwks.jwksUri),
       WebhookFanout: {
@@ -150,6 +167,7 @@ export async function startSamServices(options: SamServicesOptions): Promise<Sam
       variables,
       dynamoDbEndpoint: store.endpoint,
       tableName,
+      endpointTables,
       moto,
       queues,
       receiver,

@@ -7,11 +7,8 @@
  * in-process; the API serves a plant's whole life behind its TOKEN authorizer, each answer held
  * to openapi.yaml. The figures (engine, image, each invoke, start-api) are printed.
  */
-import { type ChildProcess, execFile, spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import { ReceiveMessageCommand } from '@aws-sdk/client-sqs';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { readAuthorizerConfig } from '../../functions/authorizer/config.ts';
@@ -19,155 +16,54 @@ import { createHandler as createAuthorizer } from '../../functions/authorizer/cr
 import { createHandler as createDeliverHandler } from '../../functions/deliver-webhook/create-handler.ts';
 import { createHandler as createReplayHandler } from '../../functions/replay-stream-failures/create-handler.ts';
 import { createDocumentClient } from '../../functions/shared/dynamodb.ts';
-import { createLogger } from '../../functions/shared/logger.ts';
 import {
   functionDisplayName,
   routeFunctionFolder,
   routeFunctionNames,
 } from '../../functions/shared/routes.ts';
 import type { TableHandlerDependencies } from '../../functions/shared/table-function.ts';
+import type { EndpointHandlerDependencies } from '../../functions/shared/webhook-endpoints/endpoint-function.ts';
+import { kmsSecretBox } from '../../functions/shared/webhook-endpoints/secret-box.ts';
 import { sqsDeliveryQueue } from '../../functions/shared/webhooks/delivery-queue.ts';
 import { subscriptionOf } from '../../functions/shared/webhooks/plant-events.ts';
 import { fixedSubscriptions } from '../../functions/shared/webhooks/queue-deliveries.ts';
 import { createHandler as createFanoutHandler } from '../../functions/webhook-fanout/create-handler.ts';
+import { type FunctionSettings, functionSettings } from '../../infra/function-settings.ts';
 import { repositoryRoot } from '../../infra/plant-store-function.ts';
-import { type DockerEngine, startDockerEngine } from '../../local/sam/docker-engine.ts';
-import { samCommand } from '../../local/sam/sam-cli.ts';
-import {
-  type SamServices,
-  type SynthesizedTemplate,
-  sampleSubscriber,
-  startSamServices,
-} from '../../local/sam/sam-services.ts';
-import { ensureStandInImage, type StandInImage } from '../../local/sam/stand-in-image.ts';
+import { sampleSubscriber } from '../../local/sam/sam-services.ts';
 import { createPlantsTableIfMissing } from '../../local/tables.ts';
 import { expectDocumentedResponse } from '../api/openapi.ts';
+import {
+  comparable,
+  eventFile,
+  logicalIdOf,
+  pascalCase,
+  quiet,
+  readEvent,
+  type SamApi,
+  samInvoke,
+  started,
+  startSamApi,
+  useSamSuite,
+  work,
+} from './sam-suite.ts';
 
-const run = promisify(execFile);
-const quiet = createLogger({}, () => {});
-const figures: Record<string, number | string> = {};
+useSamSuite();
 
-let engine: DockerEngine | undefined;
-let image: StandInImage;
-let services: SamServices | undefined;
-let work: string;
-let templatePath: string;
-let template: SynthesizedTemplate;
-
-/** Seconds since `started`, one decimal. */
-const since = (started: number) => Math.round((performance.now() - started) / 100) / 10;
-
-beforeAll(async () => {
-  work = mkdtempSync(path.join(tmpdir(), 'plant-store-sam-'));
-  let started = performance.now();
-  engine = await startDockerEngine(path.join(repositoryRoot, '.data', 'docker'));
-  figures.engineSeconds = since(started);
-  image = ensureStandInImage(engine.host, path.join(repositoryRoot, '.data', 'sam'));
-  figures.image = `${image.source} in ${image.seconds} s (${Math.round(image.bytes / 2 ** 20)} MiB)`;
-  started = performance.now();
-  const cdkOut = path.join(work, 'cdk.out');
-  // The recipe's synth, into a folder of the test's own.
-  await run('npx', ['cdk', 'synth', '-c', 'stage=dev', '--quiet', '--output', cdkOut], {
-    cwd: repositoryRoot,
-    maxBuffer: 64 * 1024 * 1024,
-  });
-  figures.synthSeconds = since(started);
-  templatePath = path.join(cdkOut, 'PlantStore-dev.template.json');
-  template = JSON.parse(readFileSync(templatePath, 'utf8')) as SynthesizedTemplate;
-  services = await startSamServices({
-    host: engine.gatewayAddress,
-    template,
-    envVarsFile: path.join(work, 'env-vars.json'),
-    keysDirectory: path.join(work, 'keys'),
-  });
-}, 900_000);
-
-afterAll(async () => {
-  console.info(`sam local: ${JSON.stringify(figures)}`);
-  await services?.stop();
-  await engine?.stop();
-  if (work !== undefined) rmSync(work, { recursive: true, force: true });
-});
-
-function started(): { engine: DockerEngine; services: SamServices } {
-  if (engine === undefined || services === undefined) throw new Error('the suite did not start');
-  return { engine, services };
-}
-
-/** The logical id of the function the stack builds under `constructId` (`CreatePlant`). */
-function logicalIdOf(constructId: string): string {
-  const found = Object.entries(template.Resources).find(
-    ([, resource]) =>
-      resource.Type === 'AWS::Lambda::Function' &&
-      String(resource.Metadata?.['aws:cdk:path']).split('/')[1] === constructId,
-  );
-  if (found === undefined) throw new Error(`No function ${constructId} in the template`);
-  return found[0];
-}
-
-/** `sam local invoke` of `constructId` with `eventPath`: its answer, parsed. */
-async function samInvoke(constructId: string, eventPath: string): Promise<unknown> {
-  const { command, environment } = samCommand({
-    ...process.env,
-    DOCKER_HOST: started().engine.host,
-  });
-  const begun = performance.now();
-  const { stdout } = await run(
-    command,
-    [
-      'local',
-      'invoke',
-      '-t',
-      templatePath,
-      constructId,
-      '-e',
-      eventPath,
-      '--env-vars',
-      started().services.envVarsFile,
-      '--skip-pull-image',
-    ],
-    { env: environment, maxBuffer: 16 * 1024 * 1024 },
-  );
-  figures[`invoke ${constructId} s`] = since(begun);
-  return JSON.parse(stdout.trim().split('\n').at(-1) ?? 'null');
-}
-
-const eventFile = (name: string) => path.join(repositoryRoot, 'events', `${name}.json`);
-const readEvent = (name: string) => JSON.parse(readFileSync(eventFile(name), 'utf8'));
-const pascalCase = (name: string) => `${name.charAt(0).toUpperCase()}${name.slice(1)}`;
-
-/**
- * A proxy answer with what changes from run to run taken out: an ETag is a version in
- * microseconds of the clock, so only its form is compared.
- */
-function comparable(answer: unknown) {
-  const {
-    statusCode,
-    headers = {},
-    body,
-  } = answer as {
-    statusCode: number;
-    headers?: Record<string, string>;
-    body: string;
-  };
-  const { ETag: etag, ...rest } = headers;
-  return {
-    statusCode,
-    headers: rest,
-    etag: etag === undefined ? undefined : /^"\d+"$/.test(etag),
-    body,
-  };
-}
+/** The plants' route functions, and the webhook endpoints'. */
+const plantFunctions = routeFunctionNames.filter(
+  (name) => (functionSettings[name] as FunctionSettings).endpoints === undefined,
+);
 
 describe('sam local invoke', () => {
-  it('answers every route function\u2019s sample event as the same event answers in-process, in the order of a plant\u2019s life', async () => {
+  it('answers every plant function\u2019s sample event as the same event answers in-process, in the order of a plant\u2019s life', async () => {
     const { services: local } = started();
     const documentClient = createDocumentClient({ endpoint: local.dynamoDbEndpoint });
     const inProcessTable = 'plants-in-process';
     await createPlantsTableIfMissing(documentClient, inProcessTable);
-    const variables = local.variables[logicalIdOf(pascalCase(routeFunctionNames[0] as string))];
+    const variables = local.variables[logicalIdOf(pascalCase(plantFunctions[0] as string))];
     // create, list, get, update, delete: the route table's order.
-    for (const name of routeFunctionNames) {
+    for (const name of plantFunctions) {
       const factory = (await import(
         path.join(repositoryRoot, routeFunctionFolder(name), 'create-handler.ts')
       )) as {
@@ -267,85 +163,114 @@ describe('sam local invoke', () => {
     expect(viaSam).toEqual({ replayedBatches: 0, newPlants: 0, remainingBatches: 0 });
     expect(viaSam).toEqual(inProcess);
   }, 120_000);
+
+  it('runs every webhook endpoint function on its sample event, each read answering as in-process', async () => {
+    const { services: local } = started();
+    // The sample events name a sample endpoint: each is run for the one the create made.
+    const created = (await samInvoke(
+      'CreateWebhookEndpoint',
+      eventFile('create-webhook-endpoint'),
+    )) as {
+      statusCode: number;
+      body: string;
+    };
+    expect(created.statusCode).toBe(201);
+    const { id } = JSON.parse(created.body) as { id: string };
+    const forCreated = (name: string) => {
+      const event = readEvent(name);
+      const file = path.join(work, `${name}.json`);
+      writeFileSync(
+        file,
+        JSON.stringify({
+          ...event,
+          path: String(event.path).replace(/ep_\w+/, id),
+          pathParameters: event.pathParameters === null ? null : { endpointId: id },
+          requestContext: {
+            ...event.requestContext,
+            path: String(event.requestContext.path).replace(/ep_\w+/, id),
+          },
+          ...(name === 'recover-webhook-endpoint'
+            ? { body: JSON.stringify({ since: new Date(Date.now() - 60_000).toISOString() }) }
+            : {}),
+        }),
+      );
+      return { event: JSON.parse(readFileSync(file, 'utf8')), file };
+    };
+    const variables = local.variables[logicalIdOf('GetWebhookEndpointSecret')] ?? {};
+    const documentClient = createDocumentClient({ endpoint: local.dynamoDbEndpoint });
+    const inProcess = async (name: string, event: unknown) => {
+      const factory = (await import(
+        path.join(repositoryRoot, 'functions', name, 'create-handler.ts')
+      )) as {
+        createHandler: (
+          dependencies: EndpointHandlerDependencies,
+        ) => (event: unknown, context: unknown) => Promise<unknown>;
+      };
+      return factory.createHandler({
+        documentClient,
+        endpointsTableName: local.endpointTables.endpoints,
+        logTableName: local.endpointTables.log,
+        secretBox: kmsSecretBox(local.moto.kms, variables.SECRETS_KEY_ID ?? ''),
+        deliveries: sqsDeliveryQueue(local.moto.sqs, local.queues.deliveries),
+        allowedOrigins: (variables.CORS_ALLOWED_ORIGINS ?? '').split(',').filter(Boolean),
+        logger: quiet,
+      })(event, { awsRequestId: 'in-process' });
+    };
+    const statuses: Record<string, number> = {};
+    for (const name of [
+      'list-webhook-endpoints',
+      'get-webhook-endpoint',
+      'get-webhook-endpoint-secret',
+      'list-webhook-endpoint-attempts',
+      'update-webhook-endpoint',
+      'rotate-webhook-endpoint-secret',
+      'test-webhook-endpoint',
+      'recover-webhook-endpoint',
+      'delete-webhook-endpoint',
+    ]) {
+      const { event, file } = forCreated(name);
+      const viaSam = (await samInvoke(
+        pascalCase(name.replace(/-(\w)/g, (_, letter: string) => letter.toUpperCase())),
+        file,
+      )) as { statusCode: number };
+      statuses[name] = viaSam.statusCode;
+      // The reads answer alike; each change is made once, by SAM's container.
+      if (/^(list|get)-/.test(name)) {
+        expect({ name, answer: comparable(viaSam) }).toEqual({
+          name,
+          answer: comparable(await inProcess(name, event)),
+        });
+      }
+    }
+    documentClient.destroy();
+    expect(statuses).toEqual({
+      'list-webhook-endpoints': 200,
+      'get-webhook-endpoint': 200,
+      'get-webhook-endpoint-secret': 200,
+      'list-webhook-endpoint-attempts': 200,
+      'update-webhook-endpoint': 200,
+      'rotate-webhook-endpoint-secret': 200,
+      'test-webhook-endpoint': 202,
+      'recover-webhook-endpoint': 202,
+      'delete-webhook-endpoint': 204,
+    });
+  }, 300_000);
 });
 
 describe('sam local start-api', () => {
-  let api: ChildProcess | undefined;
-  let url = '';
-  let output = '';
-  let requests = 0;
+  let api: SamApi | undefined;
+  const call = (...args: Parameters<SamApi['call']>) => {
+    if (api === undefined) throw new Error('sam local start-api did not start');
+    return api.call(...args);
+  };
 
   beforeAll(async () => {
-    const { command, environment } = samCommand({
-      ...process.env,
-      DOCKER_HOST: started().engine.host,
-    });
-    const port = 3000 + Math.floor(Math.random() * 1000);
-    const begun = performance.now();
-    api = spawn(
-      command,
-      [
-        'local',
-        'start-api',
-        '-t',
-        templatePath,
-        '--env-vars',
-        started().services.envVarsFile,
-        '--skip-pull-image',
-        '--warm-containers',
-        'EAGER',
-        '--host',
-        '127.0.0.1',
-        '--port',
-        String(port),
-      ],
-      { env: environment, stdio: ['ignore', 'pipe', 'pipe'] },
-    );
-    const collect = (chunk: Buffer) => {
-      output += chunk.toString('utf8');
-    };
-    api.stdout?.on('data', collect);
-    api.stderr?.on('data', collect);
-    const deadline = Date.now() + 180_000;
-    while (!output.includes('Running on')) {
-      if (api.exitCode !== null || Date.now() > deadline) {
-        throw new Error(`sam local start-api did not start: ${output.slice(-2000)}`);
-      }
-      await new Promise((resolve) => setTimeout(resolve, 200));
-    }
-    figures.startApiSeconds = since(begun);
-    url = `http://127.0.0.1:${port}`;
+    api = await startSamApi();
   }, 240_000);
 
   afterAll(async () => {
-    if (api === undefined || api.exitCode !== null) return;
-    const exited = new Promise((resolve) => api?.once('exit', resolve));
-    api.kill('SIGINT');
-    await exited;
+    await api?.stop();
   });
-
-  const call = async (
-    method: string,
-    requestPath: string,
-    token: string | undefined,
-    body?: string,
-    headers: Record<string, string> = {},
-  ) => {
-    const begun = performance.now();
-    const response = await fetch(`${url}${requestPath}`, {
-      method,
-      headers: {
-        ...(token === undefined ? {} : { Authorization: `Bearer ${token}` }),
-        ...(body === undefined ? {} : { 'Content-Type': 'application/json' }),
-        ...headers,
-      },
-      ...(body === undefined ? {} : { body }),
-    });
-    requests += 1;
-    figures[`start-api ${requests}: ${method} ${requestPath} → ${response.status}, s`] =
-      since(begun);
-    return response;
-  };
 
   /**
    * An answer held to openapi.yaml, but for the request id: API Gateway adds `x-amzn-RequestId`
