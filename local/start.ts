@@ -6,7 +6,9 @@
  * `PLANT_STORE_DATA_DIR` (default `.data`: the issuer's keys and DynamoDB Local's data),
  * `THROTTLING` (a stage whose throttling to imitate, default `dev`; `off` for none),
  * `WEBHOOK_URL` (comma-separated receivers of webhooks), `WEBHOOK_SECRET`, `WEBHOOK_FORMAT`
- * (`plant` or `event`) and `WEBHOOK_EVENTS` (comma-separated event types), `CORS_ORIGINS` (the
+ * (`plant` or `event`) and `WEBHOOK_EVENTS` (comma-separated event types),
+ * `WEBHOOK_ENDPOINT_URLS` (`local`, the default: endpoints may be http and on this machine's
+ * loopback; `deployed`: https to public hosts only, as a deployed stage), `CORS_ORIGINS` (the
  * origins whose pages may call the API; any port of localhost and 127.0.0.1 by default, `none`
  * for no cross-origin page).
  * Ctrl-C or SIGTERM stops everything it started and exits 0; a failed start prints one line
@@ -16,6 +18,11 @@ import { join } from 'node:path';
 import { checkAllowedOrigins } from '../functions/shared/cors.ts';
 import { commaList, readEnvironment } from '../functions/shared/environment.ts';
 import { routes } from '../functions/shared/routes.ts';
+import {
+  deployedUrlPolicy,
+  type EndpointUrlPolicy,
+  localUrlPolicy,
+} from '../functions/shared/webhook-endpoints/endpoint-url.ts';
 import { subscriptionOf } from '../functions/shared/webhooks/plant-events.ts';
 import { defaultStageName, stages } from '../infra/stages.ts';
 import { type LocalApi, startLocalApi } from './local-api.ts';
@@ -44,6 +51,13 @@ function parseStoreEndpoint(text: string): string {
   return text;
 }
 
+/** `WEBHOOK_ENDPOINT_URLS`: which URLs a webhook endpoint may have. */
+function parseEndpointUrls(text: string): EndpointUrlPolicy {
+  if (text === 'local') return localUrlPolicy;
+  if (text === 'deployed') return deployedUrlPolicy;
+  throw new Error('must be local (http and loopback allowed) or deployed (https, public only)');
+}
+
 function parseThrottling(text: string): string {
   if (text !== 'off' && !Object.hasOwn(stages, text)) {
     throw new Error(`must be a stage (${Object.keys(stages).join(', ')}) or off`);
@@ -61,9 +75,16 @@ function formatCurl(url: string, token: string): string {
   ].join(' ');
 }
 
-function describeWebhooks(webhooks: LocalWebhooks): string[] {
+function describeWebhooks(webhooks: LocalWebhooks, endpointUrls: EndpointUrlPolicy): string[] {
+  const endpoints = [
+    `  Endpoints:  clients register their own (POST /webhook-endpoints; npm run -s token -- --scope webhooks/manage --subject <client>)`,
+    `              ${endpointUrls.allowLoopback ? "http and this machine's loopback allowed (WEBHOOK_ENDPOINT_URLS=deployed refuses them)" : 'https to public hosts only, as deployed (WEBHOOK_ENDPOINT_URLS)'}`,
+  ];
   if (webhooks.subscribers.length === 0) {
-    return ['  Webhooks:   off (WEBHOOK_URL=<url>[,<url>…] sends every new plant there)'];
+    return [
+      '  Webhooks:   off (WEBHOOK_URL=<url>[,<url>…] sends every new plant there)',
+      ...endpoints,
+    ];
   }
   const secret =
     webhooks.newSecret !== undefined
@@ -80,6 +101,7 @@ function describeWebhooks(webhooks: LocalWebhooks): string[] {
   return [
     `  Webhooks:   ${what} POSTed to ${webhooks.subscribers.map((subscriber) => subscriber.url).join(', ')}`,
     `              signed (Standard Webhooks) with ${secret}`,
+    ...endpoints,
   ];
 }
 
@@ -88,6 +110,7 @@ function describeStart(
   dataDirectory: string | undefined,
   throttling: string,
   webhooks: LocalWebhooks,
+  endpointUrls: EndpointUrlPolicy,
   allowedOrigins: readonly string[],
 ): string {
   const seconds = (performance.now() / 1000).toFixed(1);
@@ -108,9 +131,9 @@ function describeStart(
     `  Store:      ${store}`,
     `  Throttling: ${limits}`,
     `  Browsers:   ${allowedOrigins.length === 0 ? 'no cross-origin page (CORS_ORIGINS=none)' : `pages on ${allowedOrigins.join(', ')} may call it (CORS_ORIGINS)`}`,
-    ...describeWebhooks(webhooks),
+    ...describeWebhooks(webhooks, endpointUrls),
     '',
-    'Try it (the token is valid for 1 hour and grants both scopes; `npm run -s token` prints a new one):',
+    'Try it (the token is valid for 1 hour and grants both plant scopes; `npm run -s token` prints a new one):',
     '',
     formatCurl(api.url, api.signToken({ expiresInSeconds: tokenLifetimeSeconds })),
     '',
@@ -145,6 +168,7 @@ async function main(): Promise<void> {
   let dynamoDbDataDirectory: string | undefined;
   let throttling: string;
   let webhooks: LocalWebhooks;
+  let endpointUrls: EndpointUrlPolicy;
   let allowedOrigins: readonly string[];
   try {
     const dynamoDbEndpoint = read.parse('DYNAMODB_ENDPOINT', parseStoreEndpoint, {
@@ -154,6 +178,9 @@ async function main(): Promise<void> {
     const port = read.parse('PORT', parsePort, { fallback: 3000 });
     const tableName = read.string('TABLE_NAME', { fallback: 'plants' });
     const webhookSettings = readWebhookSettings(read);
+    endpointUrls = read.parse('WEBHOOK_ENDPOINT_URLS', parseEndpointUrls, {
+      fallback: localUrlPolicy,
+    });
     allowedOrigins = read.parse('CORS_ORIGINS', parseCorsOrigins, { fallback: localOrigins });
     read.check();
     dynamoDbDataDirectory = dynamoDbEndpoint === '' ? join(dataDirectory, 'dynamodb') : undefined;
@@ -164,7 +191,7 @@ async function main(): Promise<void> {
       tableName,
       keysDirectory: localKeysDirectory(environment),
       throttlingStage: throttling,
-      webhooks: { subscribers: webhooks.subscribers },
+      webhooks: { subscribers: webhooks.subscribers, endpointUrlPolicy: endpointUrls },
       allowedOrigins,
       ...(dynamoDbEndpoint === '' ? { dynamoDbDataDirectory } : { dynamoDbEndpoint }),
     });
@@ -174,7 +201,7 @@ async function main(): Promise<void> {
     process.exit(1);
   }
   process.stdout.write(
-    describeStart(api, dynamoDbDataDirectory, throttling, webhooks, allowedOrigins),
+    describeStart(api, dynamoDbDataDirectory, throttling, webhooks, endpointUrls, allowedOrigins),
   );
 
   let stopping = false;

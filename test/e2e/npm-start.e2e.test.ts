@@ -215,6 +215,10 @@ describe('npm start', () => {
     [{ PORT: '3000x' }, 'PORT must be a port number from 0 to 65535, got "3000x".'],
     [{ DYNAMODB_ENDPOINT: 'notaurl' }, 'DYNAMODB_ENDPOINT must be an http(s) URL'],
     [{ THROTTLING: 'staging' }, 'THROTTLING must be a stage (dev, prod) or off, got "staging".'],
+    [
+      { WEBHOOK_ENDPOINT_URLS: 'public' },
+      'WEBHOOK_ENDPOINT_URLS must be local (http and loopback allowed) or deployed (https, public only), got "public".',
+    ],
   ])('refuses %j with one line naming the setting, exit code 1', async (environment, message) => {
     const result = await run(process.execPath, [startScript], {
       cwd: dataDirectory,

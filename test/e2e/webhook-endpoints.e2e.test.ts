@@ -24,6 +24,7 @@ let dataDirectory: string;
 let npmStart: ChildProcess | undefined;
 let exited: Promise<unknown>;
 let apiUrl: string;
+let banner: string;
 const receivers: WebhookReceiver[] = [];
 
 /** `npm run -s token -- …`, as a developer runs it: the token alone on stdout. */
@@ -92,6 +93,7 @@ beforeAll(async () => {
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
   apiUrl = (/API: +(http:\/\/127\.0\.0\.1:\d+)/.exec(output) as RegExpExecArray)[1] as string;
+  banner = output;
 }, 60_000);
 
 afterAll(async () => {
@@ -115,6 +117,9 @@ describe('webhook endpoints through npm start', () => {
       url: 'http://[::ffff:169.254.169.254]/',
     });
     expect(hostile).toMatchObject({ status: 400, body: { error: 40024 } });
+    // The start says how to get a token for endpoints, and that loopback receivers are allowed.
+    expect(banner).toContain('--scope webhooks/manage --subject <client>');
+    expect(banner).toContain("http and this machine's loopback allowed");
 
     const hooks = await receiver();
     const created = await call(clientA, 'POST', '/webhook-endpoints', { url: hooks.url });
