@@ -11,16 +11,8 @@
  * deployed.
  */
 
-import { setTimeout as wait } from 'node:timers/promises';
 import { DescribeTableCommand } from '@aws-sdk/client-dynamodb';
-import {
-  DescribeStreamCommand,
-  DynamoDBStreamsClient,
-  GetRecordsCommand,
-  type GetRecordsCommandOutput,
-  GetShardIteratorCommand,
-  type ShardIteratorType,
-} from '@aws-sdk/client-dynamodb-streams';
+import { DynamoDBStreamsClient } from '@aws-sdk/client-dynamodb-streams';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { localStoreRegion } from '../functions/shared/dynamodb.ts';
 import type { Logger } from '../functions/shared/logger.ts';
@@ -38,7 +30,6 @@ import {
 import type { DeliveryMessage } from '../functions/shared/webhooks/delivery-message.ts';
 import type { DeliveryQueue } from '../functions/shared/webhooks/delivery-queue.ts';
 import {
-  type PlantStreamRecord,
   type Subscription,
   subscriptionOf,
   type Webhook,
@@ -51,6 +42,7 @@ import {
   defaultRetrySchedule,
   type Subscriber,
 } from '../functions/shared/webhooks/send-webhook.ts';
+import { readPlantsStream } from './plants-stream.ts';
 
 export interface WebhookDispatcherOptions {
   /** DynamoDB Local (or another store with streams). */
@@ -105,41 +97,40 @@ export interface WebhookDispatcher {
   stop(): Promise<void>;
 }
 
-/** How often the stream's shards are looked up again (DynamoDB Local may start new ones). */
-const shardRefreshMilliseconds = 2_000;
-
 /**
- * A stream record with AWS's time of it. AWS gives a record's time rounded down to the second
- * (`ApproximateCreationDateTime`, DynamoDB Streams API reference, StreamRecord); DynamoDB Local
- * rounds it down to the minute. The dispatcher reads a record moments after its write, so the
- * time it is read, rounded down to the second and kept within the record's minute, is that time.
- */
-export function timedToTheSecond<Streamed extends PlantStreamRecord>(
-  record: Streamed,
-  now: number,
-): Streamed {
-  const stated = record.dynamodb?.ApproximateCreationDateTime;
-  const statedSeconds = stated instanceof Date ? stated.getTime() / 1000 : stated;
-  // Nothing to go by, or a time finer than the minute: kept as stated.
-  if (statedSeconds === undefined || !Number.isFinite(statedSeconds)) return record;
-  if (statedSeconds % 60 !== 0) return record;
-  const minute = Math.floor(statedSeconds / 60) * 60;
-  const seconds = Math.min(Math.max(Math.floor(now / 1000), minute), minute + 59);
-  return { ...record, dynamodb: { ...record.dynamodb, ApproximateCreationDateTime: seconds } };
-}
-
-/**
- * Starts reading the stream from now (LATEST): plants created before the start are not sent.
+ * Starts reading the stream from now: plants created before the start are not sent.
  * @throws when the table has no stream.
  */
 export async function startWebhookDispatcher(
   options: WebhookDispatcherOptions,
 ): Promise<WebhookDispatcher> {
-  const { logger } = options;
-  const stageSubscriptions = options.subscribers.map((subscriber) =>
-    subscriptionOf(subscriber.name, subscriber),
-  );
-  const pollInterval = options.pollIntervalMilliseconds ?? 100;
+  const stopping = new AbortController();
+  const streams = await plantsStreamOf(options);
+  const queue = timerQueue(options, stopping.signal);
+  const fanout = fanoutOf(options, queue.deliveries);
+  const reading = await readPlantsStream({
+    ...streams,
+    handle: (records) => queuePlantEventDeliveries(records, fanout, options.logger),
+    pollIntervalMilliseconds: options.pollIntervalMilliseconds ?? 100,
+    logger: options.logger,
+    signal: stopping.signal,
+  });
+  return {
+    deliveries: queue.deliveries,
+    deadLetters: queue.deadLetters,
+    redriveDeadLetters: queue.redriveDeadLetters,
+    stop: async () => {
+      stopping.abort();
+      queue.cancel();
+      await reading.finished;
+      await queue.settled();
+      streams.streams.destroy();
+    },
+  };
+}
+
+/** The table's stream and a client of DynamoDB Local's streams API. */
+async function plantsStreamOf(options: WebhookDispatcherOptions) {
   const { Table } = await options.documentClient.send(
     new DescribeTableCommand({ TableName: options.tableName }),
   );
@@ -153,16 +144,22 @@ export async function startWebhookDispatcher(
         : localStoreRegion,
     credentials: options.credentials ?? { accessKeyId: 'local', secretAccessKey: 'local' },
   });
+  return { streamArn, streams };
+}
 
-  const stopping = new AbortController();
+/**
+ * The local stand-in for the delivery queue: each message waits on a timer of its own for its
+ * due time, then takes its turn (an attempt, and a retry or dead letter after it).
+ */
+function timerQueue(options: WebhookDispatcherOptions, stopping: AbortSignal) {
+  const { logger } = options;
   const timers = new Set<NodeJS.Timeout>();
   const turns = new Set<Promise<void>>();
   const deadLetters: (DeadLetter & { readonly message: DeliveryMessage })[] = [];
-  const targets = deliveryTargets(options, stopping.signal);
+  const targets = deliveryTargets(options, stopping);
 
-  /** A message waits for its due time, then takes its turn (an attempt, and what follows). */
   const schedule = (message: DeliveryMessage) => {
-    if (stopping.signal.aborted) return;
+    if (stopping.aborted) return;
     const timer = setTimeout(
       () => {
         timers.delete(timer);
@@ -181,13 +178,13 @@ export async function startWebhookDispatcher(
         ...(options.timeoutMilliseconds === undefined
           ? {}
           : { timeoutMilliseconds: options.timeoutMilliseconds }),
-        signal: stopping.signal,
+        signal: stopping,
       },
     }).catch((error: unknown) => {
-      if (!stopping.signal.aborted) logger.error('webhook delivery failed unexpectedly', { error });
+      if (!stopping.aborted) logger.error('webhook delivery failed unexpectedly', { error });
       return { kind: 'done' } as const;
     });
-    if (stopping.signal.aborted) return;
+    if (stopping.aborted) return;
     if (step.kind === 'later') schedule(step.message);
     if (step.kind === 'dead-letter') {
       const { webhookId, payload, version } = step.message;
@@ -201,174 +198,13 @@ export async function startWebhookDispatcher(
       });
     }
   };
-  const deliveries: DeliveryQueue = {
-    send: async (messages) => {
-      for (const message of messages) schedule(message);
-    },
-  };
-  const fanout = {
-    deliveries,
-    subscriptions:
-      options.endpoints === undefined
-        ? fixedSubscriptions(stageSubscriptions)
-        : withEndpointSubscriptions(
-            stageSubscriptions,
-            { documentClient: options.documentClient, ...options.endpoints },
-            options.endpoints.maxAgeMilliseconds === undefined
-              ? {}
-              : { maxAgeMilliseconds: options.endpoints.maxAgeMilliseconds },
-          ),
-    ...(options.endpoints === undefined
-      ? {}
-      : {
-          eventLog: {
-            documentClient: options.documentClient,
-            logTableName: options.endpoints.logTableName,
-          },
-        }),
-  };
-
-  /**
-   * Each shard: where reading starts when its iterator must be made (again), the iterator to
-   * read next, the last sequence number read, and whether the shard has ended.
-   */
-  interface ShardState {
-    readonly start: ShardIteratorType;
-    iterator?: string;
-    after?: string;
-    closed: boolean;
-  }
-  const shards = new Map<string, ShardState>();
-  const send = { abortSignal: stopping.signal };
-
-  /** An iterator after the last record read, or at the shard's start when none was read. */
-  const renewIterator = async (shardId: string, state: ShardState) => {
-    const { ShardIterator } = await streams.send(
-      new GetShardIteratorCommand({
-        StreamArn: streamArn,
-        ShardId: shardId,
-        ...(state.after === undefined
-          ? { ShardIteratorType: state.start }
-          : { ShardIteratorType: 'AFTER_SEQUENCE_NUMBER', SequenceNumber: state.after }),
-      }),
-      send,
-    );
-    state.iterator = ShardIterator;
-    if (ShardIterator === undefined) state.closed = true;
-  };
-
-  /** Looks for shards, each read from its start (the first look's are caught up first). */
-  const refreshShards = async (first: boolean) => {
-    const { StreamDescription } = await streams.send(
-      new DescribeStreamCommand({ StreamArn: streamArn }),
-      send,
-    );
-    for (const shard of StreamDescription?.Shards ?? []) {
-      const shardId = shard.ShardId;
-      if (shardId === undefined || shards.has(shardId)) continue;
-      // A shard already ended at the first look holds only records from before the start.
-      const endedBefore = first && shard.SequenceNumberRange?.EndingSequenceNumber !== undefined;
-      shards.set(shardId, { start: 'TRIM_HORIZON', closed: endedBefore });
-    }
-  };
-
-  /**
-   * The shard's next records. DynamoDB Local fails an iterator's read once another table has been
-   * written since it was made (TrimmedDataAccessException), as AWS does an expired one: both are
-   * made again, after the last record read, and read at once.
-   */
-  const getRecords = async (
-    shardId: string,
-    state: ShardState,
-  ): Promise<Pick<GetRecordsCommandOutput, 'Records' | 'NextShardIterator'>> => {
-    for (let attempt = 1; ; attempt += 1) {
-      if (state.iterator === undefined) await renewIterator(shardId, state);
-      if (state.iterator === undefined) return {};
-      try {
-        return await streams.send(
-          new GetRecordsCommand({ ShardIterator: state.iterator, Limit: 1000 }),
-          send,
-        );
-      } catch (error) {
-        const name = (error as { name?: unknown }).name;
-        const stale = name === 'TrimmedDataAccessException' || name === 'ExpiredIteratorException';
-        if (!stale || attempt === 3) throw error;
-        state.iterator = undefined;
-      }
-    }
-  };
-
-  /** Reads every open shard once; returns how many records came. */
-  const readShards = async (): Promise<number> => {
-    let read = 0;
-    for (const [shardId, state] of shards) {
-      if (state.closed) continue;
-      const { Records = [], NextShardIterator } = await getRecords(shardId, state);
-      state.iterator = NextShardIterator;
-      // No next iterator: the shard has ended (its children are found by the next refresh).
-      if (NextShardIterator === undefined) state.closed = true;
-      const timed = Records.map((record) => timedToTheSecond(record, Date.now()));
-      const { failedRecord } = await queuePlantEventDeliveries(
-        timed as PlantStreamRecord[],
-        fanout,
-        logger,
-      );
-      // Read up to the record that could not be queued; it is read again after a pause.
-      const failedAt = failedRecord === undefined ? -1 : timed.indexOf(failedRecord as never);
-      const done = failedAt === -1 ? timed : timed.slice(0, failedAt);
-      state.after = done.at(-1)?.dynamodb?.SequenceNumber ?? state.after;
-      if (failedAt !== -1) throw new Error('Some webhook deliveries could not be queued.');
-      read += Records.length;
-    }
-    return read;
-  };
-
-  /**
-   * Reads an open shard to its end without sending anything: what it holds happened before the
-   * start. Every later read resumes after the last record (AFTER_SEQUENCE_NUMBER), never at
-   * LATEST: DynamoDB Local fails a LATEST iterator's read (TrimmedDataAccessException) once
-   * another table has been written, and a LATEST iterator made again would skip what came
-   * meanwhile.
-   */
-  const catchUp = async (shardId: string, state: ShardState) => {
-    await renewIterator(shardId, state);
-    while (state.iterator !== undefined) {
-      const { Records = [], NextShardIterator } = await getRecords(shardId, state);
-      state.iterator = NextShardIterator;
-      if (NextShardIterator === undefined) state.closed = true;
-      if (Records.length === 0) break;
-      state.after = Records.at(-1)?.dynamodb?.SequenceNumber ?? state.after;
-    }
-  };
-
-  await refreshShards(true);
-  // Caught up now, before the API takes its first request: a plant created after this is sent.
-  for (const [shardId, state] of shards) {
-    if (!state.closed) await catchUp(shardId, state);
-  }
-  const polling = (async () => {
-    let refreshedAt = Date.now();
-    while (!stopping.signal.aborted) {
-      try {
-        if (Date.now() - refreshedAt > shardRefreshMilliseconds) {
-          refreshedAt = Date.now();
-          await refreshShards(false);
-        }
-        const read = await readShards();
-        if (read === 0) await sleep(pollInterval, stopping.signal);
-      } catch (error) {
-        if (stopping.signal.aborted) break;
-        // The store paused or restarted: iterators may have expired. Every open shard resumes
-        // after its last record read (or from its start) once the store answers again.
-        logger.warn('could not read the plants stream; retrying', { error });
-        for (const state of shards.values()) state.iterator = undefined;
-        await sleep(1_000, stopping.signal);
-      }
-    }
-  })();
 
   return {
-    deliveries,
+    deliveries: {
+      send: async (messages) => {
+        for (const message of messages) schedule(message);
+      },
+    } satisfies DeliveryQueue,
     deadLetters: () => deadLetters.map(({ message: _message, ...letter }) => letter),
     redriveDeadLetters: () => {
       const redriven = deadLetters.splice(0);
@@ -377,14 +213,37 @@ export async function startWebhookDispatcher(
         schedule({ ...message, attempt: 1, dueAt: now, queuedAt: now });
       return redriven.length;
     },
-    stop: async () => {
-      stopping.abort();
+    /** Cancels every waiting message. */
+    cancel: () => {
       for (const timer of timers) clearTimeout(timer);
       timers.clear();
-      await polling;
-      await Promise.allSettled([...turns]);
-      streams.destroy();
     },
+    /** Resolves once every turn under way has ended. */
+    settled: async () => {
+      await Promise.allSettled([...turns]);
+    },
+  };
+}
+
+/** The fan-out's dependencies: the stage-like subscribers, and the endpoints when there are any. */
+function fanoutOf(options: WebhookDispatcherOptions, deliveries: DeliveryQueue) {
+  const stageSubscriptions = options.subscribers.map((subscriber) =>
+    subscriptionOf(subscriber.name, subscriber),
+  );
+  const { endpoints } = options;
+  if (endpoints === undefined) {
+    return { deliveries, subscriptions: fixedSubscriptions(stageSubscriptions) };
+  }
+  return {
+    deliveries,
+    subscriptions: withEndpointSubscriptions(
+      stageSubscriptions,
+      { documentClient: options.documentClient, ...endpoints },
+      endpoints.maxAgeMilliseconds === undefined
+        ? {}
+        : { maxAgeMilliseconds: endpoints.maxAgeMilliseconds },
+    ),
+    eventLog: { documentClient: options.documentClient, logTableName: endpoints.logTableName },
   };
 }
 
@@ -433,9 +292,4 @@ function deliveryTargets(
       },
     };
   };
-}
-
-/** Waits, or less when `signal` aborts (then without an error). */
-async function sleep(milliseconds: number, signal: AbortSignal): Promise<void> {
-  await wait(milliseconds, undefined, { signal }).catch(() => undefined);
 }

@@ -3,7 +3,7 @@
  * gives only the minute.
  */
 import { describe, expect, it } from '@jest/globals';
-import { timedToTheSecond } from '../../local/webhook-dispatcher.ts';
+import { timedToTheSecond } from '../../local/plants-stream.ts';
 
 const minute = Date.UTC(2026, 10, 22, 10, 16) / 1000;
 const record = (stated: number | Date | undefined) => ({
