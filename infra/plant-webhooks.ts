@@ -1,7 +1,6 @@
 import { Duration, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
-import type { CfnTable, Table } from 'aws-cdk-lib/aws-dynamodb';
+import type { Table } from 'aws-cdk-lib/aws-dynamodb';
 import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
-import type { DlqDestinationConfig, IEventSourceDlq, IFunction } from 'aws-cdk-lib/aws-lambda';
 import { StartingPosition } from 'aws-cdk-lib/aws-lambda';
 import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import type { RetentionDays } from 'aws-cdk-lib/aws-logs';
@@ -9,11 +8,12 @@ import { BlockPublicAccess, Bucket, BucketEncryption, type CfnBucket } from 'aws
 import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
-import { type Subscription, subscriptionOf } from '../functions/shared/webhooks/plant-events.ts';
 import { functionSettings } from './function-settings.ts';
 import { PlantStoreFunction } from './plant-store-function.ts';
 import type { WebhookSubscriberConfig } from './stages.ts';
+import { keepFailuresIn, readTableStream } from './stream-access.ts';
 import type { WebhookEndpointStores } from './webhook-endpoint-stores.ts';
+import { checkSubscribers } from './webhook-subscribers.ts';
 
 export interface PlantWebhooksProps {
   readonly table: Table;
@@ -354,88 +354,6 @@ export class PlantWebhooks extends Construct {
   }
 }
 
-/**
- * What Lambda needs of a function to read a table's stream for it, on that table's streams only:
- * aws-cdk-lib's `DynamoEventSource` grants `dynamodb:ListStreams` on every resource instead, as
- * AWS's managed AWSLambdaDynamoDBExecutionRole does; AWS's own example scopes it to the table's
- * streams (Lambda developer guide, "Using Lambda with DynamoDB", execution role permissions).
- */
-function readTableStream(fn: IFunction, table: Table): void {
-  fn.addToRolePolicy(
-    new PolicyStatement({
-      actions: ['dynamodb:DescribeStream', 'dynamodb:GetRecords', 'dynamodb:GetShardIterator'],
-      resources: [table.tableStreamArn as string],
-    }),
-  );
-  fn.addToRolePolicy(
-    new PolicyStatement({
-      actions: ['dynamodb:ListStreams'],
-      resources: [`${table.tableArn}/stream/*`],
-    }),
-  );
-  const stack = Stack.of(table);
-  const tableLogicalId = stack.resolve(stack.getLogicalId(table.node.defaultChild as CfnTable));
-  Validations.of(fn.role ?? fn).acknowledge({
-    id: `AwsSolutions::AwsSolutions-IAM5[Resource::<${tableLogicalId}.Arn>/stream/*]`,
-    reason:
-      "The table's streams: a stream's ARN ends in the time it was enabled, so Lambda lists " +
-      'them to find the current one; no narrower resource names every stream of the table.',
-  });
-}
-
-/**
- * The S3 on-failure destination of the stream's event source mapping. Lambda writes the kept
- * batch with the function's role, which needs s3:PutObject and s3:ListBucket on the bucket
- * (Lambda: "Retaining discarded records"); aws-cdk-lib's `S3OnFailureDestination` grants read and
- * write of everything instead.
- */
-function keepFailuresIn(bucket: Bucket): IEventSourceDlq {
-  return {
-    bind(_mapping, handler: IFunction): DlqDestinationConfig {
-      handler.addToRolePolicy(
-        new PolicyStatement({ actions: ['s3:PutObject'], resources: [bucket.arnForObjects('*')] }),
-      );
-      handler.addToRolePolicy(
-        new PolicyStatement({ actions: ['s3:ListBucket'], resources: [bucket.bucketArn] }),
-      );
-      return { destination: bucket.bucketArn };
-    },
-  };
-}
-
 const deadLetterQueueReason =
   'This queue is itself where failures end (kept 14 days, watched, redriven by hand): a ' +
   'dead-letter queue of its own would only move them somewhere less visible.';
-
-/**
- * Names safe in a secret's name, unique, https receivers only, and known event types and
- * formats; returns each subscriber's subscription.
- */
-function checkSubscribers(subscribers: readonly WebhookSubscriberConfig[]): Subscription[] {
-  const names = new Set<string>();
-  const subscriptions: Subscription[] = [];
-  for (const { name, url, events, format } of subscribers) {
-    if (!/^[a-z0-9-]{1,40}$/.test(name) || names.has(name)) {
-      throw new Error(`Webhook subscriber names must be unique lower-case words, got "${name}".`);
-    }
-    names.add(name);
-    if (!URL.canParse(url) || new URL(url).protocol !== 'https:') {
-      throw new Error(`Webhook subscriber ${name} must have an https URL, got "${url}".`);
-    }
-    // The URL is in the template and the function's environment: no credential may hide in it
-    // (the signature is what proves the sender).
-    const { username, password, search } = new URL(url);
-    if (username !== '' || password !== '' || search !== '') {
-      throw new Error(
-        `Webhook subscriber ${name}'s URL must carry no user, password or query string: the secret signs each webhook instead.`,
-      );
-    }
-    subscriptions.push(
-      subscriptionOf(name, {
-        ...(events === undefined ? {} : { events }),
-        ...(format === undefined ? {} : { format }),
-      }),
-    );
-  }
-  return subscriptions;
-}
