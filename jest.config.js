@@ -2,8 +2,9 @@
  * The test tiers, one Jest project each; a test's tier is the end of its file name:
  *
  * - `*.test.ts` (unit): in-process, no service, no child but Node itself. `npm test`.
- * - `*.integration.test.ts`: in-process against services (DynamoDB Local, moto, cfn-lint), each
- *   named in the file's docblock (`@services dynamodb-local`) or started by the file itself.
+ * - `*.integration.test.ts`: in-process against services (DynamoDB Local, moto) and the template
+ *   checkers (cfn-lint, cfn-guard), each service named in the file's docblock (`@services
+ *   dynamodb-local`) or started by the file itself.
  * - `*.e2e.test.ts`: the Plant Store as its users run it, in child processes (`npm start`, the
  *   local API in a process of its own under load and faults).
  * - `*.browser.test.ts`: Debian's Chromium, headless, through playwright-core.

@@ -4,6 +4,12 @@ import { AwsSolutionsChecks, ServerlessChecks } from 'cdk-nag';
 import { formatStackName, PlantStoreStack } from './plant-store-stack.ts';
 import { checkDeploymentTarget, resolveStageConfig, type StageConfig, stages } from './stages.ts';
 
+/**
+ * What checks a synth: cdk-nag's AwsSolutions and Serverless packs (in process) and cfn-guard's
+ * Control Tower rules (a binary the package ships, seconds per template).
+ */
+export type SynthCheck = 'cdk-nag' | 'cfn-guard';
+
 /** The app and its one stack, as `infra/app.ts` and the tests build them. */
 export interface PlantStoreApp {
   readonly app: App;
@@ -12,8 +18,8 @@ export interface PlantStoreApp {
 
 /**
  * Builds the Plant Store CDK app for the stage named by the `stage` context value (`-c
- * stage=<name>`, default `dev`), with the cdk-nag AwsSolutions and Serverless packs checking
- * every synth: an unacknowledged finding fails it.
+ * stage=<name>`, default `dev`), with cdk-nag's AwsSolutions and Serverless packs and cfn-guard's
+ * Control Tower rules checking every synth: an unacknowledged finding fails it.
  *
  * @throws UnknownStageError when the stage is not one of `infra/stages.ts`.
  * @throws WrongDeploymentTargetError when a pinned stage meets another account or region.
@@ -23,17 +29,17 @@ export function createPlantStoreApp(
   {
     knownStages = stages,
     environment = process.env,
-    checks = true,
+    checks = ['cdk-nag', 'cfn-guard'],
   }: {
     /** The stages to choose from (tests add their own). */
     readonly knownStages?: Readonly<Record<string, StageConfig>>;
     /** Where the CDK CLI's `CDK_DEFAULT_ACCOUNT` and `CDK_DEFAULT_REGION` are read. */
     readonly environment?: Record<string, string | undefined>;
     /**
-     * Whether cdk-nag and cfn-guard check the synth. Always for the CLI; tests that only read
-     * the template leave them to the one test file that reads their report.
+     * Which checks run on the synth. Both for the CLI; tests that only read the template leave
+     * them to the test files that read their report.
      */
-    readonly checks?: boolean;
+    readonly checks?: readonly SynthCheck[];
   } = {},
 ): PlantStoreApp {
   const app = new App(props);
@@ -54,12 +60,14 @@ export function createPlantStoreApp(
       : { env: { account: stage.account, region: stage.region } }),
     tags: { project: 'plant-store', stage: stage.name },
   });
-  if (!checks) return { app, stack };
-  Validations.of(app).addPlugins(
-    new AwsSolutionsChecks(app),
-    new ServerlessChecks(app),
+  if (checks.includes('cdk-nag')) {
+    Validations.of(app).addPlugins(new AwsSolutionsChecks(app), new ServerlessChecks(app));
+  }
+  if (checks.includes('cfn-guard')) {
     // The Control Tower rules, run offline by the cfn-guard binary the package ships.
-    new CfnGuardValidator({ controlTowerRulesEnabled: true, maxBuffer: 16 * 1024 * 1024 }),
-  );
+    Validations.of(app).addPlugins(
+      new CfnGuardValidator({ controlTowerRulesEnabled: true, maxBuffer: 16 * 1024 * 1024 }),
+    );
+  }
   return { app, stack };
 }

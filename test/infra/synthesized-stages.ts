@@ -1,16 +1,16 @@
 /**
  * The stages as the CDK CLI synthesizes them (cdk.json's feature flags, the construct paths and
  * asset folders `sam local` reads), each once per test file into a temporary cloud assembly that
- * is removed afterwards. A file asks only for what it reads: bundles (esbuild) and the synth
- * checks (cdk-nag, cfn-guard) cost seconds each per stage.
+ * is removed afterwards. A file asks only for what it reads: bundles (esbuild, about 9 s a stage
+ * here) and the synth checks (cdk-nag under a second, cfn-guard about 13 s a stage) cost.
  */
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { afterAll, beforeAll } from '@jest/globals';
+import { afterAll, beforeAll, expect } from '@jest/globals';
 import { Validations } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
-import { createPlantStoreApp } from '../../infra/plant-store-app.ts';
+import { createPlantStoreApp, type SynthCheck } from '../../infra/plant-store-app.ts';
 import { repositoryRoot } from '../../infra/plant-store-function.ts';
 import { type StageConfig, stages } from '../../infra/stages.ts';
 
@@ -22,7 +22,7 @@ export function pascalCase(name: string): string {
 export interface SynthesizedStage {
   readonly outdir: string;
   readonly template: Template;
-  /** cdk-nag's and cfn-guard's report, when the synth was checked. */
+  /** The checks' report (cdk-nag's packs, cfn-guard), when the synth was checked. */
   readonly validationReport: ValidationReport | undefined;
   /** Every `Validations.acknowledge` in the app: id → reason. */
   readonly acknowledgments: ReadonlyMap<string, string>;
@@ -45,8 +45,8 @@ export interface ValidationReport {
 export interface SynthesisOptions {
   /** Bundle the functions with esbuild, as a deploy does. @default false */
   readonly bundle?: boolean;
-  /** Run cdk-nag and cfn-guard over the synth, as the CLI does. @default false */
-  readonly checks?: boolean;
+  /** The checks to run over the synth (the CLI runs both). @default none */
+  readonly checks?: readonly SynthCheck[];
   /** @default dev and prod */
   readonly stages?: readonly StageConfig[];
 }
@@ -71,7 +71,7 @@ function synthesizeStage(stage: StageConfig, options: SynthesisOptions): Synthes
         ...(options.bundle === true ? {} : { 'aws:cdk:bundling-stacks': [] }),
       },
     },
-    { checks: options.checks === true },
+    { checks: options.checks ?? [] },
   );
   // Throws when a cdk-nag finding is not acknowledged (the validation plugins run here).
   app.synth();
@@ -88,7 +88,7 @@ function synthesizeStage(stage: StageConfig, options: SynthesisOptions): Synthes
     outdir,
     template: Template.fromStack(stack),
     validationReport:
-      options.checks === true
+      (options.checks ?? []).length > 0
         ? (JSON.parse(
             readFileSync(path.join(outdir, 'validation-report.json'), 'utf8'),
           ) as ValidationReport)
@@ -127,4 +127,29 @@ export function readBundle(result: SynthesizedStage, logicalIdPrefix: string): s
   const assetPath = entry?.[1].Metadata?.['aws:asset:path'] as string | undefined;
   if (assetPath === undefined) throw new Error(`no bundled asset for ${logicalIdPrefix}`);
   return readFileSync(path.join(result.outdir, assetPath, 'index.mjs'), 'utf8');
+}
+
+/**
+ * Every acknowledgment the app makes for the given plugins (ids `<plugin>::<rule>`) suppressed a
+ * finding of this synth, and says why: an acknowledgment that matches nothing is a stale one.
+ */
+export function expectEveryAcknowledgmentUsed(
+  result: SynthesizedStage,
+  pluginNames: readonly string[],
+): void {
+  const report = result.validationReport;
+  if (report === undefined) throw new Error('the synth was not checked');
+  const used = new Set(
+    report.pluginReports
+      .flatMap((plugin) => plugin.suppressedViolations ?? [])
+      .map((finding) => finding.acknowledgedId),
+  );
+  const acknowledgments = [...result.acknowledgments].filter(([id]) =>
+    pluginNames.some((plugin) => id.startsWith(`${plugin}::`)),
+  );
+  expect(acknowledgments.length).toBeGreaterThan(0);
+  for (const [id, reason] of acknowledgments) {
+    expect(used).toContain(id.replace(/^Annotation::/i, ''));
+    expect(reason.length).toBeGreaterThan(80);
+  }
 }
