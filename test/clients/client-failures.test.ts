@@ -3,7 +3,7 @@
  * before a retry (Retry-After in both of RFC 9110's forms, never sooner, with a floor), and that
  * every failure, whatever its cause, is a PlantStoreError.
  */
-import { describe, expect, it } from '@jest/globals';
+import { afterEach, beforeEach, describe, expect, it, jest } from '@jest/globals';
 import { PlantStoreClient, PlantStoreError } from '../../clients/typescript/src/index.ts';
 
 const page = (body: string, headers: Record<string, string> = {}) =>
@@ -24,7 +24,7 @@ function recordingClient(
       sent.push({
         url,
         authorization: new Headers(init?.headers).get('authorization'),
-        at: performance.now(),
+        at: Date.now(),
       });
       return answer(url, sent.length);
     },
@@ -73,6 +73,17 @@ describe('following Link', () => {
 });
 
 describe('Retry-After', () => {
+  // The clock is Jest's: a wait is checked to the millisecond, and takes none of the test's time.
+  beforeEach(() => {
+    jest.useFakeTimers({
+      doNotFake: ['nextTick', 'queueMicrotask', 'setImmediate'],
+      now: Date.parse('2026-11-25T12:00:00.400Z'),
+    });
+  });
+  afterEach(() => {
+    jest.useRealTimers();
+  });
+
   const busyThenFine = (retryAfter: string) => (_url: string, call: number) =>
     call === 1
       ? new Response('{"error":42900,"message":"Too many requests; retry later."}', {
@@ -81,32 +92,51 @@ describe('Retry-After', () => {
         })
       : page('{"id":1,"name":"Fern"}');
 
-  it('waits until the HTTP date it names (RFC 9110 §10.2.3), never sooner', async () => {
-    // HTTP dates have whole seconds: two seconds ahead, rounded up, is at least 1 s away.
-    const due = new Date(Math.ceil(Date.now() / 1000) * 1000 + 2000);
-    const { client, sent } = recordingClient(busyThenFine(due.toUTCString()));
-    await client.get(1n);
+  /**
+   * Asks for a plant, answered 429 with `retryAfter` first: no retry before `earliest` ms, one by
+   * `latest` ms (the jitter adds up to half again). Answers how long the client waited.
+   */
+  async function expectRetryBetween(retryAfter: string, earliest: number, latest: number) {
+    const { client, sent } = recordingClient(busyThenFine(retryAfter));
+    const answered = client.get(1n);
+    await jest.advanceTimersByTimeAsync(earliest - 1);
+    expect(sent).toHaveLength(1);
+    await jest.advanceTimersByTimeAsync(latest - earliest + 1);
+    await answered;
+    expect(sent).toHaveLength(2);
     const waited = (sent[1]?.at ?? 0) - (sent[0]?.at ?? 0);
-    expect(Date.now()).toBeGreaterThanOrEqual(due.getTime());
-    expect(waited).toBeGreaterThanOrEqual(1000);
-  }, 10_000);
+    expect(waited).toBeGreaterThanOrEqual(earliest);
+    return waited;
+  }
 
-  it.each([['0'], [''], ['  '], ['soon'], ['-5'], [new Date(0).toUTCString()]])(
+  it('waits until the HTTP date it names (RFC 9110 §10.2.3), never sooner', async () => {
+    const due = new Date('2026-11-25T12:00:03Z');
+    const ahead = due.getTime() - Date.now();
+    await expectRetryBetween(due.toUTCString(), ahead, ahead * 1.5);
+    expect(Date.now()).toBeGreaterThanOrEqual(due.getTime());
+  });
+
+  it('waits the seconds it names, never sooner', async () => {
+    await expectRetryBetween('2', 2000, 3000);
+  });
+
+  it.each([['0'], ['0.1'], [new Date(0).toUTCString()]])(
     'keeps a floor of 250 ms for Retry-After "%s"',
     async (retryAfter) => {
-      const { client, sent } = recordingClient(busyThenFine(retryAfter));
-      await client.get(1n);
-      expect((sent[1]?.at ?? 0) - (sent[0]?.at ?? 0)).toBeGreaterThanOrEqual(249);
+      await expectRetryBetween(retryAfter, 250, 375);
+    },
+  );
+
+  it.each([[''], ['  '], ['soon'], ['-5']])(
+    'waits as if Retry-After were absent (1 s) when it reads "%s"',
+    async (retryAfter) => {
+      await expectRetryBetween(retryAfter, 1000, 1500);
     },
   );
 
   it('spreads retries at random above the wait (jitter)', async () => {
     const waits: number[] = [];
-    for (let run = 0; run < 6; run += 1) {
-      const { client, sent } = recordingClient(busyThenFine('0'));
-      await client.get(1n);
-      waits.push((sent[1]?.at ?? 0) - (sent[0]?.at ?? 0));
-    }
+    for (let run = 0; run < 6; run += 1) waits.push(await expectRetryBetween('0', 250, 375));
     expect(new Set(waits.map((wait) => Math.round(wait / 10))).size).toBeGreaterThan(1);
   });
 });
