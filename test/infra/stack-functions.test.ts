@@ -334,6 +334,20 @@ describe.each([stages.dev, stages.prod])('the PlantStore-$name stack', (stage) =
   });
 });
 
+describe('the bundles', () => {
+  it('are the same for every stage: each function deploys one bundle to dev and prod', () => {
+    const assetPaths = (name: string) =>
+      Object.entries(synthesizedStage(name).template.findResources('AWS::Lambda::Function'))
+        .map(
+          ([id, resource]) =>
+            `${id.replace(/[0-9A-F]{8}$/, '')} ${resource.Metadata?.['aws:asset:path']}`,
+        )
+        .sort();
+    expect(assetPaths('dev')).toHaveLength(Object.keys(functionSettings).length);
+    expect(assetPaths('prod')).toEqual(assetPaths('dev'));
+  });
+});
+
 describe('the bundle options', () => {
   it('build byte for byte the bundle the stack deploys (so benchmarks measure the real thing)', async () => {
     const outdir = mkdtempSync(path.join(tmpdir(), 'plant-store-bundle-'));

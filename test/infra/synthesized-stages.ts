@@ -1,7 +1,8 @@
 /**
  * The stages as the CDK CLI synthesizes them (cdk.json's feature flags, the construct paths and
- * asset folders `sam local` reads), each once per test file into a temporary cloud assembly that
- * is removed afterwards. A file asks only for what it reads: bundles (esbuild, about 9 s a stage
+ * asset folders `sam local` reads), each once per test file into one temporary cloud assembly
+ * that is removed afterwards (one, so that the CDK bundles a function once for every stage: its
+ * asset cache is per output folder, and a bundle that differed by stage would show as two). A file asks only for what it reads: bundles (esbuild, about 9 s a stage
  * here) and the synth checks (cdk-nag under a second, cfn-guard about 13 s a stage) cost.
  */
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -20,6 +21,7 @@ export function pascalCase(name: string): string {
 }
 
 export interface SynthesizedStage {
+  /** The cloud assembly folder, shared by the stages of one `synthesizeStages`. */
   readonly outdir: string;
   readonly template: Template;
   /** The checks' report (cdk-nag's packs, cfn-guard), when the synth was checked. */
@@ -56,8 +58,11 @@ const cdkJson = JSON.parse(readFileSync(path.join(repositoryRoot, 'cdk.json'), '
   context: Record<string, unknown>;
 };
 
-function synthesizeStage(stage: StageConfig, options: SynthesisOptions): SynthesizedStage {
-  const outdir = mkdtempSync(path.join(tmpdir(), `plant-store-${stage.name}-`));
+function synthesizeStage(
+  stage: StageConfig,
+  options: SynthesisOptions,
+  outdir: string,
+): SynthesizedStage {
   const { app, stack } = createPlantStoreApp(
     {
       outdir,
@@ -73,7 +78,8 @@ function synthesizeStage(stage: StageConfig, options: SynthesisOptions): Synthes
     },
     { checks: options.checks ?? [] },
   );
-  // Throws when a cdk-nag finding is not acknowledged (the validation plugins run here).
+  // Throws when a cdk-nag finding is not acknowledged (the validation plugins run here); the
+  // checks' report is read before the next stage's synth writes its own.
   app.synth();
   const acknowledgments = new Map<string, string>();
   for (const construct of app.node.findAll()) {
@@ -105,13 +111,15 @@ export function synthesizeStages(
   options: SynthesisOptions = {},
 ): (name: string) => SynthesizedStage {
   const synthesized = new Map<string, SynthesizedStage>();
+  let outdir: string | undefined;
   beforeAll(() => {
+    outdir = mkdtempSync(path.join(tmpdir(), 'plant-store-synth-'));
     for (const stage of options.stages ?? [stages.dev, stages.prod]) {
-      synthesized.set(stage.name, synthesizeStage(stage, options));
+      synthesized.set(stage.name, synthesizeStage(stage, options, outdir));
     }
   }, 120_000);
   afterAll(() => {
-    for (const { outdir } of synthesized.values()) rmSync(outdir, { recursive: true, force: true });
+    if (outdir !== undefined) rmSync(outdir, { recursive: true, force: true });
   });
   return (name) => {
     const result = synthesized.get(name);
