@@ -15,6 +15,7 @@ import type { ColdStartFigures } from './cold-start.ts';
 import type { measureEndToEnd } from './end-to-end.ts';
 import type { RetrySimulationFigures } from './retry-simulation.ts';
 import { round } from './statistics.ts';
+import type { EndpointFigures } from './webhook-endpoints.ts';
 import type { measureWebhookLoad } from './webhooks.ts';
 
 /** What the figures are judged against. */
@@ -56,6 +57,7 @@ export interface BenchResults {
   readonly endToEnd: Awaited<ReturnType<typeof measureEndToEnd>>;
   readonly webhooks: Awaited<ReturnType<typeof measureWebhookLoad>>;
   readonly retries: RetrySimulationFigures;
+  readonly endpoints: EndpointFigures;
   readonly memoryEstimates: ReturnType<typeof estimateLambdaTimes>;
 }
 
@@ -73,6 +75,7 @@ export function formatReport(results: BenchResults): string[] {
     ...formatEndToEnd(results, check),
     ...formatWebhooks(results, check),
     ...formatRetrySimulation(results.retries, check),
+    ...formatEndpoints(results.endpoints, check),
     ...formatMemoryEstimates(results),
   ];
 }
@@ -86,6 +89,18 @@ function verdict(quick: boolean): Check {
       return met ? '(met, indicative only: quick run)' : '(not met, indicative only: quick run)';
     return met ? 'met' : 'NOT met';
   };
+}
+
+function formatEndpoints({ registration, fanout }: EndpointFigures, check: Check): string[] {
+  return [
+    '',
+    `Webhook endpoints: ${registration.endpoints.toLocaleString('en-US')} registered through the local API by ${registration.clients} clients, ${registration.concurrency} at a time`,
+    `  registration: p50 ${registration.p50} ms, p99 ${registration.p99} ms, max ${registration.max} ms; ${registration.perSecond} a second`,
+    `  the fan-out's list of ${fanout.endpoints.toLocaleString('en-US')} enabled endpoints read in ${fanout.listRead} ms (at most every 4 s)`,
+    `  one event to them and a stage subscriber (${fanout.events} events): p50 ${fanout.p50} ms, max ${fanout.max} ms, of which moto's SQS p50 ${fanout.sqsP50} ms`,
+    `  SQS calls per event: ${fanout.sqsCallsPerEvent} for ${fanout.messagesPerEvent} messages (ten to a SendMessageBatch) ${check(fanout.sqsCallsPerEvent === Math.ceil(fanout.messagesPerEvent / 10))}`,
+    `  the stage subscriber's message taken by SQS ${fanout.stageSubscriberQueuedP50} ms (p50) into the fan-out, in its first round of batches, not after the endpoints' ${check(fanout.stageSubscriberQueuedP50 < fanout.p50 / 2)}`,
+  ];
 }
 
 function formatBundles({ bundles }: BenchResults, check: Check): string[] {

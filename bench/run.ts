@@ -25,6 +25,7 @@ import { measureEndToEnd } from './end-to-end.ts';
 import { type BenchResults, formatLoad, formatReport } from './report.ts';
 import { simulateDeadSubscriber } from './retry-simulation.ts';
 import { round } from './statistics.ts';
+import { measureWebhookEndpoints } from './webhook-endpoints.ts';
 import { measureWebhookLoad } from './webhooks.ts';
 
 const quick = process.argv.includes('--quick');
@@ -39,6 +40,9 @@ const sampling: Sampling = {
 const endToEndSeconds = quick ? 2 : 10;
 const listedPlants = quick ? 1_000 : 10_000;
 const pendingEvents = quick ? 40 : 200;
+/** DESIGN.md's scale: one event to 1,000 endpoints. */
+const fannedOutEndpoints = 1_000;
+const fannedOutEvents = quick ? 2 : 5;
 
 const dataDirectory = join(repositoryRoot, '.data', 'bench');
 const resultsPath = join(dataDirectory, 'results.json');
@@ -73,6 +77,11 @@ async function main(): Promise<void> {
   );
   const retries = await measureDeadSubscriber(pendingEvents);
 
+  log(
+    `Webhook endpoints: ${fannedOutEndpoints.toLocaleString('en-US')} registered through the local API, then ${fannedOutEvents} events each fanned out to all of them (moto's SQS, DynamoDB Local)…`,
+  );
+  const endpoints = await measureEndpoints();
+
   const results: BenchResults = {
     quick,
     machine: describeMachine(loadBefore, loadavg()),
@@ -88,6 +97,7 @@ async function main(): Promise<void> {
     endToEnd,
     webhooks,
     retries,
+    endpoints,
     memoryEstimates: estimateLambdaTimes(
       apiFunctions.create.figures,
       apiFunctions.create.warmPath.figures,
@@ -116,6 +126,21 @@ async function measureDeadSubscriber(pending: number) {
     });
   } finally {
     await Promise.all([moto.stop(), retryMoto.stop(), store.stop()]);
+  }
+}
+
+/** Endpoint registration and the fan-out to 1,000 endpoints, on their own moto and store. */
+async function measureEndpoints() {
+  const [moto, store] = await Promise.all([startMotoServer(), startDynamoDbLocal()]);
+  try {
+    return await measureWebhookEndpoints({
+      moto,
+      dynamoDbEndpoint: store.endpoint,
+      endpoints: fannedOutEndpoints,
+      events: fannedOutEvents,
+    });
+  } finally {
+    await Promise.all([moto.stop(), store.stop()]);
   }
 }
 

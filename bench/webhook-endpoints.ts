@@ -1,0 +1,256 @@
+/**
+ * Webhook endpoints at scale. First, registering `endpoints` of them through the local API
+ * (`POST /webhook-endpoints`: the authorizer, the URL check, the secret sealed, the conditional
+ * write on DynamoDB Local), from clients of 50 endpoints each (the most a client may have), a
+ * few at a time. Then one plant event fanned out to all of them and a stage subscriber by the
+ * fan-out's own code (`queuePlantEventDeliveries`): the enabled endpoints read from the
+ * endpoints table's index (timed on its own: deployed, at most once every 4 s), the event kept in
+ * the webhook log, the deliveries queued on moto's SQS. Reported: its time and how much of it was
+ * moto's, its SQS calls, and how soon the stage subscriber's message was queued (the fan-out must
+ * not hold it back behind the endpoints'). moto answers a SendMessageBatch far slower than SQS
+ * (Python, one core), so the SQS share is the emulator's, not AWS's.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { SQSClient } from '@aws-sdk/client-sqs';
+import { CreateQueueCommand, type SendMessageBatchCommand } from '@aws-sdk/client-sqs';
+import { marshall } from '@aws-sdk/util-dynamodb';
+import { createDocumentClient } from '../functions/shared/dynamodb.ts';
+import { createLogger } from '../functions/shared/logger.ts';
+import { withEndpointSubscriptions } from '../functions/shared/webhook-endpoints/endpoint-subscriptions.ts';
+import { localUrlPolicy } from '../functions/shared/webhook-endpoints/endpoint-url.ts';
+import { sqsDeliveryQueue } from '../functions/shared/webhooks/delivery-queue.ts';
+import { subscriptionOf } from '../functions/shared/webhooks/plant-events.ts';
+import {
+  fixedSubscriptions,
+  queuePlantEventDeliveries,
+} from '../functions/shared/webhooks/queue-deliveries.ts';
+import type { MotoServer } from '../local/aws-emulation/moto-server.ts';
+import { startLocalApi } from '../local/local-api.ts';
+import { percentile, round } from './statistics.ts';
+
+/** The most endpoints a client may have (`docs/api.md`, limits). */
+const endpointsPerClient = 50;
+/** The stage subscriber beside the endpoints. */
+const stageSubscriber = 'audit';
+
+export interface EndpointFigures {
+  readonly registration: {
+    readonly endpoints: number;
+    readonly clients: number;
+    readonly concurrency: number;
+    /** From the request sent to the 201 read, ms. */
+    readonly p50: number;
+    readonly p99: number;
+    readonly max: number;
+    readonly perSecond: number;
+  };
+  readonly fanout: {
+    readonly endpoints: number;
+    readonly events: number;
+    /** Messages queued per event: one per endpoint and the stage subscriber. */
+    readonly messagesPerEvent: number;
+    readonly sqsCallsPerEvent: number;
+    /** Reading the enabled endpoints' index, ms (once every 4 s at most, deployed). */
+    readonly listRead: number;
+    /** One event's fan-out with the list in hand: the event kept, its deliveries queued, ms. */
+    readonly p50: number;
+    readonly max: number;
+    /** Of which moto's SQS: from the first SendMessageBatch to the last answer, ms (p50). */
+    readonly sqsP50: number;
+    /** From the fan-out's start to SQS taking the stage subscriber's message, ms (p50). */
+    readonly stageSubscriberQueuedP50: number;
+  };
+}
+
+export async function measureWebhookEndpoints(options: {
+  readonly moto: MotoServer;
+  readonly dynamoDbEndpoint: string;
+  readonly endpoints: number;
+  readonly events: number;
+  readonly concurrency?: number;
+}): Promise<EndpointFigures> {
+  const keysDirectory = mkdtempSync(join(tmpdir(), 'plant-store-bench-endpoints-'));
+  const api = await startLocalApi({
+    port: 0,
+    dynamoDbEndpoint: options.dynamoDbEndpoint,
+    tableName: `bench-endpoints-${Date.now()}`,
+    keysDirectory,
+    logger: createLogger({}, () => {}),
+    throttlingStage: 'off',
+    // Receivers are never called here: a loopback URL passes the local policy without DNS.
+    webhooks: { endpointUrlPolicy: localUrlPolicy },
+  });
+  try {
+    const registration = await register(
+      api.url,
+      api.signToken.bind(api),
+      options.endpoints,
+      options.concurrency ?? 4,
+    );
+    const fanout = await fanOut({ ...options, tableName: api.tableName });
+    return { registration, fanout };
+  } finally {
+    await api.stop();
+    rmSync(keysDirectory, { recursive: true, force: true });
+  }
+}
+
+async function register(
+  url: string,
+  signToken: (options: { scope: string; subject: string }) => string,
+  endpoints: number,
+  concurrency: number,
+): Promise<EndpointFigures['registration']> {
+  const clients = Math.ceil(endpoints / endpointsPerClient);
+  const latencies: number[] = [];
+  let next = 0;
+  const started = performance.now();
+  const worker = async () => {
+    while (next < endpoints) {
+      const index = next;
+      next += 1;
+      const subject = `bench-client-${Math.floor(index / endpointsPerClient)}`;
+      const sent = performance.now();
+      const response = await fetch(`${url}/webhook-endpoints`, {
+        method: 'POST',
+        headers: {
+          Authorization: `Bearer ${signToken({ scope: 'webhooks/manage', subject })}`,
+          'Content-Type': 'application/json',
+        },
+        body: JSON.stringify({ url: `http://127.0.0.1:9/hooks/${index}` }),
+      });
+      await response.text();
+      latencies.push(performance.now() - sent);
+      if (response.status !== 201) throw new Error(`Registration ${index}: ${response.status}`);
+    }
+  };
+  await Promise.all(Array.from({ length: concurrency }, worker));
+  const seconds = (performance.now() - started) / 1000;
+  latencies.sort((a, b) => a - b);
+  return {
+    endpoints,
+    clients,
+    concurrency,
+    p50: round(percentile(latencies, 0.5)),
+    p99: round(percentile(latencies, 0.99)),
+    max: round(latencies.at(-1) ?? 0),
+    perSecond: round(endpoints / seconds),
+  };
+}
+
+async function fanOut(options: {
+  readonly moto: MotoServer;
+  readonly dynamoDbEndpoint: string;
+  readonly tableName: string;
+  readonly events: number;
+}): Promise<EndpointFigures['fanout']> {
+  const documentClient = createDocumentClient({ endpoint: options.dynamoDbEndpoint });
+  try {
+    // The list as the fan-out reads it (the enabled endpoints' index), timed on its own; the
+    // events then use it as a fan-out within its 4 s cache does.
+    const listStarted = performance.now();
+    const subscriptions = await withEndpointSubscriptions(
+      [subscriptionOf(stageSubscriber, {})],
+      { documentClient, endpointsTableName: `${options.tableName}-webhook-endpoints` },
+      { maxAgeMilliseconds: 0 },
+    ).current();
+    const listRead = performance.now() - listStarted;
+    const eventLog = { documentClient, logTableName: `${options.tableName}-webhook-log` };
+    const logger = createLogger({}, () => {});
+    const runs: { total: number; sqs: number; stageQueued: number; calls: number }[] = [];
+    for (let index = 0; index < options.events; index += 1) {
+      // A queue per event: moto scans a queue's messages on every call, so a growing queue
+      // would slow each event more than the last, as SQS never does.
+      const { QueueUrl = '' } = await options.moto.sqs.send(
+        new CreateQueueCommand({ QueueName: `bench-deliveries-${Date.now()}-${index}` }),
+      );
+      const sqs = timedSqs(options.moto.sqs);
+      const id = BigInt(index + 1);
+      const record = {
+        eventID: `bench-event-${index}`,
+        eventName: 'INSERT',
+        dynamodb: {
+          SequenceNumber: String(index + 1),
+          ApproximateCreationDateTime: Math.floor(Date.now() / 1000),
+          NewImage: marshall({ id, name: `Plant ${id}`, version: 1 }),
+        },
+      };
+      const started = performance.now();
+      const outcome = await queuePlantEventDeliveries(
+        [record],
+        {
+          deliveries: sqsDeliveryQueue(sqs.client, QueueUrl),
+          subscriptions: fixedSubscriptions(subscriptions),
+          eventLog,
+        },
+        logger,
+      );
+      if (outcome.failedRecord !== undefined) throw new Error('the fan-out could not queue');
+      runs.push({
+        total: performance.now() - started,
+        sqs: sqs.lastEnd - sqs.firstStart,
+        stageQueued: sqs.stageQueuedAt - started,
+        calls: sqs.calls,
+      });
+    }
+    const sorted = (pick: (run: (typeof runs)[number]) => number) =>
+      runs.map(pick).sort((a, b) => a - b);
+    return {
+      endpoints: subscriptions.length - 1,
+      events: options.events,
+      messagesPerEvent: subscriptions.length,
+      sqsCallsPerEvent: Math.max(...runs.map((run) => run.calls)),
+      listRead: round(listRead),
+      p50: round(
+        percentile(
+          sorted((run) => run.total),
+          0.5,
+        ),
+      ),
+      max: round(Math.max(...runs.map((run) => run.total))),
+      sqsP50: round(
+        percentile(
+          sorted((run) => run.sqs),
+          0.5,
+        ),
+      ),
+      stageSubscriberQueuedP50: round(
+        percentile(
+          sorted((run) => run.stageQueued),
+          0.5,
+        ),
+      ),
+    };
+  } finally {
+    documentClient.destroy();
+  }
+}
+
+/**
+ * moto's SQS client, counting the SendMessageBatch calls made through it, the span from the
+ * first call to the last answer, and when SQS took the stage subscriber's message.
+ */
+function timedSqs(sqs: SQSClient) {
+  const timing = {
+    calls: 0,
+    firstStart: 0,
+    lastEnd: 0,
+    stageQueuedAt: 0,
+    client: undefined as unknown as Pick<SQSClient, 'send'>,
+  };
+  timing.client = {
+    send: async (command: SendMessageBatchCommand) => {
+      timing.calls += 1;
+      if (timing.firstStart === 0) timing.firstStart = performance.now();
+      const answer = await sqs.send(command);
+      timing.lastEnd = performance.now();
+      const bodies = (command.input.Entries ?? []).map((entry) => entry.MessageBody ?? '');
+      if (bodies.some((body) => body.includes(`"subscriber":"${stageSubscriber}"`)))
+        timing.stageQueuedAt = timing.lastEnd;
+      return answer;
+    },
+  } as unknown as Pick<SQSClient, 'send'>;
+  return timing;
+}
