@@ -12,7 +12,7 @@ import path from 'node:path';
 import { DeleteTableCommand } from '@aws-sdk/client-dynamodb';
 import { CreateKeyCommand } from '@aws-sdk/client-kms';
 import { CreateQueueCommand } from '@aws-sdk/client-sqs';
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
 import type {
   APIGatewayProxyEvent,
   APIGatewayProxyResult,
@@ -58,6 +58,15 @@ type ProxyHandler = (
   event: APIGatewayProxyEvent,
   context: unknown,
 ) => Promise<APIGatewayProxyResult>;
+
+// The Lambda entries log to stdout, as in Lambda; not into the test run's output (their lines
+// are checked in test/infra/metric-filters.integration.test.ts).
+beforeAll(() => {
+  jest.spyOn(process.stdout, 'write').mockImplementation(() => true);
+});
+afterAll(() => {
+  jest.restoreAllMocks();
+});
 
 describe('the route events (one per route function)', () => {
   let table: TestTable;
