@@ -57,6 +57,8 @@ export interface BenchResults {
   readonly endToEnd: Awaited<ReturnType<typeof measureEndToEnd>>;
   readonly webhooks: Awaited<ReturnType<typeof measureWebhookLoad>>;
   readonly retries: RetrySimulationFigures;
+  /** The same with the dead subscriber an endpoint among 1,000. */
+  readonly endpointRetries: RetrySimulationFigures;
   readonly endpoints: EndpointFigures;
   readonly memoryEstimates: ReturnType<typeof estimateLambdaTimes>;
 }
@@ -75,6 +77,7 @@ export function formatReport(results: BenchResults): string[] {
     ...formatEndToEnd(results, check),
     ...formatWebhooks(results, check),
     ...formatRetrySimulation(results.retries, check),
+    ...formatRetrySimulation(results.endpointRetries, check),
     ...formatEndpoints(results.endpoints, check),
     ...formatMemoryEstimates(results),
   ];
@@ -190,7 +193,7 @@ function formatRetrySimulation(figures: RetrySimulationFigures, check: Check): s
   const total = figures.pending + figures.live;
   return [
     '',
-    `Webhook retries (emulated deployed path, schedule ${figures.retrySchedule.join(', ')} s, hops ≤ ${figures.maximumDelaySeconds} s): a dead subscriber with ${figures.pending} pending events, then ${figures.live} live events`,
+    `Webhook retries (emulated deployed path, schedule ${figures.retrySchedule.join(', ')} s, hops ≤ ${figures.maximumDelaySeconds} s): ${figures.endpoints === 0 ? 'a dead subscriber' : `a dead endpoint among ${figures.endpoints.toLocaleString('en-US')} (the others healthy, in both runs)`} with ${figures.pending} pending events, then ${figures.live} live events`,
     `  live subscriber delay without the dead one: p50 ${alone.liveDelay.p50} ms, p99 ${alone.liveDelay.p99} ms; beside it: p50 ${dead.liveDelay.p50} ms, p99 ${dead.liveDelay.p99} ms (p99 ratio ${round(dead.liveDelay.p99 / alone.liveDelay.p99, 2)})`,
     `  messages in flight, at most: ${dead.maxInFlight} (the pollers' batches hold ${dead.inFlightBound}; the dead subscriber had ${total} events waiting) ${check(dead.maxInFlight <= dead.inFlightBound)}`,
     `  retries after their scheduled wait: min +${dead.retryLateness?.min} ms, p50 +${dead.retryLateness?.p50} ms, p99 +${dead.retryLateness?.p99} ms, max +${dead.retryLateness?.max} ms ${check((dead.retryLateness?.min ?? -1) >= 0)}`,

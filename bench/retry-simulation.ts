@@ -11,6 +11,12 @@
  * - how late each retry came against its schedule (due time to the attempt);
  * - that every event was delivered to the live subscriber and dead-lettered for the dead one.
  *
+ * With `endpoints`, the dead subscriber is a webhook endpoint among that many (the rest healthy,
+ * all answered by one receiver), registered in the bed's endpoint table with KMS-sealed secrets:
+ * every event is then a message for each of them and the live subscriber, and the figures say
+ * whether one dead endpoint's retries hold the live subscriber back any more than its healthy
+ * neighbours' first attempts already do (both runs have all the endpoints; only one of them dies).
+ *
  * moto keeps messages in a list and scans it on every call, so each call slows as the queue
  * grows, and one moto process serves all its queues on one core: the Retries queue gets a moto
  * of its own (SQS scales each queue on its own), and the backlog is sized to what moto serves in
@@ -20,7 +26,14 @@ import { randomBytes } from 'node:crypto';
 import { ReceiveMessageCommand } from '@aws-sdk/client-sqs';
 import { BatchWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { createLogger } from '../functions/shared/logger.ts';
-import { startDeployedWebhooks } from '../local/aws-emulation/deployed-webhooks.ts';
+import { newEndpointId } from '../functions/shared/webhook-endpoints/endpoint.ts';
+import { putNewEndpoint } from '../functions/shared/webhook-endpoints/endpoint-store.ts';
+import { endpointSubscriberName } from '../functions/shared/webhook-endpoints/endpoint-subscriptions.ts';
+import { deployedUrlPolicy } from '../functions/shared/webhook-endpoints/endpoint-url.ts';
+import {
+  type DeployedWebhooks,
+  startDeployedWebhooks,
+} from '../local/aws-emulation/deployed-webhooks.ts';
 import type { MotoServer } from '../local/aws-emulation/moto-server.ts';
 import { startWebhookReceiver, type WebhookReceiver } from '../local/webhook-receiver.ts';
 import { percentile, round } from './statistics.ts';
@@ -39,6 +52,8 @@ export interface RetrySimulationOptions {
   /** The compressed schedule, seconds. */
   readonly retrySchedule?: readonly number[];
   readonly maximumDelaySeconds?: number;
+  /** Webhook endpoints registered beside the live subscriber; the dead one is one of them. */
+  readonly endpoints?: number;
 }
 
 export interface RetryRunFigures {
@@ -64,6 +79,8 @@ export interface RetryRunFigures {
 export interface RetrySimulationFigures {
   readonly pending: number;
   readonly live: number;
+  /** Webhook endpoints beside the live subscriber (the dead subscriber one of them), or 0. */
+  readonly endpoints: number;
   readonly retrySchedule: readonly number[];
   readonly maximumDelaySeconds: number;
   readonly withoutDeadSubscriber: RetryRunFigures;
@@ -84,6 +101,7 @@ export async function simulateDeadSubscriber(
   return {
     pending: options.pending,
     live: options.live,
+    endpoints: options.endpoints ?? 0,
     retrySchedule,
     maximumDelaySeconds,
     withoutDeadSubscriber,
@@ -99,6 +117,7 @@ async function run(
   withDead: boolean,
 ): Promise<RetryRunFigures> {
   const started = Date.now();
+  const endpointCount = options.endpoints ?? 0;
   const placeholder = `whsec_${randomBytes(32).toString('base64')}`;
   const probes = await Promise.all([
     startWebhookReceiver(placeholder),
@@ -121,10 +140,20 @@ async function run(
     retryConcurrency,
     subscribers: [
       { name: 'live', url: `http://127.0.0.1:${ports[0]}/` },
-      ...(withDead ? [{ name: 'dead', url: `http://127.0.0.1:${ports[1]}/` }] : []),
+      ...(withDead && endpointCount === 0
+        ? [{ name: 'dead', url: `http://127.0.0.1:${ports[1]}/` }]
+        : []),
     ],
+    // The deployed URL policy, but that the receivers are on this machine's loopback.
+    ...(endpointCount === 0
+      ? {}
+      : {
+          endpoints: { urlPolicy: { ...deployedUrlPolicy, httpsOnly: false, allowLoopback: true } },
+        }),
   });
   const receivers: WebhookReceiver[] = [];
+  let sampling = true;
+  let sampler: Promise<void> = Promise.resolve();
   try {
     const live = await startWebhookReceiver(webhooks.secret, ports[0]);
     receivers.push(live);
@@ -133,9 +162,15 @@ async function run(
       receivers.push(dead);
       dead.setMode('fail');
     }
+    let deadSubscriber = 'dead';
+    if (endpointCount > 0) {
+      const healthy = await startWebhookReceiver(webhooks.secret);
+      receivers.push(healthy);
+      const ids = await registerEndpoints(webhooks, endpointCount, healthy.url, dead?.url);
+      deadSubscriber = endpointSubscriberName(ids.at(-1) ?? '');
+    }
     let maxInFlight = 0;
-    let sampling = true;
-    const sampler = (async () => {
+    sampler = (async () => {
       while (sampling) {
         maxInFlight = Math.max(maxInFlight, await webhooks.inFlight());
         await new Promise((resolve) => setTimeout(resolve, 200));
@@ -195,7 +230,7 @@ async function run(
         }
       }
       deadLettered = letters.size;
-      retryLateness = latenessOf(lines);
+      retryLateness = latenessOf(lines, deadSubscriber);
     }
     sampling = false;
     await sampler;
@@ -212,16 +247,27 @@ async function run(
       ...(deadLettered === undefined ? {} : { deadLettered }),
       seconds: round((Date.now() - started) / 1000),
     };
+  } catch (error) {
+    // What the functions last logged as failing says more than a timeout does.
+    const failures = lines
+      .filter((line) => line.level === 'error')
+      .slice(-3)
+      .map((line) => `${line.message}: ${JSON.stringify(line.failure ?? line.error ?? '')}`);
+    throw new Error(`${(error as Error).message}; last failures: ${failures.join('; ')}`, {
+      cause: error,
+    });
   } finally {
+    sampling = false;
+    await sampler.catch(() => {});
     for (const receiver of receivers) await receiver.stop();
     await webhooks.stop();
   }
 }
 
 /** How late each of the dead subscriber's retries was made, from the delivery's own log lines. */
-function latenessOf(lines: readonly Record<string, unknown>[]) {
+function latenessOf(lines: readonly Record<string, unknown>[], subscriber: string) {
   const lateness = lines
-    .filter((line) => line.subscriber === 'dead' && Number(line.attempt) > 1)
+    .filter((line) => line.subscriber === subscriber && Number(line.attempt) > 1)
     .map((line) => Number(line.lateMilliseconds))
     .sort((a, b) => a - b);
   return {
@@ -230,4 +276,44 @@ function latenessOf(lines: readonly Record<string, unknown>[]) {
     p99: round(percentile(lateness, 0.99)),
     max: round(lateness.at(-1) ?? 0),
   };
+}
+
+/**
+ * Registers `count` endpoints as the create function stores them (a KMS-sealed secret, the
+ * receivers' shared one), eight at a time: all at `healthyUrl` (each its own path) but the last,
+ * which is at `deadUrl` when there is one. Answers their ids, in order.
+ */
+async function registerEndpoints(
+  webhooks: DeployedWebhooks,
+  count: number,
+  healthyUrl: string,
+  deadUrl: string | undefined,
+): Promise<string[]> {
+  const stores = webhooks.endpoints;
+  if (stores === undefined) throw new Error('the bed has no endpoint stores');
+  const ids = Array.from({ length: count }, () => newEndpointId(Date.now()));
+  let next = 0;
+  const worker = async () => {
+    while (next < count) {
+      const index = next;
+      next += 1;
+      const id = ids[index] as string;
+      await putNewEndpoint(
+        {
+          id,
+          owner: `bench-client-${Math.floor(index / 50)}`,
+          url: index === count - 1 && deadUrl !== undefined ? deadUrl : `${healthyUrl}/${index}`,
+          events: ['plant.created'],
+          format: 'event',
+          enabled: true,
+          createdAt: new Date().toISOString(),
+          version: 1,
+          secret: await stores.secretBox.seal(webhooks.secret, id),
+        },
+        stores.table,
+      );
+    }
+  };
+  await Promise.all(Array.from({ length: 8 }, worker));
+  return ids;
 }

@@ -23,7 +23,7 @@ import {
 import { buildBenchBundles, createFunctionName, repositoryRoot } from './bundles.ts';
 import { measureEndToEnd } from './end-to-end.ts';
 import { type BenchResults, formatLoad, formatReport } from './report.ts';
-import { simulateDeadSubscriber } from './retry-simulation.ts';
+import { type RetrySimulationOptions, simulateDeadSubscriber } from './retry-simulation.ts';
 import { round } from './statistics.ts';
 import { measureWebhookEndpoints } from './webhook-endpoints.ts';
 import { measureWebhookLoad } from './webhooks.ts';
@@ -43,6 +43,13 @@ const pendingEvents = quick ? 40 : 200;
 /** DESIGN.md's scale: one event to 1,000 endpoints. */
 const fannedOutEndpoints = 1_000;
 const fannedOutEvents = quick ? 2 : 5;
+/**
+ * Every event is a message for each endpoint, and moto's SQS with four pollers delivers about 14
+ * a second here: one pending and one live event at 1,000 endpoints take about 8 minutes.
+ */
+const endpointRetryEvents = quick
+  ? { endpoints: 100, pending: 1, live: 2 }
+  : { endpoints: fannedOutEndpoints, pending: 1, live: 1 };
 
 const dataDirectory = join(repositoryRoot, '.data', 'bench');
 const resultsPath = join(dataDirectory, 'results.json');
@@ -75,7 +82,15 @@ async function main(): Promise<void> {
   log(
     `Webhook retries on the emulated deployed path (moto, DynamoDB Local): a dead subscriber with ${pendingEvents} pending events beside a live one, time-compressed…`,
   );
-  const retries = await measureDeadSubscriber(pendingEvents);
+  const retries = await measureDeadSubscriber({ pending: pendingEvents, live: 100 });
+
+  log(
+    `Webhook retries with endpoints: a dead endpoint among ${endpointRetryEvents.endpoints.toLocaleString('en-US')} with ${endpointRetryEvents.pending} pending events beside the live subscriber, then ${endpointRetryEvents.live} live events…`,
+  );
+  const endpointRetries = await measureDeadSubscriber({
+    ...endpointRetryEvents,
+    intervalMilliseconds: 1000,
+  });
 
   log(
     `Webhook endpoints: ${fannedOutEndpoints.toLocaleString('en-US')} registered through the local API, then ${fannedOutEvents} events each fanned out to all of them (moto's SQS, DynamoDB Local)…`,
@@ -97,6 +112,7 @@ async function main(): Promise<void> {
     endToEnd,
     webhooks,
     retries,
+    endpointRetries,
     endpoints,
     memoryEstimates: estimateLambdaTimes(
       apiFunctions.create.figures,
@@ -109,7 +125,9 @@ async function main(): Promise<void> {
 }
 
 /** The dead-subscriber simulation, on its own moto servers and DynamoDB Local. */
-async function measureDeadSubscriber(pending: number) {
+async function measureDeadSubscriber(
+  events: Pick<RetrySimulationOptions, 'pending' | 'live' | 'endpoints' | 'intervalMilliseconds'>,
+) {
   const [moto, retryMoto, store] = await Promise.all([
     startMotoServer(),
     startMotoServer(),
@@ -120,9 +138,8 @@ async function measureDeadSubscriber(pending: number) {
       moto,
       retryMoto,
       dynamoDbEndpoint: store.endpoint,
-      pending,
-      live: 100,
       intervalMilliseconds: 50,
+      ...events,
     });
   } finally {
     await Promise.all([moto.stop(), retryMoto.stop(), store.stop()]);
