@@ -4,7 +4,7 @@
  * (`endpoint-url.ts`) before anything is stored.
  */
 import { jsonResponse } from '../shared/api-responses.ts';
-import { errorCodes } from '../shared/error-codes.ts';
+import { endpointErrorCodes } from '../shared/error-codes.ts';
 import { ApiError } from '../shared/errors.ts';
 import { readJsonBody } from '../shared/json-body.ts';
 import { requestUrl } from '../shared/paging.ts';
@@ -33,7 +33,7 @@ export function createHandler(dependencies: EndpointHandlerDependencies) {
     const url = await checkedUrlOf(fields.url, request.urlPolicy);
     if ((await countEndpoints(request.owner, request.table)) >= maxEndpointsPerOwner) {
       throw new ApiError(
-        errorCodes.endpointLimitReached,
+        endpointErrorCodes.endpointLimitReached,
         `This client has ${maxEndpointsPerOwner} webhook endpoints, the most it may have; delete one first.`,
       );
     }

@@ -3,7 +3,7 @@
  * Nothing is delivered to it afterwards: every delivery reads its endpoint as it sends, and a
  * deleted one is not sent to. Its log expires with the 7 days it keeps.
  */
-import { errorCodes } from '../shared/error-codes.ts';
+import { endpointErrorCodes } from '../shared/error-codes.ts';
 import { ApiError } from '../shared/errors.ts';
 import { readEndpointIdParameter } from '../shared/webhook-endpoints/endpoint.ts';
 import {
@@ -17,7 +17,7 @@ export function createHandler(dependencies: EndpointHandlerDependencies) {
   return createEndpointHandler('delete-webhook-endpoint', dependencies, async (request) => {
     const id = readEndpointIdParameter(request.event.pathParameters);
     if (!(await deleteEndpoint(request.owner, id, request.table))) {
-      throw new ApiError(errorCodes.webhookEndpointNotFound);
+      throw new ApiError(endpointErrorCodes.webhookEndpointNotFound);
     }
     request.logger.info('webhook endpoint deleted', { endpointId: id });
     return { statusCode: 204, headers: {}, body: '' };

@@ -6,7 +6,7 @@
  * (409 otherwise): its deliveries would not be sent.
  */
 import { jsonResponse } from '../shared/api-responses.ts';
-import { errorCodes } from '../shared/error-codes.ts';
+import { endpointErrorCodes } from '../shared/error-codes.ts';
 import { ApiError } from '../shared/errors.ts';
 import { readJsonBody } from '../shared/json-body.ts';
 import {
@@ -34,7 +34,7 @@ export function createHandler(dependencies: EndpointHandlerDependencies) {
     const now = request.now();
     const since = readSince(readJsonBody(request.event), now);
     const record = await requireEndpoint(request);
-    if (!record.enabled) throw new ApiError(errorCodes.webhookEndpointDisabled);
+    if (!record.enabled) throw new ApiError(endpointErrorCodes.webhookEndpointDisabled);
     const subscription = {
       name: endpointSubscriberName(record.id),
       events: record.events,
@@ -81,7 +81,7 @@ export function createHandler(dependencies: EndpointHandlerDependencies) {
 function readSince(body: unknown, now: number): number {
   if (typeof body !== 'object' || body === null || Array.isArray(body)) {
     throw new ApiError(
-      errorCodes.invalidWebhookEndpoint,
+      endpointErrorCodes.invalidWebhookEndpoint,
       'The body must be a JSON object: {"since": …}.',
     );
   }
@@ -89,7 +89,7 @@ function readSince(body: unknown, now: number): number {
   const time = typeof since === 'string' && rfc3339.test(since) ? Date.parse(since) : Number.NaN;
   if (Number.isNaN(time) || time > now || time < now - keptMilliseconds) {
     throw new ApiError(
-      errorCodes.invalidRecoverySince,
+      endpointErrorCodes.invalidRecoverySince,
       'since must be an RFC 3339 time from the last 7 days, such as 2026-11-25T10:00:00Z.',
     );
   }

@@ -1,7 +1,7 @@
 import { beforeAll, describe, expect, it } from '@jest/globals';
 import { newPlantSchema, parseNewPlant } from '../../functions/create-plant/new-plant.ts';
 import { readPageParameters } from '../../functions/list-plants/page-cursor.ts';
-import { errorCodes } from '../../functions/shared/error-codes.ts';
+import { endpointErrorCodes, errorCodes } from '../../functions/shared/error-codes.ts';
 import {
   PreconditionFailedError,
   PreconditionRequiredError,
@@ -29,7 +29,7 @@ import {
   schemaValidator,
 } from './openapi.ts';
 
-const codes = Object.values(errorCodes);
+const codes = [...Object.values(errorCodes), ...Object.values(endpointErrorCodes)];
 
 /** Every example of every documented response of every operation, with its status. */
 const responseExamples = operations.flatMap(({ operation }) =>
@@ -66,7 +66,7 @@ const conditionalStatuses: Readonly<Record<string, readonly number[]>> = {
     errorCodes.preconditionFailed.statusCode,
     errorCodes.preconditionRequired.statusCode,
   ],
-  recoverWebhookEndpoint: [errorCodes.webhookEndpointDisabled.statusCode],
+  recoverWebhookEndpoint: [endpointErrorCodes.webhookEndpointDisabled.statusCode],
 };
 
 /** The message a call fails with (what the function answers). */
@@ -86,24 +86,26 @@ beforeAll(async () => {
   const add = async (code: { error: number }, ...calls: (() => unknown)[]) => {
     endpointMessages.set(code.error, await Promise.all(calls.map(messageOf)));
   };
-  await add(errorCodes.invalidWebhookEndpoint, () =>
+  await add(endpointErrorCodes.invalidWebhookEndpoint, () =>
     readNewEndpoint({ url: 'https://x', description: 5 }),
   );
-  await add(errorCodes.endpointUrlMalformed, () => checkedUrlOf('not a url', policy));
-  await add(errorCodes.endpointUrlScheme, () => checkedUrlOf('http://hooks.example.com', policy));
-  await add(errorCodes.endpointUrlUserInfo, () =>
+  await add(endpointErrorCodes.endpointUrlMalformed, () => checkedUrlOf('not a url', policy));
+  await add(endpointErrorCodes.endpointUrlScheme, () =>
+    checkedUrlOf('http://hooks.example.com', policy),
+  );
+  await add(endpointErrorCodes.endpointUrlUserInfo, () =>
     checkedUrlOf('https://user:pw@hooks.example.com', policy),
   );
-  await add(errorCodes.endpointUrlNotPublic, () =>
+  await add(endpointErrorCodes.endpointUrlNotPublic, () =>
     checkedUrlOf('https://169.254.169.254/latest/meta-data/', policy),
   );
-  await add(errorCodes.endpointUrlUnresolvable, () =>
+  await add(endpointErrorCodes.endpointUrlUnresolvable, () =>
     checkedUrlOf('https://hooks.example.com/', policy),
   );
-  await add(errorCodes.unknownEventType, () =>
+  await add(endpointErrorCodes.unknownEventType, () =>
     readNewEndpoint({ url: 'https://x', events: ['plant.eaten'] }),
   );
-  await add(errorCodes.invalidWebhookFormat, () =>
+  await add(endpointErrorCodes.invalidWebhookFormat, () =>
     readNewEndpoint({ url: 'https://x', format: 'plant', events: ['plant.deleted'] }),
   );
 });
@@ -214,19 +216,19 @@ describe('openapi.yaml', () => {
             new PreconditionRequiredError('webhook endpoint').message,
           ],
           // Recover's: a body that is no object, a since out of range; the path's endpoint id.
-          [errorCodes.invalidWebhookEndpoint.error]: [
-            ...(endpointMessages.get(errorCodes.invalidWebhookEndpoint.error) ?? []),
+          [endpointErrorCodes.invalidWebhookEndpoint.error]: [
+            ...(endpointMessages.get(endpointErrorCodes.invalidWebhookEndpoint.error) ?? []),
             'The body must be a JSON object: {"since": …}.',
           ],
-          [errorCodes.invalidRecoverySince.error]: [
+          [endpointErrorCodes.invalidRecoverySince.error]: [
             'since must be an RFC 3339 time from the last 7 days, such as 2026-11-25T10:00:00Z.',
           ],
-          [errorCodes.endpointLimitReached.error]: [
+          [endpointErrorCodes.endpointLimitReached.error]: [
             'This client has 50 webhook endpoints, the most it may have; delete one first.',
           ],
           ...Object.fromEntries(
             [...endpointMessages].filter(
-              ([error]) => error !== errorCodes.invalidWebhookEndpoint.error,
+              ([error]) => error !== endpointErrorCodes.invalidWebhookEndpoint.error,
             ),
           ),
         };

@@ -3,7 +3,7 @@
  * headers, bounded concurrency, and a check that every answer has the contract's shape.
  */
 import { expect } from '@jest/globals';
-import { errorCodes } from '../../functions/shared/error-codes.ts';
+import { endpointErrorCodes, errorCodes } from '../../functions/shared/error-codes.ts';
 
 /** One answer, its parsed body (`undefined` when not JSON) and how long it took. */
 export interface TimedAnswer {
@@ -108,7 +108,10 @@ export async function runConcurrently<Item, Result>(
 }
 
 const knownErrors = new Map<number, number>(
-  Object.values(errorCodes).map((code) => [code.error, code.statusCode]),
+  [...Object.values(errorCodes), ...Object.values(endpointErrorCodes)].map((code) => [
+    code.error,
+    code.statusCode,
+  ]),
 );
 
 /**

@@ -10,7 +10,7 @@ import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import { apiResponses } from '../api-responses.ts';
 import { checkAllowedOrigins } from '../cors.ts';
 import { commaList, type EnvironmentReader, readEnvironment } from '../environment.ts';
-import { errorCodes } from '../error-codes.ts';
+import { endpointErrorCodes } from '../error-codes.ts';
 import { ApiError } from '../errors.ts';
 import { createLogger, invocationLoggers, type Logger } from '../logger.ts';
 import type { DeliveryQueue } from '../webhooks/delivery-queue.ts';
@@ -94,7 +94,7 @@ function ownerOf(event: APIGatewayProxyEvent): string {
 export async function requireEndpoint(request: EndpointRequest): Promise<EndpointRecord> {
   const id = readEndpointIdParameter(request.event.pathParameters);
   const record = await readEndpoint(request.owner, id, request.table);
-  if (record === undefined) throw new ApiError(errorCodes.webhookEndpointNotFound);
+  if (record === undefined) throw new ApiError(endpointErrorCodes.webhookEndpointNotFound);
   return record;
 }
 

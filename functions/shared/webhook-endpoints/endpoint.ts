@@ -4,7 +4,7 @@
  * bodies that create and change one, checked field by field with a code per reason.
  */
 import { randomBytes } from 'node:crypto';
-import { type ErrorCode, errorCodes } from '../error-codes.ts';
+import { type ErrorCode, endpointErrorCodes } from '../error-codes.ts';
 import { ApiError, InvalidParameterError } from '../errors.ts';
 import {
   type PlantEventType,
@@ -143,7 +143,7 @@ export function readNewEndpoint(body: unknown): NewEndpoint {
     readEvents(fields.events) ?? (format === 'plant' ? ['plant.created'] : [...plantEventTypes]);
   checkCarried(format, events);
   if (fields.url === undefined)
-    throw new ApiError(errorCodes.endpointUrlMalformed, 'url is required.');
+    throw new ApiError(endpointErrorCodes.endpointUrlMalformed, 'url is required.');
   return {
     url: fields.url,
     events,
@@ -182,7 +182,10 @@ function objectOf(body: unknown): Record<string, unknown> {
   return body as Record<string, unknown>;
 }
 
-function invalidEndpoint(message: string, code: ErrorCode = errorCodes.invalidWebhookEndpoint) {
+function invalidEndpoint(
+  message: string,
+  code: ErrorCode = endpointErrorCodes.invalidWebhookEndpoint,
+) {
   return new ApiError(code, `Invalid webhook endpoint: ${message}`);
 }
 
@@ -201,7 +204,10 @@ function readDescription(fields: Record<string, unknown>): string | null | undef
 function readFormat(value: unknown): WebhookFormat | undefined {
   if (value === undefined) return undefined;
   if (typeof value !== 'string' || !(webhookFormats as readonly string[]).includes(value)) {
-    throw invalidEndpoint('format must be event or plant.', errorCodes.invalidWebhookFormat);
+    throw invalidEndpoint(
+      'format must be event or plant.',
+      endpointErrorCodes.invalidWebhookFormat,
+    );
   }
   return value as WebhookFormat;
 }
@@ -216,7 +222,7 @@ function readEvents(value: unknown): PlantEventType[] | undefined {
   ) {
     throw invalidEndpoint(
       `events must be a non-empty list of ${plantEventTypes.join(', ')}.`,
-      errorCodes.unknownEventType,
+      endpointErrorCodes.unknownEventType,
     );
   }
   return plantEventTypes.filter((type) => value.includes(type));
@@ -227,17 +233,17 @@ function checkCarried(format: WebhookFormat, events: readonly PlantEventType[]):
   if (format === 'plant' && events.some((type) => type !== 'plant.created')) {
     throw invalidEndpoint(
       'the plant format carries plant.created only; use the event format for other types.',
-      errorCodes.invalidWebhookFormat,
+      endpointErrorCodes.invalidWebhookFormat,
     );
   }
 }
 
 const urlRefusalCodes: Readonly<Record<UrlRefusal, ErrorCode>> = {
-  malformed: errorCodes.endpointUrlMalformed,
-  scheme: errorCodes.endpointUrlScheme,
-  userinfo: errorCodes.endpointUrlUserInfo,
-  'not-public': errorCodes.endpointUrlNotPublic,
-  unresolvable: errorCodes.endpointUrlUnresolvable,
+  malformed: endpointErrorCodes.endpointUrlMalformed,
+  scheme: endpointErrorCodes.endpointUrlScheme,
+  userinfo: endpointErrorCodes.endpointUrlUserInfo,
+  'not-public': endpointErrorCodes.endpointUrlNotPublic,
+  unresolvable: endpointErrorCodes.endpointUrlUnresolvable,
 };
 
 /**
