@@ -137,6 +137,44 @@ export function readBundle(result: SynthesizedStage, logicalIdPrefix: string): s
   return readFileSync(path.join(result.outdir, assetPath, 'index.mjs'), 'utf8');
 }
 
+function reportOf(result: SynthesizedStage): ValidationReport {
+  if (result.validationReport === undefined) throw new Error('the synth was not checked');
+  return result.validationReport;
+}
+
+/**
+ * The report, not the synth's exit code: exactly `pluginNames` checked the synth, and none left
+ * a violation (once anything is acknowledged, cfn-guard's remaining violations no longer fail a
+ * synth).
+ */
+export function expectNoUnacknowledgedFinding(
+  result: SynthesizedStage,
+  pluginNames: readonly string[],
+): void {
+  const { pluginReports } = reportOf(result);
+  expect(pluginReports.map((plugin) => plugin.pluginName).sort()).toEqual([...pluginNames].sort());
+  for (const plugin of pluginReports) {
+    expect(plugin.violations ?? []).toEqual([]);
+    expect(plugin.conclusion).toBe('success');
+  }
+}
+
+/** The findings the checks suppressed are exactly the reviewed rules, each with its reason. */
+export function expectAcknowledgedFindings(
+  result: SynthesizedStage,
+  reviewedRules: readonly string[],
+): void {
+  const suppressed = reportOf(result).pluginReports.flatMap(
+    (plugin) => plugin.suppressedViolations ?? [],
+  );
+  expect([...new Set(suppressed.map((finding) => finding.ruleName))].sort()).toEqual(
+    [...reviewedRules].sort(),
+  );
+  for (const finding of suppressed) {
+    expect(finding.reason.length).toBeGreaterThan(80);
+  }
+}
+
 /**
  * Every acknowledgment the app makes for the given plugins (ids `<plugin>::<rule>`) suppressed a
  * finding of this synth, and says why: an acknowledgment that matches nothing is a stale one.
@@ -145,11 +183,9 @@ export function expectEveryAcknowledgmentUsed(
   result: SynthesizedStage,
   pluginNames: readonly string[],
 ): void {
-  const report = result.validationReport;
-  if (report === undefined) throw new Error('the synth was not checked');
   const used = new Set(
-    report.pluginReports
-      .flatMap((plugin) => plugin.suppressedViolations ?? [])
+    reportOf(result)
+      .pluginReports.flatMap((plugin) => plugin.suppressedViolations ?? [])
       .map((finding) => finding.acknowledgedId),
   );
   const acknowledgments = [...result.acknowledgments].filter(([id]) =>
