@@ -43,17 +43,11 @@ export interface EndpointRecord {
   readonly failingSince?: number;
 }
 
-/** What the API shows of an endpoint. */
-export interface EndpointView {
-  readonly id: string;
-  readonly url: string;
-  readonly events: readonly PlantEventType[];
-  readonly format: WebhookFormat;
-  readonly description?: string;
-  readonly enabled: boolean;
-  readonly disabledReason?: string;
-  readonly createdAt: string;
-}
+/** What the API shows of an endpoint: the record without its owner, version, secrets or failures. */
+export type EndpointView = Pick<
+  EndpointRecord,
+  'id' | 'url' | 'events' | 'format' | 'description' | 'enabled' | 'disabledReason' | 'createdAt'
+>;
 
 /** The Endpoint of the API: the record without its owner, version, secrets or failure state. */
 export function viewOf(record: EndpointRecord): EndpointView {
