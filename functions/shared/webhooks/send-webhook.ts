@@ -121,12 +121,19 @@ function post(
   });
 }
 
-/** A resolver that answers every name with the one address checked before. */
+/**
+ * A resolver that answers every name with the one address checked before. It answers on a later
+ * turn of the event loop, as a real resolver does: answered at once, a connect that fails at
+ * once (an address the machine has no route to) emits its error before the HTTP client listens
+ * for it, and the process dies of an unhandled 'error' event.
+ */
 function pinnedLookup(address: string): LookupFunction {
   const family = isIPv6(address) ? 6 : 4;
   return (_hostname, options, callback) => {
-    if (options.all) callback(null, [{ address, family }]);
-    else callback(null, address, family);
+    setImmediate(() => {
+      if (options.all) callback(null, [{ address, family }]);
+      else callback(null, address, family);
+    });
   };
 }
 
