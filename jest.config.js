@@ -39,12 +39,15 @@ export default {
     {
       ...common,
       displayName: 'unit',
+      // The stages synthesized once for the run, before any file starts.
+      globalSetup: '<rootDir>/test/support/global-setup.ts',
       testMatch: ['**/*.test.ts'],
       testPathIgnorePatterns: tiers.map((tier) => `\\.${tier}\\.test\\.ts$`),
     },
     ...tiers.map((tier) => ({
       ...common,
       displayName: tier,
+      ...(tier === 'integration' ? { globalSetup: '<rootDir>/test/support/global-setup.ts' } : {}),
       testMatch: [`**/*.${tier}.test.ts`],
       testEnvironment: '<rootDir>/test/support/services-environment.ts',
     })),

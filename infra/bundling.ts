@@ -44,11 +44,6 @@ export const bundleSettings = {
   },
 } as const satisfies BuildOptions;
 
-/** The aliases as esbuild command-line arguments, for the CDK's `bundling.esbuildArgs`. */
-export const aliasEsbuildArgs = {
-  '--alias': Object.entries(bundleSettings.alias).map(([from, to]) => `${from}=${to}`),
-};
-
 /** Complete esbuild options for bundling one function entry into `outfile` (for scripts). */
 export function createBuildOptions(entryPoint: string, outfile: string): BuildOptions {
   return {

@@ -9,10 +9,10 @@ import {
   expectAcknowledgedFindings,
   expectEveryAcknowledgmentUsed,
   expectNoUnacknowledgedFinding,
-  synthesizeStages,
+  synthesizeStagesForCfnGuard,
 } from './synthesized-stages.ts';
 
-const synthesizedStage = synthesizeStages({ checks: ['cfn-guard'] });
+const synthesizedStage = synthesizeStagesForCfnGuard();
 
 /** The Control Tower rules each stage acknowledges, reasons in the stack. */
 const acknowledgedControlTowerFindings = [

@@ -9,9 +9,9 @@ import { beforeAll, describe, expect, it } from '@jest/globals';
 import { cfnLintExceptions } from '../../infra/cfn-lint-exceptions.ts';
 import { type StageConfig, stages } from '../../infra/stages.ts';
 import { findPythonTool } from '../../local/aws-emulation/python-tools.ts';
-import { synthesizeStages } from './synthesized-stages.ts';
+import { synthesizedStages } from './synthesized-stages.ts';
 
-const synthesizedStage = synthesizeStages({ stages: Object.values(stages) });
+const synthesizedStage = synthesizedStages();
 
 describe('cfn-lint, AWS CloudFormation linter, over every stage', () => {
   interface CfnLintMatch {

@@ -15,9 +15,9 @@ import { stages } from '../../infra/stages.ts';
 import { matchesFilterPattern } from '../support/metric-filter-pattern.ts';
 import { createTestTable, type TestTable } from '../support/test-store.ts';
 import { writeEveryLogLine } from './log-line-bed.ts';
-import { synthesizeStages } from './synthesized-stages.ts';
+import { synthesizedStages } from './synthesized-stages.ts';
 
-const synthesizedStage = synthesizeStages();
+const synthesizedStage = synthesizedStages();
 
 describe('metric filters, against the real log lines', () => {
   /** Log lines by the function that wrote them (display name), each parsed once. */

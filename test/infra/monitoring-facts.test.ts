@@ -9,9 +9,9 @@ import { functionDisplayName } from '../../functions/shared/routes.ts';
 import { functionSettings } from '../../infra/function-settings.ts';
 import { repositoryRoot } from '../../infra/plant-store-function.ts';
 import { stages } from '../../infra/stages.ts';
-import { synthesizeStages } from './synthesized-stages.ts';
+import { synthesizedStages } from './synthesized-stages.ts';
 
-const synthesizedStage = synthesizeStages();
+const synthesizedStage = synthesizedStages();
 
 it.each(Object.keys(stages))(
   'has every function of the %s stage log JSON, the runtime’s own lines included',

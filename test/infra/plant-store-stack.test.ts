@@ -10,9 +10,9 @@ import { gatewayResponses } from '../../infra/gateway-responses.ts';
 import { accessLogFields, authorizerCacheSeconds } from '../../infra/plants-api.ts';
 import { stages } from '../../infra/stages.ts';
 import { defaultEndpointThrottling, isEndpointRoute } from '../../infra/throttling.ts';
-import { pascalCase, synthesizeStages } from './synthesized-stages.ts';
+import { pascalCase, synthesizedStages } from './synthesized-stages.ts';
 
-const synthesizedStage = synthesizeStages();
+const synthesizedStage = synthesizedStages();
 
 describe.each([stages.dev, stages.prod])('the PlantStore-$name stack', (stage) => {
   const template = () => synthesizedStage(stage.name).template;

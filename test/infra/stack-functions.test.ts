@@ -16,9 +16,9 @@ import { repositoryRoot } from '../../infra/plant-store-function.ts';
 import { stages } from '../../infra/stages.ts';
 import { isEndpointRoute } from '../../infra/throttling.ts';
 import { type SynthesizedTemplate, samEnvironmentVariables } from '../../local/sam/sam-services.ts';
-import { pascalCase, readBundle, synthesizeStages } from './synthesized-stages.ts';
+import { pascalCase, readBundle, synthesizedStages } from './synthesized-stages.ts';
 
-const synthesizedStage = synthesizeStages({ bundle: true });
+const synthesizedStage = synthesizedStages();
 
 describe.each([stages.dev, stages.prod])('the PlantStore-$name stack', (stage) => {
   const template = () => synthesizedStage(stage.name).template;

@@ -12,10 +12,10 @@ import {
   expectAcknowledgedFindings,
   expectEveryAcknowledgmentUsed,
   expectNoUnacknowledgedFinding,
-  synthesizeStages,
+  synthesizedStages,
 } from './synthesized-stages.ts';
 
-const synthesizedStage = synthesizeStages({ checks: ['cdk-nag'] });
+const synthesizedStage = synthesizedStages();
 
 /** The findings each stage acknowledges: a new finding, or one that goes away, fails a test. */
 const acknowledgedFindings = [

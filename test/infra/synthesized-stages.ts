@@ -1,9 +1,9 @@
 /**
  * The stages as the CDK CLI synthesizes them (cdk.json's feature flags, the construct paths and
- * asset folders `sam local` reads), each once per test file into one temporary cloud assembly
- * that is removed afterwards (one, so that the CDK bundles a function once for every stage: its
- * asset cache is per output folder, and a bundle that differed by stage would show as two). A file asks only for what it reads: bundles (esbuild, about 9 s a stage
- * here) and the synth checks (cdk-nag under a second, cfn-guard about 13 s a stage) cost.
+ * asset folders `sam local` reads). Most files read the assembly Jest's global setup made once
+ * for the run (bundled, checked by cdk-nag: `test/support/synthesized-assembly.ts`); a file that
+ * needs cfn-guard's checks (a binary, seconds a template) synthesizes its own, unbundled, into a
+ * temporary folder removed afterwards.
  */
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -11,9 +11,10 @@ import path from 'node:path';
 import { afterAll, beforeAll, expect } from '@jest/globals';
 import { Validations } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
-import { createPlantStoreApp, type SynthCheck } from '../../infra/plant-store-app.ts';
+import { createPlantStoreApp } from '../../infra/plant-store-app.ts';
 import { repositoryRoot } from '../../infra/plant-store-function.ts';
 import { type StageConfig, stages } from '../../infra/stages.ts';
+import { assemblyDirectory } from '../support/synthesized-assembly.ts';
 
 /** `createPlant` → `CreatePlant`: a function's construct id, the start of its logical id. */
 export function pascalCase(name: string): string {
@@ -44,78 +45,82 @@ export interface ValidationReport {
   }[];
 }
 
-export interface SynthesisOptions {
-  /** Bundle the functions with esbuild, as a deploy does. @default false */
-  readonly bundle?: boolean;
-  /** The checks to run over the synth (the CLI runs both). @default none */
-  readonly checks?: readonly SynthCheck[];
-  /** @default dev and prod */
-  readonly stages?: readonly StageConfig[];
-}
-
 /** The CDK CLI's settings, feature flags included, so the tests synthesize what deploys. */
 const cdkJson = JSON.parse(readFileSync(path.join(repositoryRoot, 'cdk.json'), 'utf8')) as {
   context: Record<string, unknown>;
 };
 
-function synthesizeStage(
-  stage: StageConfig,
-  options: SynthesisOptions,
-  outdir: string,
-): SynthesizedStage {
-  const { app, stack } = createPlantStoreApp(
-    {
-      outdir,
-      // As the CDK CLI does: cdk.json's feature flags, and construct paths and asset folders
-      // recorded for `sam local`.
-      context: {
-        ...cdkJson.context,
-        stage: stage.name,
-        'aws:cdk:enable-path-metadata': true,
-        'aws:cdk:enable-asset-metadata': true,
-        ...(options.bundle === true ? {} : { 'aws:cdk:bundling-stacks': [] }),
-      },
-    },
-    { checks: options.checks ?? [] },
-  );
-  // Throws when a cdk-nag finding is not acknowledged (the validation plugins run here); the
-  // checks' report is read before the next stage's synth writes its own.
-  app.synth();
+/** Every `Validations.acknowledge` of a stack, from its metadata in the assembly: id → reason. */
+function acknowledgmentsOf(outdir: string, stackName: string): Map<string, string> {
+  const metadata = JSON.parse(
+    readFileSync(path.join(outdir, `${stackName}.metadata.json`), 'utf8'),
+  ) as Record<string, readonly { readonly type: string; readonly data: unknown }[]>;
   const acknowledgments = new Map<string, string>();
-  for (const construct of app.node.findAll()) {
-    for (const entry of construct.node.metadata) {
+  for (const entries of Object.values(metadata)) {
+    for (const entry of entries) {
       if (entry.type !== Validations.ACKNOWLEDGED_RULES_METADATA_KEY) continue;
       for (const [id, reason] of Object.entries(entry.data as Record<string, string>)) {
         acknowledgments.set(id, reason);
       }
     }
   }
+  return acknowledgments;
+}
+
+/** A stage of an assembly on disk, with the checks report its synth kept. */
+function readStage(outdir: string, stageName: string, reportFile: string): SynthesizedStage {
+  const stackName = `PlantStore-${stageName}`;
+  const template = JSON.parse(
+    readFileSync(path.join(outdir, `${stackName}.template.json`), 'utf8'),
+  ) as Record<string, unknown>;
   return {
     outdir,
-    template: Template.fromStack(stack),
-    validationReport:
-      (options.checks ?? []).length > 0
-        ? (JSON.parse(
-            readFileSync(path.join(outdir, 'validation-report.json'), 'utf8'),
-          ) as ValidationReport)
-        : undefined,
-    acknowledgments,
+    template: Template.fromJSON(template),
+    validationReport: JSON.parse(
+      readFileSync(path.join(outdir, reportFile), 'utf8'),
+    ) as ValidationReport,
+    acknowledgments: acknowledgmentsOf(outdir, stackName),
+  };
+}
+
+const synthesizedOnce = new Map<string, SynthesizedStage>();
+
+/**
+ * The stages of the run's assembly (dev and prod, bundled, checked by cdk-nag), each read when
+ * first asked for.
+ */
+export function synthesizedStages(): (name: string) => SynthesizedStage {
+  return (name) => {
+    let stage = synthesizedOnce.get(name);
+    if (stage === undefined) {
+      stage = readStage(assemblyDirectory(), name, `validation-report.${name}.json`);
+      synthesizedOnce.set(name, stage);
+    }
+    return stage;
   };
 }
 
 /**
- * Synthesizes the stages before the file's tests and removes them after; the returned function
- * gives a stage's result by name.
+ * Synthesizes the stages checked by cfn-guard's Control Tower rules (unbundled) before the
+ * file's tests, and removes them after; the returned function gives a stage's result by name.
  */
-export function synthesizeStages(
-  options: SynthesisOptions = {},
+export function synthesizeStagesForCfnGuard(
+  stagesToSynthesize: readonly StageConfig[] = Object.values(stages),
 ): (name: string) => SynthesizedStage {
   const synthesized = new Map<string, SynthesizedStage>();
   let outdir: string | undefined;
   beforeAll(() => {
     outdir = mkdtempSync(path.join(tmpdir(), 'plant-store-synth-'));
-    for (const stage of options.stages ?? [stages.dev, stages.prod]) {
-      synthesized.set(stage.name, synthesizeStage(stage, options, outdir));
+    for (const stage of stagesToSynthesize) {
+      const { app } = createPlantStoreApp(
+        {
+          outdir,
+          context: { ...cdkJson.context, stage: stage.name, 'aws:cdk:bundling-stacks': [] },
+        },
+        { checks: ['cfn-guard'] },
+      );
+      app.synth();
+      synthesized.set(stage.name, readStage(outdir, stage.name, 'validation-report.json'));
     }
   }, 120_000);
   afterAll(() => {
