@@ -10,7 +10,7 @@ import {
   functionDisplayName,
   type RouteFunctionName,
   routesOf,
-} from '../functions/shared/routes.ts';
+} from '../functions/shared/http/routes.ts';
 import { functionSettings } from '../infra/function-settings.ts';
 import { benchMethodArn, benchmarkAuthorizer, startAuthorizerFixture } from './authorizer.ts';
 import {

@@ -10,7 +10,7 @@ import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
 import { readAuthorizerConfig } from '../functions/authorizer/config.ts';
 import { createHandler } from '../functions/authorizer/create-handler.ts';
-import { createLogger } from '../functions/shared/logger.ts';
+import { createLogger } from '../functions/shared/platform/logger.ts';
 import { createBuildOptions } from '../infra/bundling.ts';
 import { localAuthorizerEnvironment, startJwksServer } from '../local/jwks-server.ts';
 import { loadOrCreateLocalKeys, localJwks, signLocalToken } from '../local/token-issuer.ts';

@@ -8,7 +8,7 @@
  */
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
-import { createDocumentClient } from '../functions/shared/dynamodb.ts';
+import { createDocumentClient } from '../functions/shared/platform/dynamodb.ts';
 
 const tableName = process.env.TABLE_NAME ?? 'plants';
 const endpoint = process.env.DYNAMODB_ENDPOINT;

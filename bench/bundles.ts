@@ -11,7 +11,7 @@ import {
   type RouteFunctionName,
   routeFunctionOf,
   routes,
-} from '../functions/shared/routes.ts';
+} from '../functions/shared/http/routes.ts';
 import { bundleSettings, createBuildOptions } from '../infra/bundling.ts';
 import { functionSettings } from '../infra/function-settings.ts';
 import { isEndpointRoute } from '../infra/throttling.ts';

@@ -8,7 +8,7 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { type Route, routeFunctionOf, routes } from '../functions/shared/routes.ts';
+import { type Route, routeFunctionOf, routes } from '../functions/shared/http/routes.ts';
 import { defaultRetrySchedule } from '../functions/shared/webhooks/send-webhook.ts';
 import { type FunctionSettings, functionSettings } from '../infra/function-settings.ts';
 import { authorizerCacheSeconds } from '../infra/plants-api.ts';

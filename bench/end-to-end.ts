@@ -12,7 +12,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import autocannon, { type AutocannonRequest } from 'autocannon';
-import { createLogger } from '../functions/shared/logger.ts';
+import { createLogger } from '../functions/shared/platform/logger.ts';
 import { startLocalApi } from '../local/local-api.ts';
 import { round } from './statistics.ts';
 

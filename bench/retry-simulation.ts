@@ -25,11 +25,11 @@
 import { randomBytes } from 'node:crypto';
 import { ReceiveMessageCommand } from '@aws-sdk/client-sqs';
 import { BatchWriteCommand } from '@aws-sdk/lib-dynamodb';
-import { createLogger } from '../functions/shared/logger.ts';
-import { newEndpointId } from '../functions/shared/webhook-endpoints/endpoint.ts';
-import { putNewEndpoint } from '../functions/shared/webhook-endpoints/endpoint-store.ts';
-import { endpointSubscriberName } from '../functions/shared/webhook-endpoints/endpoint-subscriptions.ts';
-import { deployedUrlPolicy } from '../functions/shared/webhook-endpoints/endpoint-url.ts';
+import { createLogger } from '../functions/shared/platform/logger.ts';
+import { newEndpointId } from '../functions/webhook-endpoints/endpoint.ts';
+import { putNewEndpoint } from '../functions/webhook-endpoints/endpoint-store.ts';
+import { endpointSubscriberName } from '../functions/webhook-endpoints/endpoint-subscriptions.ts';
+import { deployedUrlPolicy } from '../functions/webhook-endpoints/endpoint-url.ts';
 import {
   type DeployedWebhooks,
   startDeployedWebhooks,

@@ -16,16 +16,17 @@ import { join } from 'node:path';
 import type { SQSClient } from '@aws-sdk/client-sqs';
 import { CreateQueueCommand, type SendMessageBatchCommand } from '@aws-sdk/client-sqs';
 import { marshall } from '@aws-sdk/util-dynamodb';
-import { createDocumentClient } from '../functions/shared/dynamodb.ts';
-import { createLogger } from '../functions/shared/logger.ts';
-import { withEndpointSubscriptions } from '../functions/shared/webhook-endpoints/endpoint-subscriptions.ts';
-import { localUrlPolicy } from '../functions/shared/webhook-endpoints/endpoint-url.ts';
+import { createDocumentClient } from '../functions/shared/platform/dynamodb.ts';
+import { createLogger } from '../functions/shared/platform/logger.ts';
 import { sqsDeliveryQueue } from '../functions/shared/webhooks/delivery-queue.ts';
 import { subscriptionOf } from '../functions/shared/webhooks/plant-events.ts';
 import {
   fixedSubscriptions,
   queuePlantEventDeliveries,
 } from '../functions/shared/webhooks/queue-deliveries.ts';
+import { withEndpointSubscriptions } from '../functions/webhook-endpoints/endpoint-subscriptions.ts';
+import { localUrlPolicy } from '../functions/webhook-endpoints/endpoint-url.ts';
+import { eventLogOf } from '../functions/webhook-endpoints/webhook-log.ts';
 import type { MotoServer } from '../local/aws-emulation/moto-server.ts';
 import { startLocalApi } from '../local/local-api.ts';
 import { percentile, round } from './statistics.ts';
@@ -183,7 +184,7 @@ async function fanOut(options: {
         {
           deliveries: sqsDeliveryQueue(sqs.client, QueueUrl),
           subscriptions: fixedSubscriptions(subscriptions),
-          eventLog,
+          eventLog: eventLogOf(eventLog),
         },
         logger,
       );

@@ -10,7 +10,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createLogger } from '../functions/shared/logger.ts';
+import { createLogger } from '../functions/shared/platform/logger.ts';
 import { startLocalApi } from '../local/local-api.ts';
 import { percentile, round } from './statistics.ts';
 

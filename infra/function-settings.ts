@@ -4,7 +4,7 @@
  *
  * Plain data (no aws-cdk-lib) so that the benchmark can import it.
  */
-import { type RouteFunctionName, routeFunctionFolder } from '../functions/shared/routes.ts';
+import { type RouteFunctionName, routeFunctionFolder } from '../functions/shared/http/routes.ts';
 
 /** What the stack needs to know about one function. */
 export interface FunctionSettings {

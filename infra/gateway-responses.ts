@@ -10,7 +10,7 @@ import {
   type ErrorCode,
   errorBody,
   errorCodes,
-} from '../functions/shared/error-codes.ts';
+} from '../functions/shared/errors/error-codes.ts';
 
 /** The API Gateway response types the Plant Store customises (names as in CloudFormation). */
 export type GatewayResponseType =

@@ -13,14 +13,14 @@ import {
   type LogGroup,
   MetricFilter,
 } from 'aws-cdk-lib/aws-logs';
-import { requestLog } from '../functions/shared/api-responses.ts';
-import { errorCodes } from '../functions/shared/error-codes.ts';
-import { logFields } from '../functions/shared/logger.ts';
-import { functionDisplayName, routeFunctionOf } from '../functions/shared/routes.ts';
-import { itemsNotPlantsLog } from '../functions/shared/stored-plant.ts';
-import { endpointLog } from '../functions/shared/webhook-endpoints/endpoint-targets.ts';
+import { errorCodes } from '../functions/shared/errors/error-codes.ts';
+import { requestLog } from '../functions/shared/http/api-responses.ts';
+import { functionDisplayName, routeFunctionOf } from '../functions/shared/http/routes.ts';
+import { itemsNotPlantsLog } from '../functions/shared/plants/stored-plant.ts';
+import { logFields } from '../functions/shared/platform/logger.ts';
 import { fanoutLog } from '../functions/shared/webhooks/queue-deliveries.ts';
 import { webhookLog } from '../functions/shared/webhooks/send-webhook.ts';
+import { endpointLog } from '../functions/webhook-endpoints/endpoint-targets.ts';
 import { type FunctionSettings, functionSettings } from './function-settings.ts';
 import type { PlantStoreMonitoring, PlantStoreMonitoringProps } from './plant-store-monitoring.ts';
 

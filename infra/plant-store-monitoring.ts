@@ -21,7 +21,7 @@ import {
   SnsAlarmActionStrategy,
 } from 'cdk-monitoring-constructs';
 import { Construct } from 'constructs';
-import { logFields } from '../functions/shared/logger.ts';
+import { logFields } from '../functions/shared/platform/logger.ts';
 import { webhookLog } from '../functions/shared/webhooks/send-webhook.ts';
 import {
   addBusinessMetrics,

@@ -3,14 +3,14 @@ import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
 import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import type { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
-import { checkAllowedOrigins } from '../functions/shared/cors.ts';
+import { checkAllowedOrigins } from '../functions/shared/http/cors.ts';
 import {
   functionDisplayName,
   type RouteFunctionName,
   routeFunctionNames,
   routesOf,
   scopeDescriptions,
-} from '../functions/shared/routes.ts';
+} from '../functions/shared/http/routes.ts';
 import { type FunctionSettings, functionSettings } from './function-settings.ts';
 import { PlantStoreFunction } from './plant-store-function.ts';
 import { type MonitoredFunction, PlantStoreMonitoring } from './plant-store-monitoring.ts';

@@ -21,9 +21,9 @@ import { ARecord, HostedZone, RecordTarget } from 'aws-cdk-lib/aws-route53';
 import { ApiGatewayDomain } from 'aws-cdk-lib/aws-route53-targets';
 import { CfnWebACLAssociation } from 'aws-cdk-lib/aws-wafv2';
 import { Construct } from 'constructs';
-import { protectiveHeaders } from '../functions/shared/api-responses.ts';
-import { gatewayResponseCors, preflightHeaders } from '../functions/shared/cors.ts';
-import { type RouteFunctionName, routes } from '../functions/shared/routes.ts';
+import { protectiveHeaders } from '../functions/shared/http/api-responses.ts';
+import { gatewayResponseCors, preflightHeaders } from '../functions/shared/http/cors.ts';
+import { type RouteFunctionName, routes } from '../functions/shared/http/routes.ts';
 import { type GatewayResponse, gatewayResponses } from './gateway-responses.ts';
 import type { CustomDomainConfig, ThrottlingConfig } from './stages.ts';
 import { isEndpointRoute, routeThrottling } from './throttling.ts';
@@ -44,7 +44,7 @@ export interface PlantsApiProps {
   readonly manageCloudWatchRole?: boolean;
   /** A domain of the team's own, with its base path mapping. */
   readonly customDomain?: CustomDomainConfig;
-  /** The origins whose pages may call the API (`functions/shared/cors.ts`). @default none */
+  /** The origins whose pages may call the API (`functions/shared/http/cors.ts`). @default none */
   readonly allowedOrigins?: readonly string[];
 }
 

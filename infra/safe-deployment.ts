@@ -18,7 +18,7 @@ import {
 } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
 import { authorizerLog } from '../functions/authorizer/create-handler.ts';
-import { logFields } from '../functions/shared/logger.ts';
+import { logFields } from '../functions/shared/platform/logger.ts';
 
 /** The namespace of the canaries' log-based metrics: one per stage, like the business metrics. */
 export function deploymentMetricNamespace(stageName: string): string {

@@ -8,7 +8,7 @@
  *
  * Plain data: the local stand-in throttles with it too.
  */
-import { type Route, routes } from '../functions/shared/routes.ts';
+import { type Route, routes } from '../functions/shared/http/routes.ts';
 
 /** A token bucket: refilled at `rateLimit` per second, holding `burstLimit`. */
 export interface ThrottlingLimits {

@@ -7,7 +7,7 @@
  * It imitates what the Plant Store relies on, not all of API Gateway: resource paths with path
  * parameters, the `*\/*` binary media type the stack sets (every request body reaches the
  * function base64-encoded, exactly as sent), CORS preflights and the gateway responses' CORS
- * headers as the stack makes them (`functions/shared/cors.ts`), no usage plans.
+ * headers as the stack makes them (`functions/shared/http/cors.ts`), no usage plans.
  *
  * This module is the server and the order of the checks; its parts are beside it in
  * `api-gateway/`: routing, throttling, the TOKEN authorizer and its cache, the proxy integration,
@@ -24,9 +24,9 @@ import type {
   APIGatewayTokenAuthorizerEvent,
   Context,
 } from 'aws-lambda';
-import { protectiveHeaders } from '../functions/shared/api-responses.ts';
-import { allowOriginHeader, preflightHeaders } from '../functions/shared/cors.ts';
-import { createLogger, type Logger } from '../functions/shared/logger.ts';
+import { protectiveHeaders } from '../functions/shared/http/api-responses.ts';
+import { allowOriginHeader, preflightHeaders } from '../functions/shared/http/cors.ts';
+import { createLogger, type Logger } from '../functions/shared/platform/logger.ts';
 import { awsOwnAnswers, lambdaMaxInvocationBytes } from '../infra/gateway-responses.ts';
 import {
   awsAnswer,
@@ -101,7 +101,7 @@ export interface ApiGatewayOptions {
   /** Receives one line per request; never the Authorization header or the body. */
   readonly logger?: Logger;
   /**
-   * The origins whose pages may call the API (`functions/shared/cors.ts`): preflights are
+   * The origins whose pages may call the API (`functions/shared/http/cors.ts`): preflights are
    * answered and the gateway's own answers carry CORS headers. None when absent (no `OPTIONS`).
    */
   readonly allowedOrigins?: readonly string[];

@@ -6,22 +6,22 @@
 
 import { readAuthorizerConfig } from '../functions/authorizer/config.ts';
 import { createHandler as createAuthorizerHandler } from '../functions/authorizer/create-handler.ts';
-import { createDocumentClient } from '../functions/shared/dynamodb.ts';
-import { createLogger, type Logger } from '../functions/shared/logger.ts';
 import {
   functionDisplayName,
   type RouteFunctionName,
   routeFunctionFolder,
   routeFunctionNames,
   routes,
-} from '../functions/shared/routes.ts';
-import type { TableHandlerDependencies } from '../functions/shared/table-function.ts';
-import type { EndpointHandlerDependencies } from '../functions/shared/webhook-endpoints/endpoint-function.ts';
+} from '../functions/shared/http/routes.ts';
+import type { TableHandlerDependencies } from '../functions/shared/plants/plants-function.ts';
+import { createDocumentClient } from '../functions/shared/platform/dynamodb.ts';
+import { createLogger, type Logger } from '../functions/shared/platform/logger.ts';
+import type { EndpointHandlerDependencies } from '../functions/webhook-endpoints/endpoint-function.ts';
 import {
   type EndpointUrlPolicy,
   localUrlPolicy,
-} from '../functions/shared/webhook-endpoints/endpoint-url.ts';
-import { localSecretBox } from '../functions/shared/webhook-endpoints/secret-box.ts';
+} from '../functions/webhook-endpoints/endpoint-url.ts';
+import { localSecretBox } from '../functions/webhook-endpoints/secret-box.ts';
 import { functionSettings } from '../infra/function-settings.ts';
 import { resolveStageConfig } from '../infra/stages.ts';
 import { routeThrottling } from '../infra/throttling.ts';
@@ -74,7 +74,7 @@ export interface LocalApiOptions {
   /** Receives the request logs and the handlers' logs. */
   readonly logger?: Logger;
   /**
-   * The origins whose pages may call the API (`functions/shared/cors.ts`); none when absent.
+   * The origins whose pages may call the API (`functions/shared/http/cors.ts`); none when absent.
    */
   readonly allowedOrigins?: readonly string[];
   /** Where webhooks go: the stage-like subscribers, and how endpoints are delivered to. */

@@ -13,7 +13,7 @@ import {
   GetShardIteratorCommand,
   type ShardIteratorType,
 } from '@aws-sdk/client-dynamodb-streams';
-import type { Logger } from '../functions/shared/logger.ts';
+import type { Logger } from '../functions/shared/platform/logger.ts';
 import type { PlantStreamRecord } from '../functions/shared/webhooks/plant-events.ts';
 
 /** How often the stream's shards are looked up again (DynamoDB Local may start new ones). */

@@ -15,15 +15,15 @@
  * and exits 1, leaving nothing running.
  */
 import { join } from 'node:path';
-import { checkAllowedOrigins } from '../functions/shared/cors.ts';
-import { commaList, readEnvironment } from '../functions/shared/environment.ts';
-import { routes } from '../functions/shared/routes.ts';
+import { checkAllowedOrigins } from '../functions/shared/http/cors.ts';
+import { routes } from '../functions/shared/http/routes.ts';
+import { commaList, readEnvironment } from '../functions/shared/platform/environment.ts';
+import { subscriptionOf } from '../functions/shared/webhooks/plant-events.ts';
 import {
   deployedUrlPolicy,
   type EndpointUrlPolicy,
   localUrlPolicy,
-} from '../functions/shared/webhook-endpoints/endpoint-url.ts';
-import { subscriptionOf } from '../functions/shared/webhooks/plant-events.ts';
+} from '../functions/webhook-endpoints/endpoint-url.ts';
 import { defaultStageName, stages } from '../infra/stages.ts';
 import { type LocalApi, startLocalApi } from './local-api.ts';
 import { ensurePrivateDirectory } from './private-directory.ts';

@@ -9,7 +9,7 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { localStoreRegion } from '../functions/shared/dynamodb.ts';
+import { localStoreRegion } from '../functions/shared/platform/dynamodb.ts';
 import { ensurePrivateDirectory } from './private-directory.ts';
 
 export interface StoreCredentials {

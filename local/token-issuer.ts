@@ -14,7 +14,7 @@ import {
 } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { scopes } from '../functions/shared/routes.ts';
+import { scopes } from '../functions/shared/http/routes.ts';
 import { ensurePrivateDirectory } from './private-directory.ts';
 
 /** The local tokens' `iss`: a stable name (nothing fetches it), so tokens survive restarts. */

@@ -14,13 +14,8 @@
 import { DescribeTableCommand } from '@aws-sdk/client-dynamodb';
 import { DynamoDBStreamsClient } from '@aws-sdk/client-dynamodb-streams';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { localStoreRegion } from '../functions/shared/dynamodb.ts';
-import type { Logger } from '../functions/shared/logger.ts';
-import { withEndpointSubscriptions } from '../functions/shared/webhook-endpoints/endpoint-subscriptions.ts';
-import {
-  type EndpointDeliveryDependencies,
-  endpointTargets,
-} from '../functions/shared/webhook-endpoints/endpoint-targets.ts';
+import { localStoreRegion } from '../functions/shared/platform/dynamodb.ts';
+import type { Logger } from '../functions/shared/platform/logger.ts';
 import {
   attemptDelivery,
   combinedTargets,
@@ -42,6 +37,12 @@ import {
   defaultRetrySchedule,
   type Subscriber,
 } from '../functions/shared/webhooks/send-webhook.ts';
+import { withEndpointSubscriptions } from '../functions/webhook-endpoints/endpoint-subscriptions.ts';
+import {
+  type EndpointDeliveryDependencies,
+  endpointTargets,
+} from '../functions/webhook-endpoints/endpoint-targets.ts';
+import { eventLogOf } from '../functions/webhook-endpoints/webhook-log.ts';
 import { readPlantsStream } from './plants-stream.ts';
 
 export interface WebhookDispatcherOptions {
@@ -243,7 +244,10 @@ function fanoutOf(options: WebhookDispatcherOptions, deliveries: DeliveryQueue) 
         ? {}
         : { maxAgeMilliseconds: endpoints.maxAgeMilliseconds },
     ),
-    eventLog: { documentClient: options.documentClient, logTableName: endpoints.logTableName },
+    eventLog: eventLogOf({
+      documentClient: options.documentClient,
+      logTableName: endpoints.logTableName,
+    }),
   };
 }
 

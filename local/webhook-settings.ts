@@ -13,7 +13,7 @@ import {
   commaList,
   type EnvironmentReader,
   readEnvironment,
-} from '../functions/shared/environment.ts';
+} from '../functions/shared/platform/environment.ts';
 import { subscriptionOf } from '../functions/shared/webhooks/plant-events.ts';
 import { ensurePrivateDirectory } from './private-directory.ts';
 import type { LocalSubscriber } from './webhook-dispatcher.ts';

@@ -3,7 +3,7 @@
  * missing or wrong setting fails the start with a message naming every problem instead of
  * letting every request through or turning every request away for a reason nobody can see.
  */
-import { ConfigurationError, commaList, readEnvironment } from '../shared/environment.ts';
+import { ConfigurationError, commaList, readEnvironment } from '../shared/platform/environment.ts';
 
 /** The claims that can name who a token was issued for. */
 export const audienceClaims = ['aud', 'client_id'] as const;

@@ -11,13 +11,13 @@
  * would only add bundle size and cold-start time.
  */
 import type { APIGatewayAuthorizerResult, APIGatewayTokenAuthorizerEvent } from 'aws-lambda';
+import { type Route, routeResource, routes } from '../shared/http/routes.ts';
 import {
   createLogger,
   type InvocationContext,
   invocationLoggers,
   type Logger,
-} from '../shared/logger.ts';
-import { type Route, routeResource, routes } from '../shared/routes.ts';
+} from '../shared/platform/logger.ts';
 import type { AuthorizerConfig } from './config.ts';
 import {
   type BearerTokenVerifierOptions,

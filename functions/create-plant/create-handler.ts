@@ -4,9 +4,12 @@
  * module-scope effects so that the local API and tests can import it without a Lambda
  * environment; `handler.ts` is the Lambda entry.
  */
-import { jsonResponse } from '../shared/api-responses.ts';
-import { entityTagOf } from '../shared/plant-version.ts';
-import { createTableHandler, type TableHandlerDependencies } from '../shared/table-function.ts';
+import { jsonResponse } from '../shared/http/api-responses.ts';
+import { entityTagOf } from '../shared/http/entity-version.ts';
+import {
+  createTableHandler,
+  type TableHandlerDependencies,
+} from '../shared/plants/plants-function.ts';
 import { createPlant } from './create-plant.ts';
 import { readNewPlant } from './read-new-plant.ts';
 

@@ -4,15 +4,15 @@
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
-import { callStore, type StoreDependencies } from '../shared/dynamodb.ts';
-import { PlantConflictError } from '../shared/errors.ts';
+import { PlantConflictError } from '../shared/errors/errors.ts';
 import {
   nextVersion,
   readItemVersion,
   unversioned,
   versionAttribute,
   versionClock,
-} from '../shared/plant-version.ts';
+} from '../shared/http/entity-version.ts';
+import { callStore, type StoreDependencies } from '../shared/platform/dynamodb.ts';
 import { type NewPlant, type Plant, toPlant } from './new-plant.ts';
 
 /** The answer of a create: the Plant and the stored plant's version (its `ETag`). */

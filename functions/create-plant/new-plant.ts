@@ -2,8 +2,8 @@
  * NewPlant (the request body) and Plant (the answer), defined by their valibot schemas.
  */
 import * as v from 'valibot';
-import { InvalidPlantError } from '../shared/errors.ts';
-import { int64Max, int64Min } from '../shared/int64-json.ts';
+import { InvalidPlantError } from '../shared/errors/errors.ts';
+import { int64Max, int64Min } from '../shared/http/int64-json.ts';
 
 /**
  * The body of `POST /plants`. `id` arrives as a `bigint` when the body was parsed with

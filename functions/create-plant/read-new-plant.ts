@@ -3,7 +3,7 @@
  * content type (40003) → size (40004) → JSON (40001) → schema (40002).
  */
 import type { APIGatewayProxyEvent } from 'aws-lambda';
-import { readJsonBody } from '../shared/json-body.ts';
+import { readJsonBody } from '../shared/http/json-body.ts';
 import { type NewPlant, parseNewPlant } from './new-plant.ts';
 
 /**

@@ -3,12 +3,13 @@
  * its signing secret (shown here and by `GET …/secret`, never in an Endpoint). The URL is checked
  * (`endpoint-url.ts`) before anything is stored.
  */
-import { jsonResponse } from '../shared/api-responses.ts';
-import { endpointErrorCodes } from '../shared/error-codes.ts';
-import { ApiError } from '../shared/errors.ts';
-import { readJsonBody } from '../shared/json-body.ts';
-import { requestUrl } from '../shared/paging.ts';
-import { nextVersion } from '../shared/plant-version.ts';
+
+import { endpointErrorCodes } from '../shared/errors/error-codes.ts';
+import { ApiError } from '../shared/errors/errors.ts';
+import { jsonResponse } from '../shared/http/api-responses.ts';
+import { nextVersion } from '../shared/http/entity-version.ts';
+import { readJsonBody } from '../shared/http/json-body.ts';
+import { requestUrl } from '../shared/http/paging.ts';
 import {
   checkedUrlOf,
   type EndpointRecord,
@@ -16,14 +17,14 @@ import {
   newEndpointId,
   readNewEndpoint,
   viewOf,
-} from '../shared/webhook-endpoints/endpoint.ts';
+} from '../webhook-endpoints/endpoint.ts';
 import {
   createEndpointHandler,
   type EndpointHandlerDependencies,
   required,
-} from '../shared/webhook-endpoints/endpoint-function.ts';
-import { countEndpoints, putNewEndpoint } from '../shared/webhook-endpoints/endpoint-store.ts';
-import { newEndpointSecret } from '../shared/webhook-endpoints/secret-box.ts';
+} from '../webhook-endpoints/endpoint-function.ts';
+import { countEndpoints, putNewEndpoint } from '../webhook-endpoints/endpoint-store.ts';
+import { newEndpointSecret } from '../webhook-endpoints/secret-box.ts';
 
 /** Builds the middy handler around its dependencies (the local API and tests bring their own). */
 export function createHandler(dependencies: EndpointHandlerDependencies) {

@@ -3,9 +3,12 @@
  * `412` when `If-Match` names none of the plant's version or `If-None-Match` names it.
  * Free of module-scope effects; `handler.ts` is the Lambda entry.
  */
-import { readPreconditions } from '../shared/preconditions.ts';
-import { readPlantIdParameter } from '../shared/request.ts';
-import { createTableHandler, type TableHandlerDependencies } from '../shared/table-function.ts';
+import { readPreconditions } from '../shared/http/preconditions.ts';
+import { readPlantIdParameter } from '../shared/plants/plant-id.ts';
+import {
+  createTableHandler,
+  type TableHandlerDependencies,
+} from '../shared/plants/plants-function.ts';
 import { deletePlant } from './delete-plant.ts';
 
 /** Builds the middy handler around its dependencies (the local API and tests bring their own). */

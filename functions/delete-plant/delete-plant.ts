@@ -7,16 +7,16 @@
  */
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { DeleteCommand } from '@aws-sdk/lib-dynamodb';
-import { anyOf, callStore, type StoreDependencies } from '../shared/dynamodb.ts';
-import { PlantNotFoundError, StoreUnavailableError } from '../shared/errors.ts';
-import type { Logger } from '../shared/logger.ts';
-import { hasVersionTerms, versionAttribute } from '../shared/plant-version.ts';
+import { PlantNotFoundError, StoreUnavailableError } from '../shared/errors/errors.ts';
+import { hasVersionTerms, versionAttribute } from '../shared/http/entity-version.ts';
 import {
   evaluatePreconditions,
   holdsForAnyVersion,
   type Preconditions,
-} from '../shared/preconditions.ts';
-import { readPlant } from '../shared/read-plant.ts';
+} from '../shared/http/preconditions.ts';
+import { readPlant } from '../shared/plants/read-plant.ts';
+import { anyOf, callStore, type StoreDependencies } from '../shared/platform/dynamodb.ts';
+import type { Logger } from '../shared/platform/logger.ts';
 
 /** Reads and conditioned deletes before the client is told to retry (503): a plant changing this fast. */
 const attempts = 3;

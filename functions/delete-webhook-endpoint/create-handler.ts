@@ -3,14 +3,14 @@
  * Nothing is delivered to it afterwards: every delivery reads its endpoint as it sends, and a
  * deleted one is not sent to. Its log expires with the 7 days it keeps.
  */
-import { endpointErrorCodes } from '../shared/error-codes.ts';
-import { ApiError } from '../shared/errors.ts';
-import { readEndpointIdParameter } from '../shared/webhook-endpoints/endpoint.ts';
+import { endpointErrorCodes } from '../shared/errors/error-codes.ts';
+import { ApiError } from '../shared/errors/errors.ts';
+import { readEndpointIdParameter } from '../webhook-endpoints/endpoint.ts';
 import {
   createEndpointHandler,
   type EndpointHandlerDependencies,
-} from '../shared/webhook-endpoints/endpoint-function.ts';
-import { deleteEndpoint } from '../shared/webhook-endpoints/endpoint-store.ts';
+} from '../webhook-endpoints/endpoint-function.ts';
+import { deleteEndpoint } from '../webhook-endpoints/endpoint-store.ts';
 
 /** Builds the middy handler around its dependencies (the local API and tests bring their own). */
 export function createHandler(dependencies: EndpointHandlerDependencies) {

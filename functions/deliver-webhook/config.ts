@@ -6,11 +6,11 @@
  * endpoints (every deployed one), their stores and key: `ENDPOINTS_TABLE_NAME`,
  * `WEBHOOK_LOG_TABLE_NAME`, `DYNAMODB_ENDPOINT`, `SECRETS_KEY_ID`, `KMS_ENDPOINT`.
  */
-import { parseJson, readEnvironment } from '../shared/environment.ts';
+import { parseJson, readEnvironment } from '../shared/platform/environment.ts';
 import {
   readEndpointStoreSettings,
   readSecretsKeySettings,
-} from '../shared/webhook-endpoints/endpoint-config.ts';
+} from '../webhook-endpoints/endpoint-config.ts';
 import type { ConfiguredSubscriber } from './create-handler.ts';
 
 /** The configuration from the environment; anything missing fails the cold start. */

@@ -22,11 +22,7 @@ import {
   type InvocationContext,
   invocationLoggers,
   type Logger,
-} from '../shared/logger.ts';
-import {
-  type EndpointDeliveryDependencies,
-  endpointTargets,
-} from '../shared/webhook-endpoints/endpoint-targets.ts';
+} from '../shared/platform/logger.ts';
 import {
   attemptDelivery,
   combinedTargets,
@@ -41,6 +37,10 @@ import {
   parseDeliveryMessage,
 } from '../shared/webhooks/delivery-message.ts';
 import type { SendOptions } from '../shared/webhooks/send-webhook.ts';
+import {
+  type EndpointDeliveryDependencies,
+  endpointTargets,
+} from '../webhook-endpoints/endpoint-targets.ts';
 
 /** A subscriber as the stack configures the function: its secret stays in Secrets Manager. */
 export interface ConfiguredSubscriber {

@@ -3,8 +3,8 @@
  */
 import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { SQSClient } from '@aws-sdk/client-sqs';
-import { endpointStoresOf, kmsOpenerOf } from '../shared/webhook-endpoints/endpoint-config.ts';
-import { deployedUrlPolicy } from '../shared/webhook-endpoints/endpoint-url.ts';
+import { endpointStoresOf, kmsOpenerOf } from '../webhook-endpoints/endpoint-config.ts';
+import { deployedUrlPolicy } from '../webhook-endpoints/endpoint-url.ts';
 import { readDeliverConfig } from './config.ts';
 import { createHandler } from './create-handler.ts';
 

@@ -3,13 +3,16 @@
  * with its `ETag`, `412` when `If-Match` names another version, or `304 Not Modified` when
  * `If-None-Match` names it. Free of module-scope effects; `handler.ts` is the Lambda entry.
  */
-import { jsonTextResponse } from '../shared/api-responses.ts';
-import { entityTagOf } from '../shared/plant-version.ts';
-import { evaluatePreconditions, readPreconditions } from '../shared/preconditions.ts';
-import { readPlant } from '../shared/read-plant.ts';
-import { readPlantIdParameter } from '../shared/request.ts';
-import { stringifyStoredPlant } from '../shared/stored-plant.ts';
-import { createTableHandler, type TableHandlerDependencies } from '../shared/table-function.ts';
+import { jsonTextResponse } from '../shared/http/api-responses.ts';
+import { entityTagOf } from '../shared/http/entity-version.ts';
+import { evaluatePreconditions, readPreconditions } from '../shared/http/preconditions.ts';
+import { readPlantIdParameter } from '../shared/plants/plant-id.ts';
+import {
+  createTableHandler,
+  type TableHandlerDependencies,
+} from '../shared/plants/plants-function.ts';
+import { readPlant } from '../shared/plants/read-plant.ts';
+import { stringifyStoredPlant } from '../shared/plants/stored-plant.ts';
 
 /** Builds the middy handler around its dependencies (the local API and tests bring their own). */
 export function createHandler(dependencies: TableHandlerDependencies) {

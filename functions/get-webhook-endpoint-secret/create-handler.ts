@@ -2,13 +2,13 @@
  * `GET /webhook-endpoints/{endpointId}/secret`: the endpoint's current signing secret,
  * `{"secret": "whsec_…"}`. Never logged; the answer is never cached (`Cache-Control: no-store`).
  */
-import { jsonResponse } from '../shared/api-responses.ts';
+import { jsonResponse } from '../shared/http/api-responses.ts';
 import {
   createEndpointHandler,
   type EndpointHandlerDependencies,
   required,
   requireEndpoint,
-} from '../shared/webhook-endpoints/endpoint-function.ts';
+} from '../webhook-endpoints/endpoint-function.ts';
 
 /** Builds the middy handler around its dependencies (the local API and tests bring their own). */
 export function createHandler(dependencies: EndpointHandlerDependencies) {

@@ -1,8 +1,8 @@
 /**
  * Lambda entry of `GET /webhook-endpoints/{endpointId}/secret`. Environment, read once at cold start: see `config.ts`.
  */
-import { createDocumentClient } from '../shared/dynamodb.ts';
-import { kmsOpenerOf } from '../shared/webhook-endpoints/endpoint-config.ts';
+import { createDocumentClient } from '../shared/platform/dynamodb.ts';
+import { kmsOpenerOf } from '../webhook-endpoints/endpoint-config.ts';
 import { readConfig } from './config.ts';
 import { createHandler } from './create-handler.ts';
 

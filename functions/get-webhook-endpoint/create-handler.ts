@@ -2,15 +2,15 @@
  * `GET /webhook-endpoints/{endpointId}`: one of the token's subject's endpoints, with its `ETag`
  * (`If-None-Match` answers 304). Another subject's is not found (404), never forbidden.
  */
-import { jsonResponse } from '../shared/api-responses.ts';
-import { entityTagOf } from '../shared/plant-version.ts';
-import { evaluatePreconditions, readPreconditions } from '../shared/preconditions.ts';
-import { viewOf } from '../shared/webhook-endpoints/endpoint.ts';
+import { jsonResponse } from '../shared/http/api-responses.ts';
+import { entityTagOf } from '../shared/http/entity-version.ts';
+import { evaluatePreconditions, readPreconditions } from '../shared/http/preconditions.ts';
+import { viewOf } from '../webhook-endpoints/endpoint.ts';
 import {
   createEndpointHandler,
   type EndpointHandlerDependencies,
   requireEndpoint,
-} from '../shared/webhook-endpoints/endpoint-function.ts';
+} from '../webhook-endpoints/endpoint-function.ts';
 
 /** Builds the middy handler around its dependencies (the local API and tests bring their own). */
 export function createHandler(dependencies: EndpointHandlerDependencies) {

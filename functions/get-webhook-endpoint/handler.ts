@@ -2,8 +2,8 @@
  * Lambda entry of `GET /webhook-endpoints/{endpointId}`. Environment, read once at cold start: `ENDPOINTS_TABLE_NAME`,
  * `WEBHOOK_LOG_TABLE_NAME`, `DYNAMODB_ENDPOINT` and `CORS_ALLOWED_ORIGINS`.
  */
-import { createDocumentClient } from '../shared/dynamodb.ts';
-import { readEndpointFunctionConfig } from '../shared/webhook-endpoints/endpoint-function.ts';
+import { createDocumentClient } from '../shared/platform/dynamodb.ts';
+import { readEndpointFunctionConfig } from '../webhook-endpoints/endpoint-function.ts';
 import { createHandler } from './create-handler.ts';
 
 const { dynamoDbEndpoint, ...config } = readEndpointFunctionConfig(

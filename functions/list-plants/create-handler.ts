@@ -3,9 +3,12 @@
  * remain, a `Link: <…>; rel="next"` header. Free of module-scope effects; `handler.ts` is the
  * Lambda entry.
  */
-import { jsonTextResponse } from '../shared/api-responses.ts';
-import { itemsNotPlantsLog, stringifyStoredPlants } from '../shared/stored-plant.ts';
-import { createTableHandler, type TableHandlerDependencies } from '../shared/table-function.ts';
+import { jsonTextResponse } from '../shared/http/api-responses.ts';
+import {
+  createTableHandler,
+  type TableHandlerDependencies,
+} from '../shared/plants/plants-function.ts';
+import { itemsNotPlantsLog, stringifyStoredPlants } from '../shared/plants/stored-plant.ts';
 import { listPlants } from './list-plants.ts';
 import { formatNextLink, readPageParameters } from './page-cursor.ts';
 

@@ -8,8 +8,8 @@
  * deleted meanwhile; plants created or deleted during the walk may or may not appear.
  */
 import { ScanCommand } from '@aws-sdk/lib-dynamodb';
-import { callStore, type StoreDependencies } from '../shared/dynamodb.ts';
-import { readStoredPlant, type StoredPlant } from '../shared/stored-plant.ts';
+import { readStoredPlant, type StoredPlant } from '../shared/plants/stored-plant.ts';
+import { callStore, type StoreDependencies } from '../shared/platform/dynamodb.ts';
 import { maxPageLimit } from './page-cursor.ts';
 
 export interface PlantsPageRequest {

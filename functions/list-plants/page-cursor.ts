@@ -7,10 +7,10 @@
  * somewhere or is answered 400/40005; it can never reach the store malformed.
  */
 import type { APIGatewayProxyEvent } from 'aws-lambda';
-import { parseDecimalInt64 } from '../shared/int64-json.ts';
-import { nextLink, type PageParameters, readPage } from '../shared/paging.ts';
+import { parseDecimalInt64 } from '../shared/http/int64-json.ts';
+import { nextLink, type PageParameters, readPage } from '../shared/http/paging.ts';
 
-export { defaultPageLimit, maxPageLimit } from '../shared/paging.ts';
+export { defaultPageLimit, maxPageLimit } from '../shared/http/paging.ts';
 
 /** The cursor of the page that starts after `id`. */
 export function encodeCursor(id: bigint): string {

@@ -3,14 +3,14 @@
  * the 7 days the log keeps, newest first: the event's id and type, the attempt's number, its
  * outcome, the endpoint's status and how long it took, and when. Paged like plants.
  */
-import { jsonResponse } from '../shared/api-responses.ts';
-import { nextLink, readPage } from '../shared/paging.ts';
+import { jsonResponse } from '../shared/http/api-responses.ts';
+import { nextLink, readPage } from '../shared/http/paging.ts';
 import {
   createEndpointHandler,
   type EndpointHandlerDependencies,
   requireEndpoint,
-} from '../shared/webhook-endpoints/endpoint-function.ts';
-import { listAttempts } from '../shared/webhook-endpoints/webhook-log.ts';
+} from '../webhook-endpoints/endpoint-function.ts';
+import { listAttempts } from '../webhook-endpoints/webhook-log.ts';
 
 // An attempt's key in the log: its time, the event's id and the attempt's number.
 const attemptKeyPattern = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z#[A-Za-z0-9_-]{1,200}#\d{2}$/;

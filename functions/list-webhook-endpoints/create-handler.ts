@@ -2,14 +2,14 @@
  * `GET /webhook-endpoints?limit=&cursor=`: the token's subject's endpoints in creation order, a
  * page at a time, with a `Link: <…>; rel="next"` while more follow (as the plants' list).
  */
-import { jsonResponse } from '../shared/api-responses.ts';
-import { nextLink, readPage } from '../shared/paging.ts';
-import { endpointIdPattern, viewOf } from '../shared/webhook-endpoints/endpoint.ts';
+import { jsonResponse } from '../shared/http/api-responses.ts';
+import { nextLink, readPage } from '../shared/http/paging.ts';
+import { endpointIdPattern, viewOf } from '../webhook-endpoints/endpoint.ts';
 import {
   createEndpointHandler,
   type EndpointHandlerDependencies,
-} from '../shared/webhook-endpoints/endpoint-function.ts';
-import { listEndpoints } from '../shared/webhook-endpoints/endpoint-store.ts';
+} from '../webhook-endpoints/endpoint-function.ts';
+import { listEndpoints } from '../webhook-endpoints/endpoint-store.ts';
 
 /** A cursor: base64url of the id the next page starts after. */
 export function encodeEndpointCursor(id: string): string {

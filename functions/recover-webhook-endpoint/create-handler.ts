@@ -5,24 +5,25 @@
  * once each, in its current format, on the usual schedule. A disabled endpoint is enabled first
  * (409 otherwise): its deliveries would not be sent.
  */
-import { jsonResponse } from '../shared/api-responses.ts';
-import { endpointErrorCodes } from '../shared/error-codes.ts';
-import { ApiError } from '../shared/errors.ts';
-import { readJsonBody } from '../shared/json-body.ts';
+
+import { endpointErrorCodes } from '../shared/errors/error-codes.ts';
+import { ApiError } from '../shared/errors/errors.ts';
+import { jsonResponse } from '../shared/http/api-responses.ts';
+import { readJsonBody } from '../shared/http/json-body.ts';
+import { firstDeliveryMessage } from '../shared/webhooks/delivery-message.ts';
+import { type PlantEvent, webhookFor } from '../shared/webhooks/plant-events.ts';
 import {
   createEndpointHandler,
   type EndpointHandlerDependencies,
   required,
   requireEndpoint,
-} from '../shared/webhook-endpoints/endpoint-function.ts';
-import { endpointSubscriberName } from '../shared/webhook-endpoints/endpoint-subscriptions.ts';
+} from '../webhook-endpoints/endpoint-function.ts';
+import { endpointSubscriberName } from '../webhook-endpoints/endpoint-subscriptions.ts';
 import {
   deliveredAmong,
   eventsBetween,
   keptMilliseconds,
-} from '../shared/webhook-endpoints/webhook-log.ts';
-import { firstDeliveryMessage } from '../shared/webhooks/delivery-message.ts';
-import { type PlantEvent, webhookFor } from '../shared/webhooks/plant-events.ts';
+} from '../webhook-endpoints/webhook-log.ts';
 
 // RFC 3339: a date, a time, seconds with any fraction, and an offset (Z or ±hh:mm).
 const rfc3339 = /^\d{4}-\d\d-\d\d[Tt ]\d\d:\d\d:\d\d(\.\d+)?([Zz]|[+-]\d\d:\d\d)$/;

@@ -3,8 +3,8 @@
  * `STREAM_FAILURES_BUCKET`, where the kept batches are, and `S3_ENDPOINT` (optional; empty means
  * AWS's, and `sam local` points it at an emulator).
  */
-import { readEnvironment } from '../shared/environment.ts';
-import { readFanoutSettings } from '../shared/webhooks/fanout-config.ts';
+import { readEnvironment } from '../shared/platform/environment.ts';
+import { readFanoutSettings } from '../webhook-endpoints/fanout-dependencies.ts';
 
 /** The configuration from the environment: the fan-out's, and the bucket; checked at cold start. */
 export function readReplayConfig(environment: NodeJS.ProcessEnv) {

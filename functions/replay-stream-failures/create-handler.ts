@@ -12,7 +12,11 @@ import {
   paginateListObjectsV2,
   type S3Client,
 } from '@aws-sdk/client-s3';
-import { createLogger, type InvocationContext, invocationLoggers } from '../shared/logger.ts';
+import {
+  createLogger,
+  type InvocationContext,
+  invocationLoggers,
+} from '../shared/platform/logger.ts';
 import type { PlantStreamRecord } from '../shared/webhooks/plant-events.ts';
 import {
   type FanoutDependencies,

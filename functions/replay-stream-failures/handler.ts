@@ -4,7 +4,7 @@
  */
 import { S3Client } from '@aws-sdk/client-s3';
 import { SQSClient } from '@aws-sdk/client-sqs';
-import { fanoutDependenciesOf } from '../shared/webhooks/fanout-config.ts';
+import { fanoutDependenciesOf } from '../webhook-endpoints/fanout-dependencies.ts';
 import { readReplayConfig } from './config.ts';
 import { createHandler } from './create-handler.ts';
 

@@ -4,16 +4,16 @@
  * changes its secret late still verifies every event; a second rotation within them replaces the
  * previous secret with the one it rotates out.
  */
-import { jsonResponse } from '../shared/api-responses.ts';
-import { rotationOverlapMilliseconds } from '../shared/webhook-endpoints/endpoint.ts';
+import { jsonResponse } from '../shared/http/api-responses.ts';
+import { rotationOverlapMilliseconds } from '../webhook-endpoints/endpoint.ts';
 import {
   createEndpointHandler,
   type EndpointHandlerDependencies,
   required,
   requireEndpoint,
-} from '../shared/webhook-endpoints/endpoint-function.ts';
-import { replaceEndpoint } from '../shared/webhook-endpoints/endpoint-store.ts';
-import { newEndpointSecret } from '../shared/webhook-endpoints/secret-box.ts';
+} from '../webhook-endpoints/endpoint-function.ts';
+import { replaceEndpoint } from '../webhook-endpoints/endpoint-store.ts';
+import { newEndpointSecret } from '../webhook-endpoints/secret-box.ts';
 
 /** Builds the middy handler around its dependencies (the local API and tests bring their own). */
 export function createHandler(dependencies: EndpointHandlerDependencies) {

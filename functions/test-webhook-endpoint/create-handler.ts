@@ -5,15 +5,15 @@
  * for a plant: `{"type":"webhook.test","timestamp":…,"data":{"endpointId":…}}`.
  */
 import { randomUUID } from 'node:crypto';
-import { jsonResponse } from '../shared/api-responses.ts';
+import { jsonResponse } from '../shared/http/api-responses.ts';
+import { firstDeliveryMessage } from '../shared/webhooks/delivery-message.ts';
 import {
   createEndpointHandler,
   type EndpointHandlerDependencies,
   required,
   requireEndpoint,
-} from '../shared/webhook-endpoints/endpoint-function.ts';
-import { endpointSubscriberName } from '../shared/webhook-endpoints/endpoint-subscriptions.ts';
-import { firstDeliveryMessage } from '../shared/webhooks/delivery-message.ts';
+} from '../webhook-endpoints/endpoint-function.ts';
+import { endpointSubscriberName } from '../webhook-endpoints/endpoint-subscriptions.ts';
 
 /** Builds the middy handler around its dependencies (the local API and tests bring their own). */
 export function createHandler(dependencies: EndpointHandlerDependencies) {

@@ -2,7 +2,7 @@
  * Lambda entry of `POST /webhook-endpoints/{endpointId}/test`. Environment, read once at cold start: see `config.ts`.
  */
 import { SQSClient } from '@aws-sdk/client-sqs';
-import { createDocumentClient } from '../shared/dynamodb.ts';
+import { createDocumentClient } from '../shared/platform/dynamodb.ts';
 import { sqsDeliveryQueue } from '../shared/webhooks/delivery-queue.ts';
 import { readConfig } from './config.ts';
 import { createHandler } from './create-handler.ts';

@@ -7,14 +7,17 @@
  * Free of module-scope effects; `handler.ts` is the Lambda entry.
  */
 import type { APIGatewayProxyEvent } from 'aws-lambda';
-import { jsonTextResponse } from '../shared/api-responses.ts';
-import { PreconditionRequiredError } from '../shared/errors.ts';
-import { readJsonBody } from '../shared/json-body.ts';
-import { entityTagOf } from '../shared/plant-version.ts';
-import { readPreconditions } from '../shared/preconditions.ts';
-import { readPlantIdParameter } from '../shared/request.ts';
-import { stringifyStoredPlant } from '../shared/stored-plant.ts';
-import { createTableHandler, type TableHandlerDependencies } from '../shared/table-function.ts';
+import { PreconditionRequiredError } from '../shared/errors/errors.ts';
+import { jsonTextResponse } from '../shared/http/api-responses.ts';
+import { entityTagOf } from '../shared/http/entity-version.ts';
+import { readJsonBody } from '../shared/http/json-body.ts';
+import { readPreconditions } from '../shared/http/preconditions.ts';
+import { readPlantIdParameter } from '../shared/plants/plant-id.ts';
+import {
+  createTableHandler,
+  type TableHandlerDependencies,
+} from '../shared/plants/plants-function.ts';
+import { stringifyStoredPlant } from '../shared/plants/stored-plant.ts';
 import { type PlantChange, parsePatch, parseReplacement } from './plant-change.ts';
 import { updatePlant } from './update-plant.ts';
 

@@ -3,8 +3,8 @@
  * Plant `{name, tag?}`, or a JSON merge patch (RFC 7396) of one.
  */
 import * as v from 'valibot';
-import { InvalidPlantError } from '../shared/errors.ts';
-import { int64Max, int64Min } from '../shared/int64-json.ts';
+import { InvalidPlantError } from '../shared/errors/errors.ts';
+import { int64Max, int64Min } from '../shared/http/int64-json.ts';
 
 /**
  * What to set: a name to write, a tag to write (`null` removes it). A field left out is left as

@@ -10,9 +10,7 @@
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
-import { anyOf, callStore, type StoreDependencies } from '../shared/dynamodb.ts';
-import { PlantNotFoundError, StoreUnavailableError } from '../shared/errors.ts';
-import type { Logger } from '../shared/logger.ts';
+import { PlantNotFoundError, StoreUnavailableError } from '../shared/errors/errors.ts';
 import {
   hasVersionTerms,
   maxVersion,
@@ -20,14 +18,20 @@ import {
   unversioned,
   versionAttribute,
   versionClock,
-} from '../shared/plant-version.ts';
+} from '../shared/http/entity-version.ts';
 import {
   evaluatePreconditions,
   holdsForAnyVersion,
   type Preconditions,
-} from '../shared/preconditions.ts';
-import { readPlant } from '../shared/read-plant.ts';
-import { readVersionedPlant, requirePlant, type VersionedPlant } from '../shared/stored-plant.ts';
+} from '../shared/http/preconditions.ts';
+import { readPlant } from '../shared/plants/read-plant.ts';
+import {
+  readVersionedPlant,
+  requirePlant,
+  type VersionedPlant,
+} from '../shared/plants/stored-plant.ts';
+import { anyOf, callStore, type StoreDependencies } from '../shared/platform/dynamodb.ts';
+import type { Logger } from '../shared/platform/logger.ts';
 import { changesNothing, type PlantChange } from './plant-change.ts';
 
 /** What a change is conditioned on: `If-Match` (required), and `If-None-Match` when sent. */

@@ -5,24 +5,25 @@
  * read, one wins and the other is answered 412. Re-enabling starts a clean slate (no failures
  * counted, no reason) but sends nothing missed: `recover` does that.
  */
-import { jsonResponse } from '../shared/api-responses.ts';
-import { PreconditionFailedError, PreconditionRequiredError } from '../shared/errors.ts';
-import { readJsonBody } from '../shared/json-body.ts';
-import { entityTagOf, nextVersion } from '../shared/plant-version.ts';
-import { evaluatePreconditions, readPreconditions } from '../shared/preconditions.ts';
+
+import { PreconditionFailedError, PreconditionRequiredError } from '../shared/errors/errors.ts';
+import { jsonResponse } from '../shared/http/api-responses.ts';
+import { entityTagOf, nextVersion } from '../shared/http/entity-version.ts';
+import { readJsonBody } from '../shared/http/json-body.ts';
+import { evaluatePreconditions, readPreconditions } from '../shared/http/preconditions.ts';
 import {
   checkedUrlOf,
   type EndpointPatch,
   type EndpointRecord,
   readEndpointPatch,
   viewOf,
-} from '../shared/webhook-endpoints/endpoint.ts';
+} from '../webhook-endpoints/endpoint.ts';
 import {
   createEndpointHandler,
   type EndpointHandlerDependencies,
   requireEndpoint,
-} from '../shared/webhook-endpoints/endpoint-function.ts';
-import { replaceEndpoint } from '../shared/webhook-endpoints/endpoint-store.ts';
+} from '../webhook-endpoints/endpoint-function.ts';
+import { replaceEndpoint } from '../webhook-endpoints/endpoint-store.ts';
 
 /** The reason an endpoint its owner disabled shows. */
 export const disabledByOwner = 'Disabled by its owner.';

@@ -3,8 +3,8 @@
  * subscribers, `{name, events, format}`), and the webhook endpoint stores (`ENDPOINTS_TABLE_NAME`,
  * `WEBHOOK_LOG_TABLE_NAME`, `DYNAMODB_ENDPOINT`).
  */
-import { readEnvironment } from '../shared/environment.ts';
-import { readFanoutSettings } from '../shared/webhooks/fanout-config.ts';
+import { readEnvironment } from '../shared/platform/environment.ts';
+import { readFanoutSettings } from '../webhook-endpoints/fanout-dependencies.ts';
 
 /** The configuration from the environment; anything missing fails the cold start. */
 export function readFanoutConfig(environment: NodeJS.ProcessEnv) {

@@ -10,7 +10,11 @@
  * is kept whole in the stream-failures bucket, and `replay-stream-failures` queues it later.
  */
 import type { DynamoDBBatchResponse, DynamoDBStreamEvent } from 'aws-lambda';
-import { createLogger, type InvocationContext, invocationLoggers } from '../shared/logger.ts';
+import {
+  createLogger,
+  type InvocationContext,
+  invocationLoggers,
+} from '../shared/platform/logger.ts';
 import type { PlantStreamRecord } from '../shared/webhooks/plant-events.ts';
 import {
   type FanoutDependencies,

@@ -2,7 +2,7 @@
  * Lambda entry of the webhook fan-out. Environment, read once at cold start: see `config.ts`.
  */
 import { SQSClient } from '@aws-sdk/client-sqs';
-import { fanoutDependenciesOf } from '../shared/webhooks/fanout-config.ts';
+import { fanoutDependenciesOf } from '../webhook-endpoints/fanout-dependencies.ts';
 import { readFanoutConfig } from './config.ts';
 import { createHandler } from './create-handler.ts';
 

@@ -3,7 +3,7 @@
  * stage's CORS headers), what AWS answers itself, and the request body as API Gateway reads it.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { gatewayResponseCors } from '../../functions/shared/cors.ts';
+import { gatewayResponseCors } from '../../functions/shared/http/cors.ts';
 import {
   apiGatewayMaxPayloadBytes,
   type awsOwnAnswers,

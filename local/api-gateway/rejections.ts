@@ -7,7 +7,7 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
-import type { Logger } from '../../functions/shared/logger.ts';
+import type { Logger } from '../../functions/shared/platform/logger.ts';
 import { gatewayAnswer, gatewayCorsHeaders, writeAnswer } from './answers.ts';
 
 /** What a rejection needs of the gateway. */

@@ -18,19 +18,16 @@ import {
 } from '@aws-sdk/client-sqs';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { createHandler as createDeliverHandler } from '../../functions/deliver-webhook/create-handler.ts';
-import { createDocumentClient } from '../../functions/shared/dynamodb.ts';
-import { createLogger, type Logger } from '../../functions/shared/logger.ts';
-import type { EndpointTable } from '../../functions/shared/webhook-endpoints/endpoint-store.ts';
-import { withEndpointSubscriptions } from '../../functions/shared/webhook-endpoints/endpoint-subscriptions.ts';
-import type { EndpointUrlPolicy } from '../../functions/shared/webhook-endpoints/endpoint-url.ts';
-import {
-  kmsSecretBox,
-  type SecretBox,
-} from '../../functions/shared/webhook-endpoints/secret-box.ts';
-import type { WebhookLogTable } from '../../functions/shared/webhook-endpoints/webhook-log.ts';
+import { createDocumentClient } from '../../functions/shared/platform/dynamodb.ts';
+import { createLogger, type Logger } from '../../functions/shared/platform/logger.ts';
 import { sqsDeliveryQueue } from '../../functions/shared/webhooks/delivery-queue.ts';
 import { streamRecordKinds, subscriptionOf } from '../../functions/shared/webhooks/plant-events.ts';
 import { fixedSubscriptions } from '../../functions/shared/webhooks/queue-deliveries.ts';
+import type { EndpointTable } from '../../functions/webhook-endpoints/endpoint-store.ts';
+import { withEndpointSubscriptions } from '../../functions/webhook-endpoints/endpoint-subscriptions.ts';
+import type { EndpointUrlPolicy } from '../../functions/webhook-endpoints/endpoint-url.ts';
+import { kmsSecretBox, type SecretBox } from '../../functions/webhook-endpoints/secret-box.ts';
+import { eventLogOf, type WebhookLogTable } from '../../functions/webhook-endpoints/webhook-log.ts';
 import { createHandler as createFanoutHandler } from '../../functions/webhook-fanout/create-handler.ts';
 import { deliveryMaxReceiveCount, retryMaximumConcurrency } from '../../infra/plant-webhooks.ts';
 import { createPlantsTableIfMissing, createWebhookEndpointTablesIfMissing } from '../tables.ts';
@@ -206,7 +203,7 @@ export async function startDeployedWebhooks(options: BedOptions): Promise<Deploy
               ? {}
               : { maxAgeMilliseconds: options.endpoints.maxAgeMilliseconds }),
           }),
-    ...(endpoints === undefined ? {} : { eventLog: endpoints.log }),
+    ...(endpoints === undefined ? {} : { eventLog: eventLogOf(endpoints.log) }),
     logger,
   });
   const deliver = createDeliverHandler({

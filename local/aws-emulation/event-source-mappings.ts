@@ -35,7 +35,7 @@ import type {
   SQSBatchResponse,
   SQSEvent,
 } from 'aws-lambda';
-import type { InvocationContext } from '../../functions/shared/logger.ts';
+import type { InvocationContext } from '../../functions/shared/platform/logger.ts';
 
 /** A running mapping; `stop` waits for the batch in hand to finish. */
 export interface RunningMapping {

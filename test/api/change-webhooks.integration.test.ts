@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { PlantStoreWebhooks } from '../../clients/typescript/src/index.ts';
-import { createLogger } from '../../functions/shared/logger.ts';
+import { createLogger } from '../../functions/shared/platform/logger.ts';
 import { type LocalApi, startLocalApi } from '../../local/local-api.ts';
 import type { LocalSubscriber } from '../../local/webhook-dispatcher.ts';
 import {

@@ -9,8 +9,8 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { createLogger } from '../../functions/shared/logger.ts';
-import { routes } from '../../functions/shared/routes.ts';
+import { routes } from '../../functions/shared/http/routes.ts';
+import { createLogger } from '../../functions/shared/platform/logger.ts';
 import { type LocalApi, startLocalApi } from '../../local/local-api.ts';
 import { testStoreEndpoint } from '../support/test-store.ts';
 

@@ -1,21 +1,21 @@
 import { beforeAll, describe, expect, it } from '@jest/globals';
 import { newPlantSchema, parseNewPlant } from '../../functions/create-plant/new-plant.ts';
 import { readPageParameters } from '../../functions/list-plants/page-cursor.ts';
-import { endpointErrorCodes, errorCodes } from '../../functions/shared/error-codes.ts';
+import { endpointErrorCodes, errorCodes } from '../../functions/shared/errors/error-codes.ts';
 import {
   PreconditionFailedError,
   PreconditionRequiredError,
-} from '../../functions/shared/errors.ts';
-import { int64Max, int64Min } from '../../functions/shared/int64-json.ts';
-import { readPlantIdParameter } from '../../functions/shared/request.ts';
-import { routes } from '../../functions/shared/routes.ts';
+} from '../../functions/shared/errors/errors.ts';
+import { int64Max, int64Min } from '../../functions/shared/http/int64-json.ts';
+import { routes } from '../../functions/shared/http/routes.ts';
+import { readPlantIdParameter } from '../../functions/shared/plants/plant-id.ts';
+import { parsePatch } from '../../functions/update-plant/plant-change.ts';
 import {
   checkedUrlOf,
   readEndpointIdParameter,
   readNewEndpoint,
-} from '../../functions/shared/webhook-endpoints/endpoint.ts';
-import { deployedUrlPolicy } from '../../functions/shared/webhook-endpoints/endpoint-url.ts';
-import { parsePatch } from '../../functions/update-plant/plant-change.ts';
+} from '../../functions/webhook-endpoints/endpoint.ts';
+import { deployedUrlPolicy } from '../../functions/webhook-endpoints/endpoint-url.ts';
 import { gatewayResponses } from '../../infra/gateway-responses.ts';
 import {
   createPlantOperation,

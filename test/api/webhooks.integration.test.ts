@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
-import { createLogger } from '../../functions/shared/logger.ts';
+import { createLogger } from '../../functions/shared/platform/logger.ts';
 import { startDynamoDbLocal } from '../../local/dynamodb-local.ts';
 import { type LocalApi, startLocalApi } from '../../local/local-api.ts';
 import { startWebhookDispatcher } from '../../local/webhook-dispatcher.ts';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import { defaultAssumptions, estimateCosts, estimateRetryCosts, prices } from '../../bench/cost.ts';
-import { routes } from '../../functions/shared/routes.ts';
+import { routes } from '../../functions/shared/http/routes.ts';
 import { functionSettings } from '../../infra/function-settings.ts';
 
 describe('npm run cost', () => {

@@ -22,7 +22,7 @@ import {
   parseExactJson,
   stringifyExactJson,
 } from '../../clients/typescript/src/index.ts';
-import { createLogger } from '../../functions/shared/logger.ts';
+import { createLogger } from '../../functions/shared/platform/logger.ts';
 import { type LocalApi, startLocalApi } from '../../local/local-api.ts';
 import { openApiDocument, operations } from '../api/openapi.ts';
 import { testStoreEndpoint } from '../support/test-store.ts';

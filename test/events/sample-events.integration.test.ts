@@ -22,7 +22,7 @@ import {
   functionDisplayName,
   routeFunctionNames,
   routesOf,
-} from '../../functions/shared/routes.ts';
+} from '../../functions/shared/http/routes.ts';
 import { type MotoServer, startMotoServer } from '../../local/aws-emulation/moto-server.ts';
 import {
   type JwksServer,

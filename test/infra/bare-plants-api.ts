@@ -5,7 +5,7 @@
 import { RemovalPolicy, type Stack } from 'aws-cdk-lib';
 import { Code, Function as LambdaFunction, Runtime } from 'aws-cdk-lib/aws-lambda';
 import { RetentionDays } from 'aws-cdk-lib/aws-logs';
-import { type RouteFunctionName, routeFunctionNames } from '../../functions/shared/routes.ts';
+import { type RouteFunctionName, routeFunctionNames } from '../../functions/shared/http/routes.ts';
 import { PlantsApi, type PlantsApiProps } from '../../infra/plants-api.ts';
 
 function createInlineFunction(stack: Stack, id: string): LambdaFunction {

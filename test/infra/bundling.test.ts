@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { build, type Metafile } from 'esbuild';
-import { routeFunctionNames } from '../../functions/shared/routes.ts';
+import { routeFunctionNames } from '../../functions/shared/http/routes.ts';
 import { createBuildOptions } from '../../infra/bundling.ts';
 import { type FunctionSettings, functionSettings } from '../../infra/function-settings.ts';
 import { repositoryRoot } from '../../infra/plant-store-function.ts';

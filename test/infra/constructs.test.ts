@@ -5,7 +5,7 @@
 import { describe, expect, it } from '@jest/globals';
 import { Stack } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
-import { routes, scopeDescriptions } from '../../functions/shared/routes.ts';
+import { routes, scopeDescriptions } from '../../functions/shared/http/routes.ts';
 import { TokenIssuer } from '../../infra/token-issuer.ts';
 import { createPlantsApi } from './bare-plants-api.ts';
 

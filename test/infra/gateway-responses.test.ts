@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { endpointErrorCodes, errorCodes } from '../../functions/shared/error-codes.ts';
+import { endpointErrorCodes, errorCodes } from '../../functions/shared/errors/error-codes.ts';
 import { gatewayResponses } from '../../infra/gateway-responses.ts';
 
 describe('gateway responses', () => {

@@ -8,8 +8,8 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { createLogger, type Logger } from '../../functions/shared/logger.ts';
-import { functionDisplayName } from '../../functions/shared/routes.ts';
+import { functionDisplayName } from '../../functions/shared/http/routes.ts';
+import { createLogger, type Logger } from '../../functions/shared/platform/logger.ts';
 import { functionSettings } from '../../infra/function-settings.ts';
 import { stages } from '../../infra/stages.ts';
 import { matchesFilterPattern } from '../support/metric-filter-pattern.ts';

@@ -5,7 +5,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from '@jest/globals';
-import { functionDisplayName } from '../../functions/shared/routes.ts';
+import { functionDisplayName } from '../../functions/shared/http/routes.ts';
 import { functionSettings } from '../../infra/function-settings.ts';
 import { repositoryRoot } from '../../infra/plant-store-function.ts';
 import { stages } from '../../infra/stages.ts';

@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from '@jest/globals';
 import { Match } from 'aws-cdk-lib/assertions';
-import { routes } from '../../functions/shared/routes.ts';
+import { routes } from '../../functions/shared/http/routes.ts';
 import { functionSettings } from '../../infra/function-settings.ts';
 import { gatewayResponses } from '../../infra/gateway-responses.ts';
 import { accessLogFields, authorizerCacheSeconds } from '../../infra/plants-api.ts';

@@ -8,7 +8,7 @@ import path from 'node:path';
 import { describe, expect, it } from '@jest/globals';
 import { Match } from 'aws-cdk-lib/assertions';
 import { build } from 'esbuild';
-import { routeFunctionNames, routes } from '../../functions/shared/routes.ts';
+import { routeFunctionNames, routes } from '../../functions/shared/http/routes.ts';
 import { readFanoutConfig } from '../../functions/webhook-fanout/config.ts';
 import { createBuildOptions, createRequireBanner } from '../../infra/bundling.ts';
 import { type FunctionSettings, functionSettings } from '../../infra/function-settings.ts';

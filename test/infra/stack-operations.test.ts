@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from '@jest/globals';
 import { Match } from 'aws-cdk-lib/assertions';
-import { functionDisplayName, routeFunctionNames } from '../../functions/shared/routes.ts';
+import { functionDisplayName, routeFunctionNames } from '../../functions/shared/http/routes.ts';
 import { functionSettings } from '../../infra/function-settings.ts';
 import { defaultInitDurationAlarmMilliseconds, stages } from '../../infra/stages.ts';
 import {

@@ -5,7 +5,7 @@
 import { connect } from 'node:net';
 import { expect } from '@jest/globals';
 import type { APIGatewayAuthorizerResult, APIGatewayTokenAuthorizerEvent } from 'aws-lambda';
-import { createLogger } from '../../functions/shared/logger.ts';
+import { createLogger } from '../../functions/shared/platform/logger.ts';
 import { gatewayResponses } from '../../infra/gateway-responses.ts';
 import {
   type ApiGateway,

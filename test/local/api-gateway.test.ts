@@ -5,7 +5,7 @@
 import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
-import { createLogger } from '../../functions/shared/logger.ts';
+import { createLogger } from '../../functions/shared/platform/logger.ts';
 import { gatewayResponses } from '../../infra/gateway-responses.ts';
 import { type ProxyIntegrationHandler, startApiGateway } from '../../local/api-gateway.ts';
 import {

@@ -9,7 +9,7 @@ import { fileURLToPath } from 'node:url';
 import { ListTablesCommand } from '@aws-sdk/client-dynamodb';
 import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, describe, expect, it } from '@jest/globals';
-import { createDocumentClient } from '../../functions/shared/dynamodb.ts';
+import { createDocumentClient } from '../../functions/shared/platform/dynamodb.ts';
 import {
   type DynamoDbLocal,
   DynamoDbLocalStartError,

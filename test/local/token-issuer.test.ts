@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from '@jest/globals';
 import { readAuthorizerConfig } from '../../functions/authorizer/config.ts';
 import { createHandler } from '../../functions/authorizer/create-handler.ts';
-import { createLogger } from '../../functions/shared/logger.ts';
+import { createLogger } from '../../functions/shared/platform/logger.ts';
 import { localAuthorizerEnvironment, startJwksServer } from '../../local/jwks-server.ts';
 import {
   loadOrCreateLocalKeys,

@@ -6,7 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { readAuthorizerConfig } from '../../functions/authorizer/config.ts';
 import { createHandler } from '../../functions/authorizer/create-handler.ts';
-import { createLogger } from '../../functions/shared/logger.ts';
+import { createLogger } from '../../functions/shared/platform/logger.ts';
 import {
   type JwksServer,
   localAuthorizerEnvironment,

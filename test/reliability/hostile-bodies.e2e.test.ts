@@ -11,8 +11,8 @@
  */
 import { describe, expect, it } from '@jest/globals';
 import fc from 'fast-check';
-import { errorCodes, maxBodyBytes } from '../../functions/shared/error-codes.ts';
-import { int64Max, int64Min } from '../../functions/shared/int64-json.ts';
+import { errorCodes, maxBodyBytes } from '../../functions/shared/errors/error-codes.ts';
+import { int64Max, int64Min } from '../../functions/shared/http/int64-json.ts';
 import { describeAudit, seed, uniquePlant, useHostileSession } from './hostile-session.ts';
 import { errorCodeOf, expectContractShape, postPlant } from './plant-client.ts';
 import type { ExpectedPlant } from './stored-plants.ts';

@@ -8,7 +8,7 @@
  */
 import { describe, expect, it } from '@jest/globals';
 import fc from 'fast-check';
-import { errorCodes } from '../../functions/shared/error-codes.ts';
+import { errorCodes } from '../../functions/shared/errors/error-codes.ts';
 import {
   describeAudit,
   recordRawAnswer,

@@ -7,7 +7,7 @@
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { int64Max, int64Min } from '../../functions/shared/int64-json.ts';
+import { int64Max, int64Min } from '../../functions/shared/http/int64-json.ts';
 import { createTestTable, type TestTable } from '../support/test-store.ts';
 import { type ApiProcess, startApiProcess, unthrottled } from './api-process.ts';
 import { findLogLeaks } from './log-audit.ts';

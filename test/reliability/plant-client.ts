@@ -3,7 +3,7 @@
  * headers, bounded concurrency, and a check that every answer has the contract's shape.
  */
 import { expect } from '@jest/globals';
-import { endpointErrorCodes, errorCodes } from '../../functions/shared/error-codes.ts';
+import { endpointErrorCodes, errorCodes } from '../../functions/shared/errors/error-codes.ts';
 
 /** One answer, its parsed body (`undefined` when not JSON) and how long it took. */
 export interface TimedAnswer {

@@ -14,11 +14,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { errorBody, errorCodes } from '../../functions/shared/errors/error-codes.ts';
 import {
   createDocumentClient,
   storeDeadlineMilliseconds,
-} from '../../functions/shared/dynamodb.ts';
-import { errorBody, errorCodes } from '../../functions/shared/error-codes.ts';
+} from '../../functions/shared/platform/dynamodb.ts';
 import { type DynamoDbLocal, startDynamoDbLocal } from '../../local/dynamodb-local.ts';
 import { type ApiProcess, startApiProcess, unthrottled } from './api-process.ts';
 import { findLogLeaks } from './log-audit.ts';

@@ -9,7 +9,7 @@
 import { createPublicKey } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import fc from 'fast-check';
-import { errorBody, errorCodes } from '../../functions/shared/error-codes.ts';
+import { errorBody, errorCodes } from '../../functions/shared/errors/error-codes.ts';
 import { localAudience, localIssuer } from '../../local/token-issuer.ts';
 import {
   type Claims,

@@ -15,18 +15,18 @@ import { readAuthorizerConfig } from '../../functions/authorizer/config.ts';
 import { createHandler as createAuthorizer } from '../../functions/authorizer/create-handler.ts';
 import { createHandler as createDeliverHandler } from '../../functions/deliver-webhook/create-handler.ts';
 import { createHandler as createReplayHandler } from '../../functions/replay-stream-failures/create-handler.ts';
-import { createDocumentClient } from '../../functions/shared/dynamodb.ts';
 import {
   functionDisplayName,
   routeFunctionFolder,
   routeFunctionNames,
-} from '../../functions/shared/routes.ts';
-import type { TableHandlerDependencies } from '../../functions/shared/table-function.ts';
-import type { EndpointHandlerDependencies } from '../../functions/shared/webhook-endpoints/endpoint-function.ts';
-import { kmsSecretBox } from '../../functions/shared/webhook-endpoints/secret-box.ts';
+} from '../../functions/shared/http/routes.ts';
+import type { TableHandlerDependencies } from '../../functions/shared/plants/plants-function.ts';
+import { createDocumentClient } from '../../functions/shared/platform/dynamodb.ts';
 import { sqsDeliveryQueue } from '../../functions/shared/webhooks/delivery-queue.ts';
 import { subscriptionOf } from '../../functions/shared/webhooks/plant-events.ts';
 import { fixedSubscriptions } from '../../functions/shared/webhooks/queue-deliveries.ts';
+import type { EndpointHandlerDependencies } from '../../functions/webhook-endpoints/endpoint-function.ts';
+import { kmsSecretBox } from '../../functions/webhook-endpoints/secret-box.ts';
 import { createHandler as createFanoutHandler } from '../../functions/webhook-fanout/create-handler.ts';
 import { type FunctionSettings, functionSettings } from '../../infra/function-settings.ts';
 import { repositoryRoot } from '../../infra/plant-store-function.ts';

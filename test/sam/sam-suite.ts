@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll } from '@jest/globals';
-import { createLogger } from '../../functions/shared/logger.ts';
+import { createLogger } from '../../functions/shared/platform/logger.ts';
 import { repositoryRoot } from '../../infra/plant-store-function.ts';
 import { type DockerEngine, startDockerEngine } from '../../local/sam/docker-engine.ts';
 import { samCommand } from '../../local/sam/sam-cli.ts';

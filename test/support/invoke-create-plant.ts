@@ -7,8 +7,8 @@
  * never sees.
  */
 import { createHandler } from '../../functions/create-plant/create-handler.ts';
-import { createDocumentClient } from '../../functions/shared/dynamodb.ts';
-import { createLogger } from '../../functions/shared/logger.ts';
+import { createDocumentClient } from '../../functions/shared/platform/dynamodb.ts';
+import { createLogger } from '../../functions/shared/platform/logger.ts';
 import { createLambdaContext, createPostPlantsEvent } from './api-gateway-event.ts';
 
 const [endpoint] = process.argv.slice(2);

@@ -1,5 +1,5 @@
 /** A logger that keeps its JSON lines in memory, for assertions on what was logged. */
-import { createLogger, type Logger } from '../../functions/shared/logger.ts';
+import { createLogger, type Logger } from '../../functions/shared/platform/logger.ts';
 
 export interface CapturedLogs {
   readonly logger: Logger;

@@ -6,7 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import { DeleteTableCommand } from '@aws-sdk/client-dynamodb';
 import { type DynamoDBDocumentClient, GetCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
-import { createDocumentClient } from '../../functions/shared/dynamodb.ts';
+import { createDocumentClient } from '../../functions/shared/platform/dynamodb.ts';
 import { createPlantsTableIfMissing } from '../../local/tables.ts';
 
 /** Set by `services-environment.ts` to the endpoint of the worker's DynamoDB Local. */

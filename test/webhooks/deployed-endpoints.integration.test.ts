@@ -15,9 +15,9 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/glob
 import type { APIGatewayProxyResult } from 'aws-lambda';
 import { createHandler as createEndpoint } from '../../functions/create-webhook-endpoint/create-handler.ts';
 import { createHandler as deleteEndpoint } from '../../functions/delete-webhook-endpoint/create-handler.ts';
-import { createLogger } from '../../functions/shared/logger.ts';
-import { deployedUrlPolicy } from '../../functions/shared/webhook-endpoints/endpoint-url.ts';
-import { listAttempts } from '../../functions/shared/webhook-endpoints/webhook-log.ts';
+import { createLogger } from '../../functions/shared/platform/logger.ts';
+import { deployedUrlPolicy } from '../../functions/webhook-endpoints/endpoint-url.ts';
+import { listAttempts } from '../../functions/webhook-endpoints/webhook-log.ts';
 import {
   type DeployedWebhooks,
   startDeployedWebhooks,

@@ -14,8 +14,8 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/glob
 import { createPlant } from '../../functions/create-plant/create-plant.ts';
 import { deletePlant } from '../../functions/delete-plant/delete-plant.ts';
 import { createHandler as createReplayHandler } from '../../functions/replay-stream-failures/create-handler.ts';
-import { createLogger } from '../../functions/shared/logger.ts';
-import { itemsNotPlantsLog } from '../../functions/shared/stored-plant.ts';
+import { itemsNotPlantsLog } from '../../functions/shared/plants/stored-plant.ts';
+import { createLogger } from '../../functions/shared/platform/logger.ts';
 import { sqsDeliveryQueue } from '../../functions/shared/webhooks/delivery-queue.ts';
 import { subscriptionOf } from '../../functions/shared/webhooks/plant-events.ts';
 import { fixedSubscriptions } from '../../functions/shared/webhooks/queue-deliveries.ts';

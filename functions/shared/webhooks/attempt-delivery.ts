@@ -4,7 +4,7 @@
  * is sent (`DeliveryTargets`): a stage subscriber by name, a webhook endpoint as its owner left it
  * a moment ago (deleted, disabled or pointed elsewhere counts at once).
  */
-import type { Logger } from '../logger.ts';
+import type { Logger } from '../platform/logger.ts';
 import type { DeliveryMessage } from './delivery-message.ts';
 import {
   defaultRetrySchedule,

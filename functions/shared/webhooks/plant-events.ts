@@ -20,7 +20,7 @@ import {
   type StoredPlant,
   stringifyStoredPlant,
   type VersionedPlant,
-} from '../stored-plant.ts';
+} from '../plants/stored-plant.ts';
 
 export const plantEventTypes = ['plant.created', 'plant.updated', 'plant.deleted'] as const;
 export type PlantEventType = (typeof plantEventTypes)[number];

@@ -4,9 +4,9 @@
  * The webhook fan-out does it for the stream's records, the stream-failure replay for the records
  * of a kept batch, the local dispatcher for DynamoDB Local's stream.
  */
-import type { Logger } from '../logger.ts';
-import { itemsNotPlantsLog } from '../stored-plant.ts';
-import { keepEvents, type WebhookLogTable } from '../webhook-endpoints/webhook-log.ts';
+
+import { itemsNotPlantsLog } from '../plants/stored-plant.ts';
+import type { Logger } from '../platform/logger.ts';
 import { type DeliveryMessage, firstDeliveryMessage } from './delivery-message.ts';
 import type { DeliveryQueue } from './delivery-queue.ts';
 import {
@@ -32,11 +32,16 @@ export function fixedSubscriptions(subscriptions: readonly Subscription[]): Subs
   return { current: async () => subscriptions };
 }
 
+/** Where every event is kept for a while (the webhook endpoints' log, for their recover). */
+export interface EventLog {
+  keep(events: readonly PlantEvent[]): Promise<void>;
+}
+
 export interface FanoutDependencies {
   readonly deliveries: DeliveryQueue;
   readonly subscriptions: SubscriptionSource;
   /** Where every event is kept 7 days, for the endpoints' recover; none without endpoints. */
-  readonly eventLog?: WebhookLogTable;
+  readonly eventLog?: EventLog;
   readonly logger?: Logger;
   readonly now?: () => number;
 }
@@ -101,10 +106,7 @@ export async function queuePlantEventDeliveries(
   try {
     subscriptions = await dependencies.subscriptions.current();
     if (dependencies.eventLog !== undefined && read.length > 0) {
-      await keepEvents(
-        read.map((entry) => entry.event),
-        dependencies.eventLog,
-      );
+      await dependencies.eventLog.keep(read.map((entry) => entry.event));
     }
   } catch (error) {
     logger.error('could not read the subscribers or keep the events', { error });

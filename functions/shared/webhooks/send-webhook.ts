@@ -7,7 +7,7 @@ import { request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { isIPv6, type LookupFunction } from 'node:net';
 import { Webhook } from 'standardwebhooks';
-import type { Logger } from '../logger.ts';
+import type { Logger } from '../platform/logger.ts';
 import type { Webhook as PlantWebhook } from './plant-events.ts';
 
 /** A subscriber: where its webhooks go and the `whsec_…` secret they are signed with. */

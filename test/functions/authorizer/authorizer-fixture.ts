@@ -7,7 +7,7 @@ import { afterAll, beforeAll, expect } from '@jest/globals';
 import type { APIGatewayAuthorizerResult } from 'aws-lambda';
 import type { AuthorizerConfig } from '../../../functions/authorizer/config.ts';
 import { createHandler } from '../../../functions/authorizer/create-handler.ts';
-import { createLogger } from '../../../functions/shared/logger.ts';
+import { createLogger } from '../../../functions/shared/platform/logger.ts';
 import { type JwksServer, startJwksServer } from '../../../local/jwks-server.ts';
 import type { Jwks } from '../../../local/token-issuer.ts';
 import {

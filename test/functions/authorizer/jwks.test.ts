@@ -6,7 +6,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { describe, expect, it } from '@jest/globals';
 import { createHandler } from '../../../functions/authorizer/create-handler.ts';
-import { createLogger } from '../../../functions/shared/logger.ts';
+import { createLogger } from '../../../functions/shared/platform/logger.ts';
 import { startJwksServer } from '../../../local/jwks-server.ts';
 import type { Jwks } from '../../../local/token-issuer.ts';
 import {

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { APIGatewayProxyResult } from 'aws-lambda';
 import fc from 'fast-check';
 import { createHandler } from '../../../functions/create-plant/create-handler.ts';
-import { int64Max, int64Min } from '../../../functions/shared/int64-json.ts';
+import { int64Max, int64Min } from '../../../functions/shared/http/int64-json.ts';
 import {
   createLambdaContext,
   createPostPlantsEvent,

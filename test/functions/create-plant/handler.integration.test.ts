@@ -7,7 +7,7 @@ import { DeleteCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { APIGatewayProxyResult } from 'aws-lambda';
 import { createHandler } from '../../../functions/create-plant/create-handler.ts';
-import { errorCodes, maxBodyBytes } from '../../../functions/shared/error-codes.ts';
+import { errorCodes, maxBodyBytes } from '../../../functions/shared/errors/error-codes.ts';
 import {
   createLambdaContext,
   createPostPlantsEvent,

@@ -7,7 +7,7 @@ import { execFile } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { describe, expect, it } from '@jest/globals';
-import { readTableFunctionConfig } from '../../../functions/shared/table-function.ts';
+import { readTableFunctionConfig } from '../../../functions/shared/plants/plants-function.ts';
 import { createLambdaContext, createPostPlantsEvent } from '../../support/api-gateway-event.ts';
 import { createTestTable } from '../../support/test-store.ts';
 

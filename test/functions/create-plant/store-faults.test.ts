@@ -19,12 +19,12 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/glob
 import type { APIGatewayProxyResult } from 'aws-lambda';
 import { mockClient } from 'aws-sdk-client-mock';
 import { createHandler } from '../../../functions/create-plant/create-handler.ts';
+import { errorCodes } from '../../../functions/shared/errors/error-codes.ts';
 import {
   createDocumentClient,
   type DocumentClientOptions,
   storeDeadlineMilliseconds,
-} from '../../../functions/shared/dynamodb.ts';
-import { errorCodes } from '../../../functions/shared/error-codes.ts';
+} from '../../../functions/shared/platform/dynamodb.ts';
 import { createLambdaContext, createPostPlantsEvent } from '../../support/api-gateway-event.ts';
 import { captureLogs } from '../../support/log-capture.ts';
 

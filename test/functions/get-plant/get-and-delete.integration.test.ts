@@ -9,8 +9,8 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { createHandler as createCreateHandler } from '../../../functions/create-plant/create-handler.ts';
 import { createHandler as createDeleteHandler } from '../../../functions/delete-plant/create-handler.ts';
 import { createHandler as createGetHandler } from '../../../functions/get-plant/create-handler.ts';
-import { createLogger } from '../../../functions/shared/logger.ts';
-import { itemsNotPlantsLog } from '../../../functions/shared/stored-plant.ts';
+import { itemsNotPlantsLog } from '../../../functions/shared/plants/stored-plant.ts';
+import { createLogger } from '../../../functions/shared/platform/logger.ts';
 import {
   createLambdaContext,
   createPlantsEvent,

@@ -12,9 +12,9 @@ import type { APIGatewayProxyResult } from 'aws-lambda';
 import fc from 'fast-check';
 import { createHandler } from '../../../functions/list-plants/create-handler.ts';
 import { encodeCursor } from '../../../functions/list-plants/page-cursor.ts';
-import { int64Max, int64Min } from '../../../functions/shared/int64-json.ts';
-import { createLogger } from '../../../functions/shared/logger.ts';
-import { itemsNotPlantsLog } from '../../../functions/shared/stored-plant.ts';
+import { int64Max, int64Min } from '../../../functions/shared/http/int64-json.ts';
+import { itemsNotPlantsLog } from '../../../functions/shared/plants/stored-plant.ts';
+import { createLogger } from '../../../functions/shared/platform/logger.ts';
 import { createLambdaContext, createPlantsEvent } from '../../support/api-gateway-event.ts';
 import { createTestTable, type TestTable } from '../../support/test-store.ts';
 

@@ -6,8 +6,11 @@
  */
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { PlantNotFoundError, PreconditionFailedError } from '../../../functions/shared/errors.ts';
-import { maxVersion } from '../../../functions/shared/plant-version.ts';
+import {
+  PlantNotFoundError,
+  PreconditionFailedError,
+} from '../../../functions/shared/errors/errors.ts';
+import { maxVersion } from '../../../functions/shared/http/entity-version.ts';
 import { updatePlant } from '../../../functions/update-plant/update-plant.ts';
 import { createTestTable, type TestTable } from '../../support/test-store.ts';
 

@@ -17,9 +17,10 @@ import {
   PutCommand,
   QueryCommand,
 } from '@aws-sdk/lib-dynamodb';
-import { callStore, type StoreDependencies } from '../dynamodb.ts';
-import { readStoredPlant } from '../stored-plant.ts';
-import type { PlantEvent, PlantEventType } from '../webhooks/plant-events.ts';
+import { readStoredPlant } from '../shared/plants/stored-plant.ts';
+import { callStore, type StoreDependencies } from '../shared/platform/dynamodb.ts';
+import type { PlantEvent, PlantEventType } from '../shared/webhooks/plant-events.ts';
+import type { EventLog } from '../shared/webhooks/queue-deliveries.ts';
 
 /** How long the log keeps events and attempts: 7 days. */
 export const keptMilliseconds = 7 * 24 * 60 * 60 * 1000;
@@ -48,6 +49,11 @@ type Item = Record<string, NativeAttributeValue>;
 
 const hourOf = (time: number) => new Date(time).toISOString().slice(0, 13);
 const expiry = (time: number) => Math.ceil((time + keptMilliseconds) / 1000);
+
+/** The log as the fan-out keeps events in it. */
+export function eventLogOf(table: WebhookLogTable): EventLog {
+  return { keep: (events) => keepEvents(events, table) };
+}
 
 /** Keeps events (25 to a request, DynamoDB's batch limit; unprocessed ones retried). */
 export async function keepEvents(

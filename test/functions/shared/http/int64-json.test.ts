@@ -5,7 +5,7 @@ import {
   int64Min,
   parseInt64,
   parseJsonWithInt64,
-} from '../../../functions/shared/int64-json.ts';
+} from '../../../../functions/shared/http/int64-json.ts';
 
 const int64 = fc.bigInt({ min: int64Min, max: int64Max });
 

@@ -7,13 +7,17 @@
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import middy from '@middy/core';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
-import { apiResponses } from '../api-responses.ts';
-import { checkAllowedOrigins } from '../cors.ts';
-import { commaList, type EnvironmentReader, readEnvironment } from '../environment.ts';
-import { endpointErrorCodes } from '../error-codes.ts';
-import { ApiError } from '../errors.ts';
-import { createLogger, invocationLoggers, type Logger } from '../logger.ts';
-import type { DeliveryQueue } from '../webhooks/delivery-queue.ts';
+import { endpointErrorCodes } from '../shared/errors/error-codes.ts';
+import { ApiError } from '../shared/errors/errors.ts';
+import { apiResponses } from '../shared/http/api-responses.ts';
+import { checkAllowedOrigins } from '../shared/http/cors.ts';
+import {
+  commaList,
+  type EnvironmentReader,
+  readEnvironment,
+} from '../shared/platform/environment.ts';
+import { createLogger, invocationLoggers, type Logger } from '../shared/platform/logger.ts';
+import type { DeliveryQueue } from '../shared/webhooks/delivery-queue.ts';
 import { type EndpointRecord, readEndpointIdParameter } from './endpoint.ts';
 import { type EndpointTable, readEndpoint } from './endpoint-store.ts';
 import { deployedUrlPolicy, type EndpointUrlPolicy } from './endpoint-url.ts';

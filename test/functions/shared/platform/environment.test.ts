@@ -3,7 +3,7 @@ import {
   ConfigurationError,
   parseJson,
   readEnvironment,
-} from '../../../functions/shared/environment.ts';
+} from '../../../../functions/shared/platform/environment.ts';
 
 function problemsOf(read: () => void): readonly string[] {
   try {

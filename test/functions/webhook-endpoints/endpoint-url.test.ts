@@ -10,7 +10,7 @@ import {
   type EndpointUrlPolicy,
   forbiddenRangeOf,
   localUrlPolicy,
-} from '../../../../functions/shared/webhook-endpoints/endpoint-url.ts';
+} from '../../../functions/webhook-endpoints/endpoint-url.ts';
 
 /** A resolver answering from a table, as DNS would: the names tests use resolve nowhere else. */
 const dns: Record<string, readonly string[]> = {

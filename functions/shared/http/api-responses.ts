@@ -4,10 +4,10 @@
  */
 import type { MiddlewareObj, Request } from '@middy/core';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
+import { type ErrorCode, errorBody, errorCodes } from '../errors/error-codes.ts';
+import { ApiError } from '../errors/errors.ts';
+import type { InvocationContext, Logger } from '../platform/logger.ts';
 import { corsHeaders } from './cors.ts';
-import { type ErrorCode, errorBody, errorCodes } from './error-codes.ts';
-import { ApiError } from './errors.ts';
-import type { InvocationContext, Logger } from './logger.ts';
 import { findHeader } from './request.ts';
 
 /** A JSON response with exactly `body` and `Content-Type: application/json`. */

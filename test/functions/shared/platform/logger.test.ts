@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { createLogger, invocationLoggers } from '../../../functions/shared/logger.ts';
+import { createLogger, invocationLoggers } from '../../../../functions/shared/platform/logger.ts';
 
 describe('createLogger', () => {
   it('writes one JSON object per entry with the base and child fields', () => {

@@ -8,7 +8,7 @@ import type { AddressInfo } from 'node:net';
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
-import { createDocumentClient } from '../../../functions/shared/dynamodb.ts';
+import { createDocumentClient } from '../../../../functions/shared/platform/dynamodb.ts';
 
 /** How the stand-in answers the next request. */
 let answer: (response: ServerResponse) => void = () => {};

@@ -2,8 +2,6 @@
  * Reading the parts of a REST proxy event (payload v1) that more than one function needs.
  */
 import type { APIGatewayProxyEvent } from 'aws-lambda';
-import { InvalidParameterError } from './errors.ts';
-import { int64Max, int64Min, parseDecimalInt64 } from './int64-json.ts';
 
 /** A header's value; names are case-insensitive, and API Gateway passes them as the client wrote them. */
 export function findHeader(event: APIGatewayProxyEvent, name: string): string | undefined {
@@ -23,20 +21,4 @@ export function findListHeader(event: APIGatewayProxyEvent, name: string): strin
     .filter(([key]) => key.toLowerCase() === name)
     .flatMap(([, values]) => values ?? []);
   return lines.length > 0 ? lines.join(', ') : findHeader(event, name);
-}
-
-/**
- * The plant id of a `/plants/{id}` path: decimal digits with an optional leading minus, within
- * int64. API Gateway passes path parameters as sent, not percent-decoded: `%31` is not an id.
- * @throws InvalidParameterError (40005) naming `id`.
- */
-export function readPlantIdParameter(event: APIGatewayProxyEvent): bigint {
-  const text = event.pathParameters?.id;
-  const id = text === undefined ? undefined : parseDecimalInt64(text);
-  if (id === undefined) {
-    throw new InvalidParameterError(
-      `Invalid parameter: id must be an integer from ${int64Min} to ${int64Max}.`,
-    );
-  }
-  return id;
 }

@@ -8,7 +8,7 @@ import {
   readItemVersion,
   versionClock,
   versionsMatchedBy,
-} from '../../../functions/shared/plant-version.ts';
+} from '../../../../functions/shared/http/entity-version.ts';
 
 describe('plant versions', () => {
   it('take the clock, or one more than the last when the clock has not passed it', () => {

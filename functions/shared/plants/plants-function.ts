@@ -5,11 +5,11 @@
 
 import middy from '@middy/core';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
-import { apiResponses } from './api-responses.ts';
-import { checkAllowedOrigins } from './cors.ts';
-import type { StoreDependencies } from './dynamodb.ts';
-import { commaList, readEnvironment } from './environment.ts';
-import { createLogger, invocationLoggers, type Logger } from './logger.ts';
+import { apiResponses } from '../http/api-responses.ts';
+import { checkAllowedOrigins } from '../http/cors.ts';
+import type { StoreDependencies } from '../platform/dynamodb.ts';
+import { commaList, readEnvironment } from '../platform/environment.ts';
+import { createLogger, invocationLoggers, type Logger } from '../platform/logger.ts';
 
 /**
  * The dependencies of a plants-table handler (the local API and tests bring their own): what its

@@ -3,8 +3,12 @@
  * (40004) → JSON (40001). What the JSON must be is the caller's (40002).
  */
 import type { APIGatewayProxyEvent } from 'aws-lambda';
-import { maxBodyBytes } from './error-codes.ts';
-import { BodyTooLargeError, InvalidJsonError, UnsupportedMediaTypeError } from './errors.ts';
+import { maxBodyBytes } from '../errors/error-codes.ts';
+import {
+  BodyTooLargeError,
+  InvalidJsonError,
+  UnsupportedMediaTypeError,
+} from '../errors/errors.ts';
 import { parseJsonWithInt64 } from './int64-json.ts';
 import { findHeader } from './request.ts';
 

@@ -3,10 +3,10 @@
  * send it, with its id as an exact JSON integer. This module owns the table's item shape for
  * readers (the list, read and webhook functions).
  */
-import { PlantNotFoundError } from './errors.ts';
-import { parseDecimalInt64 } from './int64-json.ts';
-import type { Logger } from './logger.ts';
-import { readItemVersion } from './plant-version.ts';
+import { PlantNotFoundError } from '../errors/errors.ts';
+import { readItemVersion } from '../http/entity-version.ts';
+import { parseDecimalInt64 } from '../http/int64-json.ts';
+import type { Logger } from '../platform/logger.ts';
 
 /** A stored plant; `id` is an exact int64. */
 export interface StoredPlant {

@@ -4,8 +4,8 @@
  */
 import { KMSClient } from '@aws-sdk/client-kms';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { createDocumentClient } from '../dynamodb.ts';
-import type { EnvironmentReader } from '../environment.ts';
+import { createDocumentClient } from '../shared/platform/dynamodb.ts';
+import type { EnvironmentReader } from '../shared/platform/environment.ts';
 import { kmsOpener, kmsSealer, type SecretBox } from './secret-box.ts';
 
 /** Where the endpoints and the webhook log are. */

@@ -13,7 +13,7 @@ import type { Readable } from 'node:stream';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { isServerError, isThrottlingError, isTransientError } from '@smithy/core/retry';
-import { StoreUnavailableError } from './errors.ts';
+import { StoreUnavailableError } from '../errors/errors.ts';
 
 export interface DocumentClientOptions {
   /** A DynamoDB-compatible endpoint (DynamoDB Local); the AWS regional endpoint when absent. */

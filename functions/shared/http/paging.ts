@@ -4,7 +4,7 @@
  * writes and reads its own cursors; this module only carries them.
  */
 import type { APIGatewayProxyEvent } from 'aws-lambda';
-import { InvalidParameterError } from './errors.ts';
+import { InvalidParameterError } from '../errors/errors.ts';
 import { findHeader } from './request.ts';
 
 export const defaultPageLimit = 20;

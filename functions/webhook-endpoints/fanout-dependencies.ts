@@ -3,16 +3,20 @@
  * for the fan-out and the stream-failure replay.
  */
 import type { SQSClient } from '@aws-sdk/client-sqs';
-import { type EnvironmentReader, parseJson } from '../environment.ts';
+import { type EnvironmentReader, parseJson } from '../shared/platform/environment.ts';
+import { sqsDeliveryQueue } from '../shared/webhooks/delivery-queue.ts';
+import { type Subscription, subscriptionOf } from '../shared/webhooks/plant-events.ts';
+import {
+  type FanoutDependencies,
+  fixedSubscriptions,
+} from '../shared/webhooks/queue-deliveries.ts';
 import {
   type EndpointStoreSettings,
   endpointStoresOf,
   readEndpointStoreSettings,
-} from '../webhook-endpoints/endpoint-config.ts';
-import { withEndpointSubscriptions } from '../webhook-endpoints/endpoint-subscriptions.ts';
-import { sqsDeliveryQueue } from './delivery-queue.ts';
-import { type Subscription, subscriptionOf } from './plant-events.ts';
-import { type FanoutDependencies, fixedSubscriptions } from './queue-deliveries.ts';
+} from './endpoint-config.ts';
+import { withEndpointSubscriptions } from './endpoint-subscriptions.ts';
+import { eventLogOf } from './webhook-log.ts';
 
 /**
  * The fan-out's settings, read with `read` (the replay reads them too); `read.check()` after.
@@ -70,6 +74,6 @@ export function fanoutDependenciesOf(
   return {
     deliveries,
     subscriptions: withEndpointSubscriptions(settings.subscriptions, stores),
-    eventLog: stores,
+    eventLog: eventLogOf(stores),
   };
 }

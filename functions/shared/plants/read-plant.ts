@@ -4,8 +4,8 @@
  * change that writes nothing (an empty patch, a list of ETags to check) reads with it.
  */
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
-import { callStore, type StoreDependencies } from './dynamodb.ts';
-import type { Logger } from './logger.ts';
+import { callStore, type StoreDependencies } from '../platform/dynamodb.ts';
+import type { Logger } from '../platform/logger.ts';
 import { requirePlant, type VersionedPlant } from './stored-plant.ts';
 
 /**

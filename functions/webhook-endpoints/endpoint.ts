@@ -4,14 +4,14 @@
  * bodies that create and change one, checked field by field with a code per reason.
  */
 import { randomBytes } from 'node:crypto';
-import { type ErrorCode, endpointErrorCodes } from '../error-codes.ts';
-import { ApiError, InvalidParameterError } from '../errors.ts';
+import { type ErrorCode, endpointErrorCodes } from '../shared/errors/error-codes.ts';
+import { ApiError, InvalidParameterError } from '../shared/errors/errors.ts';
 import {
   type PlantEventType,
   plantEventTypes,
   type WebhookFormat,
   webhookFormats,
-} from '../webhooks/plant-events.ts';
+} from '../shared/webhooks/plant-events.ts';
 import {
   checkEndpointUrl,
   EndpointUrlError,

@@ -7,8 +7,8 @@
  * URL counts at once, because the delivery reads the endpoint again as it sends.
  */
 
-import type { Subscription } from '../webhooks/plant-events.ts';
-import type { SubscriptionSource } from '../webhooks/queue-deliveries.ts';
+import type { Subscription } from '../shared/webhooks/plant-events.ts';
+import type { SubscriptionSource } from '../shared/webhooks/queue-deliveries.ts';
 import { type EndpointTable, listSubscribedEndpoints } from './endpoint-store.ts';
 
 /** How old the endpoint list the fan-out uses may be. */

@@ -5,11 +5,11 @@
  */
 import { describe, expect, it } from '@jest/globals';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
-import { jsonResponse } from '../../../functions/shared/api-responses.ts';
-import { StoreUnavailableError } from '../../../functions/shared/errors.ts';
-import { createLogger } from '../../../functions/shared/logger.ts';
-import { createTableHandler } from '../../../functions/shared/table-function.ts';
-import { createLambdaContext, createPlantsEvent } from '../../support/api-gateway-event.ts';
+import { StoreUnavailableError } from '../../../../functions/shared/errors/errors.ts';
+import { jsonResponse } from '../../../../functions/shared/http/api-responses.ts';
+import { createTableHandler } from '../../../../functions/shared/plants/plants-function.ts';
+import { createLogger } from '../../../../functions/shared/platform/logger.ts';
+import { createLambdaContext, createPlantsEvent } from '../../../support/api-gateway-event.ts';
 
 const quiet = createLogger({}, () => {});
 

@@ -13,8 +13,8 @@ import {
   ScanCommand,
   UpdateCommand,
 } from '@aws-sdk/lib-dynamodb';
-import { callStore, type StoreDependencies } from '../dynamodb.ts';
-import type { PlantEventType, WebhookFormat } from '../webhooks/plant-events.ts';
+import { callStore, type StoreDependencies } from '../shared/platform/dynamodb.ts';
+import type { PlantEventType, WebhookFormat } from '../shared/webhooks/plant-events.ts';
 import type { EndpointRecord } from './endpoint.ts';
 
 /** Where endpoints are stored: the plants' store settings, naming the endpoints table. */

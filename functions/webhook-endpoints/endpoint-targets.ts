@@ -5,14 +5,14 @@
  * rebinding), signed with its secret (and, for 24 h after a rotation, the previous one too).
  * Every attempt is logged for its owner; a run of failures 5 days long disables the endpoint.
  */
-import type { Logger } from '../logger.ts';
+import type { Logger } from '../shared/platform/logger.ts';
 import type {
   DeliveryTarget,
   DeliveryTargets,
   TargetResolution,
-} from '../webhooks/attempt-delivery.ts';
-import type { DeliveryMessage } from '../webhooks/delivery-message.ts';
-import { type SendOutcome, sendWebhook } from '../webhooks/send-webhook.ts';
+} from '../shared/webhooks/attempt-delivery.ts';
+import type { DeliveryMessage } from '../shared/webhooks/delivery-message.ts';
+import { type SendOutcome, sendWebhook } from '../shared/webhooks/send-webhook.ts';
 import { type EndpointRecord, failingLimitMilliseconds } from './endpoint.ts';
 import { type EndpointTable, readEndpoint, recordEndpointHealth } from './endpoint-store.ts';
 import { checkEndpointUrl, EndpointUrlError, type EndpointUrlPolicy } from './endpoint-url.ts';

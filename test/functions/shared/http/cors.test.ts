@@ -5,9 +5,9 @@ import {
   corsHeaders,
   gatewayAllowOrigin,
   isOriginAllowed,
-} from '../../../functions/shared/cors.ts';
-import { PlantStoreStack } from '../../../infra/plant-store-stack.ts';
-import { stages } from '../../../infra/stages.ts';
+} from '../../../../functions/shared/http/cors.ts';
+import { PlantStoreStack } from '../../../../infra/plant-store-stack.ts';
+import { stages } from '../../../../infra/stages.ts';
 
 describe('allowed origins', () => {
   it('match exactly, any port where the rule says so, and anything for *', () => {

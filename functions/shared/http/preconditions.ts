@@ -3,13 +3,13 @@
  * and evaluated against the plant's version in §13.2.2's order, `If-Match` first.
  */
 import type { APIGatewayProxyEvent } from 'aws-lambda';
-import { PreconditionFailedError } from './errors.ts';
+import { PreconditionFailedError } from '../errors/errors.ts';
 import {
   type EntityTagList,
   matchesWeakly,
   parseEntityTagList,
   versionsMatchedBy,
-} from './plant-version.ts';
+} from './entity-version.ts';
 import { findListHeader } from './request.ts';
 
 export interface Preconditions {
