@@ -6,17 +6,9 @@
 
 import { readAuthorizerConfig } from '../functions/authorizer/config.ts';
 import { createHandler as createAuthorizerHandler } from '../functions/authorizer/create-handler.ts';
-import {
-  functionDisplayName,
-  type RouteFunctionName,
-  routeFunctionFolder,
-  routeFunctionNames,
-  routes,
-} from '../functions/shared/http/routes.ts';
-import type { TableHandlerDependencies } from '../functions/shared/plants/plants-function.ts';
+import { functionDisplayName, routes } from '../functions/shared/http/routes.ts';
 import { createDocumentClient } from '../functions/shared/platform/dynamodb.ts';
 import { createLogger, type Logger } from '../functions/shared/platform/logger.ts';
-import type { EndpointHandlerDependencies } from '../functions/webhook-endpoints/endpoint-function.ts';
 import {
   type EndpointUrlPolicy,
   localUrlPolicy,
@@ -25,16 +17,12 @@ import { localSecretBox } from '../functions/webhook-endpoints/secret-box.ts';
 import { functionSettings } from '../infra/function-settings.ts';
 import { resolveStageConfig } from '../infra/stages.ts';
 import { routeThrottling } from '../infra/throttling.ts';
-import {
-  type ApiGateway,
-  type ApiGatewayOptions,
-  type ProxyIntegrationHandler,
-  startApiGateway,
-} from './api-gateway.ts';
+import { type ApiGateway, type ApiGatewayOptions, startApiGateway } from './api-gateway.ts';
 import { createDocsPages } from './docs-page.ts';
 import { type DynamoDbLocal, startDynamoDbLocal } from './dynamodb-local.ts';
 import { loadOrCreateEndpointSecretsKey } from './endpoint-secrets-key.ts';
 import { localAuthorizerEnvironment, startJwksServer } from './jwks-server.ts';
+import { loadRouteHandlerFactories, type RouteHandlerFactory } from './route-functions.ts';
 import {
   createStoreCredentials,
   loadOrCreateStoreCredentials,
@@ -115,28 +103,6 @@ export interface LocalApi {
   stop(): Promise<void>;
 }
 
-/** What every route function's factory is given: each takes what its work needs. */
-type HandlerFactory = (
-  dependencies: TableHandlerDependencies & EndpointHandlerDependencies,
-) => ProxyIntegrationHandler;
-
-/**
- * The handler factory of each function of the route table, the same code Lambda runs: every
- * route function's folder has a `create-handler.ts` exporting `createHandler` (free of
- * module-scope effects, unlike the Lambda entry `handler.ts`).
- */
-async function loadHandlerFactories(): Promise<ReadonlyMap<RouteFunctionName, HandlerFactory>> {
-  const loaded = await Promise.all(
-    routeFunctionNames.map(async (name) => {
-      const module = (await import(`../${routeFunctionFolder(name)}/create-handler.ts`)) as {
-        readonly createHandler: HandlerFactory;
-      };
-      return [name, module.createHandler] as const;
-    }),
-  );
-  return new Map(loaded);
-}
-
 /**
  * Starts everything; on a failure, stops whatever had started before rethrowing, so nothing is
  * left running.
@@ -207,7 +173,7 @@ export async function startLocalApi(options: LocalApiOptions): Promise<LocalApi>
     });
     stops.push(() => webhooks.stop());
 
-    const handlerFactories = await loadHandlerFactories();
+    const handlerFactories = await loadRouteHandlerFactories();
     // The deployed stage whose budgets each method's throttling imitates, unless it is off.
     const stage =
       options.throttlingStage === 'off' ? undefined : resolveStageConfig(options.throttlingStage);
@@ -240,7 +206,7 @@ export async function startLocalApi(options: LocalApiOptions): Promise<LocalApi>
                     : { webhookEndpoints: stage.webhookEndpointThrottling }),
                 }),
               }),
-          handler: (handlerFactories.get(route.function) as HandlerFactory)({
+          handler: (handlerFactories.get(route.function) as RouteHandlerFactory)({
             documentClient,
             tableName,
             ...endpointTables,

@@ -6,16 +6,14 @@
  */
 import { jsonResponse } from '../shared/http/api-responses.ts';
 import { entityTagOf } from '../shared/http/entity-version.ts';
-import {
-  createTableHandler,
-  type TableHandlerDependencies,
-} from '../shared/plants/plants-function.ts';
+import { createRouteHandler } from '../shared/http/route-handler.ts';
+import type { PlantsFunctionDependencies } from '../shared/plants/plants-function.ts';
 import { createPlant } from './create-plant.ts';
 import { readNewPlant } from './read-new-plant.ts';
 
-/** Builds the middy handler around its dependencies (the local API and tests bring their own). */
-export function createHandler(dependencies: TableHandlerDependencies) {
-  return createTableHandler('create-plant', dependencies, async (event, store) => {
+export function createHandler(dependencies: PlantsFunctionDependencies) {
+  return createRouteHandler('create-plant', dependencies, async ({ event, logger }) => {
+    const store = { ...dependencies, logger };
     const newPlant = readNewPlant(event);
     const { plant, version } = await createPlant(newPlant, store);
     return jsonResponse(200, plant, { ETag: entityTagOf(version) });

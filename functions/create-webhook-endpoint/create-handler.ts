@@ -10,6 +10,7 @@ import { jsonResponse } from '../shared/http/api-responses.ts';
 import { nextVersion } from '../shared/http/entity-version.ts';
 import { readJsonBody } from '../shared/http/json-body.ts';
 import { requestUrl } from '../shared/http/paging.ts';
+import { createRouteHandler } from '../shared/http/route-handler.ts';
 import {
   checkedUrlOf,
   type EndpointRecord,
@@ -19,19 +20,27 @@ import {
   viewOf,
 } from '../webhook-endpoints/endpoint.ts';
 import {
-  createEndpointHandler,
-  type EndpointHandlerDependencies,
-  required,
-} from '../webhook-endpoints/endpoint-function.ts';
+  type EndpointFunctionDependencies,
+  endpointRequestOf,
+} from '../webhook-endpoints/endpoint-request.ts';
 import { countEndpoints, putNewEndpoint } from '../webhook-endpoints/endpoint-store.ts';
+import type { EndpointUrlPolicy } from '../webhook-endpoints/endpoint-url.ts';
+import type { SecretBox } from '../webhook-endpoints/secret-box.ts';
 import { newEndpointSecret } from '../webhook-endpoints/secret-box.ts';
 
-/** Builds the middy handler around its dependencies (the local API and tests bring their own). */
-export function createHandler(dependencies: EndpointHandlerDependencies) {
-  const seal = required(dependencies.secretBox?.seal, 'secret sealing');
-  return createEndpointHandler('create-webhook-endpoint', dependencies, async (request) => {
+/** What the function needs (its Lambda entry, the local API and the tests each give it). */
+export interface Dependencies extends EndpointFunctionDependencies {
+  /** Seals the new endpoint's secret. */
+  readonly secretBox: Pick<SecretBox, 'seal'>;
+  /** Which URLs an endpoint may have. */
+  readonly urlPolicy: EndpointUrlPolicy;
+}
+
+export function createHandler(dependencies: Dependencies) {
+  return createRouteHandler('create-webhook-endpoint', dependencies, async (route) => {
+    const request = endpointRequestOf(route, dependencies);
     const fields = readNewEndpoint(readJsonBody(request.event));
-    const url = await checkedUrlOf(fields.url, request.urlPolicy);
+    const url = await checkedUrlOf(fields.url, dependencies.urlPolicy);
     if ((await countEndpoints(request.owner, request.table)) >= maxEndpointsPerOwner) {
       throw new ApiError(
         endpointErrorCodes.endpointLimitReached,
@@ -51,7 +60,7 @@ export function createHandler(dependencies: EndpointHandlerDependencies) {
       enabled: true,
       createdAt: new Date(now).toISOString(),
       version: nextVersion(0, now * 1000),
-      secret: await seal(secret, id),
+      secret: await dependencies.secretBox.seal(secret, id),
     };
     await putNewEndpoint(record, request.table);
     request.logger.info('webhook endpoint created', { endpointId: id });

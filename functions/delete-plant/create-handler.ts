@@ -4,16 +4,14 @@
  * Free of module-scope effects; `handler.ts` is the Lambda entry.
  */
 import { readPreconditions } from '../shared/http/preconditions.ts';
+import { createRouteHandler } from '../shared/http/route-handler.ts';
 import { readPlantIdParameter } from '../shared/plants/plant-id.ts';
-import {
-  createTableHandler,
-  type TableHandlerDependencies,
-} from '../shared/plants/plants-function.ts';
+import type { PlantsFunctionDependencies } from '../shared/plants/plants-function.ts';
 import { deletePlant } from './delete-plant.ts';
 
-/** Builds the middy handler around its dependencies (the local API and tests bring their own). */
-export function createHandler(dependencies: TableHandlerDependencies) {
-  return createTableHandler('delete-plant', dependencies, async (event, store) => {
+export function createHandler(dependencies: PlantsFunctionDependencies) {
+  return createRouteHandler('delete-plant', dependencies, async ({ event, logger }) => {
+    const store = { ...dependencies, logger };
     const id = readPlantIdParameter(event);
     await deletePlant(id, store, readPreconditions(event));
     return { statusCode: 204, headers: {}, body: '' };

@@ -5,16 +5,17 @@
  */
 import { endpointErrorCodes } from '../shared/errors/error-codes.ts';
 import { ApiError } from '../shared/errors/errors.ts';
+import { createRouteHandler } from '../shared/http/route-handler.ts';
 import { readEndpointIdParameter } from '../webhook-endpoints/endpoint.ts';
 import {
-  createEndpointHandler,
-  type EndpointHandlerDependencies,
-} from '../webhook-endpoints/endpoint-function.ts';
+  type EndpointFunctionDependencies,
+  endpointRequestOf,
+} from '../webhook-endpoints/endpoint-request.ts';
 import { deleteEndpoint } from '../webhook-endpoints/endpoint-store.ts';
 
-/** Builds the middy handler around its dependencies (the local API and tests bring their own). */
-export function createHandler(dependencies: EndpointHandlerDependencies) {
-  return createEndpointHandler('delete-webhook-endpoint', dependencies, async (request) => {
+export function createHandler(dependencies: EndpointFunctionDependencies) {
+  return createRouteHandler('delete-webhook-endpoint', dependencies, async (route) => {
+    const request = endpointRequestOf(route, dependencies);
     const id = readEndpointIdParameter(request.event.pathParameters);
     if (!(await deleteEndpoint(request.owner, id, request.table))) {
       throw new ApiError(endpointErrorCodes.webhookEndpointNotFound);

@@ -6,17 +6,15 @@
 import { jsonTextResponse } from '../shared/http/api-responses.ts';
 import { entityTagOf } from '../shared/http/entity-version.ts';
 import { evaluatePreconditions, readPreconditions } from '../shared/http/preconditions.ts';
+import { createRouteHandler } from '../shared/http/route-handler.ts';
 import { readPlantIdParameter } from '../shared/plants/plant-id.ts';
-import {
-  createTableHandler,
-  type TableHandlerDependencies,
-} from '../shared/plants/plants-function.ts';
+import type { PlantsFunctionDependencies } from '../shared/plants/plants-function.ts';
 import { readPlant } from '../shared/plants/read-plant.ts';
 import { stringifyStoredPlant } from '../shared/plants/stored-plant.ts';
 
-/** Builds the middy handler around its dependencies (the local API and tests bring their own). */
-export function createHandler(dependencies: TableHandlerDependencies) {
-  return createTableHandler('get-plant', dependencies, async (event, store) => {
+export function createHandler(dependencies: PlantsFunctionDependencies) {
+  return createRouteHandler('get-plant', dependencies, async ({ event, logger }) => {
+    const store = { ...dependencies, logger };
     const id = readPlantIdParameter(event);
     const { plant, version } = await readPlant(id, store);
     const etag = entityTagOf(version);

@@ -3,8 +3,10 @@
  * `WEBHOOK_LOG_TABLE_NAME`, `DYNAMODB_ENDPOINT`, `CORS_ALLOWED_ORIGINS`) and the KMS key that
  * seals the secrets (`SECRETS_KEY_ID`; `KMS_ENDPOINT` for an emulator under `sam local`).
  */
-import { readSecretsKeySettings } from '../webhook-endpoints/endpoint-config.ts';
-import { readEndpointFunctionConfig } from '../webhook-endpoints/endpoint-function.ts';
+import {
+  readEndpointFunctionConfig,
+  readSecretsKeySettings,
+} from '../webhook-endpoints/endpoint-config.ts';
 
 /** The configuration from the environment; anything missing fails the cold start. */
 export function readConfig(environment: NodeJS.ProcessEnv) {

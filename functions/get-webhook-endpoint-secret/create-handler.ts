@@ -3,18 +3,26 @@
  * `{"secret": "whsec_…"}`. Never logged; the answer is never cached (`Cache-Control: no-store`).
  */
 import { jsonResponse } from '../shared/http/api-responses.ts';
+import { createRouteHandler } from '../shared/http/route-handler.ts';
 import {
-  createEndpointHandler,
-  type EndpointHandlerDependencies,
-  required,
+  type EndpointFunctionDependencies,
+  endpointRequestOf,
   requireEndpoint,
-} from '../webhook-endpoints/endpoint-function.ts';
+} from '../webhook-endpoints/endpoint-request.ts';
+import type { SecretBox } from '../webhook-endpoints/secret-box.ts';
 
-/** Builds the middy handler around its dependencies (the local API and tests bring their own). */
-export function createHandler(dependencies: EndpointHandlerDependencies) {
-  const open = required(dependencies.secretBox?.open, 'secret opening');
-  return createEndpointHandler('get-webhook-endpoint-secret', dependencies, async (request) => {
+/** What the function needs (its Lambda entry, the local API and the tests each give it). */
+export interface Dependencies extends EndpointFunctionDependencies {
+  /** Opens the endpoint's secret. */
+  readonly secretBox: Pick<SecretBox, 'open'>;
+}
+
+export function createHandler(dependencies: Dependencies) {
+  return createRouteHandler('get-webhook-endpoint-secret', dependencies, async (route) => {
+    const request = endpointRequestOf(route, dependencies);
     const record = await requireEndpoint(request);
-    return jsonResponse(200, { secret: await open(record.secret, record.id) });
+    return jsonResponse(200, {
+      secret: await dependencies.secretBox.open(record.secret, record.id),
+    });
   });
 }

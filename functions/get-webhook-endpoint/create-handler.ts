@@ -5,16 +5,17 @@
 import { jsonResponse } from '../shared/http/api-responses.ts';
 import { entityTagOf } from '../shared/http/entity-version.ts';
 import { evaluatePreconditions, readPreconditions } from '../shared/http/preconditions.ts';
+import { createRouteHandler } from '../shared/http/route-handler.ts';
 import { viewOf } from '../webhook-endpoints/endpoint.ts';
 import {
-  createEndpointHandler,
-  type EndpointHandlerDependencies,
+  type EndpointFunctionDependencies,
+  endpointRequestOf,
   requireEndpoint,
-} from '../webhook-endpoints/endpoint-function.ts';
+} from '../webhook-endpoints/endpoint-request.ts';
 
-/** Builds the middy handler around its dependencies (the local API and tests bring their own). */
-export function createHandler(dependencies: EndpointHandlerDependencies) {
-  return createEndpointHandler('get-webhook-endpoint', dependencies, async (request) => {
+export function createHandler(dependencies: EndpointFunctionDependencies) {
+  return createRouteHandler('get-webhook-endpoint', dependencies, async (route) => {
+    const request = endpointRequestOf(route, dependencies);
     const preconditions = readPreconditions(request.event);
     const record = await requireEndpoint(request);
     const etag = { ETag: entityTagOf(record.version) };

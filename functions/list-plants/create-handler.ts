@@ -4,17 +4,15 @@
  * Lambda entry.
  */
 import { jsonTextResponse } from '../shared/http/api-responses.ts';
-import {
-  createTableHandler,
-  type TableHandlerDependencies,
-} from '../shared/plants/plants-function.ts';
+import { createRouteHandler } from '../shared/http/route-handler.ts';
+import type { PlantsFunctionDependencies } from '../shared/plants/plants-function.ts';
 import { itemsNotPlantsLog, stringifyStoredPlants } from '../shared/plants/stored-plant.ts';
 import { listPlants } from './list-plants.ts';
 import { formatNextLink, readPageParameters } from './page-cursor.ts';
 
-/** Builds the middy handler around its dependencies (the local API and tests bring their own). */
-export function createHandler(dependencies: TableHandlerDependencies) {
-  return createTableHandler('list-plants', dependencies, async (event, store) => {
+export function createHandler(dependencies: PlantsFunctionDependencies) {
+  return createRouteHandler('list-plants', dependencies, async ({ event, logger }) => {
+    const store = { ...dependencies, logger };
     const request = readPageParameters(event);
     const page = await listPlants(request, store);
     if (page.itemsNotPlants > 0) {

@@ -5,11 +5,12 @@
  */
 import { jsonResponse } from '../shared/http/api-responses.ts';
 import { nextLink, readPage } from '../shared/http/paging.ts';
+import { createRouteHandler } from '../shared/http/route-handler.ts';
 import {
-  createEndpointHandler,
-  type EndpointHandlerDependencies,
+  type EndpointFunctionDependencies,
+  endpointRequestOf,
   requireEndpoint,
-} from '../webhook-endpoints/endpoint-function.ts';
+} from '../webhook-endpoints/endpoint-request.ts';
 import { listAttempts } from '../webhook-endpoints/webhook-log.ts';
 
 // An attempt's key in the log: its time, the event's id and the attempt's number.
@@ -22,9 +23,9 @@ function decodeAttemptCursor(cursor: string): string | undefined {
     : undefined;
 }
 
-/** Builds the middy handler around its dependencies (the local API and tests bring their own). */
-export function createHandler(dependencies: EndpointHandlerDependencies) {
-  return createEndpointHandler('list-webhook-endpoint-attempts', dependencies, async (request) => {
+export function createHandler(dependencies: EndpointFunctionDependencies) {
+  return createRouteHandler('list-webhook-endpoint-attempts', dependencies, async (route) => {
+    const request = endpointRequestOf(route, dependencies);
     const page = readPage(request.event, decodeAttemptCursor);
     const record = await requireEndpoint(request);
     const { attempts, last } = await listAttempts(record.id, page, request.log);

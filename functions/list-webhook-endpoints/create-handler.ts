@@ -4,11 +4,12 @@
  */
 import { jsonResponse } from '../shared/http/api-responses.ts';
 import { nextLink, readPage } from '../shared/http/paging.ts';
+import { createRouteHandler } from '../shared/http/route-handler.ts';
 import { endpointIdPattern, viewOf } from '../webhook-endpoints/endpoint.ts';
 import {
-  createEndpointHandler,
-  type EndpointHandlerDependencies,
-} from '../webhook-endpoints/endpoint-function.ts';
+  type EndpointFunctionDependencies,
+  endpointRequestOf,
+} from '../webhook-endpoints/endpoint-request.ts';
 import { listEndpoints } from '../webhook-endpoints/endpoint-store.ts';
 
 /** A cursor: base64url of the id the next page starts after. */
@@ -21,9 +22,9 @@ function decodeEndpointCursor(cursor: string): string | undefined {
   return endpointIdPattern.test(id) && encodeEndpointCursor(id) === cursor ? id : undefined;
 }
 
-/** Builds the middy handler around its dependencies (the local API and tests bring their own). */
-export function createHandler(dependencies: EndpointHandlerDependencies) {
-  return createEndpointHandler('list-webhook-endpoints', dependencies, async (request) => {
+export function createHandler(dependencies: EndpointFunctionDependencies) {
+  return createRouteHandler('list-webhook-endpoints', dependencies, async (route) => {
+    const request = endpointRequestOf(route, dependencies);
     const page = readPage(request.event, decodeEndpointCursor);
     const { records, more } = await listEndpoints(request.owner, page, request.table);
     const last = records.at(-1);

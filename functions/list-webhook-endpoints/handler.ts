@@ -3,7 +3,7 @@
  * `WEBHOOK_LOG_TABLE_NAME`, `DYNAMODB_ENDPOINT` and `CORS_ALLOWED_ORIGINS`.
  */
 import { createDocumentClient } from '../shared/platform/dynamodb.ts';
-import { readEndpointFunctionConfig } from '../webhook-endpoints/endpoint-function.ts';
+import { readEndpointFunctionConfig } from '../webhook-endpoints/endpoint-config.ts';
 import { createHandler } from './create-handler.ts';
 
 const { dynamoDbEndpoint, ...config } = readEndpointFunctionConfig(

@@ -10,14 +10,15 @@ import { endpointErrorCodes } from '../shared/errors/error-codes.ts';
 import { ApiError } from '../shared/errors/errors.ts';
 import { jsonResponse } from '../shared/http/api-responses.ts';
 import { readJsonBody } from '../shared/http/json-body.ts';
+import { createRouteHandler } from '../shared/http/route-handler.ts';
 import { firstDeliveryMessage } from '../shared/webhooks/delivery-message.ts';
+import type { DeliveryQueue } from '../shared/webhooks/delivery-queue.ts';
 import { type PlantEvent, webhookFor } from '../shared/webhooks/plant-events.ts';
 import {
-  createEndpointHandler,
-  type EndpointHandlerDependencies,
-  required,
+  type EndpointFunctionDependencies,
+  endpointRequestOf,
   requireEndpoint,
-} from '../webhook-endpoints/endpoint-function.ts';
+} from '../webhook-endpoints/endpoint-request.ts';
 import { endpointSubscriberName } from '../webhook-endpoints/endpoint-subscriptions.ts';
 import {
   deliveredAmong,
@@ -28,10 +29,15 @@ import {
 // RFC 3339: a date, a time, seconds with any fraction, and an offset (Z or ±hh:mm).
 const rfc3339 = /^\d{4}-\d\d-\d\d[Tt ]\d\d:\d\d:\d\d(\.\d+)?([Zz]|[+-]\d\d:\d\d)$/;
 
-/** Builds the middy handler around its dependencies (the local API and tests bring their own). */
-export function createHandler(dependencies: EndpointHandlerDependencies) {
-  const deliveries = required(dependencies.deliveries, 'delivery queue');
-  return createEndpointHandler('recover-webhook-endpoint', dependencies, async (request) => {
+/** What the function needs (its Lambda entry, the local API and the tests each give it). */
+export interface Dependencies extends EndpointFunctionDependencies {
+  /** Where the missed events are queued. */
+  readonly deliveries: DeliveryQueue;
+}
+
+export function createHandler(dependencies: Dependencies) {
+  return createRouteHandler('recover-webhook-endpoint', dependencies, async (route) => {
+    const request = endpointRequestOf(route, dependencies);
     const now = request.now();
     const since = readSince(readJsonBody(request.event), now);
     const record = await requireEndpoint(request);
@@ -66,7 +72,7 @@ export function createHandler(dependencies: EndpointHandlerDependencies) {
               }),
             ];
       });
-    await deliveries.send(messages);
+    await dependencies.deliveries.send(messages);
     request.logger.info('webhook endpoint recovering', {
       endpointId: record.id,
       events: messages.length,

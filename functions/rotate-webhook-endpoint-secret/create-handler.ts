@@ -5,20 +5,26 @@
  * previous secret with the one it rotates out.
  */
 import { jsonResponse } from '../shared/http/api-responses.ts';
+import { createRouteHandler } from '../shared/http/route-handler.ts';
 import { rotationOverlapMilliseconds } from '../webhook-endpoints/endpoint.ts';
 import {
-  createEndpointHandler,
-  type EndpointHandlerDependencies,
-  required,
+  type EndpointFunctionDependencies,
+  endpointRequestOf,
   requireEndpoint,
-} from '../webhook-endpoints/endpoint-function.ts';
+} from '../webhook-endpoints/endpoint-request.ts';
 import { replaceEndpoint } from '../webhook-endpoints/endpoint-store.ts';
+import type { SecretBox } from '../webhook-endpoints/secret-box.ts';
 import { newEndpointSecret } from '../webhook-endpoints/secret-box.ts';
 
-/** Builds the middy handler around its dependencies (the local API and tests bring their own). */
-export function createHandler(dependencies: EndpointHandlerDependencies) {
-  const seal = required(dependencies.secretBox?.seal, 'secret sealing');
-  return createEndpointHandler('rotate-webhook-endpoint-secret', dependencies, async (request) => {
+/** What the function needs (its Lambda entry, the local API and the tests each give it). */
+export interface Dependencies extends EndpointFunctionDependencies {
+  /** Seals the new secret. */
+  readonly secretBox: Pick<SecretBox, 'seal'>;
+}
+
+export function createHandler(dependencies: Dependencies) {
+  return createRouteHandler('rotate-webhook-endpoint-secret', dependencies, async (route) => {
+    const request = endpointRequestOf(route, dependencies);
     // A change made meanwhile (another rotation, a patch) is read again, then rotated over.
     for (let attempt = 1; ; attempt += 1) {
       const current = await requireEndpoint(request);
@@ -26,7 +32,7 @@ export function createHandler(dependencies: EndpointHandlerDependencies) {
       const secret = newEndpointSecret();
       const rotated = {
         ...current,
-        secret: await seal(secret, current.id),
+        secret: await dependencies.secretBox.seal(secret, current.id),
         previousSecret: current.secret,
         previousSecretUntil: now + rotationOverlapMilliseconds,
       };

@@ -6,19 +6,25 @@
  */
 import { randomUUID } from 'node:crypto';
 import { jsonResponse } from '../shared/http/api-responses.ts';
+import { createRouteHandler } from '../shared/http/route-handler.ts';
 import { firstDeliveryMessage } from '../shared/webhooks/delivery-message.ts';
+import type { DeliveryQueue } from '../shared/webhooks/delivery-queue.ts';
 import {
-  createEndpointHandler,
-  type EndpointHandlerDependencies,
-  required,
+  type EndpointFunctionDependencies,
+  endpointRequestOf,
   requireEndpoint,
-} from '../webhook-endpoints/endpoint-function.ts';
+} from '../webhook-endpoints/endpoint-request.ts';
 import { endpointSubscriberName } from '../webhook-endpoints/endpoint-subscriptions.ts';
 
-/** Builds the middy handler around its dependencies (the local API and tests bring their own). */
-export function createHandler(dependencies: EndpointHandlerDependencies) {
-  const deliveries = required(dependencies.deliveries, 'delivery queue');
-  return createEndpointHandler('test-webhook-endpoint', dependencies, async (request) => {
+/** What the function needs (its Lambda entry, the local API and the tests each give it). */
+export interface Dependencies extends EndpointFunctionDependencies {
+  /** Where the test event is queued. */
+  readonly deliveries: DeliveryQueue;
+}
+
+export function createHandler(dependencies: Dependencies) {
+  return createRouteHandler('test-webhook-endpoint', dependencies, async (route) => {
+    const request = endpointRequestOf(route, dependencies);
     const record = await requireEndpoint(request);
     const now = request.now();
     const eventId = `msg_test_${randomUUID().replaceAll('-', '')}`;
@@ -27,7 +33,7 @@ export function createHandler(dependencies: EndpointHandlerDependencies) {
       timestamp: new Date(now).toISOString(),
       data: { endpointId: record.id },
     });
-    await deliveries.send([
+    await dependencies.deliveries.send([
       firstDeliveryMessage(
         { webhookId: eventId, payload },
         endpointSubscriberName(record.id),

@@ -12,18 +12,16 @@ import { jsonTextResponse } from '../shared/http/api-responses.ts';
 import { entityTagOf } from '../shared/http/entity-version.ts';
 import { readJsonBody } from '../shared/http/json-body.ts';
 import { readPreconditions } from '../shared/http/preconditions.ts';
+import { createRouteHandler } from '../shared/http/route-handler.ts';
 import { readPlantIdParameter } from '../shared/plants/plant-id.ts';
-import {
-  createTableHandler,
-  type TableHandlerDependencies,
-} from '../shared/plants/plants-function.ts';
+import type { PlantsFunctionDependencies } from '../shared/plants/plants-function.ts';
 import { stringifyStoredPlant } from '../shared/plants/stored-plant.ts';
 import { type PlantChange, parsePatch, parseReplacement } from './plant-change.ts';
 import { updatePlant } from './update-plant.ts';
 
-/** Builds the middy handler around its dependencies (the local API and tests bring their own). */
-export function createHandler(dependencies: TableHandlerDependencies) {
-  return createTableHandler('update-plant', dependencies, async (event, store) => {
+export function createHandler(dependencies: PlantsFunctionDependencies) {
+  return createRouteHandler('update-plant', dependencies, async ({ event, logger }) => {
+    const store = { ...dependencies, logger };
     const id = readPlantIdParameter(event);
     const change = readChange(event, id);
     const preconditions = readPreconditions(event);

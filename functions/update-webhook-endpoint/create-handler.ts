@@ -11,6 +11,7 @@ import { jsonResponse } from '../shared/http/api-responses.ts';
 import { entityTagOf, nextVersion } from '../shared/http/entity-version.ts';
 import { readJsonBody } from '../shared/http/json-body.ts';
 import { evaluatePreconditions, readPreconditions } from '../shared/http/preconditions.ts';
+import { createRouteHandler } from '../shared/http/route-handler.ts';
 import {
   checkedUrlOf,
   type EndpointPatch,
@@ -19,18 +20,25 @@ import {
   viewOf,
 } from '../webhook-endpoints/endpoint.ts';
 import {
-  createEndpointHandler,
-  type EndpointHandlerDependencies,
+  type EndpointFunctionDependencies,
+  endpointRequestOf,
   requireEndpoint,
-} from '../webhook-endpoints/endpoint-function.ts';
+} from '../webhook-endpoints/endpoint-request.ts';
 import { replaceEndpoint } from '../webhook-endpoints/endpoint-store.ts';
+import type { EndpointUrlPolicy } from '../webhook-endpoints/endpoint-url.ts';
 
 /** The reason an endpoint its owner disabled shows. */
 export const disabledByOwner = 'Disabled by its owner.';
 
-/** Builds the middy handler around its dependencies (the local API and tests bring their own). */
-export function createHandler(dependencies: EndpointHandlerDependencies) {
-  return createEndpointHandler('update-webhook-endpoint', dependencies, async (request) => {
+/** What the function needs (its Lambda entry, the local API and the tests each give it). */
+export interface Dependencies extends EndpointFunctionDependencies {
+  /** Which URLs an endpoint may have. */
+  readonly urlPolicy: EndpointUrlPolicy;
+}
+
+export function createHandler(dependencies: Dependencies) {
+  return createRouteHandler('update-webhook-endpoint', dependencies, async (route) => {
+    const request = endpointRequestOf(route, dependencies);
     const preconditions = readPreconditions(request.event);
     if (preconditions.ifMatch === undefined)
       throw new PreconditionRequiredError('webhook endpoint');
@@ -41,7 +49,9 @@ export function createHandler(dependencies: EndpointHandlerDependencies) {
       evaluatePreconditions(preconditions, current.version, 'write', 'webhook endpoint');
       const patch = readEndpointPatch(body, current);
       const url =
-        patch.url === undefined ? current.url : await checkedUrlOf(patch.url, request.urlPolicy);
+        patch.url === undefined
+          ? current.url
+          : await checkedUrlOf(patch.url, dependencies.urlPolicy);
       const changed = patched(current, { ...patch, url }, request.now());
       if (changed === undefined) {
         return jsonResponse(200, viewOf(current), { ETag: entityTagOf(current.version) });

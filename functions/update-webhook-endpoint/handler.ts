@@ -3,7 +3,8 @@
  * `WEBHOOK_LOG_TABLE_NAME`, `DYNAMODB_ENDPOINT` and `CORS_ALLOWED_ORIGINS`.
  */
 import { createDocumentClient } from '../shared/platform/dynamodb.ts';
-import { readEndpointFunctionConfig } from '../webhook-endpoints/endpoint-function.ts';
+import { readEndpointFunctionConfig } from '../webhook-endpoints/endpoint-config.ts';
+import { deployedUrlPolicy } from '../webhook-endpoints/endpoint-url.ts';
 import { createHandler } from './create-handler.ts';
 
 const { dynamoDbEndpoint, ...config } = readEndpointFunctionConfig(
@@ -14,5 +15,6 @@ const { dynamoDbEndpoint, ...config } = readEndpointFunctionConfig(
 /** The Lambda entry; the client is created once per container and reused by warm invocations. */
 export const handler = createHandler({
   documentClient: createDocumentClient({ endpoint: dynamoDbEndpoint }),
+  urlPolicy: deployedUrlPolicy,
   ...config,
 });

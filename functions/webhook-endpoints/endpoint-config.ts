@@ -4,8 +4,13 @@
  */
 import { KMSClient } from '@aws-sdk/client-kms';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { checkAllowedOrigins } from '../shared/http/cors.ts';
 import { createDocumentClient } from '../shared/platform/dynamodb.ts';
-import type { EnvironmentReader } from '../shared/platform/environment.ts';
+import {
+  commaList,
+  type EnvironmentReader,
+  readEnvironment,
+} from '../shared/platform/environment.ts';
 import { kmsOpener, kmsSealer, type SecretBox } from './secret-box.ts';
 
 /** Where the endpoints and the webhook log are. */
@@ -61,4 +66,26 @@ export function endpointStoresOf(
     endpointsTableName: settings.endpointsTableName,
     logTableName: settings.logTableName,
   };
+}
+
+/** An endpoint function's settings: its tables, `DYNAMODB_ENDPOINT`, `CORS_ALLOWED_ORIGINS`. */
+export function readEndpointFunctionConfig<More extends object = object>(
+  functionName: string,
+  environment: NodeJS.ProcessEnv,
+  more: (read: EnvironmentReader) => More = () => ({}) as More,
+) {
+  const read = readEnvironment(environment, functionName);
+  const config = {
+    endpointsTableName: read.string('ENDPOINTS_TABLE_NAME'),
+    logTableName: read.string('WEBHOOK_LOG_TABLE_NAME'),
+    dynamoDbEndpoint: read.optional('DYNAMODB_ENDPOINT'),
+    allowedOrigins: read.parse(
+      'CORS_ALLOWED_ORIGINS',
+      (text) => checkAllowedOrigins(commaList(text), { anyOrigin: true, anyPort: false }),
+      { fallback: [] },
+    ),
+    ...more(read),
+  };
+  read.check();
+  return config;
 }

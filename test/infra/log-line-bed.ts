@@ -24,12 +24,12 @@ import { sqsDeliveryQueue } from '../../functions/shared/webhooks/delivery-queue
 import { subscriptionOf } from '../../functions/shared/webhooks/plant-events.ts';
 import { fixedSubscriptions } from '../../functions/shared/webhooks/queue-deliveries.ts';
 import { createHandler as createUpdatePlant } from '../../functions/update-plant/create-handler.ts';
-import type { EndpointHandlerDependencies } from '../../functions/webhook-endpoints/endpoint-function.ts';
 import { putNewEndpoint } from '../../functions/webhook-endpoints/endpoint-store.ts';
 import { localUrlPolicy } from '../../functions/webhook-endpoints/endpoint-url.ts';
 import { localSecretBox } from '../../functions/webhook-endpoints/secret-box.ts';
 import { createHandler as createFanoutHandler } from '../../functions/webhook-fanout/create-handler.ts';
 import { isEndpointRoute } from '../../infra/throttling.ts';
+import type { RouteFunctionDependencies } from '../../local/route-functions.ts';
 import { createWebhookEndpointTablesIfMissing } from '../../local/tables.ts';
 import {
   createEndpointEvent,
@@ -131,10 +131,11 @@ async function writeEndpointFunctionLines({ loggerOf }: LogLineBed): Promise<voi
   for (const route of routes.filter(isEndpointRoute)) {
     const name = functionDisplayName(route.function);
     const { createHandler } = (await import(`../../functions/${name}/create-handler.ts`)) as {
-      createHandler: (dependencies: EndpointHandlerDependencies) => ProxyHandler;
+      createHandler: (dependencies: RouteFunctionDependencies) => ProxyHandler;
     };
     const handler = createHandler({
       documentClient: nowhere,
+      tableName: 'plants',
       endpointsTableName: 'webhook-endpoints',
       logTableName: 'webhook-log',
       secretBox: localSecretBox(Buffer.alloc(32)),

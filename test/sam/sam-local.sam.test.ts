@@ -20,16 +20,17 @@ import {
   routeFunctionFolder,
   routeFunctionNames,
 } from '../../functions/shared/http/routes.ts';
-import type { TableHandlerDependencies } from '../../functions/shared/plants/plants-function.ts';
+import type { PlantsFunctionDependencies } from '../../functions/shared/plants/plants-function.ts';
 import { createDocumentClient } from '../../functions/shared/platform/dynamodb.ts';
 import { sqsDeliveryQueue } from '../../functions/shared/webhooks/delivery-queue.ts';
 import { subscriptionOf } from '../../functions/shared/webhooks/plant-events.ts';
 import { fixedSubscriptions } from '../../functions/shared/webhooks/queue-deliveries.ts';
-import type { EndpointHandlerDependencies } from '../../functions/webhook-endpoints/endpoint-function.ts';
+import { deployedUrlPolicy } from '../../functions/webhook-endpoints/endpoint-url.ts';
 import { kmsSecretBox } from '../../functions/webhook-endpoints/secret-box.ts';
 import { createHandler as createFanoutHandler } from '../../functions/webhook-fanout/create-handler.ts';
 import { type FunctionSettings, functionSettings } from '../../infra/function-settings.ts';
 import { repositoryRoot } from '../../infra/plant-store-function.ts';
+import type { RouteFunctionDependencies } from '../../local/route-functions.ts';
 import { sampleSubscriber } from '../../local/sam/sam-services.ts';
 import { createPlantsTableIfMissing } from '../../local/tables.ts';
 import { expectDocumentedResponse } from '../api/openapi.ts';
@@ -68,7 +69,7 @@ describe('sam local invoke', () => {
         path.join(repositoryRoot, routeFunctionFolder(name), 'create-handler.ts')
       )) as {
         createHandler: (
-          dependencies: TableHandlerDependencies,
+          dependencies: PlantsFunctionDependencies,
         ) => (event: unknown, context: unknown) => Promise<unknown>;
       };
       const inProcess = await factory.createHandler({
@@ -203,11 +204,13 @@ describe('sam local invoke', () => {
         path.join(repositoryRoot, 'functions', name, 'create-handler.ts')
       )) as {
         createHandler: (
-          dependencies: EndpointHandlerDependencies,
+          dependencies: RouteFunctionDependencies,
         ) => (event: unknown, context: unknown) => Promise<unknown>;
       };
       return factory.createHandler({
         documentClient,
+        tableName: 'plants',
+        urlPolicy: deployedUrlPolicy,
         endpointsTableName: local.endpointTables.endpoints,
         logTableName: local.endpointTables.log,
         secretBox: kmsSecretBox(local.moto.kms, variables.SECRETS_KEY_ID ?? ''),

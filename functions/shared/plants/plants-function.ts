@@ -1,47 +1,13 @@
 /**
- * What every function on the plants table shares: its dependencies, its configuration, and the
- * middy handler around its work.
+ * What every function on the plants table shares: its dependencies and its configuration.
  */
-
-import middy from '@middy/core';
-import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
-import { apiResponses } from '../http/api-responses.ts';
 import { checkAllowedOrigins } from '../http/cors.ts';
+import type { RouteHandlerOptions } from '../http/route-handler.ts';
 import type { StoreDependencies } from '../platform/dynamodb.ts';
 import { commaList, readEnvironment } from '../platform/environment.ts';
-import { createLogger, invocationLoggers, type Logger } from '../platform/logger.ts';
 
-/**
- * The dependencies of a plants-table handler (the local API and tests bring their own): what its
- * store operation needs, passed on as they are, and its logger.
- */
-export interface TableHandlerDependencies extends StoreDependencies {
-  readonly logger?: Logger;
-  /** The origins whose pages may read the answers (`cors.ts`); none when absent. */
-  readonly allowedOrigins?: readonly string[];
-}
-
-/** The dependencies a handler's work gets: those given, with their logger. */
-export type TableWorkDependencies = TableHandlerDependencies & { readonly logger: Logger };
-
-/**
- * The middy handler of a plants-table function: `apiResponses` (every failure in the Error
- * shape, the stage's CORS headers, one log line per request) around `work`, which gets the
- * dependencies with the invocation's logger (from one named after `service` when none was given).
- */
-export function createTableHandler(
-  service: string,
-  dependencies: TableHandlerDependencies,
-  work: (
-    event: APIGatewayProxyEvent,
-    dependencies: TableWorkDependencies,
-  ) => Promise<APIGatewayProxyResult>,
-) {
-  const loggerOf = invocationLoggers(dependencies.logger ?? createLogger({ service }));
-  return middy<APIGatewayProxyEvent, APIGatewayProxyResult>()
-    .use(apiResponses({ loggerOf, allowedOrigins: dependencies.allowedOrigins ?? [] }))
-    .handler((event, context) => work(event, { ...dependencies, logger: loggerOf(context) }));
-}
+/** What a plants function needs: the plants table, and what every route function takes. */
+export type PlantsFunctionDependencies = StoreDependencies & RouteHandlerOptions;
 
 export interface TableFunctionConfig {
   readonly tableName: string;

@@ -7,18 +7,14 @@ import { describe, expect, it } from '@jest/globals';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import { StoreUnavailableError } from '../../../../functions/shared/errors/errors.ts';
 import { jsonResponse } from '../../../../functions/shared/http/api-responses.ts';
-import { createTableHandler } from '../../../../functions/shared/plants/plants-function.ts';
+import { createRouteHandler } from '../../../../functions/shared/http/route-handler.ts';
 import { createLogger } from '../../../../functions/shared/platform/logger.ts';
 import { createLambdaContext, createPlantsEvent } from '../../../support/api-gateway-event.ts';
 
 const quiet = createLogger({}, () => {});
 
 async function answer(work: () => Promise<APIGatewayProxyResult>, allowedOrigins: string[] = []) {
-  const handler = createTableHandler(
-    'test',
-    { documentClient: undefined as never, tableName: 't', logger: quiet, allowedOrigins },
-    work,
-  );
+  const handler = createRouteHandler('test', { logger: quiet, allowedOrigins }, work);
   const event: APIGatewayProxyEvent = createPlantsEvent('GET', {
     headers: { Origin: 'http://localhost:5173' },
   });

@@ -1,0 +1,39 @@
+/**
+ * The one middy handler every route function is built on: `apiResponses` (every failure in the
+ * Error shape, the stage's CORS headers, one log line per request) around the function's work,
+ * which gets the event and the invocation's logger. What else the work needs, each function
+ * declares in its own `Dependencies`, all of them required: a dependency left out is a type
+ * error where the function is built (its Lambda entry, the local API, a test), not a fault at
+ * run time.
+ */
+import middy from '@middy/core';
+import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
+import { createLogger, invocationLoggers, type Logger } from '../platform/logger.ts';
+import { apiResponses } from './api-responses.ts';
+
+/** What every route function takes besides its work's own dependencies. */
+export interface RouteHandlerOptions {
+  /** The origins whose pages may read the answers (`cors.ts`); none when absent. */
+  readonly allowedOrigins?: readonly string[];
+  /** Where the lines go; JSON on standard output, named after the function, when absent. */
+  readonly logger?: Logger;
+}
+
+/** What the work of one request gets. */
+export interface RouteRequest {
+  readonly event: APIGatewayProxyEvent;
+  /** The invocation's logger: its lines name the request. */
+  readonly logger: Logger;
+}
+
+/** The middy handler of the route function `service` around `work`. */
+export function createRouteHandler(
+  service: string,
+  options: RouteHandlerOptions,
+  work: (request: RouteRequest) => Promise<APIGatewayProxyResult>,
+) {
+  const loggerOf = invocationLoggers(options.logger ?? createLogger({ service }));
+  return middy<APIGatewayProxyEvent, APIGatewayProxyResult>()
+    .use(apiResponses({ loggerOf, allowedOrigins: options.allowedOrigins ?? [] }))
+    .handler((event, context) => work({ event, logger: loggerOf(context) }));
+}

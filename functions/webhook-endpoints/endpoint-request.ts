@@ -1,0 +1,78 @@
+/**
+ * What every webhook endpoint function shares: the stores it works on and the request it works
+ * for, whose owner is the token's subject (as the authorizer passed it).
+ */
+import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import type { APIGatewayProxyEvent } from 'aws-lambda';
+import { endpointErrorCodes } from '../shared/errors/error-codes.ts';
+import { ApiError } from '../shared/errors/errors.ts';
+import type { RouteHandlerOptions, RouteRequest } from '../shared/http/route-handler.ts';
+import type { Logger } from '../shared/platform/logger.ts';
+import { type EndpointRecord, readEndpointIdParameter } from './endpoint.ts';
+import { type EndpointTable, readEndpoint } from './endpoint-store.ts';
+import type { WebhookLogTable } from './webhook-log.ts';
+
+/** The endpoints table and the webhook log, which every endpoint function works on. */
+export interface EndpointStores {
+  readonly documentClient: DynamoDBDocumentClient;
+  readonly endpointsTableName: string;
+  readonly logTableName: string;
+}
+
+/** What every endpoint function needs; each adds what its work needs besides. */
+export interface EndpointFunctionDependencies extends EndpointStores, RouteHandlerOptions {
+  /** The clock (tests move it). @default Date.now */
+  readonly now?: () => number;
+}
+
+/** What the work of one request gets. */
+export interface EndpointRequest {
+  readonly event: APIGatewayProxyEvent;
+  /** The token's subject: every endpoint the request names must be its. */
+  readonly owner: string;
+  readonly table: EndpointTable;
+  readonly log: WebhookLogTable;
+  readonly logger: Logger;
+  readonly now: () => number;
+}
+
+/**
+ * The request of an endpoint function: its owner, and the stores.
+ * @throws Error when the event did not come through the authorizer (a fault: 500).
+ */
+export function endpointRequestOf(
+  request: RouteRequest,
+  dependencies: EndpointFunctionDependencies,
+): EndpointRequest {
+  const { documentClient } = dependencies;
+  return {
+    event: request.event,
+    owner: ownerOf(request.event),
+    table: { documentClient, endpointsTableName: dependencies.endpointsTableName },
+    log: { documentClient, logTableName: dependencies.logTableName },
+    logger: request.logger,
+    now: dependencies.now ?? Date.now,
+  };
+}
+
+/**
+ * The token's subject, which the authorizer passes in its context (`sub`). Every route behind it
+ * has one; an event without one did not come through the authorizer: a fault, never an owner.
+ */
+function ownerOf(event: APIGatewayProxyEvent): string {
+  const sub = (event.requestContext?.authorizer as { sub?: unknown } | null | undefined)?.sub;
+  if (typeof sub !== 'string' || sub === '')
+    throw new Error('No subject in the authorizer context.');
+  return sub;
+}
+
+/**
+ * The owner's endpoint the path names.
+ * @throws InvalidParameterError (40005) for a malformed id, ApiError 40402 when the owner has none.
+ */
+export async function requireEndpoint(request: EndpointRequest): Promise<EndpointRecord> {
+  const id = readEndpointIdParameter(request.event.pathParameters);
+  const record = await readEndpoint(request.owner, id, request.table);
+  if (record === undefined) throw new ApiError(endpointErrorCodes.webhookEndpointNotFound);
+  return record;
+}
