@@ -245,6 +245,7 @@ export async function startDeployedWebhooks(options: BedOptions): Promise<Deploy
     region: moto.region,
     handler: deliver,
     concurrency: options.deliveryConcurrency ?? 2,
+    logger,
   });
   // The retry queue's mapping, within its maximum concurrency (Lambda scales up to it).
   const retry = startSqsMapping({
@@ -254,6 +255,7 @@ export async function startDeployedWebhooks(options: BedOptions): Promise<Deploy
     region: moto.region,
     handler: deliver,
     concurrency: Math.min(retryMaximumConcurrency, options.retryConcurrency ?? 4),
+    logger,
   });
   return {
     table,

@@ -35,7 +35,7 @@ import type {
   SQSBatchResponse,
   SQSEvent,
 } from 'aws-lambda';
-import type { InvocationContext } from '../../functions/shared/platform/logger.ts';
+import type { InvocationContext, Logger } from '../../functions/shared/platform/logger.ts';
 
 /** A running mapping; `stop` waits for the batch in hand to finish. */
 export interface RunningMapping {
@@ -55,6 +55,12 @@ export interface SqsMappingOptions {
   readonly batchSize?: number;
   /** Pollers side by side, as Lambda scales them out. @default 2 */
   readonly concurrency?: number;
+  /**
+   * Where a poller's failed call is told (a receive or delete that failed after the SDK's
+   * retries: the messages it held come back after the visibility timeout). The poller goes on,
+   * as Lambda's does. @default nowhere
+   */
+  readonly logger?: Logger;
 }
 
 /** Polls the queue and invokes the handler, as Lambda's SQS event source mapping does. */
@@ -64,8 +70,12 @@ export function startSqsMapping(options: SqsMappingOptions): RunningMapping {
   const poll = async () => {
     while (!stopping.signal.aborted) {
       let messages: Message[] | undefined;
+      let attempts = 1;
       try {
-        ({ Messages: messages } = await options.sqs.send(
+        ({
+          Messages: messages,
+          $metadata: { attempts = 1 },
+        } = await options.sqs.send(
           new ReceiveMessageCommand({
             QueueUrl: options.queueUrl,
             MaxNumberOfMessages: options.batchSize ?? 10,
@@ -77,8 +87,13 @@ export function startSqsMapping(options: SqsMappingOptions): RunningMapping {
         ));
       } catch (error) {
         if (stopping.signal.aborted) return;
-        throw error;
+        options.logger?.error('could not receive from the queue', { error });
+        await wait(1_000, undefined, { signal: stopping.signal }).catch(() => undefined);
+        continue;
       }
+      // An attempt that failed may have been handed messages nobody got: they wait out the
+      // visibility timeout. Said, so that a late message explains itself.
+      if (attempts > 1) options.logger?.warn('a receive needed retries', { attempts });
       if (messages === undefined || messages.length === 0) continue;
       const event: SQSEvent = {
         Records: messages.map((message) => ({
@@ -105,16 +120,27 @@ export function startSqsMapping(options: SqsMappingOptions): RunningMapping {
         failed = new Set(event.Records.map((record) => record.messageId));
       }
       const done = messages.filter((message) => !failed.has(message.MessageId ?? ''));
-      if (done.length > 0) {
-        await options.sqs.send(
-          new DeleteMessageBatchCommand({
-            QueueUrl: options.queueUrl,
-            Entries: done.map((message, index) => ({
-              Id: String(index),
-              ReceiptHandle: message.ReceiptHandle,
-            })),
-          }),
-        );
+      if (done.length > 0) await deleteMessages(done);
+    }
+  };
+  /** Deletes what the function handled; a message SQS did not delete comes back later. */
+  const deleteMessages = async (done: readonly Message[]) => {
+    try {
+      const { Failed = [] } = await options.sqs.send(
+        new DeleteMessageBatchCommand({
+          QueueUrl: options.queueUrl,
+          Entries: done.map((message, index) => ({
+            Id: String(index),
+            ReceiptHandle: message.ReceiptHandle,
+          })),
+        }),
+      );
+      if (Failed.length > 0) {
+        options.logger?.error('could not delete handled messages', { failed: Failed.length });
+      }
+    } catch (error) {
+      if (!stopping.signal.aborted) {
+        options.logger?.error('could not delete handled messages', { error });
       }
     }
   };

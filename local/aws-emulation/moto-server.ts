@@ -6,6 +6,7 @@
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { createServer } from 'node:net';
+import path from 'node:path';
 import { KMSClient } from '@aws-sdk/client-kms';
 import { S3Client } from '@aws-sdk/client-s3';
 import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
@@ -34,16 +35,20 @@ kill "$child" 2>/dev/null
 wait "$child"
 `;
 
+/** moto's server with the races of its SQS fixed (`moto_server.py` says which). */
+const launcher = path.join(import.meta.dirname, 'moto_server.py');
+
 /**
  * Starts moto's server on `host` (127.0.0.1; `sam local`'s containers need the Docker bridge's
  * gateway); rejects (with how to install it) when there is none.
  */
 export async function startMotoServer(host = '127.0.0.1'): Promise<MotoServer> {
-  const command = findPythonTool('moto_server');
+  findPythonTool('moto_server');
+  const python = findPythonTool('python');
   const port = await freePort(host);
   const guard: ChildProcess = spawn(
     'sh',
-    ['-c', guardScript, 'moto-guard', command, '-H', host, '-p', String(port)],
+    ['-c', guardScript, 'moto-guard', python, launcher, '-H', host, '-p', String(port)],
     { stdio: ['pipe', 'ignore', 'ignore'] },
   );
   const exited = new Promise<void>((resolve) => guard.once('exit', () => resolve()));

@@ -13,7 +13,7 @@ import { repositoryRoot } from '../../infra/plant-store-function.ts';
 export const pythonToolsDirectory = path.join(repositoryRoot, '.data', 'python');
 
 /** The command to run `tool`; throws one line when it is not installed. */
-export function findPythonTool(tool: 'cfn-lint' | 'moto_server' | 'sam'): string {
+export function findPythonTool(tool: 'cfn-lint' | 'moto_server' | 'sam' | 'python'): string {
   const inVirtualenv = path.join(pythonToolsDirectory, 'bin', tool);
   if (existsSync(inVirtualenv)) return inVirtualenv;
   throw new Error(
