@@ -3,9 +3,10 @@
  *
  * Time bound of one store call (see also `storeDeadlineMilliseconds`): each attempt gives up
  * after `connectionTimeoutMilliseconds` to connect and `requestTimeoutMilliseconds` for the whole
- * request; `maxAttempts` attempts with the SDK's standard jittered backoff; and the caller's
- * deadline aborts whatever is still running. The Lambda timeout (about 10 s) is far beyond that,
- * so the client always gets a 503 it may retry, never a gateway timeout.
+ * request; `maxAttempts` attempts with jittered backoff, every call its own
+ * ({@link everyCallRetries}); and the caller's deadline aborts whatever is still running. The
+ * Lambda timeout (about 10 s) is far beyond that, so the client always gets a 503 it may retry,
+ * never a gateway timeout.
  */
 import { Agent as HttpAgent } from 'node:http';
 import { Agent as HttpsAgent } from 'node:https';
@@ -13,6 +14,7 @@ import type { Readable } from 'node:stream';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { isServerError, isThrottlingError, isTransientError } from '@smithy/core/retry';
+import type { RetryErrorInfo, RetryStrategyV2, RetryToken } from '@smithy/types';
 import { StoreUnavailableError } from '../errors/errors.ts';
 
 export interface DocumentClientOptions {
@@ -53,6 +55,7 @@ export function createDocumentClient(options: DocumentClientOptions = {}): Dynam
   const client = new DynamoDBClient({
     ...(endpoint === undefined ? {} : localStoreSettings(endpoint, options.credentials)),
     maxAttempts: settings.maxAttempts,
+    retryStrategy: everyCallRetries(settings.maxAttempts),
     streamCollector: collectResponseBody,
     requestHandler: {
       connectionTimeout: settings.connectionTimeoutMilliseconds,
@@ -67,6 +70,33 @@ export function createDocumentClient(options: DocumentClientOptions = {}): Dynam
     marshallOptions: { removeUndefinedValues: true },
     unmarshallOptions: { wrapNumbers: true },
   });
+}
+
+/**
+ * The SDK's standard retries (throttling and transient errors, full-jitter exponential backoff
+ * from 50 ms, or 1 s after throttling), but with `maxAttempts` for every call: without the
+ * SDK's retry quota, a bucket of 500 per client that each retry draws 14 from and each success
+ * refills by 1. An outage drains it, and for seconds after the store is back every call then
+ * had one attempt: a slow first answer was a 503 where the docs promise three attempts within
+ * 3 s. Here the deadline bounds what retries cost instead (three attempts, 3 s, a call), and
+ * API Gateway's throttling bounds the calls (docs/decisions/store-retries.md).
+ */
+export function everyCallRetries(maxAttempts: number): RetryStrategyV2 {
+  const token = (retries: number, delay: number): RetryToken => ({
+    getRetryCount: () => retries,
+    getRetryDelay: () => delay,
+  });
+  return {
+    acquireInitialRetryToken: async () => token(0, 0),
+    refreshRetryTokenForRetry: async (previous: RetryToken, error: RetryErrorInfo) => {
+      const retries = previous.getRetryCount();
+      const retryable = error.errorType === 'THROTTLING' || error.errorType === 'TRANSIENT';
+      if (!retryable || retries + 1 >= maxAttempts) throw new Error('No retry left');
+      const base = error.errorType === 'THROTTLING' ? 1_000 : 50;
+      return token(retries + 1, Math.floor(Math.random() * base * 2 ** retries));
+    },
+    recordSuccess: () => {},
+  };
 }
 
 /**

@@ -1,0 +1,72 @@
+/**
+ * Every store call makes its three attempts, however long the store has been failing: an outage
+ * longer than the SDK's retry quota lasts (a bucket of 500 per client, 14 a retry) must not
+ * leave the calls after it with one attempt each (docs/api.md: "3 attempts within 3 s").
+ */
+import { createServer, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { GetCommand } from '@aws-sdk/lib-dynamodb';
+import { afterAll, beforeAll, expect, it } from '@jest/globals';
+import { StoreUnavailableError } from '../../../../functions/shared/errors/errors.ts';
+import { callStore, createDocumentClient } from '../../../../functions/shared/platform/dynamodb.ts';
+
+/** How the stand-in store answers: not at all (stalled), or a 500 for the first `failing`. */
+let mode: { stalled: true } | { stalled: false; failing: number } = { stalled: true };
+let requests = 0;
+const held: ServerResponse[] = [];
+let server: Server;
+
+beforeAll(async () => {
+  server = createServer((request, response) => {
+    request.resume().on('end', () => {
+      requests += 1;
+      if (mode.stalled) {
+        held.push(response);
+        return;
+      }
+      const failed = mode.failing > 0;
+      if (failed) mode.failing -= 1;
+      response.writeHead(failed ? 500 : 200, { 'Content-Type': 'application/x-amz-json-1.0' });
+      response.end(
+        failed ? '{"__type":"com.amazonaws.dynamodb.v20120810#InternalServerError"}' : '{}',
+      );
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+});
+
+afterAll(async () => {
+  for (const response of held) response.destroy();
+  server.closeAllConnections();
+  await new Promise((resolve) => server.close(resolve));
+});
+
+it('makes three attempts a call through a stall longer than the SDK’s retry quota, and retries right after it', async () => {
+  const { port } = server.address() as AddressInfo;
+  const client = createDocumentClient({ endpoint: `http://127.0.0.1:${port}` });
+  const get = () =>
+    callStore((abortSignal) =>
+      client.send(new GetCommand({ TableName: 'plants', Key: { id: 1n } }), { abortSignal }),
+    );
+  try {
+    // 60 calls at once into a store that never answers: 120 retries, where the quota has 35.
+    const stalled = await Promise.allSettled(Array.from({ length: 60 }, get));
+    expect(stalled.every((call) => call.status === 'rejected')).toBe(true);
+    expect(
+      stalled.every(
+        (call) => call.status === 'rejected' && call.reason instanceof StoreUnavailableError,
+      ),
+    ).toBe(true);
+    expect(requests).toBe(180);
+
+    // Back, but each call's first attempt fails: its second answers.
+    for (const response of held.splice(0)) response.destroy();
+    mode = { stalled: false, failing: 10 };
+    requests = 0;
+    const after = await Promise.allSettled(Array.from({ length: 10 }, get));
+    expect(after.map((call) => call.status)).toEqual(Array(10).fill('fulfilled'));
+    expect(requests).toBe(20);
+  } finally {
+    client.destroy();
+  }
+}, 30_000);
