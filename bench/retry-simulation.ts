@@ -310,7 +310,7 @@ async function registerEndpoints(
           version: 1,
           secret: await stores.secretBox.seal(webhooks.secret, id),
         },
-        stores.table,
+        stores.stores,
       );
     }
   };

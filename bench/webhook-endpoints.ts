@@ -152,11 +152,10 @@ async function fanOut(options: {
     // The list as the fan-out reads it (the enabled endpoints' index), timed on its own; the
     // events then use it as a fan-out within its 4 s cache does.
     const listStarted = performance.now();
-    const subscriptions = await withEndpointSubscriptions(
-      [subscriptionOf(stageSubscriber, {})],
-      { documentClient, endpointsTableName: `${options.tableName}-webhook-endpoints` },
-      { maxAgeMilliseconds: 0 },
-    ).current();
+    const subscriptions = await withEndpointSubscriptions([subscriptionOf(stageSubscriber, {})], {
+      documentClient,
+      logTableName: `${options.tableName}-webhook-log`,
+    }).current();
     const listRead = performance.now() - listStarted;
     const eventLog = { documentClient, logTableName: `${options.tableName}-webhook-log` };
     const logger = createLogger({}, () => {});

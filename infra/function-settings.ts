@@ -29,7 +29,7 @@ export interface FunctionSettings {
   readonly skipsItemsNotPlants?: boolean;
   /** What it may do with the webhook endpoints: their table's actions, and the key's. */
   readonly endpoints?: {
-    /** On the endpoints table (`Scan` is on its `subscriptions` index only). */
+    /** On the endpoints table. */
     readonly tableActions?: readonly string[];
     /** On the webhook log. */
     readonly logActions?: readonly string[];
@@ -70,10 +70,12 @@ function endpointFunction(
   };
 }
 
-/** What the fan-out and the replay do with the endpoints: read who hears, keep the events. */
+/**
+ * What the fan-out and the replay do with the endpoints: read who hears (the count of changes,
+ * then the list, in the webhook log), keep the events.
+ */
 const fanoutEndpointAccess = {
-  tableActions: ['dynamodb:Scan'],
-  logActions: ['dynamodb:PutItem', 'dynamodb:BatchWriteItem'],
+  logActions: ['dynamodb:GetItem', 'dynamodb:Query', 'dynamodb:PutItem', 'dynamodb:BatchWriteItem'],
 } as const;
 
 export const functionSettings = {
@@ -124,8 +126,9 @@ export const functionSettings = {
   // The webhook endpoint functions: each reaches the endpoint stores as its work needs, and no
   // plant; only those that show or sign with a secret may open one.
   createWebhookEndpoint: endpointFunction('createWebhookEndpoint', {
-    // The count of the owner's endpoints (a Query), then the new one's put.
-    tableActions: ['dynamodb:Query', 'dynamodb:PutItem'],
+    // The endpoint's put and its owner's count (one transaction), then the fan-out's list.
+    tableActions: ['dynamodb:PutItem'],
+    logActions: ['dynamodb:UpdateItem'],
     keyActions: ['kms:Encrypt'],
   }),
   listWebhookEndpoints: endpointFunction('listWebhookEndpoints', {
@@ -135,11 +138,15 @@ export const functionSettings = {
     tableActions: ['dynamodb:GetItem'],
   }),
   updateWebhookEndpoint: endpointFunction('updateWebhookEndpoint', {
-    tableActions: ['dynamodb:GetItem', 'dynamodb:PutItem'],
+    // Its own attributes, conditioned on the version read; then the fan-out's list.
+    tableActions: ['dynamodb:GetItem', 'dynamodb:UpdateItem'],
+    logActions: ['dynamodb:UpdateItem'],
   }),
   deleteWebhookEndpoint: endpointFunction('deleteWebhookEndpoint', {
-    // The delete returns the old item (whether there was one): GetItem allows that read.
-    tableActions: ['dynamodb:DeleteItem', 'dynamodb:GetItem'],
+    // Read (its preconditions), deleted at that version with its owner's count (one
+    // transaction), then withdrawn from the fan-out's list.
+    tableActions: ['dynamodb:GetItem', 'dynamodb:DeleteItem'],
+    logActions: ['dynamodb:UpdateItem'],
   }),
   getWebhookEndpointSecret: endpointFunction('getWebhookEndpointSecret', {
     tableActions: ['dynamodb:GetItem'],
@@ -147,11 +154,13 @@ export const functionSettings = {
   }),
   rotateWebhookEndpointSecret: endpointFunction('rotateWebhookEndpointSecret', {
     // Seals the new secret and keeps the old one sealed as it is: it never opens one.
-    tableActions: ['dynamodb:GetItem', 'dynamodb:PutItem'],
+    tableActions: ['dynamodb:GetItem', 'dynamodb:UpdateItem'],
     keyActions: ['kms:Encrypt'],
   }),
   testWebhookEndpoint: endpointFunction('testWebhookEndpoint', {
     tableActions: ['dynamodb:GetItem'],
+    // Its call limit.
+    logActions: ['dynamodb:UpdateItem'],
     sendsDeliveries: true,
   }),
   listWebhookEndpointAttempts: endpointFunction('listWebhookEndpointAttempts', {
@@ -160,7 +169,8 @@ export const functionSettings = {
   }),
   recoverWebhookEndpoint: endpointFunction('recoverWebhookEndpoint', {
     tableActions: ['dynamodb:GetItem'],
-    logActions: ['dynamodb:Query', 'dynamodb:BatchGetItem'],
+    // The events, where each stands, the claims of those it queues, its call limit.
+    logActions: ['dynamodb:Query', 'dynamodb:BatchGetItem', 'dynamodb:UpdateItem'],
     sendsDeliveries: true,
   }),
   webhookFanout: {
@@ -183,7 +193,14 @@ export const functionSettings = {
     // Each endpoint as it is when sent to, its health; each attempt logged; its secret opened.
     endpoints: {
       tableActions: ['dynamodb:GetItem', 'dynamodb:UpdateItem'],
-      logActions: ['dynamodb:PutItem', 'dynamodb:BatchWriteItem', 'dynamodb:BatchGetItem'],
+      // Each attempt logged; the event's delivery claimed (a refused claim returns the item,
+      // which GetItem allows) and settled; the fan-out's list when it disables an endpoint.
+      logActions: [
+        'dynamodb:PutItem',
+        'dynamodb:BatchWriteItem',
+        'dynamodb:UpdateItem',
+        'dynamodb:GetItem',
+      ],
       keyActions: ['kms:Decrypt'],
     },
   },

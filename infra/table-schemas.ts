@@ -41,25 +41,19 @@ export const plantsTableSchema = {
 /**
  * The webhook endpoints clients registered, keyed by their owner (the token's subject) and id:
  * a client's reads and lists name its own partition, so another client's endpoint is simply not
- * found. `subscriptions` is sparse: only an enabled endpoint has `subscribedId`, and it holds
- * what the fan-out needs to address its events, which it reads whole every few seconds.
+ * found.
  */
 export const webhookEndpointsTableSchema = {
   partitionKey: { name: 'owner', type: 'S' },
   sortKey: { name: 'endpointId', type: 'S' },
-  globalSecondaryIndexes: [
-    {
-      name: 'subscriptions',
-      partitionKey: { name: 'subscribedId', type: 'S' },
-      include: ['events', 'format'],
-    },
-  ],
 } as const satisfies TableSchema;
 
 /**
- * The webhook log, kept 7 days (TTL `expiresAt`): the events (by hour, `event#<hour>`), each
- * endpoint's attempts newest last (`attempts#<endpointId>`), and the events delivered to it
- * (`delivered#<endpointId>`), so that `recover` and `attempts` can answer.
+ * The webhook log (`functions/webhook-endpoints/webhook-log.ts`): the events (by hour), each
+ * endpoint's attempts and where each event's delivery to it stands, kept 7 days (TTL
+ * `expiresAt`), so that `recover` and `attempts` can answer; and what must be read strongly
+ * consistently, which an index cannot be: the fan-out's list of who hears what, each owner's
+ * count of endpoints, and the endpoints' call limits.
  */
 export const webhookLogTableSchema = {
   partitionKey: { name: 'pk', type: 'S' },

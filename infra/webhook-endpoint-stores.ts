@@ -24,8 +24,9 @@ export interface WebhookEndpointStoresProps {
 }
 
 /**
- * Where self-service webhook endpoints live: their table (under their owner; a sparse index of
- * the enabled ones for the fan-out), the webhook log (events and attempts, kept 7 days by TTL),
+ * Where self-service webhook endpoints live: their table (under their owner), the webhook log
+ * (events, attempts and delivery claims kept 7 days by TTL, the fan-out's list of who hears
+ * what, each owner's count of endpoints, the call limits),
  * and the KMS key that seals their secrets (docs/decisions/endpoint-secrets.md). On-demand and
  * encrypted, as the plants table; production-like stages retain the endpoints and the key.
  */
@@ -87,7 +88,7 @@ export class WebhookEndpointStores extends Construct {
   /**
    * Lets a function use the endpoint stores as its settings say: the tables' names in its
    * environment (`DYNAMODB_ENDPOINT` and `KMS_ENDPOINT` declared empty, for `sam local`), exactly
-   * its actions on each (a `Scan` only on the `subscriptions` index), the key's actions only for
+   * its actions on each, the key's actions only for
    * secrets sealed to an endpoint id, and sending to the delivery queue when it queues.
    */
   bind(
@@ -98,16 +99,8 @@ export class WebhookEndpointStores extends Construct {
     fn.addEnvironment('ENDPOINTS_TABLE_NAME', this.endpointsTable.tableName);
     fn.addEnvironment('WEBHOOK_LOG_TABLE_NAME', this.logTable.tableName);
     fn.addEnvironment('DYNAMODB_ENDPOINT', '');
-    const tableActions = access.tableActions ?? [];
-    const scans = tableActions.includes('dynamodb:Scan');
-    const itemActions = tableActions.filter((action) => action !== 'dynamodb:Scan');
-    if (itemActions.length > 0) {
-      fn.addToRolePolicy(tableStatement(itemActions, [this.endpointsTable.tableArn]));
-    }
-    if (scans) {
-      fn.addToRolePolicy(
-        tableStatement(['dynamodb:Scan'], [`${this.endpointsTable.tableArn}/index/subscriptions`]),
-      );
+    if ((access.tableActions ?? []).length > 0) {
+      fn.addToRolePolicy(tableStatement(access.tableActions ?? [], [this.endpointsTable.tableArn]));
     }
     if ((access.logActions ?? []).length > 0) {
       fn.addToRolePolicy(tableStatement(access.logActions ?? [], [this.logTable.tableArn]));

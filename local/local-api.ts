@@ -78,8 +78,6 @@ export interface LocalWebhookOptions
   > {
   /** Which URLs endpoints may have: http and this machine's loopback too, unless given. */
   readonly endpointUrlPolicy?: EndpointUrlPolicy;
-  /** How old the fan-out's list of endpoints may be. @default 4000 */
-  readonly endpointListMaxAgeMilliseconds?: number;
   /** The clock of the endpoints (tests move it days ahead). */
   readonly now?: () => number;
   /** How long every attempt must fail before an endpoint is disabled. @default 5 days */
@@ -161,9 +159,6 @@ export async function startLocalApi(options: LocalApiOptions): Promise<LocalApi>
         secretBox,
         urlPolicy,
         ...pick(webhookOptions, ['now', 'failingLimitMilliseconds']),
-        ...(webhookOptions.endpointListMaxAgeMilliseconds === undefined
-          ? {}
-          : { maxAgeMilliseconds: webhookOptions.endpointListMaxAgeMilliseconds }),
       },
       endpoint: storeEndpoint,
       ...(credentials === undefined ? {} : { credentials }),

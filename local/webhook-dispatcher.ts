@@ -66,10 +66,9 @@ export interface WebhookDispatcherOptions {
 }
 
 /** The endpoints' delivery settings, and how old the fan-out's endpoint list may be. */
-export type LocalEndpoints = Omit<EndpointDeliveryDependencies, 'table' | 'log'> & {
+export type LocalEndpoints = Omit<EndpointDeliveryDependencies, 'stores'> & {
   readonly endpointsTableName: string;
   readonly logTableName: string;
-  readonly maxAgeMilliseconds?: number;
 };
 
 /**
@@ -237,13 +236,10 @@ function fanoutOf(options: WebhookDispatcherOptions, deliveries: DeliveryQueue) 
   }
   return {
     deliveries,
-    subscriptions: withEndpointSubscriptions(
-      stageSubscriptions,
-      { documentClient: options.documentClient, ...endpoints },
-      endpoints.maxAgeMilliseconds === undefined
-        ? {}
-        : { maxAgeMilliseconds: endpoints.maxAgeMilliseconds },
-    ),
+    subscriptions: withEndpointSubscriptions(stageSubscriptions, {
+      documentClient: options.documentClient,
+      logTableName: endpoints.logTableName,
+    }),
     eventLog: eventLogOf({
       documentClient: options.documentClient,
       logTableName: endpoints.logTableName,
@@ -271,8 +267,7 @@ function deliveryTargets(
       ? undefined
       : endpointTargets({
           ...options.endpoints,
-          table: { documentClient: options.documentClient, ...options.endpoints },
-          log: { documentClient: options.documentClient, ...options.endpoints },
+          stores: { documentClient: options.documentClient, ...options.endpoints },
         });
   return (logger) => {
     const combined = combinedTargets(stage, endpoints?.(logger));

@@ -1,7 +1,9 @@
 /**
  * `POST /webhook-endpoints`: registers an endpoint for the token's subject and answers it with
  * its signing secret (shown here and by `GET …/secret`, never in an Endpoint). The URL is checked
- * (`endpoint-url.ts`) before anything is stored.
+ * (`endpoint-url.ts`) before anything is stored; the endpoint and its owner's count are written
+ * together (50 at most, however many creates race), and the fan-out hears of it before the
+ * answer, so every event after the answer reaches it.
  */
 
 import { endpointErrorCodes } from '../shared/errors/error-codes.ts';
@@ -23,7 +25,7 @@ import {
   type EndpointFunctionDependencies,
   endpointRequestOf,
 } from '../webhook-endpoints/endpoint-request.ts';
-import { countEndpoints, putNewEndpoint } from '../webhook-endpoints/endpoint-store.ts';
+import { EndpointLimitError, putNewEndpoint } from '../webhook-endpoints/endpoint-store.ts';
 import type { EndpointUrlPolicy } from '../webhook-endpoints/endpoint-url.ts';
 import type { SecretBox } from '../webhook-endpoints/secret-box.ts';
 import { newEndpointSecret } from '../webhook-endpoints/secret-box.ts';
@@ -41,12 +43,6 @@ export function createHandler(dependencies: Dependencies) {
     const request = endpointRequestOf(route, dependencies);
     const fields = readNewEndpoint(readJsonBody(request.event));
     const url = await checkedUrlOf(fields.url, dependencies.urlPolicy);
-    if ((await countEndpoints(request.owner, request.table)) >= maxEndpointsPerOwner) {
-      throw new ApiError(
-        endpointErrorCodes.endpointLimitReached,
-        `This client has ${maxEndpointsPerOwner} webhook endpoints, the most it may have; delete one first.`,
-      );
-    }
     const now = request.now();
     const id = newEndpointId(now);
     const secret = newEndpointSecret();
@@ -62,7 +58,15 @@ export function createHandler(dependencies: Dependencies) {
       version: nextVersion(0, now * 1000),
       secret: await dependencies.secretBox.seal(secret, id),
     };
-    await putNewEndpoint(record, request.table);
+    try {
+      await putNewEndpoint(record, request.stores);
+    } catch (error) {
+      if (!(error instanceof EndpointLimitError)) throw error;
+      throw new ApiError(
+        endpointErrorCodes.endpointLimitReached,
+        `This client has ${maxEndpointsPerOwner} webhook endpoints, the most it may have; delete one first.`,
+      );
+    }
     request.logger.info('webhook endpoint created', { endpointId: id });
     // No ETag: this answer holds the secret, which no cache may keep.
     return jsonResponse(

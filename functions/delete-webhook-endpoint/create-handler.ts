@@ -1,26 +1,39 @@
 /**
- * `DELETE /webhook-endpoints/{endpointId}`: removes one of the token's subject's endpoints.
- * Nothing is delivered to it afterwards: every delivery reads its endpoint as it sends, and a
- * deleted one is not sent to. Its log expires with the 7 days it keeps.
+ * `DELETE /webhook-endpoints/{endpointId}`: removes one of the token's subject's endpoints, with
+ * `If-Match` / `If-None-Match` evaluated as for `DELETE /plants/{id}` (RFC 9110 §13.2.1): the
+ * delete is conditioned on the version it was evaluated against. Nothing is delivered to it
+ * afterwards: every delivery reads its endpoint as it sends. Its log expires with the 7 days it
+ * keeps.
  */
 import { endpointErrorCodes } from '../shared/errors/error-codes.ts';
-import { ApiError } from '../shared/errors/errors.ts';
+import { ApiError, StoreUnavailableError } from '../shared/errors/errors.ts';
+import { evaluatePreconditions, readPreconditions } from '../shared/http/preconditions.ts';
 import { createRouteHandler } from '../shared/http/route-handler.ts';
-import { readEndpointIdParameter } from '../webhook-endpoints/endpoint.ts';
 import {
   type EndpointFunctionDependencies,
   endpointRequestOf,
+  requireEndpoint,
 } from '../webhook-endpoints/endpoint-request.ts';
 import { deleteEndpoint } from '../webhook-endpoints/endpoint-store.ts';
+
+/** Reads and conditioned deletes before the client is told to retry (503). */
+const attempts = 3;
 
 export function createHandler(dependencies: EndpointFunctionDependencies) {
   return createRouteHandler('delete-webhook-endpoint', dependencies, async (route) => {
     const request = endpointRequestOf(route, dependencies);
-    const id = readEndpointIdParameter(request.event.pathParameters);
-    if (!(await deleteEndpoint(request.owner, id, request.table))) {
-      throw new ApiError(endpointErrorCodes.webhookEndpointNotFound);
+    const preconditions = readPreconditions(request.event);
+    for (let attempt = 1; attempt <= attempts; attempt += 1) {
+      const record = await requireEndpoint(request);
+      evaluatePreconditions(preconditions, record.version, 'write', 'webhook endpoint');
+      const outcome = await deleteEndpoint(record, request.stores, { atVersion: record.version });
+      if (outcome === 'missing') throw new ApiError(endpointErrorCodes.webhookEndpointNotFound);
+      if (outcome === 'deleted') {
+        request.logger.info('webhook endpoint deleted', { endpointId: record.id });
+        return { statusCode: 204, headers: {}, body: '' };
+      }
+      // Changed since it was read: its preconditions are evaluated again on what it is now.
     }
-    request.logger.info('webhook endpoint deleted', { endpointId: id });
-    return { statusCode: 204, headers: {}, body: '' };
+    throw new StoreUnavailableError();
   });
 }

@@ -12,10 +12,8 @@ const { secretsManagerEndpoint, endpoints, ...config } = readDeliverConfig(proce
 
 /** The webhook endpoints' stores and key, where the stage has them. */
 function endpointDependencies(settings: NonNullable<typeof endpoints>) {
-  const stores = endpointStoresOf(settings);
   return {
-    table: stores,
-    log: stores,
+    stores: endpointStoresOf(settings),
     secretBox: kmsOpenerOf(settings),
     urlPolicy: deployedUrlPolicy,
   };

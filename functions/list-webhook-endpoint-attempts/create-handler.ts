@@ -28,7 +28,7 @@ export function createHandler(dependencies: EndpointFunctionDependencies) {
     const request = endpointRequestOf(route, dependencies);
     const page = readPage(request.event, decodeAttemptCursor);
     const record = await requireEndpoint(request);
-    const { attempts, last } = await listAttempts(record.id, page, request.log);
+    const { attempts, last } = await listAttempts(record.id, page, request.stores);
     const headers: Record<string, string> =
       last === undefined
         ? {}

@@ -26,7 +26,7 @@ export function createHandler(dependencies: EndpointFunctionDependencies) {
   return createRouteHandler('list-webhook-endpoints', dependencies, async (route) => {
     const request = endpointRequestOf(route, dependencies);
     const page = readPage(request.event, decodeEndpointCursor);
-    const { records, more } = await listEndpoints(request.owner, page, request.table);
+    const { records, more } = await listEndpoints(request.owner, page, request.stores);
     const last = records.at(-1);
     const headers: Record<string, string> =
       more && last !== undefined

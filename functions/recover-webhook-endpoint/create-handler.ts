@@ -4,26 +4,38 @@
  * hears of that it has not had delivered, events that happened while it was disabled included:
  * once each, in its current format, on the usual schedule. A disabled endpoint is enabled first
  * (409 otherwise): its deliveries would not be sent.
+ *
+ * However often it is called, an event has at most one delivery under way at the endpoint: each
+ * is claimed before it is queued (`webhook-log.ts`), and an event already pending is left to its
+ * delivery. One call queues at most {@link recoverCap} events (`"more": true` says more were
+ * missed: call again), and an endpoint's recover may be called five times a minute.
  */
-
+import { randomUUID } from 'node:crypto';
 import { endpointErrorCodes } from '../shared/errors/error-codes.ts';
 import { ApiError } from '../shared/errors/errors.ts';
 import { jsonResponse } from '../shared/http/api-responses.ts';
 import { readJsonBody } from '../shared/http/json-body.ts';
 import { createRouteHandler } from '../shared/http/route-handler.ts';
-import { firstDeliveryMessage } from '../shared/webhooks/delivery-message.ts';
+import { type DeliveryMessage, firstDeliveryMessage } from '../shared/webhooks/delivery-message.ts';
 import type { DeliveryQueue } from '../shared/webhooks/delivery-queue.ts';
 import { type PlantEvent, webhookFor } from '../shared/webhooks/plant-events.ts';
+import type { EndpointRecord } from '../webhook-endpoints/endpoint.ts';
+import { countEndpointCall, recoverCap } from '../webhook-endpoints/endpoint-limits.ts';
 import {
   type EndpointFunctionDependencies,
+  type EndpointRequest,
   endpointRequestOf,
   requireEndpoint,
 } from '../webhook-endpoints/endpoint-request.ts';
 import { endpointSubscriberName } from '../webhook-endpoints/endpoint-subscriptions.ts';
 import {
-  deliveredAmong,
+  claimDelivery,
+  deliveryStates,
+  endDelivery,
   eventsBetween,
   keptMilliseconds,
+  pendingStaleMilliseconds,
+  type WebhookLogTable,
 } from '../webhook-endpoints/webhook-log.ts';
 
 // RFC 3339: a date, a time, seconds with any fraction, and an offset (Z or ±hh:mm).
@@ -42,42 +54,27 @@ export function createHandler(dependencies: Dependencies) {
     const since = readSince(readJsonBody(request.event), now);
     const record = await requireEndpoint(request);
     if (!record.enabled) throw new ApiError(endpointErrorCodes.webhookEndpointDisabled);
-    const subscription = {
-      name: endpointSubscriberName(record.id),
-      events: record.events,
-      format: record.format,
-    };
-    const missed: PlantEvent[] = [];
+    await countEndpointCall(record.id, 'recover', now, request.stores);
     // Event times are whole seconds (the stream's): from the second the endpoint was made.
     const from = Math.max(since, Math.floor(Date.parse(record.createdAt) / 1000) * 1000);
-    for await (const event of eventsBetween(from, now, request.log)) {
-      if (record.events.includes(event.type)) missed.push(event);
+    const missed = await missedEvents(record, from, now, request.stores);
+    const messages = await claimedMessages(record, missed.slice(0, recoverCap), now, request);
+    try {
+      await dependencies.deliveries.send(messages);
+    } catch (error) {
+      // Not queued: their claims go, so that the next recover queues them.
+      await Promise.all(
+        messages.map((message) =>
+          endDelivery(record.id, message.webhookId, message.deliveryId ?? '', request.stores),
+        ),
+      );
+      throw error;
     }
-    const delivered = await deliveredAmong(
-      record.id,
-      missed.map((event) => event.webhookId),
-      request.log,
-    );
-    const messages = missed
-      .filter((event) => !delivered.has(event.webhookId))
-      .flatMap((event) => {
-        const webhook = webhookFor(event, subscription);
-        return webhook === undefined
-          ? []
-          : [
-              firstDeliveryMessage(webhook, subscription.name, now, {
-                id: record.id,
-                owner: record.owner,
-                type: event.type,
-              }),
-            ];
-      });
-    await dependencies.deliveries.send(messages);
     request.logger.info('webhook endpoint recovering', {
       endpointId: record.id,
       events: messages.length,
     });
-    return jsonResponse(202, { events: messages.length });
+    return jsonResponse(202, { events: messages.length, more: missed.length > recoverCap });
   });
 }
 
@@ -101,4 +98,86 @@ function readSince(body: unknown, now: number): number {
     );
   }
   return time;
+}
+
+/**
+ * The kept events from `from` of the types the endpoint hears of that it has neither had nor has
+ * pending, oldest first, {@link recoverCap} and one more at most (the one more says more remain).
+ */
+async function missedEvents(
+  record: EndpointRecord,
+  from: number,
+  now: number,
+  log: WebhookLogTable,
+): Promise<PlantEvent[]> {
+  const missed: PlantEvent[] = [];
+  let batch: PlantEvent[] = [];
+  const sift = async () => {
+    const states = await deliveryStates(
+      record.id,
+      batch.map((event) => event.webhookId),
+      log,
+    );
+    for (const event of batch) {
+      const state = states.get(event.webhookId);
+      const pending =
+        state?.state === 'pending' && state.claimedAt > now - pendingStaleMilliseconds;
+      if (state?.state !== 'delivered' && !pending) missed.push(event);
+    }
+    batch = [];
+  };
+  for await (const event of eventsBetween(from, now, log)) {
+    if (!record.events.includes(event.type)) continue;
+    batch.push(event);
+    if (batch.length === 100) await sift();
+    if (missed.length > recoverCap) return missed;
+  }
+  await sift();
+  return missed;
+}
+
+/**
+ * The first attempt's message of each event whose delivery this recover claimed (a new delivery
+ * each); an event another delivery claimed meanwhile is left to it. Ten claims at a time.
+ */
+async function claimedMessages(
+  record: EndpointRecord,
+  events: readonly PlantEvent[],
+  now: number,
+  request: EndpointRequest,
+): Promise<DeliveryMessage[]> {
+  const subscription = {
+    name: endpointSubscriberName(record.id),
+    events: record.events,
+    format: record.format,
+  };
+  const messages: DeliveryMessage[] = [];
+  let next = 0;
+  const claimer = async () => {
+    while (next < events.length) {
+      const event = events[next++] as PlantEvent;
+      const webhook = webhookFor(event, subscription);
+      if (webhook === undefined) continue;
+      const deliveryId = randomUUID();
+      const claim = await claimDelivery(
+        record.id,
+        event.webhookId,
+        deliveryId,
+        now,
+        request.stores,
+      );
+      if (claim !== 'claimed') continue;
+      messages.push(
+        firstDeliveryMessage(
+          webhook,
+          subscription.name,
+          now,
+          { id: record.id, owner: record.owner, type: event.type },
+          deliveryId,
+        ),
+      );
+    }
+  };
+  await Promise.all(Array.from({ length: 10 }, claimer));
+  return messages;
 }

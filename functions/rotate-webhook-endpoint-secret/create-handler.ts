@@ -1,10 +1,16 @@
 /**
- * `POST /webhook-endpoints/{endpointId}/secret/rotate`: a new signing secret. For 24 hours every
- * delivery carries two signatures, the new secret's and the previous one's, so a receiver that
- * changes its secret late still verifies every event; a second rotation within them replaces the
- * previous secret with the one it rotates out.
+ * `POST /webhook-endpoints/{endpointId}/secret/rotate` (optional body `{"overlapSeconds": n}`): a
+ * new signing secret. For `overlapSeconds` (24 hours unless given; 0 to 86400) every delivery
+ * carries two signatures, the new secret's and the previous one's, so a receiver that changes its
+ * secret late still verifies every event; `0` revokes the previous secret at once (a leaked
+ * one). A second rotation within the overlap replaces the previous secret with the one it
+ * rotates out. Only the secrets are written: a `PATCH` meanwhile stands, and the ETag stays.
  */
+import * as v from 'valibot';
+import { endpointErrorCodes } from '../shared/errors/error-codes.ts';
+import { ApiError } from '../shared/errors/errors.ts';
 import { jsonResponse } from '../shared/http/api-responses.ts';
+import { readJsonBody } from '../shared/http/json-body.ts';
 import { createRouteHandler } from '../shared/http/route-handler.ts';
 import { rotationOverlapMilliseconds } from '../webhook-endpoints/endpoint.ts';
 import {
@@ -12,9 +18,8 @@ import {
   endpointRequestOf,
   requireEndpoint,
 } from '../webhook-endpoints/endpoint-request.ts';
-import { replaceEndpoint } from '../webhook-endpoints/endpoint-store.ts';
-import type { SecretBox } from '../webhook-endpoints/secret-box.ts';
-import { newEndpointSecret } from '../webhook-endpoints/secret-box.ts';
+import { rotateEndpointSecret } from '../webhook-endpoints/endpoint-store.ts';
+import { newEndpointSecret, type SecretBox } from '../webhook-endpoints/secret-box.ts';
 
 /** What the function needs (its Lambda entry, the local API and the tests each give it). */
 export interface Dependencies extends EndpointFunctionDependencies {
@@ -22,26 +27,53 @@ export interface Dependencies extends EndpointFunctionDependencies {
   readonly secretBox: Pick<SecretBox, 'seal'>;
 }
 
+const longestOverlapSeconds = rotationOverlapMilliseconds / 1000;
+
+/** The rotation's body: how long the previous secret still signs. */
+export const rotationSchema = v.object({
+  overlapSeconds: v.optional(
+    v.pipe(v.number(), v.integer(), v.minValue(0), v.maxValue(longestOverlapSeconds)),
+  ),
+});
+
 export function createHandler(dependencies: Dependencies) {
   return createRouteHandler('rotate-webhook-endpoint-secret', dependencies, async (route) => {
     const request = endpointRequestOf(route, dependencies);
-    // A change made meanwhile (another rotation, a patch) is read again, then rotated over.
+    const overlapSeconds = readOverlapSeconds(request.event);
+    // Another rotation meanwhile is read again, then rotated over.
     for (let attempt = 1; ; attempt += 1) {
       const current = await requireEndpoint(request);
-      const now = request.now();
       const secret = newEndpointSecret();
       const rotated = {
-        ...current,
         secret: await dependencies.secretBox.seal(secret, current.id),
-        previousSecret: current.secret,
-        previousSecretUntil: now + rotationOverlapMilliseconds,
+        ...(overlapSeconds === 0
+          ? {}
+          : { previousSecretUntil: request.now() + overlapSeconds * 1000 }),
       };
-      // The secret is no part of what the API shows: the ETag stays.
-      if (await replaceEndpoint(rotated, { secret: current.secret }, request.table)) {
-        request.logger.info('webhook endpoint secret rotated', { endpointId: current.id });
+      if (await rotateEndpointSecret(current, rotated, request.stores)) {
+        request.logger.info('webhook endpoint secret rotated', {
+          endpointId: current.id,
+          overlapSeconds,
+        });
         return jsonResponse(200, { secret });
       }
       if (attempt === 3) throw new Error('The endpoint kept changing during the rotation.');
     }
   });
+}
+
+/**
+ * `overlapSeconds` of the body; no body at all is the default overlap.
+ * @throws ApiError 40020 when it is not a whole number from 0 to 86400.
+ */
+function readOverlapSeconds(event: Parameters<typeof readJsonBody>[0]): number {
+  if ((event.body ?? '') === '') return longestOverlapSeconds;
+  const parsed = v.safeParse(rotationSchema, readJsonBody(event));
+  if (!parsed.success) {
+    throw new ApiError(
+      endpointErrorCodes.invalidWebhookEndpoint,
+      `overlapSeconds must be a whole number of seconds from 0 to ${longestOverlapSeconds}.`,
+    );
+  }
+  return parsed.output.overlapSeconds ?? longestOverlapSeconds;
 }

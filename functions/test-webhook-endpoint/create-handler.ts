@@ -9,6 +9,7 @@ import { jsonResponse } from '../shared/http/api-responses.ts';
 import { createRouteHandler } from '../shared/http/route-handler.ts';
 import { firstDeliveryMessage } from '../shared/webhooks/delivery-message.ts';
 import type { DeliveryQueue } from '../shared/webhooks/delivery-queue.ts';
+import { countEndpointCall } from '../webhook-endpoints/endpoint-limits.ts';
 import {
   type EndpointFunctionDependencies,
   endpointRequestOf,
@@ -27,6 +28,7 @@ export function createHandler(dependencies: Dependencies) {
     const request = endpointRequestOf(route, dependencies);
     const record = await requireEndpoint(request);
     const now = request.now();
+    await countEndpointCall(record.id, 'test', now, request.stores);
     const eventId = `msg_test_${randomUUID().replaceAll('-', '')}`;
     const payload = JSON.stringify({
       type: 'webhook.test',

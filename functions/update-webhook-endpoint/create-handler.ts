@@ -1,6 +1,7 @@
 /**
  * `PATCH /webhook-endpoints/{endpointId}` (`application/merge-patch+json`, RFC 7396): changes the
- * URL, the events, the format, the description (`null` removes it) or `enabled`. `If-Match` is
+ * URL, the events, the format, the description (`null` removes it) or `enabled`, and only those
+ * (a rotation or a delivery's bookkeeping meanwhile stands). `If-Match` is
  * required (428 without it; `*` for any version), as for plants: of two changes made from one
  * read, one wins and the other is answered 412. Re-enabling starts a clean slate (no failures
  * counted, no reason) but sends nothing missed: `recover` does that.
@@ -24,7 +25,7 @@ import {
   endpointRequestOf,
   requireEndpoint,
 } from '../webhook-endpoints/endpoint-request.ts';
-import { replaceEndpoint } from '../webhook-endpoints/endpoint-store.ts';
+import { changeEndpoint, type EndpointChange } from '../webhook-endpoints/endpoint-store.ts';
 import type { EndpointUrlPolicy } from '../webhook-endpoints/endpoint-url.ts';
 
 /** The reason an endpoint its owner disabled shows. */
@@ -52,11 +53,12 @@ export function createHandler(dependencies: Dependencies) {
         patch.url === undefined
           ? current.url
           : await checkedUrlOf(patch.url, dependencies.urlPolicy);
-      const changed = patched(current, { ...patch, url }, request.now());
-      if (changed === undefined) {
+      const next = patched(current, { ...patch, url }, request.now());
+      if (next === undefined) {
         return jsonResponse(200, viewOf(current), { ETag: entityTagOf(current.version) });
       }
-      if (await replaceEndpoint(changed, { version: current.version }, request.table)) {
+      const changed = await changeEndpoint(current, changeOf(next), request.stores);
+      if (changed !== undefined) {
         request.logger.info('webhook endpoint changed', { endpointId: current.id });
         return jsonResponse(200, viewOf(changed), { ETag: entityTagOf(changed.version) });
       }
@@ -102,4 +104,10 @@ function patched(
   };
   const same = JSON.stringify(viewOf(next)) === JSON.stringify(viewOf(current));
   return same ? undefined : { ...next, version: nextVersion(current.version, now * 1000) };
+}
+
+/** The attributes a `PATCH` writes, of the endpoint it makes (the rest are others'). */
+function changeOf(next: EndpointRecord): EndpointChange {
+  const { url, events, format, description, enabled, disabledReason, failingSince, version } = next;
+  return { url, events, format, description, enabled, disabledReason, failingSince, version };
 }

@@ -9,8 +9,7 @@ import { ApiError } from '../shared/errors/errors.ts';
 import type { RouteHandlerOptions, RouteRequest } from '../shared/http/route-handler.ts';
 import type { Logger } from '../shared/platform/logger.ts';
 import { type EndpointRecord, readEndpointIdParameter } from './endpoint.ts';
-import { type EndpointTable, readEndpoint } from './endpoint-store.ts';
-import type { WebhookLogTable } from './webhook-log.ts';
+import { readEndpoint, type EndpointStores as Stores } from './endpoint-store.ts';
 
 /** The endpoints table and the webhook log, which every endpoint function works on. */
 export interface EndpointStores {
@@ -30,8 +29,8 @@ export interface EndpointRequest {
   readonly event: APIGatewayProxyEvent;
   /** The token's subject: every endpoint the request names must be its. */
   readonly owner: string;
-  readonly table: EndpointTable;
-  readonly log: WebhookLogTable;
+  /** The endpoints table and the webhook log. */
+  readonly stores: Stores;
   readonly logger: Logger;
   readonly now: () => number;
 }
@@ -44,12 +43,11 @@ export function endpointRequestOf(
   request: RouteRequest,
   dependencies: EndpointFunctionDependencies,
 ): EndpointRequest {
-  const { documentClient } = dependencies;
+  const { documentClient, endpointsTableName, logTableName } = dependencies;
   return {
     event: request.event,
     owner: ownerOf(request.event),
-    table: { documentClient, endpointsTableName: dependencies.endpointsTableName },
-    log: { documentClient, logTableName: dependencies.logTableName },
+    stores: { documentClient, endpointsTableName, logTableName },
     logger: request.logger,
     now: dependencies.now ?? Date.now,
   };
@@ -72,7 +70,7 @@ function ownerOf(event: APIGatewayProxyEvent): string {
  */
 export async function requireEndpoint(request: EndpointRequest): Promise<EndpointRecord> {
   const id = readEndpointIdParameter(request.event.pathParameters);
-  const record = await readEndpoint(request.owner, id, request.table);
+  const record = await readEndpoint(request.owner, id, request.stores);
   if (record === undefined) throw new ApiError(endpointErrorCodes.webhookEndpointNotFound);
   return record;
 }

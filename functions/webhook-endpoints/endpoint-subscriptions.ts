@@ -1,18 +1,56 @@
 /**
- * The fan-out's subscribers with endpoints: the stage configuration's, and every enabled webhook
- * endpoint, read from the endpoints table's sparse `subscriptions` index at most every
- * {@link endpointListMaxAgeMilliseconds}. So an endpoint created, changed or re-enabled hears of
- * the events that happen from 5 seconds after the answer (4 s of cache, and the index's
- * propagation, which AWS says is normally a fraction of a second); a delete, a disable or a new
- * URL counts at once, because the delivery reads the endpoint again as it sends.
+ * Who hears what: the fan-out's list of endpoints, kept in the webhook log so that it can be read
+ * strongly consistently (an index cannot be). Every change of who hears what — a create, a
+ * `PATCH` of `enabled`, `events` or `format`, a delete, the auto-disable — writes the endpoint's
+ * entry (`subscriptions` / `<endpointId>`, conditioned on a newer version, so a late writer
+ * never brings an old state back) and then counts a change (`subscriptions` / `#changes`),
+ * before the request is answered.
+ *
+ * The fan-out reads the count on every batch (one strongly consistent read) and the whole list
+ * when it changed. A batch holds records committed before it was read, so an event committed
+ * after a create (or an enabling `PATCH`) was answered is always addressed to the endpoint: no
+ * window in which a new endpoint misses events. A delete, a disable or a new URL counts at once
+ * anyway: the delivery reads the endpoint as it sends.
  */
 
-import type { Subscription } from '../shared/webhooks/plant-events.ts';
+import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
+import {
+  GetCommand,
+  type NativeAttributeValue,
+  QueryCommand,
+  UpdateCommand,
+} from '@aws-sdk/lib-dynamodb';
+import { callStore, type StoreDependencies } from '../shared/platform/dynamodb.ts';
+import type {
+  PlantEventType,
+  Subscription,
+  WebhookFormat,
+} from '../shared/webhooks/plant-events.ts';
 import type { SubscriptionSource } from '../shared/webhooks/queue-deliveries.ts';
-import { type EndpointTable, listSubscribedEndpoints } from './endpoint-store.ts';
 
-/** How old the endpoint list the fan-out uses may be. */
-export const endpointListMaxAgeMilliseconds = 4_000;
+/** Where the list is: the webhook log. */
+export type SubscriptionList = Omit<StoreDependencies, 'tableName'> & {
+  readonly logTableName: string;
+};
+
+/** An endpoint as the fan-out sees it. */
+export interface EndpointSubscription {
+  readonly id: string;
+  readonly owner: string;
+  readonly events: readonly PlantEventType[];
+  readonly format: WebhookFormat;
+  readonly enabled: boolean;
+  /** The endpoint's version when this was written: a write only replaces an older one. */
+  readonly version: number;
+}
+
+type Item = Record<string, NativeAttributeValue>;
+
+const partition = 'subscriptions';
+const changesKey = { pk: partition, sk: '#changes' };
+
+/** How long an entry of an endpoint that no longer hears anything is kept: a day. */
+const withdrawnKeptSeconds = 24 * 60 * 60;
 
 /** The subscriber name of an endpoint, in messages and logs. */
 export function endpointSubscriberName(id: string): string {
@@ -20,25 +58,129 @@ export function endpointSubscriberName(id: string): string {
 }
 
 /**
- * The stage's subscriptions followed by the enabled endpoints', the latter re-read when older than
- * `maxAgeMilliseconds`. A failed read rejects (the fan-out then retries the batch): endpoints
- * are never silently left out.
+ * Writes the endpoint's entry, unless a newer one is there, then counts a change. An entry of an
+ * endpoint that is disabled or deleted stays a day (so a late write of an older state cannot
+ * bring it back), then expires.
+ */
+export async function publishSubscription(
+  subscription: EndpointSubscription,
+  list: SubscriptionList,
+): Promise<void> {
+  try {
+    await callStore(
+      (abortSignal) =>
+        list.documentClient.send(
+          new UpdateCommand({
+            TableName: list.logTableName,
+            Key: { pk: partition, sk: subscription.id },
+            UpdateExpression:
+              'SET #owner = :owner, events = :events, #format = :format, enabled = :enabled, version = :version' +
+              (subscription.enabled ? ' REMOVE expiresAt' : ', expiresAt = :expires'),
+            ConditionExpression: 'attribute_not_exists(version) OR version < :version',
+            ExpressionAttributeNames: { '#owner': 'owner', '#format': 'format' },
+            ExpressionAttributeValues: {
+              ':owner': subscription.owner,
+              ':events': subscription.events,
+              ':format': subscription.format,
+              ':enabled': subscription.enabled,
+              ':version': subscription.version,
+              ...(subscription.enabled
+                ? {}
+                : { ':expires': Math.ceil(Date.now() / 1000) + withdrawnKeptSeconds }),
+            },
+          }),
+          { abortSignal },
+        ),
+      list.deadlineMilliseconds,
+    );
+  } catch (error) {
+    // A newer state is there already: it stands, and it was counted when it was written.
+    if (error instanceof ConditionalCheckFailedException) return;
+    throw error;
+  }
+  await callStore(
+    (abortSignal) =>
+      list.documentClient.send(
+        new UpdateCommand({
+          TableName: list.logTableName,
+          Key: changesKey,
+          UpdateExpression: 'ADD changes :one',
+          ExpressionAttributeValues: { ':one': 1 },
+        }),
+        { abortSignal },
+      ),
+    list.deadlineMilliseconds,
+  );
+}
+
+/** How many changes the list has had. */
+async function readChanges(list: SubscriptionList): Promise<number> {
+  const { Item } = await callStore(
+    (abortSignal) =>
+      list.documentClient.send(
+        new GetCommand({ TableName: list.logTableName, Key: changesKey, ConsistentRead: true }),
+        { abortSignal },
+      ),
+    list.deadlineMilliseconds,
+  );
+  const changes = Item?.changes as { value: string } | number | undefined;
+  return Number(typeof changes === 'object' ? changes.value : (changes ?? 0));
+}
+
+/** Every endpoint that hears of something now. */
+export async function listSubscribedEndpoints(
+  list: SubscriptionList,
+): Promise<readonly EndpointSubscription[]> {
+  const found: EndpointSubscription[] = [];
+  let start: Item | undefined;
+  do {
+    const page = await callStore(
+      (abortSignal) =>
+        list.documentClient.send(
+          new QueryCommand({
+            TableName: list.logTableName,
+            KeyConditionExpression: 'pk = :pk AND begins_with(sk, :endpoint)',
+            FilterExpression: 'enabled = :true',
+            ExpressionAttributeValues: { ':pk': partition, ':endpoint': 'ep_', ':true': true },
+            ConsistentRead: true,
+            ...(start === undefined ? {} : { ExclusiveStartKey: start }),
+          }),
+          { abortSignal },
+        ),
+      list.deadlineMilliseconds,
+    );
+    for (const item of page.Items ?? []) {
+      found.push({
+        id: item.sk as string,
+        owner: item.owner as string,
+        events: item.events as PlantEventType[],
+        format: item.format as WebhookFormat,
+        enabled: true,
+        version: Number((item.version as { value: string }).value),
+      });
+    }
+    start = page.LastEvaluatedKey;
+  } while (start !== undefined);
+  return found;
+}
+
+/**
+ * The stage's subscriptions followed by the endpoints that hear of something, the latter read
+ * again whenever the list has changed since. A failed read rejects (the fan-out then retries
+ * the batch): endpoints are never silently left out.
  */
 export function withEndpointSubscriptions(
   stage: readonly Subscription[],
-  table: EndpointTable,
-  options: { readonly maxAgeMilliseconds?: number; readonly now?: () => number } = {},
+  list: SubscriptionList,
 ): SubscriptionSource {
-  const maxAge = options.maxAgeMilliseconds ?? endpointListMaxAgeMilliseconds;
-  const now = options.now ?? Date.now;
-  let cached: { readonly at: number; readonly list: readonly Subscription[] } | undefined;
+  let cached: { readonly changes: number; readonly list: readonly Subscription[] } | undefined;
   return {
     current: async () => {
-      if (cached === undefined || now() - cached.at >= maxAge) {
-        const at = now();
-        const endpoints = await listSubscribedEndpoints(table);
+      const changes = await readChanges(list);
+      if (cached === undefined || cached.changes !== changes) {
+        const endpoints = await listSubscribedEndpoints(list);
         cached = {
-          at,
+          changes,
           list: [
             ...stage,
             ...endpoints.map((endpoint) => ({

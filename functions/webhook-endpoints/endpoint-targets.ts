@@ -1,9 +1,11 @@
 /**
  * Delivering to webhook endpoints: each message's endpoint is read as it is when its turn comes
- * (deleted, disabled, no longer hearing of the type, or already holding the event: nothing is
- * sent), its URL checked again and the connection made to the address just checked (no DNS
- * rebinding), signed with its secret (and, for 24 h after a rotation, the previous one too).
- * Every attempt is logged for its owner; a run of failures 5 days long disables the endpoint.
+ * (deleted, disabled, or no longer hearing of the type: nothing is sent), the event's delivery
+ * there is claimed (already delivered, or another delivery of it under way: nothing is sent, so
+ * a `recover` never doubles a delivery), its URL checked again and the connection made to the
+ * address just checked (no DNS rebinding), signed with its secret (and, for 24 h after a
+ * rotation, the previous one too). Every attempt is logged for its owner; a run of failures 5
+ * days long disables the endpoint.
  */
 import type { Logger } from '../shared/platform/logger.ts';
 import type {
@@ -14,19 +16,19 @@ import type {
 import type { DeliveryMessage } from '../shared/webhooks/delivery-message.ts';
 import { type SendOutcome, sendWebhook } from '../shared/webhooks/send-webhook.ts';
 import { type EndpointRecord, failingLimitMilliseconds } from './endpoint.ts';
-import { type EndpointTable, readEndpoint, recordEndpointHealth } from './endpoint-store.ts';
+import { type EndpointStores, readEndpoint, recordEndpointHealth } from './endpoint-store.ts';
 import { checkEndpointUrl, EndpointUrlError, type EndpointUrlPolicy } from './endpoint-url.ts';
 import type { SecretBox } from './secret-box.ts';
 import {
+  claimDelivery,
   type DeliveryAttemptRecord,
-  deliveredAmong,
+  endDelivery,
   recordAttempt,
-  type WebhookLogTable,
 } from './webhook-log.ts';
 
 export interface EndpointDeliveryDependencies {
-  readonly table: EndpointTable;
-  readonly log: WebhookLogTable;
+  /** The endpoints table and the webhook log. */
+  readonly stores: EndpointStores;
   /** Opens the endpoints' secrets. */
   readonly secretBox: Pick<SecretBox, 'open'>;
   readonly urlPolicy: EndpointUrlPolicy;
@@ -83,8 +85,12 @@ export function endpointTargets(
         { ...options, ...(address === undefined ? {} : { address }) },
       );
     },
-    record: async (message, outcome, timing) => {
-      await recordAttempt(record.id, attemptRecordOf(message, outcome, timing), dependencies.log);
+    record: async (message, outcome, timing, next) => {
+      const { stores } = dependencies;
+      await recordAttempt(record.id, attemptRecordOf(message, outcome, timing), stores);
+      if (next === 'dead-letter' && message.endpoint?.type !== 'webhook.test') {
+        await endDelivery(record.id, message.webhookId, deliveryIdOf(message), stores);
+      }
       // The endpoints' clock, not the attempt's: a test moves it days ahead.
       const at = now();
       const reason = outcome.delivered
@@ -94,7 +100,7 @@ export function endpointTargets(
         record,
         { delivered: outcome.delivered, at, reason },
         dependencies.failingLimitMilliseconds ?? failingLimitMilliseconds,
-        dependencies.table,
+        stores,
       );
       if (health === 'disabled') {
         logger.warn(endpointLog.disabled, { endpointId: record.id, reason });
@@ -106,20 +112,31 @@ export function endpointTargets(
     resolve: async (message): Promise<TargetResolution> => {
       const address = message.endpoint;
       if (address === undefined) return { unknown: true };
-      const record = await readEndpoint(address.owner, address.id, dependencies.table);
+      const { stores } = dependencies;
+      const record = await readEndpoint(address.owner, address.id, stores);
       if (record === undefined) return { done: 'the endpoint was deleted' };
       // A test event is sent whatever the endpoint's state: its owner asked for it.
-      if (address.type !== 'webhook.test') {
-        if (!record.enabled) return { done: 'the endpoint is disabled' };
-        if (!(record.events as readonly string[]).includes(address.type)) {
-          return { done: `the endpoint no longer hears of ${address.type}` };
-        }
-        const delivered = await deliveredAmong(record.id, [message.webhookId], dependencies.log);
-        if (delivered.size > 0) return { done: 'the endpoint has had this event' };
+      if (address.type === 'webhook.test') return { target: target(record, logger) };
+      const deliveryId = deliveryIdOf(message);
+      const notSent = async (reason: string) => {
+        await endDelivery(record.id, message.webhookId, deliveryId, stores);
+        return { done: reason };
+      };
+      if (!record.enabled) return notSent('the endpoint is disabled');
+      if (!(record.events as readonly string[]).includes(address.type)) {
+        return notSent(`the endpoint no longer hears of ${address.type}`);
       }
+      const claim = await claimDelivery(record.id, message.webhookId, deliveryId, now(), stores);
+      if (claim === 'delivered') return { done: 'the endpoint has had this event' };
+      if (claim === 'pending') return { done: 'another delivery of this event is under way' };
       return { target: target(record, logger) };
     },
   });
+}
+
+/** A message's delivery id; one queued before deliveries had ids is its event's own. */
+function deliveryIdOf(message: DeliveryMessage): string {
+  return message.deliveryId ?? `event:${message.webhookId}`;
 }
 
 function attemptRecordOf(

@@ -5,17 +5,26 @@
  *
  * - `event#<hour>` / `<time>#<webhookId>`: an event, under the hour it happened in.
  * - `attempts#<endpointId>` / `<time>#<webhookId>#<attempt>`: an attempt, read newest first.
- * - `delivered#<endpointId>` / `<webhookId>`: the event reached the endpoint.
+ * - `delivery#<endpointId>` / `<webhookId>`: the event's delivery to the endpoint: `pending`
+ *   (one delivery of it is under way, named by its `deliveryId`), `delivered`, or `ended` (dead
+ *   letter, or not sent). At most one delivery of an event is pending at an endpoint, however
+ *   often it is queued: each claims this item before it sends, and a second one finds it taken.
+ *
+ * The same table holds the fan-out's subscription list (`endpoint-subscriptions.ts`), each
+ * owner's count of endpoints (`endpoint-store.ts`) and the endpoints' call limits
+ * (`endpoint-limits.ts`).
  *
  * Every item expires (TTL `expiresAt`) 7 days after it was written; DynamoDB deletes expired
  * items within days, so reads leave out what has expired but is still there.
  */
+import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import {
   BatchGetCommand,
   BatchWriteCommand,
   type NativeAttributeValue,
   PutCommand,
   QueryCommand,
+  UpdateCommand,
 } from '@aws-sdk/lib-dynamodb';
 import { readStoredPlant } from '../shared/plants/stored-plant.ts';
 import { callStore, type StoreDependencies } from '../shared/platform/dynamodb.ts';
@@ -134,25 +143,123 @@ export async function recordAttempt(
         expiresAt: expiry(at),
       },
       ...(attempt.outcome === 'delivered' && attempt.type !== 'webhook.test'
-        ? [{ pk: `delivered#${endpointId}`, sk: attempt.eventId, expiresAt: expiry(at) }]
+        ? [
+            {
+              pk: `delivery#${endpointId}`,
+              sk: attempt.eventId,
+              state: 'delivered',
+              expiresAt: expiry(at),
+            },
+          ]
         : []),
     ],
     table,
   );
 }
 
-/** Which of `eventIds` reached the endpoint (100 to a request, DynamoDB's batch limit). */
-export async function deliveredAmong(
+/** Where an event's delivery to an endpoint stands. */
+export type DeliveryState =
+  | { readonly state: 'delivered' | 'ended' }
+  | { readonly state: 'pending'; readonly deliveryId: string; readonly claimedAt: number };
+
+/**
+ * A pending delivery with no attempt for this long is taken to be lost (its message never came
+ * back): another may claim the event. The schedule's longest wait is 10 h.
+ */
+export const pendingStaleMilliseconds = 12 * 60 * 60 * 1000;
+
+/**
+ * Claims the event's delivery to the endpoint for `deliveryId`, before an attempt: it is taken
+ * unless another delivery of it is pending (and not stale) or it was delivered. Each attempt of
+ * a delivery claims again (the same id renews it). Resolves `'claimed'`, or why not.
+ */
+export async function claimDelivery(
+  endpointId: string,
+  webhookId: string,
+  deliveryId: string,
+  now: number,
+  table: WebhookLogTable,
+): Promise<'claimed' | 'delivered' | 'pending'> {
+  try {
+    await callStore(
+      (abortSignal) =>
+        table.documentClient.send(
+          new UpdateCommand({
+            TableName: table.logTableName,
+            Key: { pk: `delivery#${endpointId}`, sk: webhookId },
+            UpdateExpression:
+              'SET #state = :pending, deliveryId = :id, claimedAt = :now, expiresAt = :expires',
+            ConditionExpression:
+              'attribute_not_exists(#state) OR #state = :ended OR (#state = :pending AND (deliveryId = :id OR claimedAt < :stale))',
+            ExpressionAttributeNames: { '#state': 'state' },
+            ExpressionAttributeValues: {
+              ':pending': 'pending',
+              ':ended': 'ended',
+              ':id': deliveryId,
+              ':now': now,
+              ':stale': now - pendingStaleMilliseconds,
+              ':expires': expiry(now),
+            },
+            ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+          }),
+          { abortSignal },
+        ),
+      table.deadlineMilliseconds,
+    );
+    return 'claimed';
+  } catch (error) {
+    if (!(error instanceof ConditionalCheckFailedException)) throw error;
+    return error.Item?.state?.S === 'delivered' ? 'delivered' : 'pending';
+  }
+}
+
+/**
+ * Ends `deliveryId`'s claim without a delivery (dead-lettered, or no longer to be sent), so a
+ * `recover` may queue the event again. Nothing changes if another delivery holds the claim.
+ */
+export async function endDelivery(
+  endpointId: string,
+  webhookId: string,
+  deliveryId: string,
+  table: WebhookLogTable,
+): Promise<void> {
+  try {
+    await callStore(
+      (abortSignal) =>
+        table.documentClient.send(
+          new UpdateCommand({
+            TableName: table.logTableName,
+            Key: { pk: `delivery#${endpointId}`, sk: webhookId },
+            UpdateExpression: 'SET #state = :ended REMOVE deliveryId, claimedAt',
+            ConditionExpression: '#state = :pending AND deliveryId = :id',
+            ExpressionAttributeNames: { '#state': 'state' },
+            ExpressionAttributeValues: {
+              ':pending': 'pending',
+              ':ended': 'ended',
+              ':id': deliveryId,
+            },
+          }),
+          { abortSignal },
+        ),
+      table.deadlineMilliseconds,
+    );
+  } catch (error) {
+    if (!(error instanceof ConditionalCheckFailedException)) throw error;
+  }
+}
+
+/** Where each of `eventIds` stands at the endpoint (100 to a request, DynamoDB's batch limit). */
+export async function deliveryStates(
   endpointId: string,
   eventIds: readonly string[],
   table: WebhookLogTable,
-): Promise<ReadonlySet<string>> {
-  const delivered = new Set<string>();
+): Promise<ReadonlyMap<string, DeliveryState>> {
+  const states = new Map<string, DeliveryState>();
   const unique = [...new Set(eventIds)];
   for (let start = 0; start < unique.length; start += 100) {
     let keys: Item[] | undefined = unique
       .slice(start, start + 100)
-      .map((eventId) => ({ pk: `delivered#${endpointId}`, sk: eventId }));
+      .map((eventId) => ({ pk: `delivery#${endpointId}`, sk: eventId }));
     while (keys !== undefined && keys.length > 0) {
       const requested: Item[] = keys;
       const result = await callStore(
@@ -166,12 +273,23 @@ export async function deliveredAmong(
         table.deadlineMilliseconds,
       );
       for (const item of result.Responses?.[table.logTableName] ?? []) {
-        delivered.add(item.sk as string);
+        states.set(item.sk as string, stateOf(item));
       }
       keys = result.UnprocessedKeys?.[table.logTableName]?.Keys;
     }
   }
-  return delivered;
+  return states;
+}
+
+function stateOf(item: Item): DeliveryState {
+  if (item.state === 'pending') {
+    return {
+      state: 'pending',
+      deliveryId: item.deliveryId as string,
+      claimedAt: Number((item.claimedAt as { value: string }).value),
+    };
+  }
+  return { state: item.state === 'ended' ? 'ended' : 'delivered' };
 }
 
 /** A page of the endpoint's attempts, newest first, after the cursor `after` (an item's key). */

@@ -23,11 +23,11 @@ import { createLogger, type Logger } from '../../functions/shared/platform/logge
 import { sqsDeliveryQueue } from '../../functions/shared/webhooks/delivery-queue.ts';
 import { streamRecordKinds, subscriptionOf } from '../../functions/shared/webhooks/plant-events.ts';
 import { fixedSubscriptions } from '../../functions/shared/webhooks/queue-deliveries.ts';
-import type { EndpointTable } from '../../functions/webhook-endpoints/endpoint-store.ts';
+import type { EndpointStores } from '../../functions/webhook-endpoints/endpoint-store.ts';
 import { withEndpointSubscriptions } from '../../functions/webhook-endpoints/endpoint-subscriptions.ts';
 import type { EndpointUrlPolicy } from '../../functions/webhook-endpoints/endpoint-url.ts';
 import { kmsSecretBox, type SecretBox } from '../../functions/webhook-endpoints/secret-box.ts';
-import { eventLogOf, type WebhookLogTable } from '../../functions/webhook-endpoints/webhook-log.ts';
+import { eventLogOf } from '../../functions/webhook-endpoints/webhook-log.ts';
 import { createHandler as createFanoutHandler } from '../../functions/webhook-fanout/create-handler.ts';
 import { deliveryMaxReceiveCount, retryMaximumConcurrency } from '../../infra/plant-webhooks.ts';
 import { createPlantsTableIfMissing, createWebhookEndpointTablesIfMissing } from '../tables.ts';
@@ -77,7 +77,6 @@ export interface BedOptions {
    */
   readonly endpoints?: {
     readonly urlPolicy: EndpointUrlPolicy;
-    readonly maxAgeMilliseconds?: number;
     readonly now?: () => number;
   };
   readonly logger?: Logger;
@@ -85,8 +84,8 @@ export interface BedOptions {
 
 /** The bed's endpoint stores and key, when it has endpoints. */
 export interface BedEndpoints {
-  readonly table: EndpointTable;
-  readonly log: WebhookLogTable;
+  /** The endpoints table and the webhook log. */
+  readonly stores: EndpointStores;
   readonly secretBox: SecretBox;
 }
 
@@ -198,12 +197,8 @@ export async function startDeployedWebhooks(options: BedOptions): Promise<Deploy
     subscriptions:
       endpoints === undefined
         ? fixedSubscriptions(subscriptions)
-        : withEndpointSubscriptions(subscriptions, endpoints.table, {
-            ...(options.endpoints?.maxAgeMilliseconds === undefined
-              ? {}
-              : { maxAgeMilliseconds: options.endpoints.maxAgeMilliseconds }),
-          }),
-    ...(endpoints === undefined ? {} : { eventLog: eventLogOf(endpoints.log) }),
+        : withEndpointSubscriptions(subscriptions, endpoints.stores),
+    ...(endpoints === undefined ? {} : { eventLog: eventLogOf(endpoints.stores) }),
     logger,
   });
   const deliver = createDeliverHandler({
@@ -298,7 +293,7 @@ export async function startDeployedWebhooks(options: BedOptions): Promise<Deploy
         table.tableName,
         ...(endpoints === undefined
           ? []
-          : [endpoints.table.endpointsTableName, endpoints.log.logTableName]),
+          : [endpoints.stores.endpointsTableName, endpoints.stores.logTableName]),
       ];
       for (const name of tableNames) {
         await table.documentClient.send(new DeleteTableCommand({ TableName: name }));
@@ -321,8 +316,7 @@ async function startBedEndpoints(
   );
   const { documentClient } = plants;
   return {
-    table: { documentClient, endpointsTableName: names.endpoints },
-    log: { documentClient, logTableName: names.log },
+    stores: { documentClient, endpointsTableName: names.endpoints, logTableName: names.log },
     secretBox: kmsSecretBox(moto.kms, KeyMetadata?.KeyId ?? ''),
   };
 }

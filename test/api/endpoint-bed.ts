@@ -62,7 +62,6 @@ export async function startEndpointBed(options: LocalWebhookOptions = {}): Promi
     logger: createLogger({}, () => {}),
     webhooks: {
       retrySchedule: [0.2, 0.2],
-      endpointListMaxAgeMilliseconds: 0,
       // No test asks DNS on the network: localhost is this machine, every other name unknown.
       endpointUrlPolicy: {
         ...localUrlPolicy,

@@ -150,7 +150,7 @@ describe('deliveries to a webhook endpoint', () => {
     await hooks.waitForAccepted(4);
     // Once more: nothing left to recover.
     const again = await request('client-a', 'POST', `/webhook-endpoints/${id}/recover`, { since });
-    expect(again.body).toEqual({ events: 0 });
+    expect(again.body).toEqual({ events: 0, more: false });
     await new Promise((resolve) => setTimeout(resolve, 1000));
     const ids = hooks.deliveries.map((delivery) => JSON.parse(delivery.body).data.id).sort();
     expect(ids).toEqual([11, 12, 13, 14]);

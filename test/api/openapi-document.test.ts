@@ -62,6 +62,7 @@ const conditionalStatuses: Readonly<Record<string, readonly number[]>> = {
   ],
   deletePlant: [errorCodes.preconditionFailed.statusCode],
   getWebhookEndpoint: [304, errorCodes.preconditionFailed.statusCode],
+  deleteWebhookEndpoint: [errorCodes.preconditionFailed.statusCode],
   updateWebhookEndpoint: [
     errorCodes.preconditionFailed.statusCode,
     errorCodes.preconditionRequired.statusCode,
@@ -219,6 +220,7 @@ describe('openapi.yaml', () => {
           [endpointErrorCodes.invalidWebhookEndpoint.error]: [
             ...(endpointMessages.get(endpointErrorCodes.invalidWebhookEndpoint.error) ?? []),
             'The body must be a JSON object: {"since": …}.',
+            'overlapSeconds must be a whole number of seconds from 0 to 86400.',
           ],
           [endpointErrorCodes.invalidRecoverySince.error]: [
             'since must be an RFC 3339 time from the last 7 days, such as 2026-11-25T10:00:00Z.',

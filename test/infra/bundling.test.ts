@@ -139,11 +139,21 @@ describe('every route function’s bundle', () => {
       const sections = (outputFiles[0]?.text ?? '').split(/^\/\/ (?=\S+\.[cm]?[jt]s$)/m);
       const actions = sections
         .filter((section) => section.startsWith('functions/'))
-        .flatMap((section) =>
-          [...section.matchAll(/new (\w+?)Command\d*\(/g)].map(
-            ([, command]) => actionOfCommand[command as string] ?? `an unmapped ${command}Command`,
-          ),
-        );
+        .flatMap((section) => [
+          ...[...section.matchAll(/new (\w+?)Command\d*\(/g)]
+            .filter(([, command]) => command !== 'TransactWrite')
+            .map(
+              ([, command]) =>
+                actionOfCommand[command as string] ?? `an unmapped ${command}Command`,
+            ),
+          // A transaction's items need their own actions (AWS: "Using IAM with DynamoDB
+          // transactions"): each `Put:`, `Update:` or `Delete:` of the module's transactions.
+          ...(section.includes('new TransactWriteCommand')
+            ? [...section.matchAll(/\b(Put|Update|Delete): \{/g)].map(
+                ([, kind]) => actionOfCommand[kind as string] as string,
+              )
+            : []),
+        ]);
       expect(actions.length).toBeGreaterThan(0);
       const granted = grantedActions(functionSettings[name]);
       for (const action of actions) {

@@ -273,7 +273,11 @@ async function writeWebhookLines({
       secret: await secretBox.seal(`whsec_${'A'.repeat(48)}`, endpoint.id),
       failingSince: now - 5 * 86_400_000 - 1000,
     },
-    { documentClient: table.documentClient, endpointsTableName: endpointTables.endpoints },
+    {
+      documentClient: table.documentClient,
+      endpointsTableName: endpointTables.endpoints,
+      logTableName: endpointTables.log,
+    },
   );
   await createDeliverHandler({
     sqs: { send: async () => ({}) } as never,
@@ -282,11 +286,11 @@ async function writeWebhookLines({
     deadLetterQueueUrl: 'https://sqs.example/dead-letters',
     subscribers: [],
     endpoints: {
-      table: {
+      stores: {
         documentClient: table.documentClient,
         endpointsTableName: endpointTables.endpoints,
+        logTableName: endpointTables.log,
       },
-      log: { documentClient: table.documentClient, logTableName: endpointTables.log },
       secretBox,
       urlPolicy: localUrlPolicy,
     },

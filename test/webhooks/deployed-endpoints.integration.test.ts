@@ -53,7 +53,7 @@ async function startBed(): Promise<DeployedWebhooks> {
     retrySchedule: [1, 1],
     maximumDelaySeconds: 1,
     visibilityTimeoutSeconds: 5,
-    endpoints: { urlPolicy: bedPolicy, maxAgeMilliseconds: 0 },
+    endpoints: { urlPolicy: bedPolicy },
   });
   running.push(bed);
   return bed;
@@ -71,8 +71,8 @@ async function register(bed: DeployedWebhooks, client: string, url: string) {
   if (stores === undefined) throw new Error('the bed has no endpoint stores');
   const create = createEndpoint({
     documentClient: bed.table.documentClient,
-    endpointsTableName: stores.table.endpointsTableName,
-    logTableName: stores.log.logTableName,
+    endpointsTableName: stores.stores.endpointsTableName,
+    logTableName: stores.stores.logTableName,
     secretBox: stores.secretBox,
     urlPolicy: bedPolicy,
     logger: createLogger({}, () => {}),
@@ -102,7 +102,7 @@ describe('webhook endpoints on the deployed path', () => {
     // Stored sealed by the KMS key, bound to the endpoint: never as it is.
     const { Item } = await bed.table.documentClient.send(
       new GetCommand({
-        TableName: bed.endpoints?.table.endpointsTableName,
+        TableName: bed.endpoints?.stores.endpointsTableName,
         Key: { owner: 'client-a', endpointId: id },
       }),
     );
@@ -119,7 +119,7 @@ describe('webhook endpoints on the deployed path', () => {
     let attempts: readonly { outcome: string }[] = [];
     const deadline = Date.now() + 10_000;
     while (attempts.length === 0 && Date.now() < deadline) {
-      ({ attempts } = await listAttempts(id, { limit: 10 }, bed.endpoints?.log as never));
+      ({ attempts } = await listAttempts(id, { limit: 10 }, bed.endpoints?.stores as never));
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
     expect(attempts).toEqual([expect.objectContaining({ outcome: 'delivered', attempt: 1 })]);
@@ -168,8 +168,8 @@ describe('webhook endpoints on the deployed path', () => {
     const stores = bed.endpoints;
     const remove = deleteEndpoint({
       documentClient: bed.table.documentClient,
-      endpointsTableName: stores?.table.endpointsTableName ?? '',
-      logTableName: stores?.log.logTableName ?? '',
+      endpointsTableName: stores?.stores.endpointsTableName ?? '',
+      logTableName: stores?.stores.logTableName ?? '',
       logger: createLogger({}, () => {}),
     });
     const answer = (await remove(

@@ -24,6 +24,7 @@ export interface PlantStoreSchemas {
   TestQueued?: TestQueued;
   RecoverRequest?: RecoverRequest;
   RecoverQueued?: RecoverQueued;
+  RotateSecretRequest?: RotateSecretRequest;
   DeliveryAttempt?: DeliveryAttempt;
   WebhookTestEvent?: WebhookTestEvent;
   Error?: Error;
@@ -261,6 +262,22 @@ export interface RecoverQueued {
    * How many events were queued again.
    */
   events: number;
+  /**
+   * More events were missed than one call queues; call again for the next.
+   */
+  more: boolean;
+}
+/**
+ * This interface was referenced by `PlantStoreSchemas`'s JSON-Schema
+ * via the `definition` "RotateSecretRequest".
+ */
+export interface RotateSecretRequest {
+  /**
+   * How long the previous secret still signs, in seconds (default 86400, a day); 0
+   * revokes it at once.
+   *
+   */
+  overlapSeconds?: number;
 }
 /**
  * This interface was referenced by `PlantStoreSchemas`'s JSON-Schema

@@ -113,6 +113,17 @@ export class PreconditionRequiredError extends ApiError {
   }
 }
 
+/** 42900: a limit on calls was reached; `Retry-After` says when the next one is allowed. */
+export class TooManyRequestsError extends ApiError {
+  override readonly name = 'TooManyRequestsError';
+  /** Whole seconds until a call is allowed again. */
+  readonly retryAfterSeconds: number;
+  constructor(message: string, retryAfterSeconds: number) {
+    super(errorCodes.throttled, message);
+    this.retryAfterSeconds = Math.max(1, Math.ceil(retryAfterSeconds));
+  }
+}
+
 /** 50300: the store is unreachable, too slow or throttling after retries; safe to retry. */
 export class StoreUnavailableError extends ApiError {
   override readonly name = 'StoreUnavailableError';

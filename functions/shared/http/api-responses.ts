@@ -5,7 +5,7 @@
 import type { MiddlewareObj, Request } from '@middy/core';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import { type ErrorCode, errorBody, errorCodes } from '../errors/error-codes.ts';
-import { ApiError } from '../errors/errors.ts';
+import { ApiError, TooManyRequestsError } from '../errors/errors.ts';
 import type { InvocationContext, Logger } from '../platform/logger.ts';
 import { corsHeaders } from './cors.ts';
 import { findHeader } from './request.ts';
@@ -28,10 +28,18 @@ export function jsonTextResponse(
   return { statusCode, headers: { 'Content-Type': 'application/json', ...headers }, body };
 }
 
-/** The Error response of a code: `{error, message}` and nothing else. */
-export function errorResponse(code: ErrorCode, message?: string): APIGatewayProxyResult {
-  // A 503 is safe to retry, and says when: the client waits as long (RFC 9110 §10.2.3).
-  const retry: Record<string, string> = code.statusCode === 503 ? { 'Retry-After': '1' } : {};
+/**
+ * The Error response of a code: `{error, message}` and nothing else. A 503 is safe to retry and
+ * says when (RFC 9110 §10.2.3), as does a 429 given `retryAfterSeconds`.
+ */
+export function errorResponse(
+  code: ErrorCode,
+  message?: string,
+  retryAfterSeconds?: number,
+): APIGatewayProxyResult {
+  const retryAfter = retryAfterSeconds ?? (code.statusCode === 503 ? 1 : undefined);
+  const retry: Record<string, string> =
+    retryAfter === undefined ? {} : { 'Retry-After': String(retryAfter) };
   return jsonResponse(code.statusCode, errorBody(code, message), retry);
 }
 
@@ -127,7 +135,11 @@ export function apiResponses(
     onError: (request) => {
       const { error } = request;
       if (error instanceof ApiError) {
-        request.response = errorResponse(error.code, error.clientMessage);
+        request.response = errorResponse(
+          error.code,
+          error.clientMessage,
+          error instanceof TooManyRequestsError ? error.retryAfterSeconds : undefined,
+        );
         addCorsHeaders(request);
         const detail = error.code.statusCode >= 500 ? { error } : {};
         logRequest(request, error.code.statusCode, {

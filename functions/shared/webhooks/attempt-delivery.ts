@@ -8,6 +8,7 @@ import type { Logger } from '../platform/logger.ts';
 import type { DeliveryMessage } from './delivery-message.ts';
 import {
   defaultRetrySchedule,
+  type NextStep,
   nextStepAfter,
   type SendOptions,
   type SendOutcome,
@@ -19,8 +20,16 @@ import {
 export interface DeliveryTarget {
   /** Makes one attempt: checks what must be checked, signs, sends. */
   attempt(message: DeliveryMessage, options: SendOptions): Promise<SendOutcome>;
-  /** Keeps what the attempt came to (an endpoint's attempts and health); errors are logged. */
-  record?(message: DeliveryMessage, outcome: SendOutcome, timing: AttemptTiming): Promise<void>;
+  /**
+   * Keeps what the attempt came to and what follows it (an endpoint's attempts, health and
+   * delivery claim); errors are logged.
+   */
+  record?(
+    message: DeliveryMessage,
+    outcome: SendOutcome,
+    timing: AttemptTiming,
+    next: NextStep['kind'],
+  ): Promise<void>;
 }
 
 export interface AttemptTiming {
@@ -94,12 +103,6 @@ export async function attemptDelivery(
     now: new Date(startedAt),
   });
   const timing = { startedAt, durationMilliseconds: now() - startedAt };
-  try {
-    await resolution.target.record?.(message, outcome, timing);
-  } catch (error) {
-    // The attempt stands; only its record is missing.
-    logger.error('could not record a webhook attempt', { webhookId: message.webhookId, error });
-  }
   const step = nextStepAfter(
     outcome,
     message,
@@ -107,6 +110,12 @@ export async function attemptDelivery(
     options.schedule ?? defaultRetrySchedule,
     now(),
   );
+  try {
+    await resolution.target.record?.(message, outcome, timing, step.kind);
+  } catch (error) {
+    // The attempt stands; only its record is missing.
+    logger.error('could not record a webhook attempt', { webhookId: message.webhookId, error });
+  }
   if (step.kind === 'delivered') return { kind: 'done' };
   if (step.kind === 'dead-letter') {
     return { kind: 'dead-letter', message, attempts: message.attempt, failure: step.failure };

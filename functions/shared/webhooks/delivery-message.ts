@@ -4,6 +4,7 @@
  * attempt is due, so a retry waits as a delayed message (never an in-flight one) and its attempt
  * number does not depend on how often SQS handed it out.
  */
+import { randomUUID } from 'node:crypto';
 import type { Webhook } from './plant-events.ts';
 
 export interface DeliveryMessage extends Webhook {
@@ -11,6 +12,11 @@ export interface DeliveryMessage extends Webhook {
   readonly subscriber: string;
   /** For a webhook endpoint: which, whose, and the event's type (its attempts show it). */
   readonly endpoint?: EndpointAddress;
+  /**
+   * For a webhook endpoint: this delivery's id, which claims the event at the endpoint before
+   * each attempt, so that no other delivery of the event is under way there at once.
+   */
+  readonly deliveryId?: string;
   /** The attempt this message is for, from 1. */
   readonly attempt: number;
   /** When that attempt is due, in milliseconds since the epoch. */
@@ -33,17 +39,22 @@ export interface DeadLetterMessage extends DeliveryMessage {
   readonly failedAt: string;
 }
 
-/** The first attempt's message of a webhook for a subscriber, due at once. */
+/**
+ * The first attempt's message of a webhook for a subscriber, due at once; an endpoint's is a new
+ * delivery of its own (`deliveryId`) unless one is given.
+ */
 export function firstDeliveryMessage(
   event: Webhook,
   subscriber: string,
   now: number,
   endpoint?: EndpointAddress,
+  deliveryId: string | undefined = endpoint === undefined ? undefined : randomUUID(),
 ): DeliveryMessage {
   return {
     ...event,
     subscriber,
     ...(endpoint === undefined ? {} : { endpoint }),
+    ...(deliveryId === undefined ? {} : { deliveryId }),
     attempt: 1,
     dueAt: now,
     queuedAt: now,
@@ -72,12 +83,14 @@ export function parseDeliveryMessage(body: string, now: number): DeliveryMessage
       typeof endpoint.type === 'string'
         ? { endpoint: { id: endpoint.id, owner: endpoint.owner, type: endpoint.type } }
         : {};
+    const { deliveryId } = value as Partial<DeliveryMessage>;
     return {
       webhookId,
       payload,
       ...(Number.isSafeInteger(version) ? { version } : {}),
       subscriber,
       ...address,
+      ...(typeof deliveryId === 'string' ? { deliveryId } : {}),
       attempt: Math.max(1, Math.trunc(number(value?.attempt, 1))),
       dueAt: number(value?.dueAt, now),
       queuedAt: number(value?.queuedAt, now),

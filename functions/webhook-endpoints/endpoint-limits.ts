@@ -1,0 +1,70 @@
+/**
+ * How often an endpoint's owner may ask for work that sends: `test` (each call a delivery of up
+ * to 8 attempts) and `recover` (each call up to {@link recoverCap} deliveries). Counted per
+ * endpoint in the webhook log, in fixed windows (`limits#<endpointId>` / `<call>#<window>`),
+ * each a conditional increment, so concurrent calls cannot pass the limit together. Past it, the
+ * call answers 429/42900 with `Retry-After` (the window's end).
+ */
+import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
+import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { TooManyRequestsError } from '../shared/errors/errors.ts';
+import { callStore } from '../shared/platform/dynamodb.ts';
+import type { WebhookLogTable } from './webhook-log.ts';
+
+/** A limit: at most `calls` in each window of `windowSeconds`. */
+export interface CallLimit {
+  readonly calls: number;
+  readonly windowSeconds: number;
+}
+
+/** The limits per endpoint. */
+export const endpointCallLimits = {
+  /** `POST …/test`: ten a minute. */
+  test: { calls: 10, windowSeconds: 60 },
+  /** `POST …/recover`: five a minute (each queues at most {@link recoverCap} events). */
+  recover: { calls: 5, windowSeconds: 60 },
+} as const satisfies Record<string, CallLimit>;
+
+/** The most events one `recover` queues; the answer says when more were missed. */
+export const recoverCap = 1000;
+
+/**
+ * Counts a call of `call` at the endpoint.
+ * @throws TooManyRequestsError (429/42900) when the window's calls are spent.
+ */
+export async function countEndpointCall(
+  endpointId: string,
+  call: keyof typeof endpointCallLimits,
+  now: number,
+  log: WebhookLogTable,
+): Promise<void> {
+  const limit = endpointCallLimits[call];
+  const windowMilliseconds = limit.windowSeconds * 1000;
+  const windowStart = Math.floor(now / windowMilliseconds) * windowMilliseconds;
+  try {
+    await callStore(
+      (abortSignal) =>
+        log.documentClient.send(
+          new UpdateCommand({
+            TableName: log.logTableName,
+            Key: { pk: `limits#${endpointId}`, sk: `${call}#${windowStart}` },
+            UpdateExpression: 'ADD calls :one SET expiresAt = :expires',
+            ConditionExpression: 'attribute_not_exists(calls) OR calls < :most',
+            ExpressionAttributeValues: {
+              ':one': 1,
+              ':most': limit.calls,
+              ':expires': Math.ceil((windowStart + 2 * windowMilliseconds) / 1000),
+            },
+          }),
+          { abortSignal },
+        ),
+      log.deadlineMilliseconds,
+    );
+  } catch (error) {
+    if (!(error instanceof ConditionalCheckFailedException)) throw error;
+    throw new TooManyRequestsError(
+      `This endpoint's ${call} may be called ${limit.calls} times a ${limit.windowSeconds === 60 ? 'minute' : `${limit.windowSeconds} s`}; retry later.`,
+      (windowStart + windowMilliseconds - now) / 1000,
+    );
+  }
+}
