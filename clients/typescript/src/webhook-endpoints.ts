@@ -91,11 +91,20 @@ export class WebhookEndpoints {
     return ((await this.#transport.json(response)) as { secret: string }).secret;
   }
 
-  /** A new secret; for 24 hours deliveries carry the old one's signature too. */
-  async rotateSecret(id: string): Promise<string> {
+  /**
+   * A new secret; for `overlapSeconds` (24 hours unless given) deliveries carry the old one's
+   * signature too. `{ overlapSeconds: 0 }` revokes the old secret at once (one that leaked).
+   */
+  async rotateSecret(
+    id: string,
+    options: { readonly overlapSeconds?: number } = {},
+  ): Promise<string> {
     const response = await this.#transport.send({
       method: 'POST',
       path: `${this.#path(id)}/secret/rotate`,
+      ...(options.overlapSeconds === undefined
+        ? {}
+        : { body: { overlapSeconds: options.overlapSeconds } }),
     });
     return ((await this.#transport.json(response)) as { secret: string }).secret;
   }
@@ -113,15 +122,22 @@ export class WebhookEndpoints {
 
   /**
    * Sends again, once each, every event since `since` (at most 7 days back) the endpoint has not
-   * had delivered; resolves with how many. @throws PlantStoreError 409/40900 while disabled.
+   * had delivered and has no delivery under way; resolves with how many. The API queues 1,000 a
+   * call: while it says more were missed, this calls again (waiting out a 429's `Retry-After`).
+   * @throws PlantStoreError 409/40900 while disabled.
    */
   async recover(id: string, since: Date | string): Promise<number> {
-    const response = await this.#transport.send({
-      method: 'POST',
-      path: `${this.#path(id)}/recover`,
-      body: { since: since instanceof Date ? since.toISOString() : since },
-    });
-    return ((await this.#transport.json(response)) as { events: number }).events;
+    let events = 0;
+    for (;;) {
+      const response = await this.#transport.send({
+        method: 'POST',
+        path: `${this.#path(id)}/recover`,
+        body: { since: since instanceof Date ? since.toISOString() : since },
+      });
+      const queued = (await this.#transport.json(response)) as { events: number; more: boolean };
+      events += queued.events;
+      if (!queued.more) return events;
+    }
   }
 
   #path(id: string): string {
