@@ -77,7 +77,7 @@ function formatCurl(url: string, token: string): string {
 
 function describeWebhooks(webhooks: LocalWebhooks, endpointUrls: EndpointUrlPolicy): string[] {
   const endpoints = [
-    `  Endpoints:  clients register their own (POST /webhook-endpoints; npm run -s token -- --scope webhooks/manage --subject <client>)`,
+    `  Endpoints:  clients register their own (POST /webhook-endpoints; npm run -s token -- --scope 'webhooks/manage plants/read' --subject <client>)`,
     `              ${endpointUrls.allowLoopback ? "http and this machine's loopback allowed (WEBHOOK_ENDPOINT_URLS=deployed refuses them)" : 'https to public hosts only, as deployed (WEBHOOK_ENDPOINT_URLS)'}`,
   ];
   if (webhooks.subscribers.length === 0) {
@@ -126,7 +126,8 @@ function describeStart(
     `Plant Store local API ready in ${seconds} s`,
     `  API:        ${api.url}  (reference and "try it": ${api.url}/docs)`,
     ...routes.map(
-      (route) => `              ${route.method.padEnd(6)} ${route.path}  (${route.scope})`,
+      (route) =>
+        `              ${route.method.padEnd(6)} ${route.path}  (${route.scopes.join(' + ')})`,
     ),
     `  Store:      ${store}`,
     `  Throttling: ${limits}`,

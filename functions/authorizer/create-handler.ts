@@ -11,7 +11,7 @@
  * would only add bundle size and cold-start time.
  */
 import type { APIGatewayAuthorizerResult, APIGatewayTokenAuthorizerEvent } from 'aws-lambda';
-import { type Route, routeResource, routes } from '../shared/http/routes.ts';
+import { grantsRoute, type Route, routeResource, routes } from '../shared/http/routes.ts';
 import {
   createLogger,
   type InvocationContext,
@@ -81,7 +81,7 @@ export function createHandler(
       // The exact message API Gateway turns into its UNAUTHORIZED (401) response.
       throw new Error('Unauthorized');
     }
-    const granted = routes.filter((route) => token.scopes.includes(route.scope));
+    const granted = routes.filter((route) => grantsRoute(token.scopes, route));
     if (granted.length === 0) {
       logger.warn('Denied a token that grants no operation', { sub: token.subject });
       return policy(token, 'Deny', [`${stage}/*/*`]);

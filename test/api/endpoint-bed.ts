@@ -1,7 +1,7 @@
 /**
  * A local API for the webhook endpoint tests (its own tables on the test store, throttling off,
  * a shortened retry schedule, a clock the test can move), receivers on 127.0.0.1 verifying with
- * the Standard Webhooks library, and requests as a client with `webhooks/manage` makes them.
+ * the Standard Webhooks library, and requests as a client with `webhooks/manage` and `plants/read` makes them.
  */
 import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -25,7 +25,7 @@ export interface EndpointBed {
   readonly api: LocalApi;
   /** Moves the endpoints' clock (days, for the 5-day disable) and the functions'. */
   advance(milliseconds: number): void;
-  /** A request as `client` (a token subject) with `webhooks/manage`, JSON body when given. */
+  /** A request as `client` (a token subject) with `webhooks/manage` and `plants/read`, JSON body when given. */
   request(
     client: string,
     method: string,
@@ -75,7 +75,7 @@ export async function startEndpointBed(options: LocalWebhookOptions = {}): Promi
     const response = await fetch(`${api.url}${path}`, {
       method,
       headers: {
-        Authorization: `Bearer ${api.signToken({ scope: 'webhooks/manage', subject: client })}`,
+        Authorization: `Bearer ${api.signToken({ scope: 'webhooks/manage plants/read', subject: client })}`,
         ...(body === undefined ? {} : { 'Content-Type': 'application/json' }),
         ...headers,
       },

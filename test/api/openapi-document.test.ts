@@ -252,13 +252,15 @@ describe('openapi.yaml', () => {
       expect(documented.sort()).toEqual(routed.sort());
     });
 
-    it.each(routes.map((route) => [route.method, route.path, route.scope]))(
-      '%s %s asks for a bearer token with exactly the scope %s',
-      (method, path, scope) => {
+    it.each(routes.map((route) => [route.method, route.path, route.scopes.join(' and ')]))(
+      '%s %s asks for a bearer token with exactly the scopes %s',
+      (method, path) => {
+        const route = routes.find((entry) => entry.method === method && entry.path === path);
         const found = operations.find(
           (candidate) => candidate.method === method && candidate.path === path,
         );
-        expect(found?.operation.security).toEqual([{ bearerAuth: [scope] }]);
+        // One requirement listing every scope: OpenAPI's "all of these" (a token needs each).
+        expect(found?.operation.security).toEqual([{ bearerAuth: [...(route?.scopes ?? [])] }]);
       },
     );
 

@@ -135,8 +135,17 @@ afterAll(async () => {
 describe('scopes, through the authorizer and its per-token cache', () => {
   const operations = routes.map((route) => route.operationId) as Operation[];
   const endpointOperations = routes
-    .filter((route) => route.scope === 'webhooks/manage')
+    .filter((route) => (route.scopes as readonly string[]).includes('webhooks/manage'))
     .map((route) => route.operationId);
+  // An endpoint receives plant events: pointing one at them needs plants/read too.
+  const pointingAtPlants = [
+    'createWebhookEndpoint',
+    'updateWebhookEndpoint',
+    'recoverWebhookEndpoint',
+  ];
+  const managingOnly = endpointOperations.filter(
+    (operation) => !pointingAtPlants.includes(operation),
+  );
   const plantOperations = operations.filter(
     (operation) => !(endpointOperations as readonly string[]).includes(operation),
   );
@@ -144,7 +153,7 @@ describe('scopes, through the authorizer and its per-token cache', () => {
     'plants/read': ['listPlants', 'getPlant'],
     'plants/write': ['createPlant', 'replacePlant', 'patchPlant', 'deletePlant'],
     'plants/read plants/write': plantOperations,
-    'webhooks/manage': endpointOperations,
+    'webhooks/manage': managingOnly,
     'plants/read webhooks/manage': ['listPlants', 'getPlant', ...endpointOperations],
     'plants/read plants/write webhooks/manage': operations,
     '': [],

@@ -17,7 +17,7 @@ let endpoints: PlantStoreClient['webhookEndpoints'];
 
 beforeAll(async () => {
   bed = await startEndpointBed();
-  const token = bed.api.signToken({ scope: 'webhooks/manage', subject: 'client-sdk' });
+  const token = bed.api.signToken({ scope: 'webhooks/manage plants/read', subject: 'client-sdk' });
   endpoints = new PlantStoreClient({ baseUrl: bed.api.url, token }).webhookEndpoints;
 }, 60_000);
 

@@ -109,8 +109,8 @@ afterAll(async () => {
 describe('webhook endpoints through npm start', () => {
   it('registers, receives signed events, tests, rotates, recovers and deletes, each client alone', async () => {
     const [clientA, clientB, plants] = await Promise.all([
-      token('--scope', 'webhooks/manage', '--subject', 'client-a'),
-      token('--scope', 'webhooks/manage', '--subject', 'client-b'),
+      token('--scope', 'webhooks/manage plants/read', '--subject', 'client-a'),
+      token('--scope', 'webhooks/manage plants/read', '--subject', 'client-b'),
       token(),
     ]);
     const hostile = await call(clientA, 'POST', '/webhook-endpoints', {
@@ -118,7 +118,7 @@ describe('webhook endpoints through npm start', () => {
     });
     expect(hostile).toMatchObject({ status: 400, body: { error: 40024 } });
     // The start says how to get a token for endpoints, and that loopback receivers are allowed.
-    expect(banner).toContain('--scope webhooks/manage --subject <client>');
+    expect(banner).toContain("--scope 'webhooks/manage plants/read' --subject <client>");
     expect(banner).toContain("http and this machine's loopback allowed");
 
     const hooks = await receiver();

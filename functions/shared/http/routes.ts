@@ -18,16 +18,18 @@ export type Scope = (typeof scopes)[keyof typeof scopes];
 
 /** What each scope lets a client do, for the issuer's resource server and the docs. */
 export const scopeDescriptions: Readonly<Record<Scope, string>> = {
-  'plants/read': 'List and read plants',
+  'plants/read': 'List and read plants, and hear of them at a webhook endpoint',
   'plants/write': 'Create, change and delete plants',
-  'webhooks/manage': "Register and manage the client's own webhook endpoints",
+  'webhooks/manage':
+    "Manage the client's own webhook endpoints (pointing one at plant events needs plants/read too)",
 };
 
 export interface Route {
   readonly method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
   /** The resource path as API Gateway writes it, path parameters in braces: `/plants/{id}`. */
   readonly path: string;
-  readonly scope: Scope;
+  /** The scopes a token must grant, every one of them. */
+  readonly scopes: readonly Scope[];
   /**
    * The function that serves the route, in camelCase: its folder is the kebab-case name
    * (`updatePlant` → `functions/update-plant/`, see {@link routeFunctionFolder}).
@@ -41,81 +43,92 @@ export const routes = [
   {
     method: 'POST',
     path: '/plants',
-    scope: scopes.write,
+    scopes: [scopes.write],
     function: 'createPlant',
     operationId: 'createPlant',
   },
   {
     method: 'GET',
     path: '/plants',
-    scope: scopes.read,
+    scopes: [scopes.read],
     function: 'listPlants',
     operationId: 'listPlants',
   },
   {
     method: 'GET',
     path: '/plants/{id}',
-    scope: scopes.read,
+    scopes: [scopes.read],
     function: 'getPlant',
     operationId: 'getPlant',
   },
   {
     method: 'PUT',
     path: '/plants/{id}',
-    scope: scopes.write,
+    scopes: [scopes.write],
     function: 'updatePlant',
     operationId: 'replacePlant',
   },
   {
     method: 'PATCH',
     path: '/plants/{id}',
-    scope: scopes.write,
+    scopes: [scopes.write],
     function: 'updatePlant',
     operationId: 'patchPlant',
   },
   {
     method: 'DELETE',
     path: '/plants/{id}',
-    scope: scopes.write,
+    scopes: [scopes.write],
     function: 'deletePlant',
     operationId: 'deletePlant',
   },
+  // An endpoint receives plant events: the routes that point one at them (a create, a PATCH
+  // that enables or redirects it, a recover that sends 7 days of them) need plants/read too.
   ...webhookEndpointRoutes([
-    ['POST', '/webhook-endpoints', 'createWebhookEndpoint'],
+    ['POST', '/webhook-endpoints', 'createWebhookEndpoint', 'readsPlants'],
     ['GET', '/webhook-endpoints', 'listWebhookEndpoints'],
     ['GET', '/webhook-endpoints/{endpointId}', 'getWebhookEndpoint'],
-    ['PATCH', '/webhook-endpoints/{endpointId}', 'updateWebhookEndpoint'],
+    ['PATCH', '/webhook-endpoints/{endpointId}', 'updateWebhookEndpoint', 'readsPlants'],
     ['DELETE', '/webhook-endpoints/{endpointId}', 'deleteWebhookEndpoint'],
     ['GET', '/webhook-endpoints/{endpointId}/secret', 'getWebhookEndpointSecret'],
     ['POST', '/webhook-endpoints/{endpointId}/secret/rotate', 'rotateWebhookEndpointSecret'],
     ['POST', '/webhook-endpoints/{endpointId}/test', 'testWebhookEndpoint'],
     ['GET', '/webhook-endpoints/{endpointId}/attempts', 'listWebhookEndpointAttempts'],
-    ['POST', '/webhook-endpoints/{endpointId}/recover', 'recoverWebhookEndpoint'],
+    ['POST', '/webhook-endpoints/{endpointId}/recover', 'recoverWebhookEndpoint', 'readsPlants'],
   ] as const),
 ] as const satisfies readonly Route[];
 
 /**
- * The self-service webhook endpoint routes: each needs `webhooks/manage` and has a function of
- * its own, named as its operation.
+ * The self-service webhook endpoint routes: each needs `webhooks/manage` (and `plants/read` too
+ * when it `readsPlants`) and has a function of its own, named as its operation.
  */
 function webhookEndpointRoutes<
-  const Rows extends readonly (readonly [Route['method'], string, string])[],
+  const Rows extends readonly (
+    | readonly [Route['method'], string, string]
+    | readonly [Route['method'], string, string, 'readsPlants']
+  )[],
 >(rows: Rows) {
-  return rows.map(([method, path, name]) => ({
+  return rows.map(([method, path, name, readsPlants]) => ({
     method,
     path,
-    scope: scopes.manageWebhooks,
+    scopes:
+      readsPlants === undefined ? [scopes.manageWebhooks] : [scopes.manageWebhooks, scopes.read],
     function: name,
     operationId: name,
   })) as {
     [Index in keyof Rows]: {
       readonly method: Rows[Index][0];
       readonly path: Rows[Index][1];
-      readonly scope: typeof scopes.manageWebhooks;
+      readonly scopes: readonly Scope[];
       readonly function: Rows[Index][2];
       readonly operationId: Rows[Index][2];
     };
   };
+}
+
+/** Whether a token granting `granted` may call the route: it grants every scope the route needs. */
+export function grantsRoute(granted: readonly string[], route: Pick<Route, 'scopes'>): boolean {
+  return route.scopes.every((scope) => granted.includes(scope));
 }
 
 /** The functions behind the routes (keys of `infra/function-settings.ts`). */

@@ -39,6 +39,33 @@ describe('authorizer handler', () => {
       expect(logLines).toEqual([]);
     });
 
+    it('lets webhooks/manage alone manage endpoints, but not point one at plant events: creating, changing and recovering need plants/read too', async () => {
+      const { authorize } = createAuthorizer();
+      const resourcesOf = async (scope: string) => {
+        const token = signToken(rsaKey, validClaims({ scope }));
+        const result = await authorize(`Bearer ${token}`);
+        const [statement] = result.policyDocument.Statement as { Resource: string[] }[];
+        return (statement?.Resource ?? []).map((resource) => resource.replace(/^.*?\/dev\//, ''));
+      };
+      const managing = await resourcesOf('webhooks/manage');
+      const pointing = [
+        'POST/webhook-endpoints',
+        'PATCH/webhook-endpoints/*',
+        'POST/webhook-endpoints/*/recover',
+      ];
+      for (const route of pointing) expect(managing).not.toContain(route);
+      expect(managing).toEqual(
+        expect.arrayContaining([
+          'GET/webhook-endpoints',
+          'DELETE/webhook-endpoints/*',
+          'POST/webhook-endpoints/*/test',
+        ]),
+      );
+      expect(await resourcesOf('webhooks/manage plants/read')).toEqual(
+        expect.arrayContaining(pointing),
+      );
+    });
+
     it('accepts ES256 tokens and any case of the scheme name', async () => {
       const { authorize } = createAuthorizer();
       const token = signToken(ecKey, validClaims());
