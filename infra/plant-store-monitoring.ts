@@ -1,4 +1,4 @@
-import { Duration } from 'aws-cdk-lib';
+import { Aspects, Duration } from 'aws-cdk-lib';
 import type { RestApi } from 'aws-cdk-lib/aws-apigateway';
 import { SlackChannelConfiguration } from 'aws-cdk-lib/aws-chatbot';
 import {
@@ -31,6 +31,7 @@ import {
   monitorWebhookEndpoints,
   stageMetricNamespace,
 } from './log-metrics.ts';
+import { PlainMetricAlarms } from './plain-metric-alarms.ts';
 import { type PlantWebhooks, streamFailureMetricsId } from './plant-webhooks.ts';
 import type { AlarmNotificationsConfig } from './stages.ts';
 import type { WebhookEndpointStores } from './webhook-endpoint-stores.ts';
@@ -94,6 +95,7 @@ export class PlantStoreMonitoring extends Construct {
     this.monitorTables(props);
     this.monitorWebhooks(props);
     monitorWebhookEndpoints(this, props);
+    Aspects.of(this).add(new PlainMetricAlarms());
   }
 
   /** The stage's one topic, with the e-mail and Slack subscriptions the stage names. */

@@ -92,6 +92,44 @@ describe.each([stages.dev, stages.prod])('the PlantStore-$name stack', (stage) =
       }
     });
 
+    it('writes every alarm on one metric as a plain metric alarm: only those that compute keep metric math', () => {
+      const alarms = Object.values(template().findResources('AWS::CloudWatch::Alarm'));
+      const computed = alarms
+        .filter((alarm) => alarm.Properties.Metrics !== undefined)
+        .map((alarm) =>
+          alarm.Properties.Metrics.filter((query: { Expression?: string }) => query.Expression)
+            .map((query: { Expression: string }) => query.Expression.split('+')[0])
+            .join(),
+        )
+        .sort();
+      expect(computed).toEqual([
+        // The canary's crashes: errors of the new version less its refusals (prod deploys so).
+        ...(stage.productionLike ? ['FILL(errors, 0) - FILL(refusals, 0)'] : []),
+        // The plants table's system errors: a sum over its operations.
+        'systemErrorGetItem',
+      ]);
+      const latency = alarms.find((alarm) =>
+        String(alarm.Properties.AlarmName).endsWith('-create-plant-Latency-P99-Warning'),
+      );
+      expect(latency?.Properties).toMatchObject({
+        MetricName: 'Duration',
+        Namespace: 'AWS/Lambda',
+        ExtendedStatistic: 'p99',
+        Period: 300,
+      });
+      // FILL(throttles, 0) of one metric is missing data treated as not breaching.
+      const throttles = alarms.filter((alarm) =>
+        String(alarm.Properties.AlarmName).includes('-Throttled-Events-'),
+      );
+      expect(throttles.length).toBeGreaterThan(0);
+      for (const alarm of throttles) {
+        expect(alarm.Properties).toMatchObject({
+          Statistic: 'Sum',
+          TreatMissingData: 'notBreaching',
+        });
+      }
+    });
+
     it('has one dashboard, and counts plants created, conflicts and webhook outcomes from the logs', () => {
       template().resourceCountIs('AWS::CloudWatch::Dashboard', 1);
       template().hasResourceProperties('AWS::CloudWatch::Dashboard', {
