@@ -32,7 +32,7 @@ async function documented(
   const response = await fetch(`${bed.api.url}${path}`, {
     method,
     headers: {
-      Authorization: `Bearer ${bed.api.signToken({ scope: 'webhooks/manage', subject: client })}`,
+      Authorization: `Bearer ${bed.api.signToken({ scope: 'webhooks/manage plants/read', subject: client })}`,
       ...(body === undefined ? {} : { 'Content-Type': 'application/json' }),
       ...headers,
     },

@@ -179,11 +179,11 @@ describe('webhook endpoints through npm start', () => {
     expect(hooks.deliveries).toHaveLength(3);
     expect(
       (await call(clientA, 'POST', `/webhook-endpoints/${id}/recover`, { since })).body,
-    ).toEqual({ events: 2 });
+    ).toEqual({ events: 2, more: false });
     await hooks.waitForAccepted(5);
     expect(
       (await call(clientA, 'POST', `/webhook-endpoints/${id}/recover`, { since })).body,
-    ).toEqual({ events: 0 });
+    ).toEqual({ events: 0, more: false });
 
     const attempts = (await call(clientA, 'GET', `/webhook-endpoints/${id}/attempts`)).body as {
       outcome: string;

@@ -207,7 +207,7 @@ describe('the route events (one per route function)', () => {
       ...ofCreated(event),
       body: JSON.stringify({ since: new Date(Date.now() - 60_000).toISOString() }),
     }));
-    expect(recovered).toMatchObject({ statusCode: 202, body: '{"events":0}' });
+    expect(recovered).toMatchObject({ statusCode: 202, body: '{"events":0,"more":false}' });
     expect(await invoke('delete-webhook-endpoint', ofCreated)).toMatchObject({ statusCode: 204 });
     expect((await invoke('get-webhook-endpoint', ofCreated)).statusCode).toBe(404);
   });

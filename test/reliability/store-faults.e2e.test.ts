@@ -207,7 +207,9 @@ describe('while the store misbehaves under steady traffic', () => {
     const restartedAt = performance.now();
     stores.push(await startDynamoDbLocal({ dataDirectory, port: dead.port }));
     const backAt = performance.now();
-    await delay(3_000);
+    // Long enough for every client to start creates after the second the restarted JVM may
+    // take to answer, each of which may take its three attempts (3 s).
+    await delay(5_000);
     const creates = await traffic.stop();
     allCreates.push(...creates);
 

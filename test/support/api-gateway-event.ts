@@ -189,7 +189,7 @@ export function createEndpointEvent(
       httpMethod: route.method,
       resourcePath: route.path,
       path: `/dev${path}`,
-      authorizer: { principalId: client, sub: client, scope: 'webhooks/manage' },
+      authorizer: { principalId: client, sub: client, scope: 'webhooks/manage plants/read' },
     },
   };
 }

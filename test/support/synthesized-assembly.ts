@@ -8,7 +8,15 @@
  */
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statSync,
+} from 'node:fs';
 import path from 'node:path';
 
 const repositoryRoot = path.resolve(import.meta.dirname, '../..');
@@ -48,9 +56,15 @@ export function synthFingerprint(): string {
   return hash.digest('hex').slice(0, 16);
 }
 
-/** The folder of the assembly for the current inputs. */
+/** The variable naming the run's assembly to the test workers. */
+export const assemblyDirectoryVariable = 'PLANT_STORE_TEST_ASSEMBLY';
+
+/** The folder of the run's assembly, or of the one for the current inputs. */
 export function assemblyDirectory(): string {
-  return path.join(repositoryRoot, '.data', 'synth', synthFingerprint());
+  return (
+    process.env[assemblyDirectoryVariable] ??
+    path.join(repositoryRoot, '.data', 'synth', synthFingerprint())
+  );
 }
 
 /**
@@ -59,7 +73,7 @@ export function assemblyDirectory(): string {
  * @throws Error with the synth's output when it fails.
  */
 export function ensureSynthesizedAssembly(): string {
-  const directory = assemblyDirectory();
+  const directory = path.join(repositoryRoot, '.data', 'synth', synthFingerprint());
   if (existsSync(path.join(directory, 'complete'))) return directory;
   const parent = path.dirname(directory);
   mkdirSync(parent, { recursive: true, mode: 0o700 });
@@ -74,11 +88,12 @@ export function ensureSynthesizedAssembly(): string {
     rmSync(building, { recursive: true, force: true });
     throw new Error(`The test synth failed:\n${result.stdout}\n${result.stderr}`);
   }
-  for (const old of readdirSync(parent)) {
-    if (old !== path.basename(building)) {
-      rmSync(path.join(parent, old), { recursive: true, force: true });
-    }
-  }
   renameSync(building, directory);
+  // The newest few stay: another run may still be reading one.
+  const kept = readdirSync(parent)
+    .map((name) => ({ name, at: statSync(path.join(parent, name)).mtimeMs }))
+    .sort((a, b) => b.at - a.at);
+  for (const { name } of kept.slice(3))
+    rmSync(path.join(parent, name), { recursive: true, force: true });
   return directory;
 }
