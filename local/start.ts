@@ -19,8 +19,8 @@ import { checkAllowedOrigins } from '../functions/shared/http/cors.ts';
 import { routes } from '../functions/shared/http/routes.ts';
 import { commaList, readEnvironment } from '../functions/shared/platform/environment.ts';
 import { subscriptionOf } from '../functions/shared/webhooks/plant-events.ts';
+import { parseEndpointUrls } from '../functions/webhook-endpoints/endpoint-config.ts';
 import {
-  deployedUrlPolicy,
   type EndpointUrlPolicy,
   localUrlPolicy,
 } from '../functions/webhook-endpoints/endpoint-url.ts';
@@ -49,13 +49,6 @@ function parseStoreEndpoint(text: string): string {
     throw new Error('must be an http(s) URL such as http://127.0.0.1:8000');
   }
   return text;
-}
-
-/** `WEBHOOK_ENDPOINT_URLS`: which URLs a webhook endpoint may have. */
-function parseEndpointUrls(text: string): EndpointUrlPolicy {
-  if (text === 'local') return localUrlPolicy;
-  if (text === 'deployed') return deployedUrlPolicy;
-  throw new Error('must be local (http and loopback allowed) or deployed (https, public only)');
 }
 
 function parseThrottling(text: string): string {

@@ -5,10 +5,14 @@
  */
 import {
   readEndpointFunctionConfig,
+  readEndpointUrlPolicy,
   readSecretsKeySettings,
 } from '../webhook-endpoints/endpoint-config.ts';
 
 /** The configuration from the environment; anything missing fails the cold start. */
 export function readConfig(environment: NodeJS.ProcessEnv) {
-  return readEndpointFunctionConfig('create-webhook-endpoint', environment, readSecretsKeySettings);
+  return readEndpointFunctionConfig('create-webhook-endpoint', environment, (read) => ({
+    ...readSecretsKeySettings(read),
+    urlPolicy: readEndpointUrlPolicy(read, environment),
+  }));
 }

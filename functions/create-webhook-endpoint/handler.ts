@@ -3,7 +3,6 @@
  */
 import { createDocumentClient } from '../shared/platform/dynamodb.ts';
 import { kmsSealerOf } from '../webhook-endpoints/endpoint-config.ts';
-import { deployedUrlPolicy } from '../webhook-endpoints/endpoint-url.ts';
 import { readConfig } from './config.ts';
 import { createHandler } from './create-handler.ts';
 
@@ -13,6 +12,5 @@ const { dynamoDbEndpoint, secretsKeyId, kmsEndpoint, ...config } = readConfig(pr
 export const handler = createHandler({
   documentClient: createDocumentClient({ endpoint: dynamoDbEndpoint }),
   secretBox: kmsSealerOf({ secretsKeyId, kmsEndpoint }),
-  urlPolicy: deployedUrlPolicy,
   ...config,
 });

@@ -9,6 +9,7 @@
 import { parseJson, readEnvironment } from '../shared/platform/environment.ts';
 import {
   readEndpointStoreSettings,
+  readEndpointUrlPolicy,
   readSecretsKeySettings,
 } from '../webhook-endpoints/endpoint-config.ts';
 import type { ConfiguredSubscriber } from './create-handler.ts';
@@ -27,7 +28,11 @@ export function readDeliverConfig(environment: NodeJS.ProcessEnv) {
     ...(read.optional('ENDPOINTS_TABLE_NAME') === undefined
       ? {}
       : {
-          endpoints: { ...readEndpointStoreSettings(read), ...readSecretsKeySettings(read) },
+          endpoints: {
+            ...readEndpointStoreSettings(read),
+            ...readSecretsKeySettings(read),
+            urlPolicy: readEndpointUrlPolicy(read, environment),
+          },
         }),
   };
   read.check();

@@ -4,7 +4,6 @@
 import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import { endpointStoresOf, kmsOpenerOf } from '../webhook-endpoints/endpoint-config.ts';
-import { deployedUrlPolicy } from '../webhook-endpoints/endpoint-url.ts';
 import { readDeliverConfig } from './config.ts';
 import { createHandler } from './create-handler.ts';
 
@@ -15,7 +14,7 @@ function endpointDependencies(settings: NonNullable<typeof endpoints>) {
   return {
     stores: endpointStoresOf(settings),
     secretBox: kmsOpenerOf(settings),
-    urlPolicy: deployedUrlPolicy,
+    urlPolicy: settings.urlPolicy,
   };
 }
 

@@ -11,6 +11,7 @@ import {
   type EnvironmentReader,
   readEnvironment,
 } from '../shared/platform/environment.ts';
+import { deployedUrlPolicy, type EndpointUrlPolicy, localUrlPolicy } from './endpoint-url.ts';
 import { kmsOpener, kmsSealer, type SecretBox } from './secret-box.ts';
 
 /** Where the endpoints and the webhook log are. */
@@ -88,4 +89,36 @@ export function readEndpointFunctionConfig<More extends object = object>(
   };
   read.check();
   return config;
+}
+
+/**
+ * `WEBHOOK_ENDPOINT_URLS`: which URLs an endpoint may have. `deployed` (every stage's, and the
+ * default): https to public hosts only. `local`: http and the machine's loopback too, for a stage
+ * whose receivers run beside it: `npm start`, or a stage deployed on an AWS emulator, whose
+ * functions run on the host (the deployed tier sets it, and says so). Lambda never sets
+ * `AWS_ENDPOINT_URL`; a function is given `local` only where it is set, so that no real stage
+ * can be opened to loopback receivers by a variable.
+ */
+export function readEndpointUrlPolicy(
+  read: EnvironmentReader,
+  environment: Readonly<Record<string, string | undefined>>,
+): EndpointUrlPolicy {
+  return read.parse(
+    'WEBHOOK_ENDPOINT_URLS',
+    (text) => {
+      const policy = parseEndpointUrls(text);
+      if (policy === localUrlPolicy && !environment.AWS_ENDPOINT_URL?.trim()) {
+        throw new Error('may be local only for a stage on an emulator (AWS_ENDPOINT_URL set)');
+      }
+      return policy;
+    },
+    { fallback: deployedUrlPolicy },
+  );
+}
+
+/** `local` (http and loopback allowed) or `deployed` (https, public only). */
+export function parseEndpointUrls(text: string): EndpointUrlPolicy {
+  if (text === 'local') return localUrlPolicy;
+  if (text === 'deployed') return deployedUrlPolicy;
+  throw new Error('must be local (http and loopback allowed) or deployed (https, public only)');
 }

@@ -12,11 +12,25 @@ import { repositoryRoot } from '../../infra/plant-store-function.ts';
 /** The project's own virtualenv for the Python tools. */
 export const pythonToolsDirectory = path.join(repositoryRoot, '.data', 'python');
 
-/** The command to run `tool`; throws one line when it is not installed. */
-export function findPythonTool(tool: 'cfn-lint' | 'moto_server' | 'sam' | 'python'): string {
-  const inVirtualenv = path.join(pythonToolsDirectory, 'bin', tool);
-  if (existsSync(inVirtualenv)) return inVirtualenv;
+/** MiniStack's virtualenv (its boto3 would move the SAM CLI's botocore). */
+const miniStackDirectory = path.join(repositoryRoot, '.data', 'ministack');
+
+/**
+ * The command to run `tool` (`ministack-python` is the Python of MiniStack's virtualenv); throws
+ * one line when it is not installed.
+ */
+export function findPythonTool(
+  tool: 'cfn-lint' | 'moto_server' | 'sam' | 'python' | 'ministack-python',
+): string {
+  const inVirtualenv =
+    tool === 'ministack-python'
+      ? path.join(miniStackDirectory, 'bin', 'python')
+      : path.join(pythonToolsDirectory, 'bin', tool);
+  const ready =
+    existsSync(inVirtualenv) &&
+    (tool !== 'ministack-python' || existsSync(path.join(miniStackDirectory, 'bin', 'ministack')));
+  if (ready) return inVirtualenv;
   throw new Error(
-    `${tool} not found in .data/python: run \`bash .ci/python-tools\` (pip installs the pinned aws-sam-cli, cfn-lint and moto[server] there).`,
+    `${tool === 'ministack-python' ? 'MiniStack' : tool} not found in ${path.relative(repositoryRoot, path.dirname(path.dirname(inVirtualenv)))}: run \`bash .ci/python-tools\` (pip installs the pinned aws-sam-cli, cfn-lint, moto[server] and ministack there).`,
   );
 }

@@ -1,0 +1,35 @@
+/**
+ * Which URLs a deployed endpoint function accepts: public https unless told otherwise, and
+ * loopback receivers only for a stage on an AWS emulator (whose functions run on the host).
+ */
+import { describe, expect, it } from '@jest/globals';
+import { readEnvironment } from '../../../functions/shared/platform/environment.ts';
+import { readEndpointUrlPolicy } from '../../../functions/webhook-endpoints/endpoint-config.ts';
+import {
+  deployedUrlPolicy,
+  localUrlPolicy,
+} from '../../../functions/webhook-endpoints/endpoint-url.ts';
+
+function policyOf(environment: Record<string, string>) {
+  const read = readEnvironment(environment, 'create-webhook-endpoint');
+  const policy = readEndpointUrlPolicy(read, environment);
+  read.check();
+  return policy;
+}
+
+describe('WEBHOOK_ENDPOINT_URLS of an endpoint function', () => {
+  it('is the deployed policy when absent or deployed', () => {
+    expect(policyOf({})).toBe(deployedUrlPolicy);
+    expect(policyOf({ WEBHOOK_ENDPOINT_URLS: 'deployed' })).toBe(deployedUrlPolicy);
+  });
+
+  it('allows loopback receivers only where the function’s AWS is an emulator', () => {
+    expect(
+      policyOf({ WEBHOOK_ENDPOINT_URLS: 'local', AWS_ENDPOINT_URL: 'http://127.0.0.1:4566' }),
+    ).toBe(localUrlPolicy);
+    expect(() => policyOf({ WEBHOOK_ENDPOINT_URLS: 'local' })).toThrow(
+      'WEBHOOK_ENDPOINT_URLS may be local only for a stage on an emulator (AWS_ENDPOINT_URL set), got "local".',
+    );
+    expect(() => policyOf({ WEBHOOK_ENDPOINT_URLS: 'open' })).toThrow('must be local');
+  });
+});
