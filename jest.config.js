@@ -9,12 +9,15 @@
  *   local API in a process of its own under load and faults).
  * - `*.browser.test.ts`: Debian's Chromium, headless, through playwright-core.
  * - `*.sam.test.ts`: the SAM CLI and a Docker engine, on the synthesized template.
+ * - `*.contract.test.ts`: the HTTP contract, against the target `PLANT_STORE_TARGET` names
+ *   (`npm start` by default, `sam local start-api`, or a deployed stage: `npm run smoke`).
+ * - `*.deployed.test.ts`: the dev stage deployed by the CDK CLI onto MiniStack (an AWS emulator).
  *
  * Tests run as native ES modules (middy is ESM-only, and the Lambda bundles are ESM) on the
  * Lambda runtime's Node.js major; swc strips the types, `tsc --noEmit` checks them.
  * @type {import('jest').Config}
  */
-const tiers = ['integration', 'e2e', 'browser', 'sam'];
+const tiers = ['integration', 'e2e', 'browser', 'sam', 'contract', 'deployed'];
 
 const common = {
   testEnvironment: 'node',
@@ -47,7 +50,15 @@ export default {
     ...tiers.map((tier) => ({
       ...common,
       displayName: tier,
-      ...(tier === 'integration' ? { globalSetup: '<rootDir>/test/support/global-setup.ts' } : {}),
+      ...(tier === 'integration' || tier === 'deployed'
+        ? { globalSetup: '<rootDir>/test/support/global-setup.ts' }
+        : {}),
+      ...(tier === 'contract'
+        ? {
+            globalSetup: '<rootDir>/test/contract/global-setup.ts',
+            globalTeardown: '<rootDir>/test/contract/global-teardown.ts',
+          }
+        : {}),
       testMatch: [`**/*.${tier}.test.ts`],
       testEnvironment: '<rootDir>/test/support/services-environment.ts',
     })),

@@ -22,7 +22,13 @@ import path from 'node:path';
 const repositoryRoot = path.resolve(import.meta.dirname, '../..');
 
 /** What a synth reads: the app, the functions it bundles, its settings and the locked packages. */
-const inputs = ['infra', 'functions', 'cdk.json', 'package-lock.json'];
+const inputs = [
+  'infra',
+  'functions',
+  'cdk.json',
+  'package-lock.json',
+  'test/support/synthesize-stages.ts',
+];
 
 /** The stage names the assembly holds. */
 export const assemblyStages = ['dev', 'prod'] as const;

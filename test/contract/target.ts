@@ -1,0 +1,224 @@
+/**
+ * What the contract suite runs against, as its files see it: a base URL, how to get tokens for a
+ * client with given scopes, where a receiver the target's functions can reach listens, whether
+ * it may create and delete, and what it cannot run (each with its reason: a case a target cannot
+ * run is listed as skipped with that reason, never left out). The suite's global setup
+ * (`global-setup.ts`) starts or finds the target and writes this description to a file.
+ *
+ * Requests go through `node:http` rather than `fetch`, so that a host name the machine does not
+ * resolve (MiniStack's `<api>.execute-api.localhost`) can be sent to its address with its own
+ * `Host` header: `Link` URLs the API writes are then followed as they are.
+ */
+import { execFile } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { request as httpRequest } from 'node:http';
+import { request as httpsRequest } from 'node:https';
+import path from 'node:path';
+import { promisify } from 'node:util';
+
+/** The targets, and what each cannot run. */
+export const targetNames = ['npm-start', 'sam', 'emulated-stack', 'stack'] as const;
+export type TargetName = (typeof targetNames)[number];
+
+/** Capabilities a case may need that not every target has. */
+export type Capability =
+  | 'writes'
+  | 'second-client'
+  | 'webhook-receiver'
+  | 'api-gateway-not-found'
+  | 'binary-bodies';
+
+/**
+ * What each target cannot run, and why: one table, so that a difference is declared once.
+ * `writes` (create, change, delete) is the target's own setting: a production-like stage refuses
+ * them unless asked (`npm run smoke -- --allow-writes`).
+ */
+export const limitations: Readonly<Record<TargetName, Partial<Record<Capability, string>>>> = {
+  'npm-start': {},
+  sam: {
+    'webhook-receiver':
+      'sam local start-api runs no stream or queue event source mappings: no webhook is sent',
+    'api-gateway-not-found':
+      'SAM answers an unknown path 403 {"message":"Missing Authentication Token"}, not 404/40400',
+    'binary-bodies':
+      'SAM ignores the binary media types: a body that is not UTF-8 answers 502, not 400/40001',
+  },
+  'emulated-stack': {
+    'second-client': 'the stack makes one app client, so every token has its one subject',
+  },
+  stack: {
+    'second-client': 'the stack makes one app client, so every token has its one subject',
+    'webhook-receiver':
+      'no receiver the stage can reach runs here (a deployed stage sends to public https only)',
+  },
+};
+
+/** How the target's tokens are made. */
+export type TokenSource =
+  | { readonly kind: 'local'; readonly dataDirectory: string }
+  | {
+      readonly kind: 'client-credentials';
+      readonly tokenUrl: string;
+      readonly clientId: string;
+      readonly clientSecret: string;
+    };
+
+/** The target, as the global setup describes it. */
+export interface TargetDescription {
+  readonly name: TargetName;
+  /** The stage's base, before `/plants`: `http://127.0.0.1:3000`, `https://…/dev`. */
+  readonly baseUrl: string;
+  readonly tokens: TokenSource;
+  /** The address a receiver listens on so that the target's functions reach it. */
+  readonly receiverHost?: string;
+  /** Whether the suite may create, change and delete (it cleans up what it makes). */
+  readonly writes: boolean;
+  /** Host names to send to 127.0.0.1 with their own `Host` header (MiniStack's API). */
+  readonly loopbackHosts?: readonly string[];
+}
+
+/** The environment variable naming the description's file. */
+export const targetFileVariable = 'PLANT_STORE_CONTRACT_TARGET_FILE';
+
+let described: TargetDescription | undefined;
+
+/** The target of this run. */
+export function target(): TargetDescription {
+  if (described === undefined) {
+    const file = process.env[targetFileVariable];
+    if (file === undefined) {
+      throw new Error(`${targetFileVariable} is not set: run the contract suite through Jest.`);
+    }
+    described = JSON.parse(readFileSync(file, 'utf8')) as TargetDescription;
+  }
+  return described;
+}
+
+/** Why the target cannot run a case needing `capability`, or `undefined` when it can. */
+export function cannotRun(capability: Capability): string | undefined {
+  const description = target();
+  if (capability === 'writes' && !description.writes) {
+    return 'a production-like stage is not written to unless asked (--allow-writes)';
+  }
+  return limitations[description.name][capability];
+}
+
+const tokenCache = new Map<string, string>();
+const run = promisify(execFile);
+const repositoryRoot = path.resolve(import.meta.dirname, '../..');
+
+/**
+ * A token for `subject` (a second client, where the target has one) with `scope`, as a client
+ * of the target gets one: `npm run -s token` locally, the client-credentials grant of the stack's
+ * pool when deployed.
+ */
+export async function tokenFor(scope: string, subject = 'contract-client'): Promise<string> {
+  const key = `${scope}|${subject}`;
+  const cached = tokenCache.get(key);
+  if (cached !== undefined) return cached;
+  const { tokens } = target();
+  let token: string;
+  if (tokens.kind === 'local') {
+    const { stdout } = await run(
+      'npm',
+      ['run', '-s', 'token', '--', '--scope', scope, '--subject', subject],
+      {
+        cwd: repositoryRoot,
+        env: { ...process.env, PLANT_STORE_DATA_DIR: tokens.dataDirectory },
+      },
+    );
+    token = stdout.trim();
+  } else {
+    const answer = await send('POST', tokens.tokenUrl, {
+      headers: {
+        Authorization: `Basic ${Buffer.from(`${tokens.clientId}:${tokens.clientSecret}`).toString('base64')}`,
+        'Content-Type': 'application/x-www-form-urlencoded',
+      },
+      body: new URLSearchParams({ grant_type: 'client_credentials', scope }).toString(),
+    });
+    if (answer.status !== 200) {
+      throw new Error(`The token endpoint answered ${answer.status}: ${answer.text}`);
+    }
+    token = (answer.json() as { access_token: string }).access_token;
+  }
+  tokenCache.set(key, token);
+  return token;
+}
+
+/** An answer: status, headers (lower-case names), body text, and the body as JSON. */
+export interface Answer {
+  readonly status: number;
+  readonly headers: Readonly<Record<string, string | undefined>>;
+  readonly text: string;
+  json(): unknown;
+}
+
+export interface RequestOptions {
+  readonly token?: string;
+  readonly headers?: Readonly<Record<string, string>>;
+  readonly body?: string | Uint8Array;
+}
+
+/** A request to the target: `path` under its base URL (`/plants`), or an absolute URL. */
+export function call(method: string, pathOrUrl: string, options: RequestOptions = {}) {
+  const url = pathOrUrl.startsWith('http') ? pathOrUrl : `${target().baseUrl}${pathOrUrl}`;
+  return send(method, url, {
+    ...options,
+    headers: {
+      ...(options.token === undefined ? {} : { Authorization: `Bearer ${options.token}` }),
+      ...options.headers,
+    },
+  });
+}
+
+/** One HTTP exchange; a loopback host of the target is sent to 127.0.0.1 with its `Host`. */
+function send(method: string, url: string, options: RequestOptions): Promise<Answer> {
+  const parsed = new URL(url);
+  const loopback = (described?.loopbackHosts ?? []).includes(parsed.hostname);
+  const request = parsed.protocol === 'https:' ? httpsRequest : httpRequest;
+  const body =
+    options.body === undefined
+      ? undefined
+      : typeof options.body === 'string'
+        ? Buffer.from(options.body, 'utf8')
+        : Buffer.from(options.body);
+  return new Promise((resolve, reject) => {
+    const sent = request(
+      {
+        method,
+        protocol: parsed.protocol,
+        hostname: loopback ? '127.0.0.1' : parsed.hostname,
+        port: parsed.port,
+        path: `${parsed.pathname}${parsed.search}`,
+        headers: {
+          ...(loopback ? { Host: parsed.host } : {}),
+          ...(body === undefined ? {} : { 'Content-Length': String(body.byteLength) }),
+          ...options.headers,
+        },
+        timeout: 60_000,
+      },
+      (response) => {
+        const chunks: Buffer[] = [];
+        response.on('data', (chunk: Buffer) => chunks.push(chunk));
+        response.on('end', () => {
+          const text = Buffer.concat(chunks).toString('utf8');
+          resolve({
+            status: response.statusCode ?? 0,
+            headers: Object.fromEntries(
+              Object.entries(response.headers).map(([name, value]) => [
+                name,
+                Array.isArray(value) ? value.join(', ') : value,
+              ]),
+            ),
+            text,
+            json: () => JSON.parse(text),
+          });
+        });
+        response.on('error', reject);
+      },
+    );
+    sent.on('timeout', () => sent.destroy(new Error(`No answer from ${method} ${url}`)));
+    sent.on('error', reject);
+    sent.end(body);
+  });
+}

@@ -1,0 +1,118 @@
+/**
+ * Webhook endpoints as a client registers them, on whichever target the suite runs against: a
+ * receiver the target's functions can reach gets each new plant signed with the endpoint's
+ * secret, verified with the Standard Webhooks library; another client never sees the endpoint;
+ * and the endpoint is gone (404) once deleted. Every endpoint points at the suite's receiver:
+ * none sends anything beyond this machine.
+ */
+import { randomBytes, randomInt } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect } from '@jest/globals';
+import { startWebhookReceiver, type WebhookReceiver } from '../../local/webhook-receiver.ts';
+import { expectDocumented, expectError } from './answers.ts';
+import { caseNeeding } from './cases.ts';
+import { call, target, tokenFor } from './target.ts';
+
+const plantId = 8_100_000_000_000_000n + BigInt(randomInt(0, 2 ** 47));
+let manager: string;
+let receiver: WebhookReceiver | undefined;
+const endpoints: string[] = [];
+
+beforeAll(async () => {
+  manager = await tokenFor('webhooks/manage plants/read plants/write');
+  receiver = await startWebhookReceiver(
+    `whsec_${randomBytes(32).toString('base64')}`,
+    0,
+    target().receiverHost ?? '127.0.0.1',
+  );
+}, 60_000);
+
+afterAll(async () => {
+  await receiver?.stop();
+  if (!target().writes) return;
+  for (const id of endpoints) await call('DELETE', `/webhook-endpoints/${id}`, { token: manager });
+  await call('DELETE', `/plants/${plantId}`, { token: manager });
+}, 60_000);
+
+async function register(url: string) {
+  const answer = await call('POST', '/webhook-endpoints', {
+    token: manager,
+    headers: { 'Content-Type': 'application/json' },
+    body: JSON.stringify({ url, events: ['plant.created'], description: 'contract suite' }),
+  });
+  const body = (await expectDocumented(answer, 'createWebhookEndpoint')) as {
+    id: string;
+    secret: string;
+  };
+  endpoints.push(body.id);
+  return body;
+}
+
+describe('a webhook endpoint', () => {
+  caseNeeding('writes', 'webhook-receiver')(
+    'gets each new plant signed with its secret, verified with Standard Webhooks',
+    async () => {
+      const hooks = receiver as WebhookReceiver;
+      const { id, secret } = await register(`${hooks.url}/contract`);
+      hooks.setSecret(secret);
+      const created = await call('POST', '/plants', {
+        token: manager,
+        headers: { 'Content-Type': 'application/json' },
+        body: `{"id":${plantId},"name":"Hooked"}`,
+      });
+      expect(created.status).toBe(200);
+      // Other files' plants may reach it too: this one is found by its id.
+      const ours = () =>
+        hooks.deliveries.find((received) => received.body.includes(`"id":${plantId}`));
+      const deadline = Date.now() + 60_000;
+      while (ours() === undefined && Date.now() < deadline) {
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+      const delivery = ours();
+      expect(delivery?.verified).toBe(true);
+      expect(JSON.parse(delivery?.body ?? '{}')).toEqual({
+        type: 'plant.created',
+        timestamp: expect.any(String),
+        data: { id: Number(plantId), name: 'Hooked', version: expect.any(Number) },
+      });
+      // Its attempts show the delivery.
+      const attempts = await call('GET', `/webhook-endpoints/${id}/attempts`, { token: manager });
+      expect(await expectDocumented(attempts, 'listWebhookEndpointAttempts')).toEqual(
+        expect.arrayContaining([expect.objectContaining({ outcome: 'delivered' })]),
+      );
+    },
+    120_000,
+  );
+
+  caseNeeding('writes', 'webhook-receiver', 'second-client')(
+    'is its owner’s alone: another client gets 404/40402 and an empty list',
+    async () => {
+      const { id } = await register(`${receiver?.url}/owned`);
+      const other = await tokenFor('webhooks/manage plants/read', 'another-contract-client');
+      await expectError(
+        await call('GET', `/webhook-endpoints/${id}`, { token: other }),
+        'getWebhookEndpoint',
+        404,
+        40402,
+      );
+      const listed = await call('GET', '/webhook-endpoints', { token: other });
+      expect(await expectDocumented(listed, 'listWebhookEndpoints')).toEqual([]);
+    },
+    60_000,
+  );
+
+  caseNeeding('writes', 'webhook-receiver')(
+    'is gone once deleted: 204, then 404/40402',
+    async () => {
+      const { id } = await register(`${receiver?.url}/deleted`);
+      const deleted = await call('DELETE', `/webhook-endpoints/${id}`, { token: manager });
+      expect([deleted.status, deleted.text]).toEqual([204, '']);
+      await expectError(
+        await call('GET', `/webhook-endpoints/${id}`, { token: manager }),
+        'getWebhookEndpoint',
+        404,
+        40402,
+      );
+    },
+    60_000,
+  );
+});
