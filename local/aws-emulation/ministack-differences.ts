@@ -15,7 +15,14 @@
  * - There is no CodeDeploy: a stage with gradual deployments (prod) cannot deploy here at all.
  */
 import { createHash } from 'node:crypto';
-import { copyFileSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  copyFileSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import path from 'node:path';
 
 /** One change made to the template, and why. */
@@ -125,7 +132,10 @@ export function miniStackAssemblyOf(
 function rehashTemplate(directory: string, stackName: string, hash: string): void {
   const assetsPath = path.join(directory, `${stackName}.assets.json`);
   const assets = JSON.parse(readFileSync(assetsPath, 'utf8')) as {
-    files: Record<string, { source: { path?: string }; destinations: Record<string, { objectKey: string }> }>;
+    files: Record<
+      string,
+      { source: { path?: string }; destinations: Record<string, { objectKey: string }> }
+    >;
   };
   for (const [key, asset] of Object.entries(assets.files)) {
     if (asset.source.path !== `${stackName}.template.json`) continue;

@@ -147,6 +147,8 @@ export async function tokenFor(scope: string, subject = 'contract-client'): Prom
 
 /** An answer: status, headers (lower-case names), body text, and the body as JSON. */
 export interface Answer {
+  /** The URL requested (what a relative `Link` resolves against). */
+  readonly url: string;
   readonly status: number;
   readonly headers: Readonly<Record<string, string | undefined>>;
   readonly text: string;
@@ -169,6 +171,16 @@ export function call(method: string, pathOrUrl: string, options: RequestOptions 
       ...options.headers,
     },
   });
+}
+
+/**
+ * The `next` link of a list answer as an absolute URL: a `Link` holds a URI reference, resolved
+ * against the URL requested (RFC 8288 §3.2); API Gateway writes absolute ones, MiniStack,
+ * without the request's domain, path-absolute ones.
+ */
+export function nextLinkOf(answer: Answer): string | undefined {
+  const reference = /<([^>]+)>;\s*rel="next"/.exec(answer.headers.link ?? '')?.[1];
+  return reference === undefined ? undefined : new URL(reference, answer.url).href;
 }
 
 /** One HTTP exchange; a loopback host of the target is sent to 127.0.0.1 with its `Host`. */
@@ -203,6 +215,7 @@ function send(method: string, url: string, options: RequestOptions): Promise<Ans
         response.on('end', () => {
           const text = Buffer.concat(chunks).toString('utf8');
           resolve({
+            url,
             status: response.statusCode ?? 0,
             headers: Object.fromEntries(
               Object.entries(response.headers).map(([name, value]) => [
