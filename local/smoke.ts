@@ -43,7 +43,8 @@ interface StackFacts {
   readonly stageName: string;
 }
 
-async function describeStack(name: string): Promise<StackFacts> {
+/** The stack's outputs and stage, from `DescribeStacks`. */
+export async function describeStack(name: string): Promise<StackFacts> {
   const cloudFormation = new CloudFormationClient({});
   try {
     const { Stacks = [] } = await cloudFormation.send(
@@ -64,7 +65,7 @@ async function describeStack(name: string): Promise<StackFacts> {
 }
 
 /** The app client's secret, from the pool the issuer URL names. */
-async function clientSecretOf(issuerUrl: string, clientId: string): Promise<string> {
+export async function clientSecretOf(issuerUrl: string, clientId: string): Promise<string> {
   const userPoolId = issuerUrl.split('/').at(-1) ?? '';
   const cognito = new CognitoIdentityProviderClient({});
   try {
