@@ -4,15 +4,7 @@
  */
 import { expect } from '@jest/globals';
 import { expectDocumentedResponse } from '../api/openapi.ts';
-import type { Answer } from './target.ts';
-
-/** Documented headers a target does not send (SAM sends no request id). */
-let missingHeaders: readonly string[] = [];
-
-/** Says which documented headers the target never sends. */
-export function targetOmitsHeaders(headers: readonly string[]): void {
-  missingHeaders = headers;
-}
+import { type Answer, target } from './target.ts';
 
 /** Expects `answer` to be documented for `operationId`; resolves its body. */
 export async function expectDocumented(answer: Answer, operationId: string): Promise<unknown> {
@@ -23,7 +15,9 @@ export async function expectDocumented(answer: Answer, operationId: string): Pro
       value === undefined ? [] : [[name, value] as [string, string]],
     ),
   });
-  return expectDocumentedResponse(response, operationId, { without: missingHeaders });
+  return expectDocumentedResponse(response, operationId, {
+    without: target().omitsHeaders ?? [],
+  });
 }
 
 /** Expects the Error shape with `code`, as `openapi.yaml` documents it for `operationId`. */

@@ -24,7 +24,7 @@ const post = (body: string | Uint8Array, contentType = 'application/json') =>
   call('POST', '/plants', { token: writer, headers: { 'Content-Type': contentType }, body });
 
 describe('a request without a usable token', () => {
-  caseNeeding()(
+  caseNeeding('gateway-responses')(
     'answers 401/40100 with WWW-Authenticate: Bearer, no token or a forged one',
     async () => {
       for (const authorization of [undefined, 'Bearer not-a-token', `Bearer ${writer}x`]) {
@@ -37,28 +37,31 @@ describe('a request without a usable token', () => {
     },
   );
 
-  caseNeeding()('answers 403/40300 to a token without the operation’s scope', async () => {
-    await expectError(
-      await call('POST', '/plants', {
-        token: reader,
-        headers: { 'Content-Type': 'application/json' },
-        body: '{"id":1,"name":"Fern"}',
-      }),
-      'createPlant',
-      403,
-      40300,
-    );
-    await expectError(
-      await call('POST', '/webhook-endpoints', {
-        token: await tokenFor('webhooks/manage'),
-        headers: { 'Content-Type': 'application/json' },
-        body: '{"url":"https://hooks.example.com/plants"}',
-      }),
-      'createWebhookEndpoint',
-      403,
-      40300,
-    );
-  });
+  caseNeeding('gateway-responses')(
+    'answers 403/40300 to a token without the operation’s scope',
+    async () => {
+      await expectError(
+        await call('POST', '/plants', {
+          token: reader,
+          headers: { 'Content-Type': 'application/json' },
+          body: '{"id":1,"name":"Fern"}',
+        }),
+        'createPlant',
+        403,
+        40300,
+      );
+      await expectError(
+        await call('POST', '/webhook-endpoints', {
+          token: await tokenFor('webhooks/manage'),
+          headers: { 'Content-Type': 'application/json' },
+          body: '{"url":"https://hooks.example.com/plants"}',
+        }),
+        'createWebhookEndpoint',
+        403,
+        40300,
+      );
+    },
+  );
 });
 
 describe('a body the API does not take', () => {

@@ -6,6 +6,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { figures, type SamApi, startSamApi, startSamBed } from '../sam/sam-bed.ts';
 import type { TargetDescription } from './target.ts';
 
 /** A target the suite started, and how to stop it. */
@@ -69,7 +70,32 @@ export async function startNpmStartTarget(): Promise<RunningTarget> {
   };
 }
 
-/** `sam local start-api` on the synthesized dev template (the SAM tier's setting). */
+/**
+ * `sam local start-api` on the synthesized dev template, in the SAM tier's setting (a private
+ * Docker engine, the stand-in image, DynamoDB Local and moto at the bridge's gateway); tokens
+ * from the local issuer whose keys the setting serves.
+ */
 export async function startSamTarget(): Promise<RunningTarget> {
-  throw new Error('The sam target is started by the SAM tier (npm run test:sam).');
+  const bed = await startSamBed();
+  let api: SamApi;
+  try {
+    api = await startSamApi(bed);
+  } catch (error) {
+    await bed.stop();
+    throw error;
+  }
+  return {
+    description: {
+      name: 'sam',
+      baseUrl: api.url,
+      omitsHeaders: ['x-amzn-RequestId'],
+      tokens: { kind: 'local', dataDirectory: bed.work },
+      writes: true,
+    },
+    stop: async () => {
+      console.info(`sam local: ${JSON.stringify(figures)}`);
+      await api.stop();
+      await bed.stop();
+    },
+  };
 }

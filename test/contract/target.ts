@@ -25,6 +25,7 @@ export type Capability =
   | 'writes'
   | 'second-client'
   | 'webhook-receiver'
+  | 'gateway-responses'
   | 'api-gateway-not-found'
   | 'binary-bodies';
 
@@ -37,7 +38,9 @@ export const limitations: Readonly<Record<TargetName, Partial<Record<Capability,
   'npm-start': {},
   sam: {
     'webhook-receiver':
-      'sam local start-api runs no stream or queue event source mappings: no webhook is sent',
+      'sam local start-api runs no stream or queue event source mappings, and its endpoint functions take no receiver on this machine: no webhook is sent',
+    'gateway-responses':
+      'SAM does not emulate gateway responses: 401 {"message":"Unauthorized"}, 403 {"message":"User is not authorized to access this resource"}, 502 for a token the authorizer refuses',
     'api-gateway-not-found':
       'SAM answers an unknown path 403 {"message":"Missing Authentication Token"}, not 404/40400',
     'binary-bodies':
@@ -73,6 +76,8 @@ export interface TargetDescription {
   readonly receiverHost?: string;
   /** Whether the suite may create, change and delete (it cleans up what it makes). */
   readonly writes: boolean;
+  /** Documented headers the target never sends (SAM adds no `x-amzn-RequestId`). */
+  readonly omitsHeaders?: readonly string[];
   /** Host names to send to 127.0.0.1 with their own `Host` header (MiniStack's API). */
   readonly loopbackHosts?: readonly string[];
 }

@@ -44,7 +44,7 @@ import {
   type SamApi,
   samInvoke,
   started,
-  startSamApi,
+  startFileSamApi,
   useSamSuite,
   work,
 } from './sam-suite.ts';
@@ -268,7 +268,7 @@ describe('sam local start-api', () => {
   };
 
   beforeAll(async () => {
-    api = await startSamApi();
+    api = await startFileSamApi();
   }, 240_000);
 
   afterAll(async () => {

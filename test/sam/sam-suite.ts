@@ -4,75 +4,49 @@
  * call (`startSamServices`); and `sam local invoke` as the recipe runs it. The figures (engine,
  * image, synth, each invoke) are collected for the suite to print.
  */
-import { execFile, spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import { afterAll, beforeAll } from '@jest/globals';
 import { createLogger } from '../../functions/shared/platform/logger.ts';
 import { repositoryRoot } from '../../infra/plant-store-function.ts';
-import { type DockerEngine, startDockerEngine } from '../../local/sam/docker-engine.ts';
+import type { DockerEngine } from '../../local/sam/docker-engine.ts';
 import { samCommand } from '../../local/sam/sam-cli.ts';
+import type { SamServices, SynthesizedTemplate } from '../../local/sam/sam-services.ts';
 import {
-  type SamServices,
-  type SynthesizedTemplate,
-  startSamServices,
-} from '../../local/sam/sam-services.ts';
-import { ensureStandInImage, type StandInImage } from '../../local/sam/stand-in-image.ts';
+  figures,
+  run,
+  type SamApi,
+  type SamBed,
+  since,
+  startSamApi,
+  startSamBed,
+} from './sam-bed.ts';
 
-export const run = promisify(execFile);
+export { figures, run, type SamApi, since };
+
 export const quiet = createLogger({}, () => {});
-export const figures: Record<string, number | string> = {};
 
-let engine: DockerEngine | undefined;
-let image: StandInImage;
-let services: SamServices | undefined;
+let bed: SamBed | undefined;
 export let work: string;
 export let templatePath: string;
 export let template: SynthesizedTemplate;
 
-/** Seconds since `started`, one decimal. */
-export const since = (started: number) => Math.round((performance.now() - started) / 100) / 10;
-
 /** Starts the setting before the file's tests and stops it after, printing the figures. */
 export function useSamSuite(): void {
   beforeAll(async () => {
-    work = mkdtempSync(path.join(tmpdir(), 'plant-store-sam-'));
-    let started = performance.now();
-    engine = await startDockerEngine(path.join(repositoryRoot, '.data', 'docker'));
-    figures.engineSeconds = since(started);
-    image = ensureStandInImage(engine.host, path.join(repositoryRoot, '.data', 'sam'));
-    figures.image = `${image.source} in ${image.seconds} s (${Math.round(image.bytes / 2 ** 20)} MiB)`;
-    started = performance.now();
-    const cdkOut = path.join(work, 'cdk.out');
-    // The recipe's synth, into a folder of the test's own.
-    await run('npx', ['cdk', 'synth', '-c', 'stage=dev', '--quiet', '--output', cdkOut], {
-      cwd: repositoryRoot,
-      maxBuffer: 64 * 1024 * 1024,
-    });
-    figures.synthSeconds = since(started);
-    templatePath = path.join(cdkOut, 'PlantStore-dev.template.json');
-    template = JSON.parse(readFileSync(templatePath, 'utf8')) as SynthesizedTemplate;
-    services = await startSamServices({
-      host: engine.gatewayAddress,
-      template,
-      envVarsFile: path.join(work, 'env-vars.json'),
-      keysDirectory: path.join(work, 'keys'),
-    });
+    bed = await startSamBed();
+    ({ work, templatePath, template } = bed);
   }, 900_000);
 
   afterAll(async () => {
     console.info(`sam local: ${JSON.stringify(figures)}`);
-    await services?.stop();
-    await engine?.stop();
-    if (work !== undefined) rmSync(work, { recursive: true, force: true });
+    await bed?.stop();
   });
 }
 
 export function started(): { engine: DockerEngine; services: SamServices } {
-  if (engine === undefined || services === undefined) throw new Error('the suite did not start');
-  return { engine, services };
+  if (bed === undefined) throw new Error('the suite did not start');
+  return { engine: bed.engine, services: bed.services };
 }
 
 /** The logical id of the function the stack builds under `constructId` (`CreatePlant`). */
@@ -140,86 +114,8 @@ export function comparable(answer: unknown) {
   };
 }
 
-/** `sam local start-api` on a port of its own, and a request to it that the figures time. */
-export interface SamApi {
-  call(
-    method: string,
-    requestPath: string,
-    token: string | undefined,
-    body?: string,
-    headers?: Record<string, string>,
-  ): Promise<Response>;
-  stop(): Promise<void>;
-}
-
-/**
- * Starts `sam local start-api` as the recipe does (each function's container made on its first
- * request) and resolves once it answers.
- */
-export async function startSamApi(): Promise<SamApi> {
-  const { command, environment } = samCommand({
-    ...process.env,
-    DOCKER_HOST: started().engine.host,
-  });
-  const port = 3000 + Math.floor(Math.random() * 1000);
-  const begun = performance.now();
-  const api = spawn(
-    command,
-    [
-      'local',
-      'start-api',
-      '-t',
-      templatePath,
-      '--env-vars',
-      started().services.envVarsFile,
-      '--skip-pull-image',
-      '--warm-containers',
-      'LAZY',
-      '--host',
-      '127.0.0.1',
-      '--port',
-      String(port),
-    ],
-    { env: environment, stdio: ['ignore', 'pipe', 'pipe'] },
-  );
-  let output = '';
-  const collect = (chunk: Buffer) => {
-    output += chunk.toString('utf8');
-  };
-  api.stdout?.on('data', collect);
-  api.stderr?.on('data', collect);
-  const deadline = Date.now() + 180_000;
-  while (!output.includes('Running on')) {
-    if (api.exitCode !== null || Date.now() > deadline) {
-      throw new Error(`sam local start-api did not start: ${output.slice(-2000)}`);
-    }
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
-  figures.startApiSeconds = since(begun);
-  const url = `http://127.0.0.1:${port}`;
-  let requests = 0;
-  return {
-    call: async (method, requestPath, token, body, headers = {}) => {
-      const started = performance.now();
-      const response = await fetch(`${url}${requestPath}`, {
-        method,
-        headers: {
-          ...(token === undefined ? {} : { Authorization: `Bearer ${token}` }),
-          ...(body === undefined ? {} : { 'Content-Type': 'application/json' }),
-          ...headers,
-        },
-        ...(body === undefined ? {} : { body }),
-      });
-      requests += 1;
-      figures[`start-api ${requests}: ${method} ${requestPath} → ${response.status}, s`] =
-        since(started);
-      return response;
-    },
-    stop: async () => {
-      if (api.exitCode !== null) return;
-      const exited = new Promise((resolve) => api.once('exit', resolve));
-      api.kill('SIGINT');
-      await exited;
-    },
-  };
+/** `sam local start-api` on the file's setting. */
+export function startFileSamApi(): Promise<SamApi> {
+  if (bed === undefined) throw new Error('the suite did not start');
+  return startSamApi(bed);
 }
