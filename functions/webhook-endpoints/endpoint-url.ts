@@ -12,6 +12,7 @@
  */
 import { lookup } from 'node:dns/promises';
 import { isIPv4, isIPv6 } from 'node:net';
+import ipaddr from 'ipaddr.js';
 
 export interface EndpointUrlPolicy {
   /** Refuse `http:` (deployed stages). */
@@ -56,18 +57,20 @@ export interface CheckedUrl {
  * @throws EndpointUrlError
  */
 export function parseEndpointUrl(text: unknown, policy: EndpointUrlPolicy): URL {
-  if (typeof text !== 'string' || text.length === 0 || text.length > maxUrlLength) {
-    throw new EndpointUrlError(
+  const tooLong = () =>
+    new EndpointUrlError(
       'malformed',
-      `url must be an absolute URL of at most ${maxUrlLength} characters.`,
+      `url must be an absolute URL of at most ${maxUrlLength} characters as written by a URL parser.`,
     );
-  }
+  if (typeof text !== 'string' || text.length === 0) throw tooLong();
   let url: URL;
   try {
     url = new URL(text);
   } catch {
     throw new EndpointUrlError('malformed', 'url must be an absolute URL.');
   }
+  // What is stored and sent to is the URL as the parser writes it (`href`): é is %C3%A9.
+  if (url.href.length > maxUrlLength) throw tooLong();
   const schemes = policy.httpsOnly ? ['https:'] : ['https:', 'http:'];
   if (!schemes.includes(url.protocol)) {
     throw new EndpointUrlError(
@@ -171,125 +174,73 @@ function refuseAddress(address: string, url: URL, policy: EndpointUrlPolicy, nam
 
 /**
  * The forbidden range an address is in, described (`link-local (169.254.0.0/16)`), or
- * `undefined` for a public address. IPv6 forms that carry an IPv4 address (IPv4-mapped, NAT64,
- * 6to4) are judged by that address.
+ * `undefined` for a public address. The ranges are IANA's special-purpose registries as
+ * ipaddr.js keeps them (every range but `unicast` is forbidden). IPv6 forms that carry an IPv4
+ * address (IPv4-mapped, NAT64, 6to4) are judged by that address.
  */
 export function forbiddenRangeOf(address: string): string | undefined {
-  if (isIPv4(address)) return forbiddenIpv4RangeOf(ipv4Value(address));
-  if (!isIPv6(address)) return 'malformed';
-  const bytes = ipv6Bytes(address);
-  const embedded = embeddedIpv4Of(bytes);
-  if (embedded !== undefined) {
-    const range = forbiddenIpv4RangeOf(embedded.value);
-    return range === undefined ? undefined : `${embedded.form} ${range}`;
-  }
-  return forbiddenIpv6RangeOf(bytes);
-}
-
-/** [first address, prefix length, description] of every forbidden IPv4 range. */
-const ipv4Ranges: readonly (readonly [string, number, string])[] = [
-  ['0.0.0.0', 8, 'unspecified ("this network", 0.0.0.0/8)'],
-  ['10.0.0.0', 8, 'private (10.0.0.0/8)'],
-  ['100.64.0.0', 10, 'shared (100.64.0.0/10)'],
-  ['127.0.0.0', 8, 'loopback (127.0.0.0/8)'],
-  ['169.254.0.0', 16, 'link-local (169.254.0.0/16)'],
-  ['172.16.0.0', 12, 'private (172.16.0.0/12)'],
-  ['192.0.0.0', 24, 'IETF protocol (192.0.0.0/24)'],
-  ['192.0.2.0', 24, 'documentation (192.0.2.0/24)'],
-  ['192.168.0.0', 16, 'private (192.168.0.0/16)'],
-  ['198.18.0.0', 15, 'benchmarking (198.18.0.0/15)'],
-  ['198.51.100.0', 24, 'documentation (198.51.100.0/24)'],
-  ['203.0.113.0', 24, 'documentation (203.0.113.0/24)'],
-  ['224.0.0.0', 4, 'multicast (224.0.0.0/4)'],
-  ['240.0.0.0', 4, 'reserved (240.0.0.0/4, broadcast included)'],
-];
-
-function forbiddenIpv4RangeOf(value: number): string | undefined {
-  for (const [first, prefix, description] of ipv4Ranges) {
-    const mask = prefix === 0 ? 0 : (0xffffffff << (32 - prefix)) >>> 0;
-    if ((value & mask) >>> 0 === ipv4Value(first)) return description;
-  }
-  return undefined;
-}
-
-function ipv4Value(address: string): number {
-  return address.split('.').reduce((value, part) => value * 256 + Number(part), 0);
-}
-
-/** [prefix bytes as hex, prefix length in bits, description] of the forbidden IPv6 ranges. */
-const ipv6Ranges: readonly (readonly [string, number, string])[] = [
-  ['00000000000000000000000000000000', 128, 'unspecified (::)'],
-  ['00000000000000000000000000000001', 128, 'loopback (::1)'],
-  // IPv4-compatible addresses (deprecated) and everything else in ::/8.
-  ['00', 8, 'reserved (::/8)'],
-  ['0100000000000000', 64, 'discard-only (100::/64)'],
-  ['0064ff9b0001', 48, 'local-use NAT64 (64:ff9b:1::/48)'],
-  ['20010000', 32, 'Teredo (2001::/32)'],
-  ['20010db8', 32, 'documentation (2001:db8::/32)'],
-  ['fc', 7, 'unique-local (fc00::/7)'],
-  ['fe80', 10, 'link-local (fe80::/10)'],
-  ['fec0', 10, 'site-local (fec0::/10)'],
-  ['ff', 8, 'multicast (ff00::/8)'],
-];
-
-function forbiddenIpv6RangeOf(bytes: Uint8Array): string | undefined {
-  for (const [prefixHex, bits, description] of ipv6Ranges) {
-    if (startsWithBits(bytes, Buffer.from(prefixHex.padEnd(32, '0'), 'hex'), bits)) {
-      return description;
+  if (!ipaddr.isValid(address) || !(isIPv4(address) || isIPv6(address))) return 'malformed';
+  const parsed = ipaddr.parse(address);
+  if (parsed.kind() === 'ipv6') {
+    const embedded = embeddedIpv4Of(parsed as ipaddr.IPv6);
+    if (embedded !== undefined) {
+      const range = forbiddenRangeOf(embedded.address.toString());
+      return range === undefined ? undefined : `${embedded.form} ${range}`;
     }
   }
-  return undefined;
+  const range = parsed.range();
+  if (range === 'unicast') return undefined;
+  return `${rangeDescriptions[range] ?? range} (${cidrOf(parsed, range)})`;
+}
+
+/** ipaddr.js's names of the special ranges, in words. */
+const rangeDescriptions: Readonly<Record<string, string>> = {
+  unspecified: 'unspecified',
+  broadcast: 'broadcast',
+  multicast: 'multicast',
+  linkLocal: 'link-local',
+  loopback: 'loopback',
+  carrierGradeNat: 'shared',
+  private: 'private',
+  reserved: 'reserved',
+  as112: 'AS112 anycast',
+  amt: 'AMT anycast',
+  uniqueLocal: 'unique-local',
+  deprecatedSiteLocal: 'site-local',
+  discard: 'discard-only',
+  rfc6145: 'IPv4-translated',
+  teredo: 'Teredo',
+  benchmarking: 'benchmarking',
+  as112v6: 'AS112 anycast',
+  deprecatedOrchid: 'ORCHID',
+  orchid2: 'ORCHIDv2',
+  droneRemoteIdProtocolEntityTags: 'drone remote ID',
+  segmentRouting: 'segment routing',
+};
+
+/** The CIDR of the special range `name` that `address` is in. */
+function cidrOf(address: ipaddr.IPv4 | ipaddr.IPv6, name: string): string {
+  const ranges = (address as unknown as { SpecialRanges: Record<string, unknown> }).SpecialRanges[
+    name
+  ] as [ipaddr.IPv4 | ipaddr.IPv6, number] | [ipaddr.IPv4 | ipaddr.IPv6, number][];
+  const list = (Array.isArray(ranges[0]) ? ranges : [ranges]) as [
+    ipaddr.IPv4 | ipaddr.IPv6,
+    number,
+  ][];
+  const found = list.find(([first, bits]) => address.match(first as never, bits)) ?? list[0];
+  return found === undefined ? name : `${found[0].toString()}/${found[1]}`;
 }
 
 /** The IPv4 address an IPv6 address stands for: IPv4-mapped, NAT64 (64:ff9b::/96) or 6to4. */
-function embeddedIpv4Of(bytes: Uint8Array): { form: string; value: number } | undefined {
-  const value = (offset: number) =>
-    (((bytes[offset] ?? 0) << 24) |
-      ((bytes[offset + 1] ?? 0) << 16) |
-      ((bytes[offset + 2] ?? 0) << 8) |
-      (bytes[offset + 3] ?? 0)) >>>
-    0;
-  const mapped = Buffer.from('00000000000000000000ffff', 'hex');
-  if (startsWithBits(bytes, mapped, 96)) return { form: 'IPv4-mapped', value: value(12) };
-  const nat64 = Buffer.from('0064ff9b0000000000000000', 'hex');
-  if (startsWithBits(bytes, nat64, 96)) return { form: 'NAT64', value: value(12) };
-  if (bytes[0] === 0x20 && bytes[1] === 0x02) return { form: '6to4', value: value(2) };
+function embeddedIpv4Of(
+  address: ipaddr.IPv6,
+): { readonly form: string; readonly address: ipaddr.IPv4 } | undefined {
+  const bytes = address.toByteArray();
+  const ipv4 = (offset: number) => new ipaddr.IPv4(bytes.slice(offset, offset + 4));
+  if (address.isIPv4MappedAddress()) return { form: 'IPv4-mapped', address: ipv4(12) };
+  if (address.match(ipaddr.IPv6.parse('64:ff9b::'), 96)) {
+    return { form: 'NAT64', address: ipv4(12) };
+  }
+  if (address.match(ipaddr.IPv6.parse('2002::'), 16)) return { form: '6to4', address: ipv4(2) };
   return undefined;
-}
-
-function startsWithBits(bytes: Uint8Array, prefix: Uint8Array, bits: number): boolean {
-  for (let bit = 0; bit < bits; bit += 1) {
-    const byte = bit >> 3;
-    const mask = 0x80 >> (bit & 7);
-    if (((bytes[byte] ?? 0) & mask) !== ((prefix[byte] ?? 0) & mask)) return false;
-  }
-  return true;
-}
-
-/** The 16 bytes of an IPv6 address in any of its text forms (`::`, a dotted IPv4 tail). */
-function ipv6Bytes(address: string): Uint8Array {
-  let text = address.toLowerCase();
-  const dotted = /(\d+\.\d+\.\d+\.\d+)$/.exec(text);
-  if (dotted !== null) {
-    const value = ipv4Value(dotted[1] as string);
-    text = `${text.slice(0, dotted.index)}${(value >>> 16).toString(16)}:${(value & 0xffff).toString(16)}`;
-  }
-  const [head = '', tail] = text.split('::');
-  const headGroups = head === '' ? [] : head.split(':');
-  const tailGroups = tail === undefined || tail === '' ? [] : tail.split(':');
-  const groups =
-    tail === undefined
-      ? headGroups
-      : [
-          ...headGroups,
-          ...Array<string>(8 - headGroups.length - tailGroups.length).fill('0'),
-          ...tailGroups,
-        ];
-  const bytes = new Uint8Array(16);
-  groups.forEach((group, index) => {
-    const value = Number.parseInt(group, 16);
-    bytes[index * 2] = value >> 8;
-    bytes[index * 2 + 1] = value & 0xff;
-  });
-  return bytes;
 }

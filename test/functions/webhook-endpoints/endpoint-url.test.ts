@@ -77,6 +77,11 @@ describe('webhook endpoint URLs, deployed', () => {
     ['https://192.0.2.1/', 'not-public'],
     ['https://[2001:db8::1]/', 'not-public'],
     ['https://[::ffff:10.0.0.1]/', 'not-public'],
+    // Ranges of IANA's registries a hand-kept list missed: the 6to4 relay anycast, ORCHIDv2,
+    // and the documentation range of RFC 9637.
+    ['https://192.88.99.1/', 'not-public'],
+    ['https://[2001:20::1]/', 'not-public'],
+    ['https://[3fff::1]/', 'not-public'],
     // Names: private-use suffixes, a single label, resolving to a forbidden address (any one).
     ['https://printer.local/', 'not-public'],
     ['https://db.internal/', 'not-public'],
@@ -98,6 +103,8 @@ describe('webhook endpoint URLs, deployed', () => {
     ['hooks.example.com/plants', 'malformed'],
     ['', 'malformed'],
     [`https://hooks.example.com/${'a'.repeat(2048)}`, 'malformed'],
+    // Short as sent, 6,023 characters as the URL parser writes it (each é is %C3%A9).
+    [`https://hooks.example.com/${'é'.repeat(1000)}`, 'malformed'],
     [42, 'malformed'],
   ])('refuses %s (%s)', async (url, reason) => {
     expect(await refusal(url, deployed)).toBe(reason);
