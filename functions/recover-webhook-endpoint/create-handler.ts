@@ -11,6 +11,7 @@
  * missed: call again), and an endpoint's recover may be called five times a minute.
  */
 import { randomUUID } from 'node:crypto';
+import * as v from 'valibot';
 import { endpointErrorCodes } from '../shared/errors/error-codes.ts';
 import { ApiError } from '../shared/errors/errors.ts';
 import { jsonResponse } from '../shared/http/api-responses.ts';
@@ -37,9 +38,6 @@ import {
   pendingStaleMilliseconds,
   type WebhookLogTable,
 } from '../webhook-endpoints/webhook-log.ts';
-
-// RFC 3339: a date, a time, seconds with any fraction, and an offset (Z or ±hh:mm).
-const rfc3339 = /^\d{4}-\d\d-\d\d[Tt ]\d\d:\d\d:\d\d(\.\d+)?([Zz]|[+-]\d\d:\d\d)$/;
 
 /** What the function needs (its Lambda entry, the local API and the tests each give it). */
 export interface Dependencies extends EndpointFunctionDependencies {
@@ -78,6 +76,14 @@ export function createHandler(dependencies: Dependencies) {
   });
 }
 
+/** The body: `since`, an RFC 3339 time (a date, a time, any fraction, Z or an offset). */
+export const recoverSchema = v.object({
+  since: v.pipe(
+    v.string(),
+    v.regex(/^\d{4}-\d\d-\d\d[Tt ]\d\d:\d\d:\d\d(\.\d+)?([Zz]|[+-]\d\d:\d\d)$/),
+  ),
+});
+
 /**
  * `since` of the body: an RFC 3339 time, not in the future, within the 7 days events are kept.
  * @throws ApiError 40028 otherwise, 40020 when the body is not an object.
@@ -89,8 +95,8 @@ function readSince(body: unknown, now: number): number {
       'The body must be a JSON object: {"since": …}.',
     );
   }
-  const { since } = body as { since?: unknown };
-  const time = typeof since === 'string' && rfc3339.test(since) ? Date.parse(since) : Number.NaN;
+  const parsed = v.safeParse(recoverSchema, body);
+  const time = parsed.success ? Date.parse(parsed.output.since) : Number.NaN;
   if (Number.isNaN(time) || time > now || time < now - keptMilliseconds) {
     throw new ApiError(
       endpointErrorCodes.invalidRecoverySince,

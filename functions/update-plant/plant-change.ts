@@ -16,14 +16,14 @@ export interface PlantChange {
 }
 
 /** `PUT`: the whole Plant. An `id`, if sent, must be the path's. Undeclared fields are dropped. */
-const replacementSchema = v.object({
+export const replacementSchema = v.object({
   id: v.optional(v.bigint()),
   name: v.string(),
   tag: v.optional(v.string()),
 });
 
 /** `PATCH`: only what is named; `tag: null` removes the tag, a name cannot be removed. */
-const patchSchema = v.object({
+export const patchSchema = v.object({
   id: v.optional(v.bigint()),
   name: v.optional(v.string()),
   tag: v.optional(v.nullable(v.string())),

@@ -1,7 +1,7 @@
 /**
  * A webhook endpoint: a receiver a client registered itself (`POST /webhook-endpoints`), owned by
- * the token's subject. What is stored, what the API shows of it (never a secret), and the request
- * bodies that create and change one, checked field by field with a code per reason.
+ * the token's subject. What is stored, what the API shows of it (never a secret), and what the
+ * bodies that create and change one (`endpoint-body.ts`) ask for.
  */
 import { randomBytes } from 'node:crypto';
 import { type ErrorCode, endpointErrorCodes } from '../shared/errors/error-codes.ts';
@@ -10,8 +10,8 @@ import {
   type PlantEventType,
   plantEventTypes,
   type WebhookFormat,
-  webhookFormats,
 } from '../shared/webhooks/plant-events.ts';
+import { endpointPatchSchema, newEndpointSchema, readEndpointBody } from './endpoint-body.ts';
 import {
   checkEndpointUrl,
   EndpointUrlError,
@@ -72,9 +72,6 @@ export const failingLimitMilliseconds = 5 * 24 * 60 * 60 * 1000;
 /** The most endpoints one client may have. */
 export const maxEndpointsPerOwner = 50;
 
-/** The longest description. */
-export const maxDescriptionLength = 256;
-
 // Crockford's base32, lower case: ids sort by creation time and read unambiguously.
 const alphabet = '0123456789abcdefghjkmnpqrstvwxyz';
 
@@ -105,10 +102,9 @@ export function readEndpointIdParameter(pathParameters: Record<string, string | 
   return id;
 }
 
-/** What a create asks for, every field checked but the URL's host (which needs DNS). */
+/** What a create asks for, every field checked but the URL itself (which needs DNS). */
 export interface NewEndpoint {
-  /** Checked by `endpoint-url.ts`. */
-  readonly url: unknown;
+  readonly url: string;
   readonly events: readonly PlantEventType[];
   readonly format: WebhookFormat;
   readonly description?: string;
@@ -116,7 +112,7 @@ export interface NewEndpoint {
 
 /** What a merge patch asks to change: a description of `null` removes it. */
 export interface EndpointPatch {
-  readonly url?: unknown;
+  readonly url?: string;
   readonly events?: readonly PlantEventType[];
   readonly format?: WebhookFormat;
   readonly description?: string | null;
@@ -125,55 +121,43 @@ export interface EndpointPatch {
 
 /**
  * The body of `POST /webhook-endpoints`: `format` is `event` unless given; `events` is every
- * type unless given (`plant.created` for the `plant` format). Members it does not declare are
- * ignored.
- * @throws ApiError 40020 (a field of the wrong type), 40026 (events), 40027 (format), 40021 (no url).
+ * type unless given (`plant.created` for the `plant` format).
+ * @throws ApiError as `readEndpointBody` says, or 40027 for the `plant` format with other events.
  */
 export function readNewEndpoint(body: unknown): NewEndpoint {
-  const fields = objectOf(body);
-  const description = readDescription(fields);
-  const format = readFormat(fields.format) ?? 'event';
-  const events =
-    readEvents(fields.events) ?? (format === 'plant' ? ['plant.created'] : [...plantEventTypes]);
+  const fields = readEndpointBody(newEndpointSchema, body);
+  const format = fields.format ?? 'event';
+  const events = fields.events ?? (format === 'plant' ? ['plant.created'] : [...plantEventTypes]);
   checkCarried(format, events);
-  if (fields.url === undefined)
-    throw new ApiError(endpointErrorCodes.endpointUrlMalformed, 'url is required.');
   return {
     url: fields.url,
-    events,
+    events: inTypeOrder(events),
     format,
-    ...(description === undefined || description === null ? {} : { description }),
+    ...(fields.description === undefined ? {} : { description: fields.description }),
   };
 }
 
 /**
  * The body of `PATCH /webhook-endpoints/{endpointId}` (`application/merge-patch+json`): only
  * the members it has; what they make with `current` must still be a valid endpoint.
- * @throws ApiError 40020, 40026, 40027 as {@link readNewEndpoint}.
+ * @throws ApiError as {@link readNewEndpoint}.
  */
 export function readEndpointPatch(body: unknown, current: EndpointRecord): EndpointPatch {
-  const fields = objectOf(body);
-  const description = readDescription(fields);
-  if (fields.enabled !== undefined && typeof fields.enabled !== 'boolean') {
-    throw invalidEndpoint('enabled must be true or false.');
-  }
-  const format = readFormat(fields.format);
-  const events = readEvents(fields.events);
-  checkCarried(format ?? current.format, events ?? current.events);
+  const fields = readEndpointBody(endpointPatchSchema, body);
+  const events = fields.events === undefined ? undefined : inTypeOrder(fields.events);
+  checkCarried(fields.format ?? current.format, events ?? current.events);
   return {
     ...(fields.url === undefined ? {} : { url: fields.url }),
     ...(events === undefined ? {} : { events }),
-    ...(format === undefined ? {} : { format }),
-    ...(description === undefined ? {} : { description }),
-    ...(fields.enabled === undefined ? {} : { enabled: fields.enabled as boolean }),
+    ...(fields.format === undefined ? {} : { format: fields.format }),
+    ...(fields.description === undefined ? {} : { description: fields.description }),
+    ...(fields.enabled === undefined ? {} : { enabled: fields.enabled }),
   };
 }
 
-function objectOf(body: unknown): Record<string, unknown> {
-  if (typeof body !== 'object' || body === null || Array.isArray(body)) {
-    throw invalidEndpoint('The body must be a JSON object.');
-  }
-  return body as Record<string, unknown>;
+/** The types named, once each, in the order of {@link plantEventTypes}. */
+function inTypeOrder(events: readonly PlantEventType[]): PlantEventType[] {
+  return plantEventTypes.filter((type) => events.includes(type));
 }
 
 function invalidEndpoint(
@@ -181,45 +165,6 @@ function invalidEndpoint(
   code: ErrorCode = endpointErrorCodes.invalidWebhookEndpoint,
 ) {
   return new ApiError(code, `Invalid webhook endpoint: ${message}`);
-}
-
-/** `description`: a string of at most 256 characters, or `null` (a patch removing it). */
-function readDescription(fields: Record<string, unknown>): string | null | undefined {
-  const { description } = fields;
-  if (description === undefined || description === null) return description;
-  if (typeof description !== 'string' || description.length > maxDescriptionLength) {
-    throw invalidEndpoint(
-      `description must be a string of at most ${maxDescriptionLength} characters.`,
-    );
-  }
-  return description;
-}
-
-function readFormat(value: unknown): WebhookFormat | undefined {
-  if (value === undefined) return undefined;
-  if (typeof value !== 'string' || !(webhookFormats as readonly string[]).includes(value)) {
-    throw invalidEndpoint(
-      'format must be event or plant.',
-      endpointErrorCodes.invalidWebhookFormat,
-    );
-  }
-  return value as WebhookFormat;
-}
-
-function readEvents(value: unknown): PlantEventType[] | undefined {
-  if (value === undefined) return undefined;
-  const known = plantEventTypes as readonly string[];
-  if (
-    !Array.isArray(value) ||
-    value.length === 0 ||
-    !value.every((type) => typeof type === 'string' && known.includes(type))
-  ) {
-    throw invalidEndpoint(
-      `events must be a non-empty list of ${plantEventTypes.join(', ')}.`,
-      endpointErrorCodes.unknownEventType,
-    );
-  }
-  return plantEventTypes.filter((type) => value.includes(type));
 }
 
 /** The `plant` format's body is the StoredPlant alone: it carries `plant.created` only. */

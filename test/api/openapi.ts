@@ -89,6 +89,7 @@ const ajv = new Ajv2020({
   formats: {
     int32: true,
     int64: true,
+    uri: (text: string) => URL.canParse(text),
     'date-time': (text: string) =>
       /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:\d\d)$/.test(text) &&
       !Number.isNaN(Date.parse(text)),

@@ -249,6 +249,14 @@ describe('what an endpoint may be', () => {
     ['a body that is not an object', '[]', 40020],
     ['a description that is not a string', { url: 'http://127.0.0.1:9/', description: 7 }, 40020],
     ['a description too long', { url: 'http://127.0.0.1:9/', description: 'x'.repeat(257) }, 40020],
+    // 257 characters as JSON Schema counts them (code points), 514 UTF-16 units.
+    [
+      'a description of 257 🌱',
+      { url: 'http://127.0.0.1:9/', description: '🌱'.repeat(257) },
+      40020,
+    ],
+    // A create's description is a string or absent: null removes one only in a PATCH.
+    ['a null description', { url: 'http://127.0.0.1:9/', description: null }, 40020],
     ['no url', {}, 40021],
     ['a url that is not absolute', { url: '/hooks' }, 40021],
     ['a url that is a number', { url: 42 }, 40021],
@@ -289,6 +297,27 @@ describe('what an endpoint may be', () => {
     );
     expect([answer.status, answer.body.error]).toEqual([400, code]);
     expect(answer.body.message).not.toMatch(/Error:|at \S+:\d+/);
+  });
+
+  it('takes a description of 256 characters as JSON Schema counts them, however many UTF-16 units', async () => {
+    const description = '🌱'.repeat(256);
+    const created = await documented(
+      'createWebhookEndpoint',
+      'validator',
+      'POST',
+      '/webhook-endpoints',
+      {
+        url: 'http://127.0.0.1:9/',
+        description,
+      },
+    );
+    expect([created.status, created.body.description]).toEqual([201, description]);
+    await documented(
+      'deleteWebhookEndpoint',
+      'validator',
+      'DELETE',
+      `/webhook-endpoints/${created.body.id}`,
+    );
   });
 
   it('stores nothing it refused', async () => {

@@ -5,14 +5,18 @@ import type { APIGatewayProxyEvent } from 'aws-lambda';
 import { InvalidParameterError } from '../errors/errors.ts';
 import { int64Max, int64Min, parseDecimalInt64 } from '../http/int64-json.ts';
 
+/** A path's id as `openapi.yaml` says it: 20 digits at most, one leading minus allowed. */
+const idPattern = /^-?[0-9]{1,20}$/;
+
 /**
- * The plant id of a `/plants/{id}` path: decimal digits with an optional leading minus, within
- * int64. API Gateway passes path parameters as sent, not percent-decoded: `%31` is not an id.
+ * The plant id of a `/plants/{id}` path: at most 20 decimal digits (leading zeros allowed) with
+ * an optional leading minus, within int64, as `openapi.yaml`'s pattern says. API Gateway passes
+ * path parameters as sent, not percent-decoded: `%31` is not an id.
  * @throws InvalidParameterError (40005) naming `id`.
  */
 export function readPlantIdParameter(event: APIGatewayProxyEvent): bigint {
   const text = event.pathParameters?.id;
-  const id = text === undefined ? undefined : parseDecimalInt64(text);
+  const id = text === undefined || !idPattern.test(text) ? undefined : parseDecimalInt64(text);
   if (id === undefined) {
     throw new InvalidParameterError(
       `Invalid parameter: id must be an integer from ${int64Min} to ${int64Max}.`,

@@ -1,0 +1,107 @@
+/**
+ * The bodies that create and change a webhook endpoint, as valibot schemas (the same as
+ * `openapi.yaml`'s `NewWebhookEndpoint` and `WebhookEndpointPatch`: a test converts these and
+ * compares), and the Error each failure answers: a code per reason, the first failing member in
+ * the order description, enabled, format, events, url. Members they do not declare are ignored.
+ */
+import * as v from 'valibot';
+import { type ErrorCode, endpointErrorCodes } from '../shared/errors/error-codes.ts';
+import { ApiError } from '../shared/errors/errors.ts';
+import { plantEventTypes, webhookFormats } from '../shared/webhooks/plant-events.ts';
+import { maxUrlLength } from './endpoint-url.ts';
+
+/** The longest description, in characters as JSON Schema counts them (code points). */
+export const maxDescriptionLength = 256;
+
+/**
+ * At most `limit` code points, as JSON Schema's `maxLength` counts (a string's `length` counts
+ * UTF-16 units: 🌱 is two). Marked so that the JSON Schema of a schema using it says `maxLength`.
+ */
+export function maxCodePoints(limit: number) {
+  return Object.assign(
+    v.check((text: string) => {
+      let count = 0;
+      for (const _ of text) if (++count > limit) return false;
+      return true;
+    }),
+    { maxCodePoints: limit },
+  );
+}
+
+// Its length is checked again on what the URL parser writes (`endpoint-url.ts`).
+const url = v.pipe(v.string(), maxCodePoints(maxUrlLength));
+const events = v.pipe(v.array(v.picklist(plantEventTypes)), v.minLength(1));
+const format = v.picklist(webhookFormats);
+const description = v.pipe(v.string(), maxCodePoints(maxDescriptionLength));
+
+/** The body of `POST /webhook-endpoints`. */
+export const newEndpointSchema = v.object({
+  url,
+  events: v.optional(events),
+  format: v.optional(format),
+  description: v.optional(description),
+});
+
+/** The body of `PATCH /webhook-endpoints/{endpointId}` (a merge patch: `null` removes). */
+export const endpointPatchSchema = v.object({
+  url: v.optional(url),
+  events: v.optional(events),
+  format: v.optional(format),
+  description: v.optional(v.nullable(description)),
+  enabled: v.optional(v.boolean()),
+});
+
+/** A member's failure: its code and what it must be. */
+const failures: readonly { member: string; code: ErrorCode; message: string }[] = [
+  {
+    member: 'description',
+    code: endpointErrorCodes.invalidWebhookEndpoint,
+    message: `Invalid webhook endpoint: description must be a string of at most ${maxDescriptionLength} characters.`,
+  },
+  {
+    member: 'enabled',
+    code: endpointErrorCodes.invalidWebhookEndpoint,
+    message: 'Invalid webhook endpoint: enabled must be true or false.',
+  },
+  {
+    member: 'format',
+    code: endpointErrorCodes.invalidWebhookFormat,
+    message: 'Invalid webhook endpoint: format must be event or plant.',
+  },
+  {
+    member: 'events',
+    code: endpointErrorCodes.unknownEventType,
+    message: `Invalid webhook endpoint: events must be a non-empty list of ${plantEventTypes.join(', ')}.`,
+  },
+  {
+    member: 'url',
+    code: endpointErrorCodes.endpointUrlMalformed,
+    message: `Invalid webhook endpoint: url must be an absolute URL of at most ${maxUrlLength} characters as written by a URL parser.`,
+  },
+];
+
+/**
+ * `body` read by `schema`.
+ * @throws ApiError with the code and message of the first member (in {@link failures}' order)
+ * that fails: 40020 a body that is no object, a description or `enabled` of the wrong kind;
+ * 40027 the format; 40026 the events; 40021 the url (missing: "url is required.").
+ */
+export function readEndpointBody<
+  Schema extends typeof newEndpointSchema | typeof endpointPatchSchema,
+>(schema: Schema, body: unknown): v.InferOutput<Schema> {
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) {
+    throw new ApiError(
+      endpointErrorCodes.invalidWebhookEndpoint,
+      'Invalid webhook endpoint: The body must be a JSON object.',
+    );
+  }
+  const parsed = v.safeParse(schema, body);
+  if (parsed.success) return parsed.output;
+  const failed = new Map(parsed.issues.map((issue) => [String(issue.path?.[0]?.key), issue.input]));
+  const failure = failures.find(({ member }) => failed.has(member)) ?? failures[0];
+  if (failure === undefined) throw new Error('Unreachable: no failure named.');
+  if (failure.member === 'url' && failed.get('url') === undefined) {
+    throw new ApiError(failure.code, 'url is required.');
+  }
+  throw new ApiError(failure.code, failure.message);
+}
