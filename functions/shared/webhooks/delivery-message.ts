@@ -5,6 +5,7 @@
  * number does not depend on how often SQS handed it out.
  */
 import { randomUUID } from 'node:crypto';
+import * as v from 'valibot';
 import type { Webhook } from './plant-events.ts';
 
 export interface DeliveryMessage extends Webhook {
@@ -61,6 +62,35 @@ export function firstDeliveryMessage(
   };
 }
 
+/** A member read when it is what `schema` says, left out (`undefined`) when it is anything else. */
+function tolerated<Schema extends v.GenericSchema>(schema: Schema) {
+  return v.optional(
+    v.pipe(
+      v.unknown(),
+      v.transform((value) => (v.is(schema, value) ? (value as v.InferOutput<Schema>) : undefined)),
+    ),
+  );
+}
+
+const finite = v.pipe(v.number(), v.finite());
+
+/**
+ * A queue body as the delivery reads it: the members it needs must be there and be what they
+ * say; the attempt, its due time and when it was queued are taken when they are numbers.
+ */
+const deliveryMessageSchema = v.object({
+  webhookId: v.string(),
+  payload: v.string(),
+  subscriber: v.string(),
+  version: tolerated(v.pipe(v.number(), v.safeInteger())),
+  endpoint: tolerated(v.object({ id: v.string(), owner: v.string(), type: v.string() })),
+  deliveryId: tolerated(v.string()),
+  attempt: tolerated(finite),
+  dueAt: tolerated(finite),
+  queuedAt: tolerated(finite),
+  lastFailure: tolerated(v.string()),
+});
+
 /**
  * The message of a queue body, or `undefined` when the body is not one (never delivered). A
  * dead letter the delivery wrote (it has a `lastFailure`) redriven to the queue starts the
@@ -68,34 +98,27 @@ export function firstDeliveryMessage(
  * before attempts were carried). A message SQS moved to the dead letters itself resumes.
  */
 export function parseDeliveryMessage(body: string, now: number): DeliveryMessage | undefined {
+  let json: unknown;
   try {
-    const value = JSON.parse(body) as Partial<DeliveryMessage> | null;
-    const { webhookId, payload, subscriber, version } = value ?? {};
-    if (typeof webhookId !== 'string' || typeof payload !== 'string') return undefined;
-    if (typeof subscriber !== 'string') return undefined;
-    const redriven = typeof (value as Partial<DeadLetterMessage>).lastFailure === 'string';
-    const number = (field: unknown, fallback: number) =>
-      typeof field === 'number' && Number.isFinite(field) && !redriven ? field : fallback;
-    const { endpoint } = value as Partial<DeliveryMessage>;
-    const address =
-      typeof endpoint?.id === 'string' &&
-      typeof endpoint.owner === 'string' &&
-      typeof endpoint.type === 'string'
-        ? { endpoint: { id: endpoint.id, owner: endpoint.owner, type: endpoint.type } }
-        : {};
-    const { deliveryId } = value as Partial<DeliveryMessage>;
-    return {
-      webhookId,
-      payload,
-      ...(Number.isSafeInteger(version) ? { version } : {}),
-      subscriber,
-      ...address,
-      ...(typeof deliveryId === 'string' ? { deliveryId } : {}),
-      attempt: Math.max(1, Math.trunc(number(value?.attempt, 1))),
-      dueAt: number(value?.dueAt, now),
-      queuedAt: number(value?.queuedAt, now),
-    };
+    json = JSON.parse(body);
   } catch {
     return undefined;
   }
+  const parsed = v.safeParse(deliveryMessageSchema, json);
+  if (!parsed.success) return undefined;
+  const { webhookId, payload, subscriber, version, endpoint, deliveryId, lastFailure } =
+    parsed.output;
+  const redriven = lastFailure !== undefined;
+  const timing = (value: number | undefined) => (redriven ? undefined : value);
+  return {
+    webhookId,
+    payload,
+    ...(version === undefined ? {} : { version }),
+    subscriber,
+    ...(endpoint === undefined ? {} : { endpoint }),
+    ...(deliveryId === undefined ? {} : { deliveryId }),
+    attempt: Math.max(1, Math.trunc(timing(parsed.output.attempt) ?? 1)),
+    dueAt: timing(parsed.output.dueAt) ?? now,
+    queuedAt: timing(parsed.output.queuedAt) ?? now,
+  };
 }

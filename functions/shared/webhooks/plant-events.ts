@@ -15,6 +15,7 @@
  */
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
+import * as v from 'valibot';
 import {
   readVersionedPlant,
   type StoredPlant,
@@ -144,12 +145,27 @@ export function versionOfWebhookId(webhookId: string): number | undefined {
   return match === null ? undefined : Number(match[1]);
 }
 
+/** A stream record the fan-out reads: its id, its kind, and the images it carries. */
+const streamRecordSchema = v.object({
+  eventID: v.string(),
+  eventName: v.picklist(['INSERT', 'MODIFY', 'REMOVE']),
+  dynamodb: v.optional(
+    v.object({
+      NewImage: v.optional(v.record(v.string(), v.unknown())),
+      OldImage: v.optional(v.record(v.string(), v.unknown())),
+      SequenceNumber: v.optional(v.string()),
+      ApproximateCreationDateTime: v.optional(v.union([v.number(), v.date()])),
+    }),
+  ),
+});
+
 /**
- * The event of a stream record, or `undefined` when it is none (a MODIFY that changed neither
- * name nor tag).
+ * The event of a stream record, or `undefined` when it is none (not a record of a change, or a
+ * MODIFY that changed neither name nor tag).
  * @throws Error when an image the event needs is not a plant (written by another tool).
  */
 export function plantEventOf(record: PlantStreamRecord, now: number): PlantEvent | undefined {
+  if (!v.is(streamRecordSchema, record)) return undefined;
   const { eventID, eventName, dynamodb } = record;
   if (eventID === undefined) return undefined;
   const occurredAt = timeOf(dynamodb?.ApproximateCreationDateTime) ?? now;

@@ -10,8 +10,10 @@ import { afterAll, beforeAll, expect, it } from '@jest/globals';
 import { StoreUnavailableError } from '../../../../functions/shared/errors/errors.ts';
 import { callStore, createDocumentClient } from '../../../../functions/shared/platform/dynamodb.ts';
 
-/** How the stand-in store answers: not at all (stalled), or a 500 for the first `failing`. */
-let mode: { stalled: true } | { stalled: false; failing: number } = { stalled: true };
+/** How the stand-in store answers: not at all (stalled), or a 500 to each call's first attempt. */
+let mode: 'stalled' | 'failing-first-attempts' = 'stalled';
+/** The calls (the SDK's invocation ids, the same on every attempt of a call) answered so far. */
+const failedCalls = new Set<string>();
 let requests = 0;
 const held: ServerResponse[] = [];
 let server: Server;
@@ -20,12 +22,13 @@ beforeAll(async () => {
   server = createServer((request, response) => {
     request.resume().on('end', () => {
       requests += 1;
-      if (mode.stalled) {
+      if (mode === 'stalled') {
         held.push(response);
         return;
       }
-      const failed = mode.failing > 0;
-      if (failed) mode.failing -= 1;
+      const call = String(request.headers['amz-sdk-invocation-id']);
+      const failed = !failedCalls.has(call);
+      failedCalls.add(call);
       response.writeHead(failed ? 500 : 200, { 'Content-Type': 'application/x-amz-json-1.0' });
       response.end(
         failed ? '{"__type":"com.amazonaws.dynamodb.v20120810#InternalServerError"}' : '{}',
@@ -44,9 +47,12 @@ afterAll(async () => {
 it('makes three attempts a call through a stall longer than the SDK’s retry quota, and retries right after it', async () => {
   const { port } = server.address() as AddressInfo;
   const client = createDocumentClient({ endpoint: `http://127.0.0.1:${port}` });
+  // A deadline long enough for three attempts on a busy machine: the attempts are the point.
   const get = () =>
-    callStore((abortSignal) =>
-      client.send(new GetCommand({ TableName: 'plants', Key: { id: 1n } }), { abortSignal }),
+    callStore(
+      (abortSignal) =>
+        client.send(new GetCommand({ TableName: 'plants', Key: { id: 1n } }), { abortSignal }),
+      6_000,
     );
   try {
     // 60 calls at once into a store that never answers: 120 retries, where the quota has 35.
@@ -61,7 +67,7 @@ it('makes three attempts a call through a stall longer than the SDK’s retry qu
 
     // Back, but each call's first attempt fails: its second answers.
     for (const response of held.splice(0)) response.destroy();
-    mode = { stalled: false, failing: 10 };
+    mode = 'failing-first-attempts';
     requests = 0;
     const after = await Promise.allSettled(Array.from({ length: 10 }, get));
     expect(after.map((call) => call.status)).toEqual(Array(10).fill('fulfilled'));
