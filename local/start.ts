@@ -17,7 +17,11 @@
 import { join } from 'node:path';
 import { checkAllowedOrigins } from '../functions/shared/http/cors.ts';
 import { routes } from '../functions/shared/http/routes.ts';
-import { commaList, readEnvironment } from '../functions/shared/platform/environment.ts';
+import {
+  commaList,
+  parsed,
+  readConfiguration,
+} from '../functions/shared/platform/configuration.ts';
 import { subscriptionOf } from '../functions/shared/webhooks/plant-events.ts';
 import { parseEndpointUrls } from '../functions/webhook-endpoints/endpoint-config.ts';
 import {
@@ -30,8 +34,9 @@ import { ensurePrivateDirectory } from './private-directory.ts';
 import { localKeysDirectory } from './token-issuer.ts';
 import {
   type LocalWebhooks,
-  readWebhookSettings,
   resolveLocalWebhooks,
+  webhookSettingsOf,
+  webhookVariables,
 } from './webhook-settings.ts';
 
 const samplePlant = { id: 1, name: 'Monstera', tag: 'tropical' };
@@ -150,33 +155,38 @@ const parentCheckMilliseconds = 1_000;
 
 async function main(): Promise<void> {
   const environment = process.env;
-  // One line for a failed start: the problems, each naming its variable.
-  const read = readEnvironment(
-    environment,
-    'npm start',
-    (problems) => new Error(problems.join(' ')),
-  );
-  const dataDirectory = read.string('PLANT_STORE_DATA_DIR', { fallback: '.data' });
-
   let api: LocalApi;
   let dynamoDbDataDirectory: string | undefined;
   let throttling: string;
   let webhooks: LocalWebhooks;
   let endpointUrls: EndpointUrlPolicy;
   let allowedOrigins: readonly string[];
+  let dataDirectory: string;
   try {
-    const dynamoDbEndpoint = read.parse('DYNAMODB_ENDPOINT', parseStoreEndpoint, {
-      fallback: '',
-    });
-    throttling = read.parse('THROTTLING', parseThrottling, { fallback: defaultStageName });
-    const port = read.parse('PORT', parsePort, { fallback: 3000 });
-    const tableName = read.string('TABLE_NAME', { fallback: 'plants' });
-    const webhookSettings = readWebhookSettings(read);
-    endpointUrls = read.parse('WEBHOOK_ENDPOINT_URLS', parseEndpointUrls, {
-      fallback: localUrlPolicy,
-    });
-    allowedOrigins = read.parse('CORS_ORIGINS', parseCorsOrigins, { fallback: localOrigins });
-    read.check();
+    const variables = readConfiguration(
+      'npm start',
+      {
+        PLANT_STORE_DATA_DIR: parsed((text) => text, { fallback: '.data' }),
+        DYNAMODB_ENDPOINT: parsed(parseStoreEndpoint, { fallback: '' }),
+        THROTTLING: parsed(parseThrottling, { fallback: defaultStageName as string }),
+        PORT: parsed(parsePort, { fallback: 3000 }),
+        TABLE_NAME: parsed((text) => text, { fallback: 'plants' }),
+        ...webhookVariables,
+        WEBHOOK_ENDPOINT_URLS: parsed(parseEndpointUrls, { fallback: localUrlPolicy }),
+        CORS_ORIGINS: parsed(parseCorsOrigins, { fallback: localOrigins as readonly string[] }),
+      },
+      environment,
+      // One line for a failed start: the problems, each naming its variable.
+      { secrets: ['WEBHOOK_SECRET'], createError: (problems) => new Error(problems.join(' ')) },
+    );
+    dataDirectory = variables.PLANT_STORE_DATA_DIR;
+    const dynamoDbEndpoint = variables.DYNAMODB_ENDPOINT;
+    throttling = variables.THROTTLING;
+    const port = variables.PORT;
+    const tableName = variables.TABLE_NAME;
+    const webhookSettings = webhookSettingsOf(variables);
+    endpointUrls = variables.WEBHOOK_ENDPOINT_URLS;
+    allowedOrigins = variables.CORS_ORIGINS;
     dynamoDbDataDirectory = dynamoDbEndpoint === '' ? join(dataDirectory, 'dynamodb') : undefined;
     ensurePrivateDirectory(dataDirectory);
     webhooks = resolveLocalWebhooks(webhookSettings, dataDirectory);

@@ -11,9 +11,9 @@ import { join } from 'node:path';
 import { Webhook } from 'standardwebhooks';
 import {
   commaList,
-  type EnvironmentReader,
-  readEnvironment,
-} from '../functions/shared/platform/environment.ts';
+  parsed,
+  readConfiguration,
+} from '../functions/shared/platform/configuration.ts';
 import { subscriptionOf } from '../functions/shared/webhooks/plant-events.ts';
 import { ensurePrivateDirectory } from './private-directory.ts';
 import type { LocalSubscriber } from './webhook-dispatcher.ts';
@@ -33,30 +33,40 @@ export function readLocalWebhooks(
   environment: Record<string, string | undefined>,
   dataDirectory: string,
 ): LocalWebhooks {
-  const read = readEnvironment(
-    environment,
-    'npm start',
-    (problems) => new Error(problems.join(' ')),
-  );
-  const settings = readWebhookSettings(read);
-  read.check();
-  return resolveLocalWebhooks(settings, dataDirectory);
+  const variables = readConfiguration('npm start', webhookVariables, environment, {
+    secrets: ['WEBHOOK_SECRET'],
+    createError: (problems) => new Error(problems.join(' ')),
+  });
+  return resolveLocalWebhooks(webhookSettingsOf(variables), dataDirectory);
 }
 
-/** The variables, read with `read` (npm start reads them with its others); `read.check()` after. */
-export function readWebhookSettings(read: EnvironmentReader) {
+/** The variables (npm start reads them with its others). */
+export const webhookVariables = {
+  WEBHOOK_URL: parsed(parseUrls, { fallback: [] as string[] }),
+  WEBHOOK_SECRET: parsed(parseSecret, { fallback: '' }),
+  WEBHOOK_FORMAT: parsed(parseFormat, { fallback: 'plant' as 'plant' | 'event' }),
+  // None listed: the format's default.
+  WEBHOOK_EVENTS: parsed(parseList, { fallback: [] as ReturnType<typeof parseList> }),
+};
+
+/** The settings of variables read with {@link webhookVariables}. */
+export function webhookSettingsOf(variables: {
+  readonly WEBHOOK_URL: string[];
+  readonly WEBHOOK_SECRET: string;
+  readonly WEBHOOK_FORMAT: 'plant' | 'event';
+  readonly WEBHOOK_EVENTS: ReturnType<typeof parseList>;
+}) {
   return {
-    urls: read.parse('WEBHOOK_URL', parseUrls, { fallback: [] }),
-    given: read.parse('WEBHOOK_SECRET', parseSecret, { fallback: '', secret: true }),
-    format: read.parse<'plant' | 'event'>('WEBHOOK_FORMAT', parseFormat, { fallback: 'plant' }),
-    // None listed: the format's default.
-    events: read.parse('WEBHOOK_EVENTS', parseList, { fallback: [] }),
+    urls: variables.WEBHOOK_URL,
+    given: variables.WEBHOOK_SECRET,
+    format: variables.WEBHOOK_FORMAT,
+    events: variables.WEBHOOK_EVENTS,
   };
 }
 
 /** The subscribers of checked settings, with the secret kept in the data folder when none is given. */
 export function resolveLocalWebhooks(
-  settings: ReturnType<typeof readWebhookSettings>,
+  settings: ReturnType<typeof webhookSettingsOf>,
   dataDirectory: string,
 ): LocalWebhooks {
   const { urls, given, format } = settings;

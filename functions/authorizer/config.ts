@@ -3,7 +3,13 @@
  * missing or wrong setting fails the start with a message naming every problem instead of
  * letting every request through or turning every request away for a reason nobody can see.
  */
-import { ConfigurationError, commaList, readEnvironment } from '../shared/platform/environment.ts';
+import * as v from 'valibot';
+import {
+  ConfigurationError,
+  commaList,
+  parsed,
+  readConfiguration,
+} from '../shared/platform/configuration.ts';
 
 /** The claims that can name who a token was issued for. */
 export const audienceClaims = ['aud', 'client_id'] as const;
@@ -43,32 +49,27 @@ export class AuthorizerConfigError extends ConfigurationError {
  * @throws {AuthorizerConfigError} listing every problem found, not only the first.
  */
 export function readAuthorizerConfig(env: Record<string, string | undefined>): AuthorizerConfig {
-  const read = readEnvironment(
-    env,
-    'authorizer',
-    (problems) => new AuthorizerConfigError('authorizer', problems),
-  );
-  const issuer = read.parse('TOKEN_ISSUER', secureUrl, {
-    description: 'the exact `iss` of accepted tokens',
-  });
-  const audiences = read.parse('TOKEN_AUDIENCE', audienceList, {
-    description: 'comma-separated audiences or Cognito app client ids',
-  });
-  const audienceClaim = read.parse<AudienceClaim>('TOKEN_AUDIENCE_CLAIM', audienceClaimOf, {
-    fallback: 'aud',
-  });
   // `sam local` sets AWS_SAM_LOCAL=true in its containers; Lambda never sets it.
   const jwksOnPrivateNetwork = env.AWS_SAM_LOCAL === 'true';
-  const jwksUri = read.parse('JWKS_URI', (text) => secureUrl(text, { jwksOnPrivateNetwork }), {
-    // Derived from a usable issuer; without one (already a problem) there is nothing to derive.
-    fallback: issuer === undefined ? '' : `${issuer.replace(/\/+$/, '')}/.well-known/jwks.json`,
-  });
-  read.check();
+  const variables = readConfiguration(
+    'authorizer',
+    {
+      TOKEN_ISSUER: parsed(secureUrl, { description: 'the exact `iss` of accepted tokens' }),
+      TOKEN_AUDIENCE: parsed(audienceList, {
+        description: 'comma-separated audiences or Cognito app client ids',
+      }),
+      TOKEN_AUDIENCE_CLAIM: parsed(audienceClaimOf, { fallback: 'aud' as AudienceClaim }),
+      JWKS_URI: v.optional(parsed((text) => secureUrl(text, { jwksOnPrivateNetwork }))),
+    },
+    env,
+    { createError: (problems) => new AuthorizerConfigError('authorizer', problems) },
+  );
+  const issuer = variables.TOKEN_ISSUER;
   return {
     issuer,
-    audiences,
-    audienceClaim,
-    jwksUri,
+    audiences: variables.TOKEN_AUDIENCE,
+    audienceClaim: variables.TOKEN_AUDIENCE_CLAIM,
+    jwksUri: variables.JWKS_URI ?? `${issuer.replace(/\/+$/, '')}/.well-known/jwks.json`,
     ...(jwksOnPrivateNetwork ? { jwksOnPrivateNetwork } : {}),
   };
 }

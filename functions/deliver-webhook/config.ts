@@ -6,47 +6,61 @@
  * endpoints (every deployed one), their stores and key: `ENDPOINTS_TABLE_NAME`,
  * `WEBHOOK_LOG_TABLE_NAME`, `DYNAMODB_ENDPOINT`, `SECRETS_KEY_ID`, `KMS_ENDPOINT`.
  */
-import { parseJson, readEnvironment } from '../shared/platform/environment.ts';
+import * as v from 'valibot';
 import {
-  readEndpointStoreSettings,
-  readEndpointUrlPolicy,
-  readSecretsKeySettings,
+  optional,
+  parsed,
+  parseJson,
+  readConfiguration,
+  required,
+} from '../shared/platform/configuration.ts';
+import {
+  endpointStoreSettingsOf,
+  endpointStoreVariables,
+  endpointUrlsVariable,
+  secretsKeySettingsOf,
+  secretsKeyVariables,
 } from '../webhook-endpoints/endpoint-config.ts';
-import type { ConfiguredSubscriber } from './create-handler.ts';
+
+/** The stage's subscribers as `SUBSCRIBERS` lists them: their secrets stay in Secrets Manager. */
+const subscribersSchema = v.array(
+  v.object({ name: v.string(), url: v.string(), secretArn: v.string() }),
+);
+
+const deliveryVariables = {
+  RETRY_QUEUE_URL: required(),
+  DEAD_LETTER_QUEUE_URL: required(),
+  SUBSCRIBERS: parsed(parseJson(subscribersSchema, 'a JSON array of {name, url, secretArn}')),
+  SECRETS_MANAGER_ENDPOINT: optional,
+};
 
 /** The configuration from the environment; anything missing fails the cold start. */
 export function readDeliverConfig(environment: NodeJS.ProcessEnv) {
-  const read = readEnvironment(environment, 'deliver-webhook');
-  const config = {
-    retryQueueUrl: read.string('RETRY_QUEUE_URL'),
-    deadLetterQueueUrl: read.string('DEAD_LETTER_QUEUE_URL'),
-    subscribers: read.parse(
-      'SUBSCRIBERS',
-      parseJson(isSubscriberList, 'a JSON array of {name, url, secretArn}'),
-    ),
-    secretsManagerEndpoint: read.optional('SECRETS_MANAGER_ENDPOINT'),
-    ...(read.optional('ENDPOINTS_TABLE_NAME') === undefined
-      ? {}
-      : {
-          endpoints: {
-            ...readEndpointStoreSettings(read),
-            ...readSecretsKeySettings(read),
-            urlPolicy: readEndpointUrlPolicy(read, environment),
-          },
-        }),
+  const config = readConfiguration('deliver-webhook', deliveryVariables, environment);
+  const settings = {
+    retryQueueUrl: config.RETRY_QUEUE_URL,
+    deadLetterQueueUrl: config.DEAD_LETTER_QUEUE_URL,
+    subscribers: config.SUBSCRIBERS,
+    secretsManagerEndpoint: config.SECRETS_MANAGER_ENDPOINT,
   };
-  read.check();
-  return config;
-}
-
-function isSubscriberList(value: unknown): value is ConfiguredSubscriber[] {
-  return (
-    Array.isArray(value) &&
-    value.every(
-      (entry) =>
-        typeof entry?.name === 'string' &&
-        typeof entry?.url === 'string' &&
-        typeof entry?.secretArn === 'string',
-    )
+  // Where the stage has webhook endpoints (every deployed one): their stores, key and URLs.
+  if (!environment.ENDPOINTS_TABLE_NAME?.trim()) return { ...settings, endpoints: undefined };
+  const endpoints = readConfiguration(
+    'deliver-webhook',
+    {
+      ...deliveryVariables,
+      ...endpointStoreVariables,
+      ...secretsKeyVariables,
+      WEBHOOK_ENDPOINT_URLS: endpointUrlsVariable(environment),
+    },
+    environment,
   );
+  return {
+    ...settings,
+    endpoints: {
+      ...endpointStoreSettingsOf(endpoints),
+      ...secretsKeySettingsOf(endpoints),
+      urlPolicy: endpoints.WEBHOOK_ENDPOINT_URLS,
+    },
+  };
 }

@@ -3,16 +3,20 @@
  * `WEBHOOK_LOG_TABLE_NAME`, `DYNAMODB_ENDPOINT`, `CORS_ALLOWED_ORIGINS`) and the KMS key that
  * seals the secrets (`SECRETS_KEY_ID`; `KMS_ENDPOINT` for an emulator under `sam local`).
  */
+import { readConfiguration } from '../shared/platform/configuration.ts';
 import {
-  readEndpointFunctionConfig,
-  readSecretsKeySettings,
+  endpointFunctionSettingsOf,
+  endpointFunctionVariables,
+  secretsKeySettingsOf,
+  secretsKeyVariables,
 } from '../webhook-endpoints/endpoint-config.ts';
 
 /** The configuration from the environment; anything missing fails the cold start. */
 export function readConfig(environment: NodeJS.ProcessEnv) {
-  return readEndpointFunctionConfig(
+  const variables = readConfiguration(
     'rotate-webhook-endpoint-secret',
+    { ...endpointFunctionVariables, ...secretsKeyVariables },
     environment,
-    readSecretsKeySettings,
   );
+  return { ...endpointFunctionSettingsOf(variables), ...secretsKeySettingsOf(variables) };
 }

@@ -3,11 +3,21 @@
  * `WEBHOOK_LOG_TABLE_NAME`, `DYNAMODB_ENDPOINT`, `CORS_ALLOWED_ORIGINS`) and the delivery queue
  * its events are queued on (`DELIVERY_QUEUE_URL`).
  */
-import { readEndpointFunctionConfig } from '../webhook-endpoints/endpoint-config.ts';
+import { readConfiguration, required } from '../shared/platform/configuration.ts';
+import {
+  endpointFunctionSettingsOf,
+  endpointFunctionVariables,
+} from '../webhook-endpoints/endpoint-config.ts';
 
 /** The configuration from the environment; anything missing fails the cold start. */
 export function readConfig(environment: NodeJS.ProcessEnv) {
-  return readEndpointFunctionConfig('test-webhook-endpoint', environment, (read) => ({
-    deliveryQueueUrl: read.string('DELIVERY_QUEUE_URL'),
-  }));
+  const variables = readConfiguration(
+    'test-webhook-endpoint',
+    { ...endpointFunctionVariables, DELIVERY_QUEUE_URL: required() },
+    environment,
+  );
+  return {
+    ...endpointFunctionSettingsOf(variables),
+    deliveryQueueUrl: variables.DELIVERY_QUEUE_URL,
+  };
 }

@@ -2,21 +2,26 @@
  * Lambda entry of `PATCH /webhook-endpoints/{endpointId}`. Environment, read once at cold start: `ENDPOINTS_TABLE_NAME`,
  * `WEBHOOK_LOG_TABLE_NAME`, `DYNAMODB_ENDPOINT` and `CORS_ALLOWED_ORIGINS`.
  */
+
+import { readConfiguration } from '../shared/platform/configuration.ts';
 import { createDocumentClient } from '../shared/platform/dynamodb.ts';
 import {
-  readEndpointFunctionConfig,
-  readEndpointUrlPolicy,
+  endpointFunctionSettingsOf,
+  endpointFunctionVariables,
+  endpointUrlsVariable,
 } from '../webhook-endpoints/endpoint-config.ts';
 import { createHandler } from './create-handler.ts';
 
-const { dynamoDbEndpoint, ...config } = readEndpointFunctionConfig(
+const variables = readConfiguration(
   'update-webhook-endpoint',
+  { ...endpointFunctionVariables, WEBHOOK_ENDPOINT_URLS: endpointUrlsVariable(process.env) },
   process.env,
-  (read) => ({ urlPolicy: readEndpointUrlPolicy(read, process.env) }),
 );
+const { dynamoDbEndpoint, ...config } = endpointFunctionSettingsOf(variables);
 
 /** The Lambda entry; the client is created once per container and reused by warm invocations. */
 export const handler = createHandler({
   documentClient: createDocumentClient({ endpoint: dynamoDbEndpoint }),
+  urlPolicy: variables.WEBHOOK_ENDPOINT_URLS,
   ...config,
 });

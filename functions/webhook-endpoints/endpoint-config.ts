@@ -5,12 +5,14 @@
 import { KMSClient } from '@aws-sdk/client-kms';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { checkAllowedOrigins } from '../shared/http/cors.ts';
-import { createDocumentClient } from '../shared/platform/dynamodb.ts';
 import {
   commaList,
-  type EnvironmentReader,
-  readEnvironment,
-} from '../shared/platform/environment.ts';
+  optional,
+  parsed,
+  readConfiguration,
+  required,
+} from '../shared/platform/configuration.ts';
+import { createDocumentClient } from '../shared/platform/dynamodb.ts';
 import { deployedUrlPolicy, type EndpointUrlPolicy, localUrlPolicy } from './endpoint-url.ts';
 import { kmsOpener, kmsSealer, type SecretBox } from './secret-box.ts';
 
@@ -23,23 +25,37 @@ export interface EndpointStoreSettings {
 }
 
 /** `ENDPOINTS_TABLE_NAME`, `WEBHOOK_LOG_TABLE_NAME` (both required) and `DYNAMODB_ENDPOINT`. */
-export function readEndpointStoreSettings(read: EnvironmentReader): EndpointStoreSettings {
+export const endpointStoreVariables = {
+  ENDPOINTS_TABLE_NAME: required(),
+  WEBHOOK_LOG_TABLE_NAME: required(),
+  DYNAMODB_ENDPOINT: optional,
+};
+
+/** The stores' settings of variables read with {@link endpointStoreVariables}. */
+export function endpointStoreSettingsOf(variables: {
+  readonly ENDPOINTS_TABLE_NAME: string;
+  readonly WEBHOOK_LOG_TABLE_NAME: string;
+  readonly DYNAMODB_ENDPOINT?: string | undefined;
+}): EndpointStoreSettings {
   return {
-    endpointsTableName: read.string('ENDPOINTS_TABLE_NAME'),
-    logTableName: read.string('WEBHOOK_LOG_TABLE_NAME'),
-    dynamoDbEndpoint: read.optional('DYNAMODB_ENDPOINT'),
+    endpointsTableName: variables.ENDPOINTS_TABLE_NAME,
+    logTableName: variables.WEBHOOK_LOG_TABLE_NAME,
+    dynamoDbEndpoint: variables.DYNAMODB_ENDPOINT,
   };
 }
 
 /** `SECRETS_KEY_ID` (the KMS key sealing endpoint secrets) and `KMS_ENDPOINT` (`sam local`). */
-export function readSecretsKeySettings(read: EnvironmentReader) {
-  return {
-    secretsKeyId: read.string('SECRETS_KEY_ID'),
-    kmsEndpoint: read.optional('KMS_ENDPOINT'),
-  };
+export const secretsKeyVariables = { SECRETS_KEY_ID: required(), KMS_ENDPOINT: optional };
+
+/** The key's settings of variables read with {@link secretsKeyVariables}. */
+export function secretsKeySettingsOf(variables: {
+  readonly SECRETS_KEY_ID: string;
+  readonly KMS_ENDPOINT?: string | undefined;
+}) {
+  return { secretsKeyId: variables.SECRETS_KEY_ID, kmsEndpoint: variables.KMS_ENDPOINT };
 }
 
-type SecretsKeySettings = ReturnType<typeof readSecretsKeySettings>;
+type SecretsKeySettings = ReturnType<typeof secretsKeySettingsOf>;
 
 function kmsOf(settings: SecretsKeySettings): KMSClient {
   return new KMSClient(
@@ -69,26 +85,32 @@ export function endpointStoresOf(
   };
 }
 
-/** An endpoint function's settings: its tables, `DYNAMODB_ENDPOINT`, `CORS_ALLOWED_ORIGINS`. */
-export function readEndpointFunctionConfig<More extends object = object>(
-  functionName: string,
-  environment: NodeJS.ProcessEnv,
-  more: (read: EnvironmentReader) => More = () => ({}) as More,
+/** An endpoint function's variables: its tables, `DYNAMODB_ENDPOINT`, `CORS_ALLOWED_ORIGINS`. */
+export const endpointFunctionVariables = {
+  ...endpointStoreVariables,
+  CORS_ALLOWED_ORIGINS: parsed(
+    (text) => checkAllowedOrigins(commaList(text), { anyOrigin: true, anyPort: false }),
+    { fallback: [] as readonly string[] },
+  ),
+};
+
+/** An endpoint function's settings of its variables (read with {@link endpointFunctionVariables}). */
+export function endpointFunctionSettingsOf(
+  variables: Parameters<typeof endpointStoreSettingsOf>[0] & {
+    readonly CORS_ALLOWED_ORIGINS: readonly string[];
+  },
 ) {
-  const read = readEnvironment(environment, functionName);
-  const config = {
-    endpointsTableName: read.string('ENDPOINTS_TABLE_NAME'),
-    logTableName: read.string('WEBHOOK_LOG_TABLE_NAME'),
-    dynamoDbEndpoint: read.optional('DYNAMODB_ENDPOINT'),
-    allowedOrigins: read.parse(
-      'CORS_ALLOWED_ORIGINS',
-      (text) => checkAllowedOrigins(commaList(text), { anyOrigin: true, anyPort: false }),
-      { fallback: [] },
-    ),
-    ...more(read),
+  return {
+    ...endpointStoreSettingsOf(variables),
+    allowedOrigins: variables.CORS_ALLOWED_ORIGINS,
   };
-  read.check();
-  return config;
+}
+
+/** The settings of an endpoint function that reads no variable of its own. */
+export function readEndpointFunctionConfig(functionName: string, environment: NodeJS.ProcessEnv) {
+  return endpointFunctionSettingsOf(
+    readConfiguration(functionName, endpointFunctionVariables, environment),
+  );
 }
 
 /**
@@ -99,13 +121,9 @@ export function readEndpointFunctionConfig<More extends object = object>(
  * `AWS_ENDPOINT_URL`; a function is given `local` only where it is set, so that no real stage
  * can be opened to loopback receivers by a variable.
  */
-export function readEndpointUrlPolicy(
-  read: EnvironmentReader,
-  environment: Readonly<Record<string, string | undefined>>,
-): EndpointUrlPolicy {
-  return read.parse(
-    'WEBHOOK_ENDPOINT_URLS',
-    (text) => {
+export function endpointUrlsVariable(environment: Readonly<Record<string, string | undefined>>) {
+  return parsed(
+    (text): EndpointUrlPolicy => {
       const policy = parseEndpointUrls(text);
       if (policy === localUrlPolicy && !environment.AWS_ENDPOINT_URL?.trim()) {
         throw new Error('may be local only for a stage on an emulator (AWS_ENDPOINT_URL set)');

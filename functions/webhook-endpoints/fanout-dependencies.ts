@@ -3,7 +3,8 @@
  * for the fan-out and the stream-failure replay.
  */
 import type { SQSClient } from '@aws-sdk/client-sqs';
-import { type EnvironmentReader, parseJson } from '../shared/platform/environment.ts';
+import * as v from 'valibot';
+import { optional, parsed, parseJson, required } from '../shared/platform/configuration.ts';
 import { sqsDeliveryQueue } from '../shared/webhooks/delivery-queue.ts';
 import { type Subscription, subscriptionOf } from '../shared/webhooks/plant-events.ts';
 import {
@@ -12,46 +13,69 @@ import {
 } from '../shared/webhooks/queue-deliveries.ts';
 import {
   type EndpointStoreSettings,
+  endpointStoreSettingsOf,
   endpointStoresOf,
-  readEndpointStoreSettings,
+  endpointStoreVariables,
 } from './endpoint-config.ts';
 import { withEndpointSubscriptions } from './endpoint-subscriptions.ts';
 import { eventLogOf } from './webhook-log.ts';
 
 /**
- * The fan-out's settings, read with `read` (the replay reads them too); `read.check()` after.
- * The endpoint stores are there when `ENDPOINTS_TABLE_NAME` is (every deployed stage has them).
+ * The fan-out's variables (the replay reads them too): `DELIVERY_QUEUE_URL`, `SUBSCRIPTIONS`,
+ * and the endpoint stores', required together once `ENDPOINTS_TABLE_NAME` is set (every deployed
+ * stage sets it).
  */
-export function readFanoutSettings(read: EnvironmentReader) {
+export function fanoutVariables(environment: Readonly<Record<string, string | undefined>>) {
   return {
-    deliveryQueueUrl: read.string('DELIVERY_QUEUE_URL'),
-    subscriptions: read.parse('SUBSCRIPTIONS', parseSubscriptions),
-    ...(read.optional('ENDPOINTS_TABLE_NAME') === undefined
-      ? {}
-      : { endpoints: readEndpointStoreSettings(read) }),
+    DELIVERY_QUEUE_URL: required(),
+    SUBSCRIPTIONS: parsed(parseSubscriptions),
+    ...(environment.ENDPOINTS_TABLE_NAME?.trim()
+      ? endpointStoreVariables
+      : {
+          ENDPOINTS_TABLE_NAME: optional,
+          WEBHOOK_LOG_TABLE_NAME: optional,
+          DYNAMODB_ENDPOINT: optional,
+        }),
   };
 }
 
-/** `SUBSCRIPTIONS`: a JSON array of `{name, events?, format?}`, each checked. */
-function parseSubscriptions(text: string): Subscription[] {
-  const value = parseJson(isSubscriptionList, 'a JSON array of {name, events, format}')(text);
-  return value.map((entry) => subscriptionOf(entry.name, entry));
+/** The fan-out's settings of variables read with {@link fanoutVariables}. */
+export function fanoutSettingsOf(variables: {
+  readonly DELIVERY_QUEUE_URL: string;
+  readonly SUBSCRIPTIONS: Subscription[];
+  readonly ENDPOINTS_TABLE_NAME?: string | undefined;
+  readonly WEBHOOK_LOG_TABLE_NAME?: string | undefined;
+  readonly DYNAMODB_ENDPOINT?: string | undefined;
+}) {
+  const { ENDPOINTS_TABLE_NAME, WEBHOOK_LOG_TABLE_NAME } = variables;
+  return {
+    deliveryQueueUrl: variables.DELIVERY_QUEUE_URL,
+    subscriptions: variables.SUBSCRIPTIONS,
+    ...(ENDPOINTS_TABLE_NAME === undefined || WEBHOOK_LOG_TABLE_NAME === undefined
+      ? {}
+      : {
+          endpoints: endpointStoreSettingsOf({
+            ...variables,
+            ENDPOINTS_TABLE_NAME,
+            WEBHOOK_LOG_TABLE_NAME,
+          }),
+        }),
+  };
 }
 
-function isSubscriptionList(
-  value: unknown,
-): value is { name: string; events?: string[]; format?: string }[] {
-  return (
-    Array.isArray(value) &&
-    value.every(
-      (entry) =>
-        typeof entry?.name === 'string' &&
-        (entry.events === undefined ||
-          (Array.isArray(entry.events) &&
-            entry.events.every((type: unknown) => typeof type === 'string'))) &&
-        (entry.format === undefined || typeof entry.format === 'string'),
-    )
-  );
+/** The stage's subscribers as `SUBSCRIPTIONS` lists them. */
+const subscriptionsSchema = v.array(
+  v.object({
+    name: v.string(),
+    events: v.optional(v.array(v.string())),
+    format: v.optional(v.string()),
+  }),
+);
+
+/** `SUBSCRIPTIONS`: a JSON array of `{name, events?, format?}`, each checked. */
+function parseSubscriptions(text: string): Subscription[] {
+  const value = parseJson(subscriptionsSchema, 'a JSON array of {name, events, format}')(text);
+  return value.map((entry) => subscriptionOf(entry.name, entry));
 }
 
 /**

@@ -3,13 +3,12 @@
  * subscribers, `{name, events, format}`), and the webhook endpoint stores (`ENDPOINTS_TABLE_NAME`,
  * `WEBHOOK_LOG_TABLE_NAME`, `DYNAMODB_ENDPOINT`).
  */
-import { readEnvironment } from '../shared/platform/environment.ts';
-import { readFanoutSettings } from '../webhook-endpoints/fanout-dependencies.ts';
+import { readConfiguration } from '../shared/platform/configuration.ts';
+import { fanoutSettingsOf, fanoutVariables } from '../webhook-endpoints/fanout-dependencies.ts';
 
 /** The configuration from the environment; anything missing fails the cold start. */
 export function readFanoutConfig(environment: NodeJS.ProcessEnv) {
-  const read = readEnvironment(environment, 'webhook-fanout');
-  const config = readFanoutSettings(read);
-  read.check();
-  return config;
+  return fanoutSettingsOf(
+    readConfiguration('webhook-fanout', fanoutVariables(environment), environment),
+  );
 }

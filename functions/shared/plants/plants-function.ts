@@ -3,8 +3,14 @@
  */
 import { checkAllowedOrigins } from '../http/cors.ts';
 import type { RouteHandlerOptions } from '../http/route-handler.ts';
+import {
+  commaList,
+  optional,
+  parsed,
+  readConfiguration,
+  required,
+} from '../platform/configuration.ts';
 import type { StoreDependencies } from '../platform/dynamodb.ts';
-import { commaList, readEnvironment } from '../platform/environment.ts';
 
 /** What a plants function needs: the plants table, and what every route function takes. */
 export type PlantsFunctionDependencies = StoreDependencies & RouteHandlerOptions;
@@ -29,16 +35,21 @@ export function readTableFunctionConfig(
   functionName: string,
   environment: NodeJS.ProcessEnv = process.env,
 ): TableFunctionConfig {
-  const read = readEnvironment(environment, functionName);
-  const config = {
-    tableName: read.string('TABLE_NAME', { description: 'the plants table' }),
-    endpoint: read.optional('DYNAMODB_ENDPOINT'),
-    allowedOrigins: read.parse(
-      'CORS_ALLOWED_ORIGINS',
-      (text) => checkAllowedOrigins(commaList(text), { anyOrigin: true, anyPort: false }),
-      { fallback: [] },
-    ),
+  const variables = readConfiguration(
+    functionName,
+    {
+      TABLE_NAME: required('the plants table'),
+      DYNAMODB_ENDPOINT: optional,
+      CORS_ALLOWED_ORIGINS: parsed(
+        (text) => checkAllowedOrigins(commaList(text), { anyOrigin: true, anyPort: false }),
+        { fallback: [] as readonly string[] },
+      ),
+    },
+    environment,
+  );
+  return {
+    tableName: variables.TABLE_NAME,
+    endpoint: variables.DYNAMODB_ENDPOINT,
+    allowedOrigins: variables.CORS_ALLOWED_ORIGINS,
   };
-  read.check();
-  return config;
 }

@@ -3,18 +3,19 @@
  * loopback receivers only for a stage on an AWS emulator (whose functions run on the host).
  */
 import { describe, expect, it } from '@jest/globals';
-import { readEnvironment } from '../../../functions/shared/platform/environment.ts';
-import { readEndpointUrlPolicy } from '../../../functions/webhook-endpoints/endpoint-config.ts';
+import { readConfiguration } from '../../../functions/shared/platform/configuration.ts';
+import { endpointUrlsVariable } from '../../../functions/webhook-endpoints/endpoint-config.ts';
 import {
   deployedUrlPolicy,
   localUrlPolicy,
 } from '../../../functions/webhook-endpoints/endpoint-url.ts';
 
 function policyOf(environment: Record<string, string>) {
-  const read = readEnvironment(environment, 'create-webhook-endpoint');
-  const policy = readEndpointUrlPolicy(read, environment);
-  read.check();
-  return policy;
+  return readConfiguration(
+    'create-webhook-endpoint',
+    { WEBHOOK_ENDPOINT_URLS: endpointUrlsVariable(environment) },
+    environment,
+  ).WEBHOOK_ENDPOINT_URLS;
 }
 
 describe('WEBHOOK_ENDPOINT_URLS of an endpoint function', () => {

@@ -1,0 +1,132 @@
+/**
+ * The one way configuration is read from the environment, by every function and by `npm start`:
+ * a small valibot schema of the variables (`readConfiguration`), each built from the pieces here.
+ * A variable is required, optional or has a default, and may be parsed; an empty or blank value
+ * counts as not set. Every problem is collected into one error naming each variable and what is
+ * wrong with it, so a cold start fails once with the whole story.
+ */
+import * as v from 'valibot';
+
+/** Thrown when the environment does not describe a usable configuration. */
+export class ConfigurationError extends Error {
+  override readonly name: string = 'ConfigurationError';
+  readonly problems: readonly string[];
+
+  constructor(owner: string, problems: readonly string[]) {
+    super(
+      problems.length === 1
+        ? `${owner}: ${problems[0]}`
+        : `${owner}: invalid configuration:\n- ${problems.join('\n- ')}`,
+    );
+    this.problems = problems;
+  }
+}
+
+/** A required variable's text; `description` says what it is when it is missing. */
+export function required(description?: string) {
+  return v.string(`is required${description === undefined ? '' : `: ${description}`}`);
+}
+
+/** An optional variable's text (`undefined` when not set). */
+export const optional = v.optional(v.string());
+
+/**
+ * A variable read by `parse`, which throws an Error saying what the text must be (`must be …`).
+ * Required unless it has a `fallback`.
+ */
+export function parsed<Value>(
+  parse: (text: string) => Value,
+  options: { readonly fallback?: Value; readonly description?: string } = {},
+) {
+  const read = <Input>(fallback: (input: Input) => Value | undefined) =>
+    v.rawTransform<Input, Value>(({ dataset, addIssue, NEVER }) => {
+      const instead = fallback(dataset.value);
+      if (instead !== undefined) return instead;
+      try {
+        return parse(dataset.value as string);
+      } catch (error) {
+        addIssue({ message: error instanceof Error ? error.message : String(error) });
+        return NEVER;
+      }
+    });
+  if (options.fallback === undefined) {
+    return v.pipe(
+      required(options.description),
+      read<string>(() => undefined),
+    );
+  }
+  // Not set: the default, which an object schema gives an optional member as its input (so it
+  // is told from any text by being this symbol), read here as the fallback.
+  const { fallback } = options;
+  return v.optional(
+    v.pipe(
+      v.union([v.string(), v.literal(unset)]),
+      read<string | typeof unset>((input) => (input === unset ? fallback : undefined)),
+    ),
+    unset,
+  );
+}
+
+/** A variable that is not set, as the schema of one with a fallback sees it. */
+const unset = Symbol('unset');
+
+/**
+ * The variables of `entries` read from `environment` (`owner` starts each error message). A
+ * problem shows the variable's value, but not one of `secrets`.
+ * @throws ConfigurationError (or what `createError` makes) naming every problem.
+ */
+export function readConfiguration<Entries extends v.ObjectEntries>(
+  owner: string,
+  entries: Entries,
+  environment: Readonly<Record<string, string | undefined>>,
+  options: {
+    readonly secrets?: readonly string[];
+    readonly createError?: (problems: readonly string[]) => Error;
+  } = {},
+): v.InferOutput<v.ObjectSchema<Entries, undefined>> {
+  // Empty or blank is "not set" (what `NAME=` in a shell or an env file gives); any other value
+  // is read as it is, spaces included.
+  // Every variable is there, `undefined` when not set: a required one then says so in its words.
+  const set = Object.fromEntries(
+    Object.keys(entries).map((name) => {
+      const text = environment[name];
+      return [name, text?.trim() ? text : undefined];
+    }),
+  );
+  const result = v.safeParse(v.object(entries), set);
+  if (result.success) return result.output;
+  const problems = result.issues.map((issue) => {
+    const name = String(issue.path?.[0]?.key);
+    const text = set[name];
+    return text === undefined || (options.secrets ?? []).includes(name)
+      ? `${name} ${issue.message}.`
+      : `${name} ${issue.message}, got "${text}".`;
+  });
+  throw (options.createError ?? ((found) => new ConfigurationError(owner, found)))(problems);
+}
+
+/** A variable holding a list: its members separated by commas, trimmed, empty ones dropped. */
+export function commaList(text: string): string[] {
+  return text
+    .split(',')
+    .map((member) => member.trim())
+    .filter((member) => member !== '');
+}
+
+/**
+ * A variable holding JSON of `schema`'s shape; `description` says what was expected (the
+ * message is "must be <description>").
+ */
+export function parseJson<Schema extends v.GenericSchema>(schema: Schema, description: string) {
+  return (text: string): v.InferOutput<Schema> => {
+    let value: unknown;
+    try {
+      value = JSON.parse(text);
+    } catch {
+      throw new Error(`must be ${description}`);
+    }
+    const result = v.safeParse(schema, value);
+    if (!result.success) throw new Error(`must be ${description}`);
+    return result.output;
+  };
+}
