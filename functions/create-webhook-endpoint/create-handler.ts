@@ -14,7 +14,6 @@ import { readJsonBody } from '../shared/http/json-body.ts';
 import { requestUrl } from '../shared/http/paging.ts';
 import { createRouteHandler } from '../shared/http/route-handler.ts';
 import {
-  checkedUrlOf,
   type EndpointRecord,
   maxEndpointsPerOwner,
   newEndpointId,
@@ -26,7 +25,7 @@ import {
   endpointRequestOf,
 } from '../webhook-endpoints/endpoint-request.ts';
 import { EndpointLimitError, putNewEndpoint } from '../webhook-endpoints/endpoint-store.ts';
-import type { EndpointUrlPolicy } from '../webhook-endpoints/endpoint-url.ts';
+import { checkedUrlOf, type EndpointUrlPolicy } from '../webhook-endpoints/endpoint-url.ts';
 import type { SecretBox } from '../webhook-endpoints/secret-box.ts';
 import { newEndpointSecret } from '../webhook-endpoints/secret-box.ts';
 

@@ -14,7 +14,6 @@ import { readJsonBody } from '../shared/http/json-body.ts';
 import { evaluatePreconditions, readPreconditions } from '../shared/http/preconditions.ts';
 import { createRouteHandler } from '../shared/http/route-handler.ts';
 import {
-  checkedUrlOf,
   type EndpointPatch,
   type EndpointRecord,
   readEndpointPatch,
@@ -26,7 +25,7 @@ import {
   requireEndpoint,
 } from '../webhook-endpoints/endpoint-request.ts';
 import { changeEndpoint, type EndpointChange } from '../webhook-endpoints/endpoint-store.ts';
-import type { EndpointUrlPolicy } from '../webhook-endpoints/endpoint-url.ts';
+import { checkedUrlOf, type EndpointUrlPolicy } from '../webhook-endpoints/endpoint-url.ts';
 
 /** The reason an endpoint its owner disabled shows. */
 export const disabledByOwner = 'Disabled by its owner.';

@@ -8,7 +8,7 @@ import * as v from 'valibot';
 import { type ErrorCode, endpointErrorCodes } from '../shared/errors/error-codes.ts';
 import { ApiError } from '../shared/errors/errors.ts';
 import { plantEventTypes, webhookFormats } from '../shared/webhooks/plant-events.ts';
-import { maxUrlLength } from './endpoint-url.ts';
+import { maxUrlLength } from './endpoint-url-policy.ts';
 
 /** The longest description, in characters as JSON Schema counts them (code points). */
 export const maxDescriptionLength = 256;

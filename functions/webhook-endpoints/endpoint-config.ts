@@ -13,7 +13,11 @@ import {
   required,
 } from '../shared/platform/configuration.ts';
 import { createDocumentClient } from '../shared/platform/dynamodb.ts';
-import { deployedUrlPolicy, type EndpointUrlPolicy, localUrlPolicy } from './endpoint-url.ts';
+import {
+  deployedUrlPolicy,
+  type EndpointUrlPolicy,
+  localUrlPolicy,
+} from './endpoint-url-policy.ts';
 import { kmsOpener, kmsSealer, type SecretBox } from './secret-box.ts';
 
 /** Where the endpoints and the webhook log are. */

@@ -13,21 +13,16 @@
 import { lookup } from 'node:dns/promises';
 import { isIPv4, isIPv6 } from 'node:net';
 import ipaddr from 'ipaddr.js';
+import { type ErrorCode, endpointErrorCodes } from '../shared/errors/error-codes.ts';
+import { ApiError } from '../shared/errors/errors.ts';
+import { type EndpointUrlPolicy, maxUrlLength } from './endpoint-url-policy.ts';
 
-export interface EndpointUrlPolicy {
-  /** Refuse `http:` (deployed stages). */
-  readonly httpsOnly: boolean;
-  /** Accept receivers on this machine's loopback: 127.0.0.0/8, ::1 and `localhost` (locally). */
-  readonly allowLoopback: boolean;
-  /** Name resolution: every address of a host name (the system resolver by default). */
-  readonly resolve?: (hostname: string) => Promise<readonly string[]>;
-}
-
-/** The deployed stages' policy. */
-export const deployedUrlPolicy: EndpointUrlPolicy = { httpsOnly: true, allowLoopback: false };
-
-/** `npm start`'s default policy: http and this machine's loopback allowed too. */
-export const localUrlPolicy: EndpointUrlPolicy = { httpsOnly: false, allowLoopback: true };
+export {
+  deployedUrlPolicy,
+  type EndpointUrlPolicy,
+  localUrlPolicy,
+  maxUrlLength,
+} from './endpoint-url-policy.ts';
 
 /** Why a URL is refused; each reason has its own error code (`error-codes.ts`). */
 export type UrlRefusal = 'malformed' | 'scheme' | 'userinfo' | 'not-public' | 'unresolvable';
@@ -41,9 +36,6 @@ export class EndpointUrlError extends Error {
     this.reason = reason;
   }
 }
-
-/** The longest URL an endpoint may have. */
-export const maxUrlLength = 2048;
 
 /** A URL that passed the checks, and the public addresses its host resolved to. */
 export interface CheckedUrl {
@@ -113,6 +105,27 @@ export async function checkEndpointUrl(
   }
   for (const address of addresses) refuseAddress(address, url, policy, host);
   return { url, addresses };
+}
+
+const urlRefusalCodes: Readonly<Record<UrlRefusal, ErrorCode>> = {
+  malformed: endpointErrorCodes.endpointUrlMalformed,
+  scheme: endpointErrorCodes.endpointUrlScheme,
+  userinfo: endpointErrorCodes.endpointUrlUserInfo,
+  'not-public': endpointErrorCodes.endpointUrlNotPublic,
+  unresolvable: endpointErrorCodes.endpointUrlUnresolvable,
+};
+
+/**
+ * The URL to store, as the URL parser writes it, once every check of the policy passed.
+ * @throws ApiError 40021 to 40025, the code of the check that failed.
+ */
+export async function checkedUrlOf(value: unknown, policy: EndpointUrlPolicy): Promise<string> {
+  try {
+    return (await checkEndpointUrl(value, policy)).url.href;
+  } catch (error) {
+    if (!(error instanceof EndpointUrlError)) throw error;
+    throw new ApiError(urlRefusalCodes[error.reason], `Invalid webhook endpoint: ${error.message}`);
+  }
 }
 
 /** The URL's host as a bare name or address: no brackets, lower case, no trailing dot. */

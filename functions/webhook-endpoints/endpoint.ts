@@ -12,12 +12,6 @@ import {
   type WebhookFormat,
 } from '../shared/webhooks/plant-events.ts';
 import { endpointPatchSchema, newEndpointSchema, readEndpointBody } from './endpoint-body.ts';
-import {
-  checkEndpointUrl,
-  EndpointUrlError,
-  type EndpointUrlPolicy,
-  type UrlRefusal,
-} from './endpoint-url.ts';
 
 /** An endpoint as the endpoints table keeps it. */
 export interface EndpointRecord {
@@ -174,26 +168,5 @@ function checkCarried(format: WebhookFormat, events: readonly PlantEventType[]):
       'the plant format carries plant.created only; use the event format for other types.',
       endpointErrorCodes.invalidWebhookFormat,
     );
-  }
-}
-
-const urlRefusalCodes: Readonly<Record<UrlRefusal, ErrorCode>> = {
-  malformed: endpointErrorCodes.endpointUrlMalformed,
-  scheme: endpointErrorCodes.endpointUrlScheme,
-  userinfo: endpointErrorCodes.endpointUrlUserInfo,
-  'not-public': endpointErrorCodes.endpointUrlNotPublic,
-  unresolvable: endpointErrorCodes.endpointUrlUnresolvable,
-};
-
-/**
- * The URL to store, as the URL parser writes it, once every check of the policy passed.
- * @throws ApiError 40021 to 40025, the code of the check that failed.
- */
-export async function checkedUrlOf(value: unknown, policy: EndpointUrlPolicy): Promise<string> {
-  try {
-    return (await checkEndpointUrl(value, policy)).url.href;
-  } catch (error) {
-    if (!(error instanceof EndpointUrlError)) throw error;
-    throw invalidEndpoint(error.message, urlRefusalCodes[error.reason]);
   }
 }

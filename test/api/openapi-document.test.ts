@@ -11,11 +11,10 @@ import { routes } from '../../functions/shared/http/routes.ts';
 import { readPlantIdParameter } from '../../functions/shared/plants/plant-id.ts';
 import { parsePatch } from '../../functions/update-plant/plant-change.ts';
 import {
-  checkedUrlOf,
   readEndpointIdParameter,
   readNewEndpoint,
 } from '../../functions/webhook-endpoints/endpoint.ts';
-import { deployedUrlPolicy } from '../../functions/webhook-endpoints/endpoint-url.ts';
+import { checkedUrlOf, deployedUrlPolicy } from '../../functions/webhook-endpoints/endpoint-url.ts';
 import { gatewayResponses } from '../../infra/gateway-responses.ts';
 import {
   createPlantOperation,

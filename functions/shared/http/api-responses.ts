@@ -5,7 +5,7 @@
 import type { MiddlewareObj, Request } from '@middy/core';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import { type ErrorCode, errorBody, errorCodes } from '../errors/error-codes.ts';
-import { ApiError, TooManyRequestsError } from '../errors/errors.ts';
+import { ApiError, type TooManyRequestsError } from '../errors/errors.ts';
 import type { InvocationContext, Logger } from '../platform/logger.ts';
 import { corsHeaders } from './cors.ts';
 import { findHeader } from './request.ts';
@@ -138,7 +138,8 @@ export function apiResponses(
         request.response = errorResponse(
           error.code,
           error.clientMessage,
-          error instanceof TooManyRequestsError ? error.retryAfterSeconds : undefined,
+          // Duck-typed, so that functions that never answer 429 do not bundle its class.
+          (error as Partial<TooManyRequestsError>).retryAfterSeconds,
         );
         addCorsHeaders(request);
         const detail = error.code.statusCode >= 500 ? { error } : {};

@@ -38,37 +38,21 @@ export function parsed<Value>(
   parse: (text: string) => Value,
   options: { readonly fallback?: Value; readonly description?: string } = {},
 ) {
-  const read = <Input>(fallback: (input: Input) => Value | undefined) =>
-    v.rawTransform<Input, Value>(({ dataset, addIssue, NEVER }) => {
-      const instead = fallback(dataset.value);
-      if (instead !== undefined) return instead;
-      try {
-        return parse(dataset.value as string);
-      } catch (error) {
-        addIssue({ message: error instanceof Error ? error.message : String(error) });
-        return NEVER;
-      }
-    });
-  if (options.fallback === undefined) {
-    return v.pipe(
-      required(options.description),
-      read<string>(() => undefined),
-    );
-  }
-  // Not set: the default, which an object schema gives an optional member as its input (so it
-  // is told from any text by being this symbol), read here as the fallback.
   const { fallback } = options;
-  return v.optional(
-    v.pipe(
-      v.union([v.string(), v.literal(unset)]),
-      read<string | typeof unset>((input) => (input === unset ? fallback : undefined)),
-    ),
-    unset,
-  );
+  const read = v.rawTransform<string, Value>(({ dataset, addIssue, NEVER }) => {
+    try {
+      return parse(dataset.value);
+    } catch (error) {
+      addIssue({ message: error instanceof Error ? error.message : String(error) });
+      return NEVER;
+    }
+  });
+  if (fallback === undefined) return v.pipe(required(options.description), read);
+  // Not set: `readConfiguration` gives the fallback (kept on the schema) for the `undefined`.
+  return Object.assign(v.optional(v.pipe(v.string(), read)), {
+    fallback,
+  }) as unknown as v.GenericSchema<string | undefined, Value>;
 }
-
-/** A variable that is not set, as the schema of one with a fallback sees it. */
-const unset = Symbol('unset');
 
 /**
  * The variables of `entries` read from `environment` (`owner` starts each error message). A
@@ -94,7 +78,13 @@ export function readConfiguration<Entries extends v.ObjectEntries>(
     }),
   );
   const result = v.safeParse(v.object(entries), set);
-  if (result.success) return result.output;
+  if (result.success) {
+    const output = result.output as Record<string, unknown>;
+    for (const [name, schema] of Object.entries(entries)) {
+      if (output[name] === undefined && 'fallback' in schema) output[name] = schema.fallback;
+    }
+    return result.output;
+  }
   const problems = result.issues.map((issue) => {
     const name = String(issue.path?.[0]?.key);
     const text = set[name];
