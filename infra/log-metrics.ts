@@ -5,14 +5,24 @@
  * and code a filter reads is the logging module's own.
  */
 import { Duration } from 'aws-cdk-lib';
-import { Alarm, ComparisonOperator, TreatMissingData, Unit } from 'aws-cdk-lib/aws-cloudwatch';
+import {
+  Alarm,
+  type AlarmProps,
+  ComparisonOperator,
+  TreatMissingData,
+  Unit,
+} from 'aws-cdk-lib/aws-cloudwatch';
 import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
+import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import {
   FilterPattern,
   type IFilterPattern,
   type LogGroup,
   MetricFilter,
 } from 'aws-cdk-lib/aws-logs';
+import type { Topic } from 'aws-cdk-lib/aws-sns';
+import type { MonitoringFacade } from 'cdk-monitoring-constructs';
+import type { Construct } from 'constructs';
 import { errorCodes } from '../functions/shared/errors/error-codes.ts';
 import { requestLog } from '../functions/shared/http/api-responses.ts';
 import { functionDisplayName, routeFunctionOf } from '../functions/shared/http/routes.ts';
@@ -22,7 +32,40 @@ import { fanoutLog } from '../functions/shared/webhooks/queue-deliveries.ts';
 import { webhookLog } from '../functions/shared/webhooks/send-webhook.ts';
 import { endpointLog } from '../functions/webhook-endpoints/endpoint-targets.ts';
 import { type FunctionSettings, functionSettings } from './function-settings.ts';
-import type { PlantStoreMonitoring, PlantStoreMonitoringProps } from './plant-store-monitoring.ts';
+import type { WebhookEndpointStores } from './webhook-endpoint-stores.ts';
+
+/** The functions watched, each with what alarming on it means. */
+export interface MonitoredFunction {
+  readonly name: string;
+  readonly function: IFunction;
+  readonly logGroup: LogGroup;
+  /**
+   * `api`: behind API Gateway, its crashes are 500s. `authorizer`: throws on every bad token by
+   * design, so only its own failures (logged at error level) count. `stream`: reads the stream.
+   * `queue`: reads the delivery and retry queues. `manual`: run by hand (its errors are seen by whoever
+   * runs it; its metrics are on the dashboard).
+   */
+  readonly role: 'api' | 'authorizer' | 'stream' | 'queue' | 'manual';
+}
+
+/** What the metrics are made of: the stage, its functions and its endpoint stores. */
+export interface MetricsProps {
+  readonly stageName: string;
+  readonly functions: readonly MonitoredFunction[];
+  readonly endpointStores: WebhookEndpointStores;
+  /** The Init Duration p99 (ms) above which a function a client waits on pages. */
+  readonly initDurationAlarmMilliseconds: number;
+}
+
+/** The monitoring construct the metrics belong to: their scope, topic, dashboard and alarms. */
+export interface MetricsScope extends Construct {
+  readonly topic: Topic;
+  readonly facade: MonitoringFacade;
+  addAlarm(
+    name: string,
+    props: Pick<AlarmProps, 'alarmDescription' | 'metric' | 'threshold' | 'comparisonOperator'>,
+  ): Alarm;
+}
 
 /** Metrics made from the functions' own log lines: no code, so no cold-start cost. */
 export const businessMetricNamespace = 'PlantStore';
@@ -37,10 +80,7 @@ export function stageMetricNamespace(stageName: string): string {
  * that are not plants, counted from the functions' log lines: no code in the API functions,
  * so nothing added to a cold start. Every message, field and code is the logging module's own.
  */
-export function addBusinessMetrics(
-  monitoring: PlantStoreMonitoring,
-  props: PlantStoreMonitoringProps,
-): void {
+export function addBusinessMetrics(monitoring: MetricsScope, props: MetricsProps): void {
   const counters: [string, string, IFilterPattern, string][] = [
     // Queued by the fan-out, or by a replay of what the fan-out could not queue.
     ...['webhook-fanout', 'replay-stream-failures'].map(
@@ -96,10 +136,7 @@ export function addBusinessMetrics(
  * and the authorizer). Cold starts are sparse, so a quarter hour holds enough of them for a
  * p99, and two such quarters within 45 minutes are a regression, not one unlucky host.
  */
-export function addInitDurations(
-  monitoring: PlantStoreMonitoring,
-  props: PlantStoreMonitoringProps,
-): void {
+export function addInitDurations(monitoring: MetricsScope, props: MetricsProps): void {
   const metrics = props.functions.map(({ name, logGroup, role }) => {
     const filter = new MetricFilter(monitoring, `InitDuration-${name}`, {
       logGroup,
@@ -156,7 +193,7 @@ export const platformReport = {
 } as const;
 
 /** The log group of a monitored function, by its display name. */
-export function logGroupOf(props: PlantStoreMonitoringProps, name: string): LogGroup {
+export function logGroupOf(props: MetricsProps, name: string): LogGroup {
   const entry = props.functions.find((candidate) => candidate.name === name);
   if (entry === undefined) throw new Error(`No monitored function is named ${name}.`);
   return entry.logGroup;
@@ -176,10 +213,7 @@ export const endpointOutcomes = ['delivered', 'retrying', 'dead-lettered', 'not-
  * ten seconds, sustained, is the endpoint list or the log slowing every event down), and the
  * endpoint stores' throttling (the log is written on every event and attempt).
  */
-export function monitorWebhookEndpoints(
-  monitoring: PlantStoreMonitoring,
-  props: PlantStoreMonitoringProps,
-): void {
+export function monitorWebhookEndpoints(monitoring: MetricsScope, props: MetricsProps): void {
   const deliver = logGroupOf(props, 'deliver-webhook');
   const namespace = stageMetricNamespace(props.stageName);
   const deliveries = new MetricFilter(monitoring, 'EndpointDeliveries', {

@@ -11,8 +11,7 @@ import {
 } from 'aws-cdk-lib/aws-cloudwatch';
 import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
 import type { Table } from 'aws-cdk-lib/aws-dynamodb';
-import type { IFunction } from 'aws-cdk-lib/aws-lambda';
-import { FilterPattern, type LogGroup, MetricFilter } from 'aws-cdk-lib/aws-logs';
+import { FilterPattern, MetricFilter } from 'aws-cdk-lib/aws-logs';
 import { Topic } from 'aws-cdk-lib/aws-sns';
 import { EmailSubscription } from 'aws-cdk-lib/aws-sns-subscriptions';
 import {
@@ -27,6 +26,9 @@ import {
   addBusinessMetrics,
   addInitDurations,
   logGroupOf,
+  type MetricsProps,
+  type MetricsScope,
+  type MonitoredFunction,
   message,
   monitorWebhookEndpoints,
   stageMetricNamespace,
@@ -34,32 +36,14 @@ import {
 import { PlainMetricAlarms } from './plain-metric-alarms.ts';
 import { type PlantWebhooks, streamFailureMetricsId } from './plant-webhooks.ts';
 import type { AlarmNotificationsConfig } from './stages.ts';
-import type { WebhookEndpointStores } from './webhook-endpoint-stores.ts';
 
-/** The functions watched, each with what alarming on it means. */
-export interface MonitoredFunction {
-  readonly name: string;
-  readonly function: IFunction;
-  readonly logGroup: LogGroup;
-  /**
-   * `api`: behind API Gateway, its crashes are 500s. `authorizer`: throws on every bad token by
-   * design, so only its own failures (logged at error level) count. `stream`: reads the stream.
-   * `queue`: reads the delivery and retry queues. `manual`: run by hand (its errors are seen by whoever
-   * runs it; its metrics are on the dashboard).
-   */
-  readonly role: 'api' | 'authorizer' | 'stream' | 'queue' | 'manual';
-}
+export type { MonitoredFunction };
 
-export interface PlantStoreMonitoringProps {
-  readonly stageName: string;
+export interface PlantStoreMonitoringProps extends MetricsProps {
   readonly api: RestApi;
   readonly table: Table;
-  readonly functions: readonly MonitoredFunction[];
   readonly webhooks: PlantWebhooks;
   readonly notifications: AlarmNotificationsConfig;
-  readonly endpointStores: WebhookEndpointStores;
-  /** The Init Duration p99 (ms) above which a function a client waits on pages. */
-  readonly initDurationAlarmMilliseconds: number;
 }
 
 /**
@@ -75,7 +59,7 @@ export const lateWebhookSeconds = 3600;
  * Every alarm needs its condition for 3 of 3 five-minute periods unless it says otherwise, so a
  * single blip pages nobody while a real outage pages within 15 minutes.
  */
-export class PlantStoreMonitoring extends Construct {
+export class PlantStoreMonitoring extends Construct implements MetricsScope {
   readonly topic: Topic;
   readonly facade: MonitoringFacade;
   /** The authorizer's failures (not invalid tokens), when an authorizer is monitored. */

@@ -48,7 +48,8 @@ export function formatStackName(stageName: string): string {
 
 /**
  * One Plant Store stage: the plants table, the token issuer, one function per route of the route
- * table, the authorizer and the REST API in front of them. Outputs the API URL, the token URL, the client id and the issuer.
+ * table, the authorizer and the REST API in front of them, the webhooks and the monitoring.
+ * Outputs the API URL, the token URL, the client id and the issuer (`addOutputs`).
  */
 export class PlantStoreStack extends Stack {
   readonly table: PlantsTable;
@@ -64,13 +65,21 @@ export class PlantStoreStack extends Stack {
   /** Production-like stages: each API function's alias and deployment group, by name. */
   readonly gradualDeployments: ReadonlyMap<string, GradualDeployment>;
 
+  private readonly stage: StageConfig;
+  /** Logs are evidence: production-like stages keep them after the stack is gone. */
+  private readonly logs: { logRetention: RetentionDays; logRemovalPolicy: RemovalPolicy };
+
   constructor(scope: Construct, id: string, props: PlantStoreStackProps) {
     super(scope, id, props);
     const { stage } = props;
-    // Logs are evidence: production-like stages keep them after the stack is gone.
-    const logRemovalPolicy = stage.productionLike ? RemovalPolicy.RETAIN : RemovalPolicy.DESTROY;
-    // StageConfig's retention values are CloudWatch's own day counts, which RetentionDays mirrors.
-    const logRetention = stage.logRetentionDays as RetentionDays;
+    this.stage = stage;
+    this.logs = {
+      // StageConfig's retention values are CloudWatch's own day counts, as RetentionDays's.
+      logRetention: stage.logRetentionDays as RetentionDays,
+      logRemovalPolicy: stage.productionLike ? RemovalPolicy.RETAIN : RemovalPolicy.DESTROY,
+    };
+    // Browsers: exact origins, `*` only where the stage is not production-like.
+    const allowedOrigins = checkStageOrigins(stage);
 
     this.table = new PlantsTable(this, 'Plants', { productionLike: stage.productionLike });
     this.tokenIssuer = new TokenIssuer(this, 'TokenIssuer', {
@@ -79,10 +88,6 @@ export class PlantStoreStack extends Stack {
       scopes: scopeDescriptions,
       productionLike: stage.productionLike,
     });
-
-    // Browsers: exact origins, `*` only where the stage is not production-like.
-    const allowedOrigins = checkStageOrigins(stage);
-
     this.endpointStores = new WebhookEndpointStores(this, 'WebhookEndpoints', {
       productionLike: stage.productionLike,
     });
@@ -92,19 +97,34 @@ export class PlantStoreStack extends Stack {
       stageName: stage.name,
       subscribers: stage.webhookSubscribers ?? [],
       productionLike: stage.productionLike,
-      logRetention,
-      logRemovalPolicy,
+      ...this.logs,
     });
+    this.routeFunctions = this.createRouteFunctions(allowedOrigins);
+    this.authorizerFunction = new PlantStoreFunction(this, 'Authorizer', {
+      settings: functionSettings.authorizer,
+      description: 'Plant Store: TOKEN authorizer, verifies the bearer JWT and its scope.',
+      environment: { ...this.tokenIssuer.authorizerEnvironment },
+      ...this.logs,
+    });
+    this.gradualDeployments = this.createGradualDeployments();
+    this.api = this.createApi(allowedOrigins);
+    this.monitoring = this.createMonitoring();
+    acknowledgeControlTowerFindings(this, stage);
+    this.addOutputs();
+  }
 
-    // Logical ids are the function names in PascalCase (`CreatePlant`), as SAM users call them.
+  /**
+   * One function per route function of the route table, each reaching its store. Logical ids are
+   * the function names in PascalCase (`CreatePlant`), as SAM users call them.
+   */
+  private createRouteFunctions(allowedOrigins: readonly string[]) {
     const routeFunction = (name: RouteFunctionName) => {
       const settings: FunctionSettings = functionSettings[name];
       const served = routesOf(name).map((route) => `${route.method} ${route.path}`);
       const fn = new PlantStoreFunction(this, name.charAt(0).toUpperCase() + name.slice(1), {
         settings,
         description: `Plant Store: ${served.join(', ')}.`,
-        logRetention,
-        logRemovalPolicy,
+        ...this.logs,
       });
       // A plant function reaches the plants table, an endpoint function the endpoint stores.
       if (settings.endpoints === undefined) {
@@ -117,44 +137,41 @@ export class PlantStoreStack extends Stack {
       fn.addEnvironment('CORS_ALLOWED_ORIGINS', allowedOrigins.join(','));
       return fn;
     };
-    this.routeFunctions = Object.fromEntries(
+    return Object.fromEntries(
       routeFunctionNames.map((name) => [name, routeFunction(name)]),
     ) as Record<RouteFunctionName, PlantStoreFunction>;
+  }
 
-    this.authorizerFunction = new PlantStoreFunction(this, 'Authorizer', {
-      settings: functionSettings.authorizer,
-      description: 'Plant Store: TOKEN authorizer, verifies the bearer JWT and its scope.',
-      environment: { ...this.tokenIssuer.authorizerEnvironment },
-      logRetention,
-      logRemovalPolicy,
-    });
-
-    // Production-like stages publish every API function behind the alias `live`, which the API
-    // calls, and shift each new version gradually (rolled back on alarm); dev deploys at once.
+  /**
+   * Production-like stages publish every API function behind the alias `live`, which the API
+   * calls, and shift each new version gradually (rolled back on alarm); dev deploys at once.
+   */
+  private createGradualDeployments(): ReadonlyMap<string, GradualDeployment> {
     const gradual = new Map<string, GradualDeployment>();
-    if (stage.productionLike) {
-      for (const [name, fn] of Object.entries({
-        ...this.routeFunctions,
-        authorizer: this.authorizerFunction,
-      })) {
-        gradual.set(
-          name,
-          new GradualDeployment(fn, 'GradualDeployment', {
-            function: fn,
-            stageName: stage.name,
-            logGroup: fn.logGroupOfFunction,
-          }),
-        );
-      }
+    if (!this.stage.productionLike) return gradual;
+    const functions = { ...this.routeFunctions, authorizer: this.authorizerFunction };
+    for (const [name, fn] of Object.entries(functions)) {
+      gradual.set(
+        name,
+        new GradualDeployment(fn, 'GradualDeployment', {
+          function: fn,
+          stageName: this.stage.name,
+          logGroup: fn.logGroupOfFunction,
+        }),
+      );
     }
+    return gradual;
+  }
+
+  /** The REST API, calling each function (or its `live` alias) behind the authorizer. */
+  private createApi(allowedOrigins: readonly string[]): PlantsApi {
+    const { stage } = this;
     const target = (name: string, fn: PlantStoreFunction): IFunction =>
-      gradual.get(name)?.alias ?? fn;
+      this.gradualDeployments.get(name)?.alias ?? fn;
     const routeTargets = Object.fromEntries(
       Object.entries(this.routeFunctions).map(([name, fn]) => [name, target(name, fn)]),
     ) as Record<RouteFunctionName, IFunction>;
-    this.gradualDeployments = gradual;
-
-    this.api = new PlantsApi(this, 'Api', {
+    return new PlantsApi(this, 'Api', {
       stageName: stage.name,
       throttling: stage.throttling,
       ...(stage.webhookEndpointThrottling === undefined
@@ -162,8 +179,7 @@ export class PlantStoreStack extends Stack {
         : { endpointThrottling: stage.webhookEndpointThrottling }),
       routeFunctions: routeTargets,
       authorizerFunction: target('authorizer', this.authorizerFunction),
-      logRetention,
-      logRemovalPolicy,
+      ...this.logs,
       webAclArn: stage.webAclArn,
       allowedOrigins,
       ...(stage.customDomain === undefined ? {} : { customDomain: stage.customDomain }),
@@ -171,21 +187,16 @@ export class PlantStoreStack extends Stack {
         ? {}
         : { manageCloudWatchRole: stage.manageApiGatewayCloudWatchRole }),
     });
+  }
 
-    new CfnOutput(this, 'WebhookDeadLetterQueueArn', {
-      description: 'Webhook deliveries that used up their retries (redrive: docs/webhooks.md).',
-      value: this.webhooks.deadLetterQueue.queueArn,
-    });
-    new CfnOutput(this, 'WebhookDeliveryQueueArn', {
-      description: 'Where dead letters are redriven to.',
-      value: this.webhooks.deliveryQueue.queueArn,
-    });
-    new CfnOutput(this, 'ReplayStreamFailuresFunctionName', {
-      description: 'Invoke it to queue the webhooks of kept stream failures (docs/webhooks.md).',
-      value: this.webhooks.replayFunction.functionName,
-    });
-
-    this.monitoring = new PlantStoreMonitoring(this, 'Monitoring', {
+  /**
+   * Alarms, the topic and the dashboard; gradual deploys roll back on the new version's crashes
+   * and 5xx answers, the authorizer's on its new version's crashes (its Lambda errors also count
+   * every invalid token).
+   */
+  private createMonitoring(): PlantStoreMonitoring {
+    const { stage } = this;
+    const monitoring = new PlantStoreMonitoring(this, 'Monitoring', {
       stageName: stage.name,
       api: this.api.restApi,
       table: this.table.table,
@@ -202,45 +213,65 @@ export class PlantStoreStack extends Stack {
         monitored(this.webhooks.replayFunction, 'manual'),
       ],
     });
-    // Gradual deploys roll back on the new version's crashes and 5xx answers; the authorizer on
-    // its new version's crashes (its Lambda errors also count every invalid token).
-    const notify = new SnsAction(this.monitoring.topic);
-    for (const [name, deployment] of gradual) {
+    const notify = new SnsAction(monitoring.topic);
+    for (const [name, deployment] of this.gradualDeployments) {
       deployment.rollBackOn(
         name === 'authorizer'
           ? deployment.createAuthorizerRollbackAlarms(notify)
           : deployment.createRollbackAlarms(notify),
       );
     }
+    return monitoring;
+  }
 
-    new CfnOutput(this, 'AlarmTopicArn', {
-      description: 'Every alarm of the stage notifies this topic: subscribe to it.',
-      value: this.monitoring.topic.topicArn,
-    });
-
-    acknowledgeControlTowerFindings(this, stage);
-
-    new CfnOutput(this, 'ApiUrl', {
-      description:
-        'The plants collection: POST, GET (list), and GET, PUT, PATCH or DELETE /{id} below it.',
-      value: this.api.plantsUrl,
-    });
-    new CfnOutput(this, 'IssuerUrl', {
-      description: 'The iss of accepted tokens (for a Cognito pool, its id is the last segment).',
-      value: this.tokenIssuer.authorizerEnvironment.TOKEN_ISSUER,
-    });
+  /** Everything a client, an operator or the smoke command reads from `DescribeStacks`. */
+  private addOutputs(): void {
+    const output = (id: string, description: string, value: string) =>
+      new CfnOutput(this, id, { description, value });
+    output(
+      'ApiUrl',
+      'The plants collection: POST, GET (list), and GET, PUT, PATCH or DELETE /{id} below it.',
+      this.api.plantsUrl,
+    );
+    output(
+      'IssuerUrl',
+      'The iss of accepted tokens (for a Cognito pool, its id is the last segment).',
+      this.tokenIssuer.authorizerEnvironment.TOKEN_ISSUER,
+    );
     if (this.tokenIssuer.tokenUrl !== undefined) {
-      new CfnOutput(this, 'TokenUrl', {
-        description: `OAuth 2.0 token endpoint (client-credentials grant, scopes ${Object.keys(scopeDescriptions).join(' ')}).`,
-        value: this.tokenIssuer.tokenUrl,
-      });
+      output(
+        'TokenUrl',
+        `OAuth 2.0 token endpoint (client-credentials grant, scopes ${Object.keys(scopeDescriptions).join(' ')}).`,
+        this.tokenIssuer.tokenUrl,
+      );
     }
     if (this.tokenIssuer.clientId !== undefined) {
-      new CfnOutput(this, 'ClientId', {
-        description: 'App client for the client-credentials grant; its secret is in Cognito.',
-        value: this.tokenIssuer.clientId,
-      });
+      output(
+        'ClientId',
+        'App client for the client-credentials grant; its secret is in Cognito.',
+        this.tokenIssuer.clientId,
+      );
     }
+    output(
+      'AlarmTopicArn',
+      'Every alarm of the stage notifies this topic: subscribe to it.',
+      this.monitoring.topic.topicArn,
+    );
+    output(
+      'WebhookDeadLetterQueueArn',
+      'Webhook deliveries that used up their retries (redrive: docs/webhooks.md).',
+      this.webhooks.deadLetterQueue.queueArn,
+    );
+    output(
+      'WebhookDeliveryQueueArn',
+      'Where dead letters are redriven to.',
+      this.webhooks.deliveryQueue.queueArn,
+    );
+    output(
+      'ReplayStreamFailuresFunctionName',
+      'Invoke it to queue the webhooks of kept stream failures (docs/webhooks.md).',
+      this.webhooks.replayFunction.functionName,
+    );
   }
 }
 

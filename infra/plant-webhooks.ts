@@ -13,6 +13,14 @@ import { PlantStoreFunction } from './plant-store-function.ts';
 import type { WebhookSubscriberConfig } from './stages.ts';
 import { keepFailuresIn, readTableStream } from './stream-access.ts';
 import type { WebhookEndpointStores } from './webhook-endpoint-stores.ts';
+import {
+  deadLetterQueueSettings,
+  deliveryBatchSize,
+  deliveryMaxReceiveCount,
+  fanoutStreamSettings,
+  retryMaximumConcurrency,
+  workQueueSettings,
+} from './webhook-pipeline-settings.ts';
 import { checkSubscribers } from './webhook-subscribers.ts';
 
 export interface PlantWebhooksProps {
@@ -26,33 +34,11 @@ export interface PlantWebhooksProps {
   readonly logRemovalPolicy: RemovalPolicy;
 }
 
-/** How long a message may wait on its queue: a hop is 15 minutes at most, so days are plenty. */
-const deliveryRetention = Duration.days(4);
-/** Dead letters are kept as long as SQS allows, for someone to look and redrive. */
-const deadLetterRetention = Duration.days(14);
-
 /** The stream-failures bucket's request metrics (the kept-batch alarm reads its PutRequests). */
 export const streamFailureMetricsId = 'KeptBatches';
 
-/**
- * The most delivery functions the retry queue's mapping runs at once (Lambda's SQS
- * `maximumConcurrency`). A dead subscriber's retries and hops, however many, then take at most
- * this much of the account's concurrency, leaving the rest to first attempts on the delivery
- * queue. Sized for the worst case: a subscriber that hangs (10 s a try) at ~1.2 new plants a
- * second needs ~8.4 attempts a second, ~84 in progress, about 9 batches of 10; 20 leaves room,
- * and the Retries queue's age alarm says when it does not.
- */
-export const retryMaximumConcurrency = 20;
-
 /** How long a kept stream failure waits in its bucket for someone to replay it. */
 const streamFailureRetention = Duration.days(30);
-
-/**
- * How often SQS may hand out the same delivery message before it goes to DeadLetters. Each
- * message is one attempt and is normally received once; this catches one whose handling keeps
- * failing (an AWS call failing, a crash). Lambda advises at least 5 for SQS event sources.
- */
-export const deliveryMaxReceiveCount = 5;
 
 /**
  * The plant webhooks: the table's stream → a fan-out function → one message per event and
@@ -107,15 +93,15 @@ export class PlantWebhooks extends Construct {
     };
     const deadLetterQueue = new Queue(this, 'DeadLetters', {
       ...queueDefaults,
-      retentionPeriod: deadLetterRetention,
+      retentionPeriod: Duration.seconds(deadLetterQueueSettings.retentionSeconds),
     });
-    // Six times the delivery function's timeout, as AWS advises for SQS event sources.
-    // A safety net only: the delivery function dead-letters a message itself, with its last
-    // failure, after the schedule's last attempt; this catches one whose handling keeps failing.
+    // The redrive policy is a safety net only: the delivery function dead-letters a message
+    // itself, with its last failure, after the schedule's last attempt; this catches one whose
+    // handling keeps failing.
     const workQueue = {
       ...queueDefaults,
-      retentionPeriod: deliveryRetention,
-      visibilityTimeout: Duration.seconds(6 * functionSettings.deliverWebhook.timeoutSeconds),
+      retentionPeriod: Duration.seconds(workQueueSettings.retentionSeconds),
+      visibilityTimeout: Duration.seconds(workQueueSettings.visibilityTimeoutSeconds),
       deadLetterQueue: { queue: deadLetterQueue, maxReceiveCount: deliveryMaxReceiveCount },
     };
     return {
@@ -196,9 +182,7 @@ export class PlantWebhooks extends Construct {
     fanout.addEventSourceMapping('PlantsStream', {
       eventSourceArn: table.tableStreamArn,
       startingPosition: StartingPosition.TRIM_HORIZON,
-      batchSize: 100,
-      bisectBatchOnError: true,
-      retryAttempts: 10,
+      ...fanoutStreamSettings,
       reportBatchItemFailures: true,
       onFailure: keepFailuresIn(this.streamFailureBucket),
     });
@@ -263,11 +247,14 @@ export class PlantWebhooks extends Construct {
       },
     });
     deliver.addEventSource(
-      new SqsEventSource(this.deliveryQueue, { batchSize: 10, reportBatchItemFailures: true }),
+      new SqsEventSource(this.deliveryQueue, {
+        batchSize: deliveryBatchSize,
+        reportBatchItemFailures: true,
+      }),
     );
     deliver.addEventSource(
       new SqsEventSource(this.retryQueue, {
-        batchSize: 10,
+        batchSize: deliveryBatchSize,
         reportBatchItemFailures: true,
         maxConcurrency: retryMaximumConcurrency,
       }),

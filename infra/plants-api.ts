@@ -95,11 +95,35 @@ export class PlantsApi extends Construct {
 
   constructor(scope: Construct, id: string, props: PlantsApiProps) {
     super(scope, id);
+    this.restApi = this.createRestApi(props);
+    this.addRoutes(props);
+    const allowedOrigins = props.allowedOrigins ?? [];
+    if (allowedOrigins.length > 0) {
+      for (const path of new Set(routes.map((route) => route.path))) {
+        this.addPreflight(path, allowedOrigins);
+      }
+    }
+    for (const response of Object.values(gatewayResponses)) {
+      this.restApi.addGatewayResponse(
+        response.type,
+        toGatewayResponseOptions(response, allowedOrigins),
+      );
+    }
+    this.plantsUrl = this.restApi.urlForPath('/plants');
+    if (props.customDomain !== undefined) this.plantsUrl = this.addCustomDomain(props.customDomain);
+    this.protectWithWebAcl(props.webAclArn);
+    this.acknowledgeFindings();
+  }
+
+  /**
+   * The API and its stage: regional, every body binary, the stage's throttling shared out to its
+   * methods, JSON access logs, error-level execution logs and X-Ray tracing.
+   */
+  private createRestApi(props: PlantsApiProps): RestApi {
     const accessLogs = new LogGroup(this, 'AccessLogs', {
       retention: props.logRetention,
       removalPolicy: props.logRemovalPolicy,
     });
-
     const budgets = {
       plants: props.throttling,
       ...(props.endpointThrottling === undefined
@@ -107,7 +131,7 @@ export class PlantsApi extends Construct {
         : { webhookEndpoints: props.endpointThrottling }),
     };
     const plantsShare = routeThrottling({ path: '/plants' }, budgets);
-    this.restApi = new RestApi(this, 'RestApi', {
+    return new RestApi(this, 'RestApi', {
       restApiName: `plant-store-${props.stageName}`,
       description:
         'Plant Store: add, list, read, change and delete plants with a bearer token, and manage webhook endpoints.',
@@ -146,54 +170,45 @@ export class PlantsApi extends Construct {
         accessLogFormat: AccessLogFormat.custom(JSON.stringify(accessLogFields)),
       },
     });
+  }
 
+  /** Every route of the route table: its function behind a proxy integration and the authorizer. */
+  private addRoutes(props: PlantsApiProps): void {
     const authorizer = new TokenAuthorizer(this, 'TokenAuthorizer', {
       handler: props.authorizerFunction,
       identitySource: 'method.request.header.Authorization',
       resultsCacheTtl: Duration.seconds(authorizerCacheSeconds),
     });
-
     for (const route of routes) {
       this.restApi.root.resourceForPath(route.path).addMethod(
         route.method,
         // No extra permission for the console's test invocations: only the stage may call.
         new LambdaIntegration(props.routeFunctions[route.function], { allowTestInvoke: false }),
-        {
-          authorizer,
-        },
+        { authorizer },
       );
     }
-    const allowedOrigins = props.allowedOrigins ?? [];
-    if (allowedOrigins.length > 0) {
-      for (const path of new Set(routes.map((route) => route.path))) {
-        this.addPreflight(path, allowedOrigins);
-      }
-    }
-    this.plantsUrl = this.restApi.urlForPath('/plants');
-    if (props.customDomain !== undefined) this.plantsUrl = this.addCustomDomain(props.customDomain);
+  }
 
-    for (const response of Object.values(gatewayResponses)) {
-      this.restApi.addGatewayResponse(
-        response.type,
-        toGatewayResponseOptions(response, allowedOrigins),
-      );
-    }
-
-    if (props.webAclArn !== undefined) {
+  /** The stage's web ACL, where it names one; otherwise why there is none. */
+  private protectWithWebAcl(webAclArn: string | undefined): void {
+    if (webAclArn !== undefined) {
       new CfnWebACLAssociation(this, 'WebAclAssociation', {
         resourceArn: this.restApi.deploymentStage.stageArn,
-        webAclArn: props.webAclArn,
+        webAclArn,
       });
-    } else {
-      Validations.of(this.restApi.deploymentStage).acknowledge({
-        id: 'AwsSolutions::AwsSolutions-APIG3',
-        reason:
-          'No web ACL configured for this stage (StageConfig.webAclArn): every request needs a ' +
-          'valid bearer token and stage throttling caps the rate; a team with an account-wide ' +
-          'WAF names its web ACL in infra/stages.ts.',
-      });
+      return;
     }
+    Validations.of(this.restApi.deploymentStage).acknowledge({
+      id: 'AwsSolutions::AwsSolutions-APIG3',
+      reason:
+        'No web ACL configured for this stage (StageConfig.webAclArn): every request needs a ' +
+        'valid bearer token and stage throttling caps the rate; a team with an account-wide ' +
+        'WAF names its web ACL in infra/stages.ts.',
+    });
+  }
 
+  /** Every cdk-nag finding the API raises by design, with its reason. */
+  private acknowledgeFindings(): void {
     const cloudWatchRole = this.restApi.node.tryFindChild('CloudWatchRole');
     if (cloudWatchRole !== undefined)
       Validations.of(cloudWatchRole).acknowledge({

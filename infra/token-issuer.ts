@@ -63,57 +63,8 @@ export class TokenIssuer extends Construct {
       return;
     }
 
-    const servers = groupScopes(Object.keys(props.scopes));
-    const userPool = new UserPool(this, 'UserPool', {
-      // Machine-to-machine only: nobody signs up or in, clients use their id and secret.
-      selfSignUpEnabled: false,
-      featurePlan: FeaturePlan.LITE,
-      // No user ever exists, but if an operator adds one by hand it gets a strong password
-      // and a second factor, never SMS.
-      passwordPolicy: {
-        minLength: 14,
-        requireLowercase: true,
-        requireUppercase: true,
-        requireDigits: true,
-        requireSymbols: true,
-        tempPasswordValidity: Duration.days(1),
-      },
-      mfa: Mfa.REQUIRED,
-      mfaSecondFactor: { otp: true, sms: false },
-      accountRecovery: AccountRecovery.NONE,
-      deletionProtection: props.productionLike,
-      // Deleting the pool invalidates every client's credentials: keep it in production.
-      removalPolicy: props.productionLike ? RemovalPolicy.RETAIN : RemovalPolicy.DESTROY,
-    });
-    const resourceServers: UserPoolResourceServer[] = [];
-    // One resource server per prefix (`plants`, `webhooks`); the first keeps the id it always had.
-    const clientScopes = [...servers].flatMap(([identifier, scopeNames], index) => {
-      const scopes = scopeNames.map(
-        (scopeName) =>
-          new ResourceServerScope({
-            scopeName,
-            scopeDescription: props.scopes[`${identifier}/${scopeName}`] as string,
-          }),
-      );
-      const server = userPool.addResourceServer(
-        index === 0 ? 'ResourceServer' : `ResourceServer-${identifier}`,
-        { identifier, scopes },
-      );
-      resourceServers.push(server);
-      return scopes.map((scope) => OAuthScope.resourceServer(server, scope));
-    });
-    // The client may ask for every scope; a token carries only those it asks for (all of them
-    // when the token request names none).
-    const client = userPool.addClient('ClientCredentialsClient', {
-      generateSecret: true,
-      oAuth: {
-        flows: { clientCredentials: true },
-        scopes: clientScopes,
-      },
-      accessTokenValidity: Duration.hours(1),
-      preventUserExistenceErrors: true,
-      enableTokenRevocation: true,
-    });
+    const userPool = this.createUserPool(props.productionLike);
+    const { client, resourceServers } = this.addClient(userPool, props.scopes);
     // Cognito domain prefixes are unique per region across all AWS customers: the account id
     // makes this one unique without any configuration (it resolves at deploy time).
     const domain = userPool.addDomain('Domain', {
@@ -121,7 +72,6 @@ export class TokenIssuer extends Construct {
         domainPrefix: `${config.domainPrefix ?? 'plant-store'}-${props.stageName}-${Aws.ACCOUNT_ID}`,
       },
     });
-
     // Pinned, and the issuer and JWKS URL derived from the same choice: Cognito has two issuer
     // formats, and a token whose `iss` is the other one is rejected (401 for every client).
     const issuerFormat = config.issuerFormat ?? 'ORIGINAL';
@@ -144,13 +94,70 @@ export class TokenIssuer extends Construct {
     };
     this.tokenUrl = `${domain.baseUrl()}/oauth2/token`;
     this.clientId = client.userPoolClientId;
+  }
 
+  /** A pool for machines only: nobody signs up or in, clients use their id and secret. */
+  private createUserPool(productionLike: boolean): UserPool {
+    const userPool = new UserPool(this, 'UserPool', {
+      selfSignUpEnabled: false,
+      featurePlan: FeaturePlan.LITE,
+      // No user ever exists, but if an operator adds one by hand it gets a strong password
+      // and a second factor, never SMS.
+      passwordPolicy: {
+        minLength: 14,
+        requireLowercase: true,
+        requireUppercase: true,
+        requireDigits: true,
+        requireSymbols: true,
+        tempPasswordValidity: Duration.days(1),
+      },
+      mfa: Mfa.REQUIRED,
+      mfaSecondFactor: { otp: true, sms: false },
+      accountRecovery: AccountRecovery.NONE,
+      deletionProtection: productionLike,
+      // Deleting the pool invalidates every client's credentials: keep it in production.
+      removalPolicy: productionLike ? RemovalPolicy.RETAIN : RemovalPolicy.DESTROY,
+    });
     Validations.of(userPool).acknowledge({
       id: 'AwsSolutions::AwsSolutions-COG8',
       reason:
         'The Plus feature plan buys threat protection for interactive user sign-ins; this pool ' +
         'has no users and issues client-credentials tokens only, so it would cost without effect.',
     });
+    return userPool;
+  }
+
+  /**
+   * The scopes, one resource server per prefix (`plants`, `webhooks`; the first keeps the id it
+   * always had), and the client-credentials client, which may ask for every scope (a token
+   * carries only those it asks for, all of them when the token request names none).
+   */
+  private addClient(userPool: UserPool, scopeDescriptions: Readonly<Record<string, string>>) {
+    const resourceServers: UserPoolResourceServer[] = [];
+    const servers = groupScopes(Object.keys(scopeDescriptions));
+    const clientScopes = [...servers].flatMap(([identifier, scopeNames], index) => {
+      const scopes = scopeNames.map(
+        (scopeName) =>
+          new ResourceServerScope({
+            scopeName,
+            scopeDescription: scopeDescriptions[`${identifier}/${scopeName}`] as string,
+          }),
+      );
+      const server = userPool.addResourceServer(
+        index === 0 ? 'ResourceServer' : `ResourceServer-${identifier}`,
+        { identifier, scopes },
+      );
+      resourceServers.push(server);
+      return scopes.map((scope) => OAuthScope.resourceServer(server, scope));
+    });
+    const client = userPool.addClient('ClientCredentialsClient', {
+      generateSecret: true,
+      oAuth: { flows: { clientCredentials: true }, scopes: clientScopes },
+      accessTokenValidity: Duration.hours(1),
+      preventUserExistenceErrors: true,
+      enableTokenRevocation: true,
+    });
+    return { client, resourceServers };
   }
 }
 
