@@ -8,7 +8,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { DeleteTableCommand, DescribeTableCommand } from '@aws-sdk/client-dynamodb';
 import { DynamoDBStreamsClient } from '@aws-sdk/client-dynamodb-streams';
 import { CreateKeyCommand } from '@aws-sdk/client-kms';
-import { CreateBucketCommand } from '@aws-sdk/client-s3';
+import { CreateBucketCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { CreateSecretCommand } from '@aws-sdk/client-secrets-manager';
 import {
   CreateQueueCommand,
@@ -17,25 +17,22 @@ import {
   type SQSClient,
 } from '@aws-sdk/client-sqs';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { createHandler as createDeliverHandler } from '../../functions/deliver-webhook/create-handler.ts';
-import { createDocumentClient } from '../../functions/shared/platform/dynamodb.ts';
-import { createLogger, type Logger } from '../../functions/shared/platform/logger.ts';
-import { sqsDeliveryQueue } from '../../functions/shared/webhooks/delivery-queue.ts';
-import { streamRecordKinds, subscriptionOf } from '../../functions/shared/webhooks/plant-events.ts';
-import { fixedSubscriptions } from '../../functions/shared/webhooks/queue-deliveries.ts';
-import type { EndpointStores } from '../../functions/webhook-endpoints/endpoint-store.ts';
-import { withEndpointSubscriptions } from '../../functions/webhook-endpoints/endpoint-subscriptions.ts';
-import type { EndpointUrlPolicy } from '../../functions/webhook-endpoints/endpoint-url.ts';
-import { kmsSecretBox, type SecretBox } from '../../functions/webhook-endpoints/secret-box.ts';
-import { eventLogOf } from '../../functions/webhook-endpoints/webhook-log.ts';
-import { createHandler as createFanoutHandler } from '../../functions/webhook-fanout/create-handler.ts';
-import { deliveryMaxReceiveCount, retryMaximumConcurrency } from '../../infra/plant-webhooks.ts';
-import { createPlantsTableIfMissing, createWebhookEndpointTablesIfMissing } from '../tables.ts';
+import { createDocumentClient } from '../functions/shared/platform/dynamodb.ts';
+import { createLogger, type Logger } from '../functions/shared/platform/logger.ts';
+import type { EndpointStores } from '../functions/webhook-endpoints/endpoint-store.ts';
+import type { EndpointUrlPolicy } from '../functions/webhook-endpoints/endpoint-url.ts';
+import { kmsSecretBox, type SecretBox } from '../functions/webhook-endpoints/secret-box.ts';
+import { deliveryMaxReceiveCount, workQueueSettings } from '../infra/webhook-pipeline-settings.ts';
+import type { RunningMapping, StreamFailureRecord } from '../local/pipeline/stream-mapping.ts';
 import {
-  type RunningMapping,
-  startSqsMapping,
-  startStreamMapping,
-} from './event-source-mappings.ts';
+  type PipelineQueue,
+  type PipelineSubscriber,
+  startWebhookPipeline,
+} from '../local/pipeline/webhook-pipeline.ts';
+import {
+  createPlantsTableIfMissing,
+  createWebhookEndpointTablesIfMissing,
+} from '../local/tables.ts';
 import type { MotoServer } from './moto-server.ts';
 
 export interface BedSubscriber {
@@ -115,12 +112,102 @@ export interface DeployedWebhooks {
   stop(): Promise<void>;
 }
 
-/** Creates the queues, bucket and secrets in moto and a table, and starts both mappings. */
+/**
+ * Creates the queues, bucket and secrets in moto and a table, and starts the pipeline on them:
+ * the fan-out's stream mapping and both of the delivery's SQS mappings.
+ */
 export async function startDeployedWebhooks(options: BedOptions): Promise<DeployedWebhooks> {
   const { moto } = options;
   const id = randomUUID().slice(0, 8);
-  const secretText = randomBytes(36).toString('base64');
   const logger = options.logger ?? createLogger({}, () => {});
+  const queues = await createBedQueues(options, id);
+  const bucket = `stream-failures-${id}`;
+  await moto.s3.send(new CreateBucketCommand({ Bucket: bucket }));
+  const secrets = await createBedSecrets(options, id);
+  const table = await createBedTable(options, id);
+  const endpoints =
+    options.endpoints === undefined ? undefined : await startBedEndpoints(moto, table, id);
+  const streams = new DynamoDBStreamsClient({
+    endpoint: table.endpoint,
+    region: 'us-east-1',
+    credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+  });
+  const pipeline = await startWebhookPipeline({
+    sqs: queues.sqs,
+    pollers: { deliveries: moto.sqs, retries: (options.retryMoto ?? moto).sqs },
+    region: moto.region,
+    queues,
+    ...(options.fanoutQueueUrl === undefined ? {} : { fanoutQueueUrl: options.fanoutQueueUrl }),
+    stream: {
+      streams,
+      streamArn: table.streamArn,
+      startingPosition: 'TRIM_HORIZON',
+      retryAttempts: 2,
+      onFailure: s3FailureDestination(moto.s3, bucket),
+    },
+    secretsManager: moto.secretsManager,
+    subscribers: secrets.subscribers,
+    ...(endpoints === undefined || options.endpoints === undefined
+      ? {}
+      : { endpoints: { ...endpoints, ...options.endpoints } }),
+    retrySchedule: options.retrySchedule,
+    ...(options.maximumDelaySeconds === undefined
+      ? {}
+      : { maximumDelaySeconds: options.maximumDelaySeconds }),
+    sendOptions: { timeoutMilliseconds: options.subscriberTimeoutMilliseconds ?? 2_000 },
+    ...(options.deliveryConcurrency === undefined
+      ? {}
+      : { deliveryConcurrency: options.deliveryConcurrency }),
+    ...(options.retryConcurrency === undefined
+      ? {}
+      : { retryConcurrency: options.retryConcurrency }),
+    logger,
+  });
+  return {
+    table,
+    secret: secrets.secret,
+    deliveryQueueUrl: queues.deliveries.url,
+    retryQueueUrl: queues.retries.url,
+    deadLetterQueueUrl: queues.deadLetters.url,
+    bucket,
+    delivery: pipeline.delivery,
+    retry: pipeline.retry,
+    stream: pipeline.stream,
+    endpoints,
+    inFlight: () => inFlightOn(queues.sqs, [queues.deliveries, queues.retries]),
+    deadLetters: async () => {
+      const { Messages = [] } = await moto.sqs.send(
+        new ReceiveMessageCommand({
+          QueueUrl: queues.deadLetters.url,
+          MaxNumberOfMessages: 10,
+          VisibilityTimeout: 0,
+        }),
+      );
+      return Messages.map((message) => JSON.parse(message.Body ?? 'null'));
+    },
+    stop: async () => {
+      await pipeline.stop();
+      streams.destroy();
+      const tableNames = [
+        table.tableName,
+        ...(endpoints === undefined
+          ? []
+          : [endpoints.stores.endpointsTableName, endpoints.stores.logTableName]),
+      ];
+      for (const name of tableNames) {
+        await table.documentClient.send(new DeleteTableCommand({ TableName: name }));
+      }
+      table.documentClient.destroy();
+    },
+  };
+}
+
+/**
+ * DeadLetters, Deliveries and Retries, set as the stack sets them, and the functions' one SQS
+ * client, as in Lambda: each call goes to the server of its queue.
+ */
+async function createBedQueues(options: BedOptions, id: string) {
+  const { moto } = options;
   const retryMoto = options.retryMoto ?? moto;
   const createQueue = async (
     server: MotoServer,
@@ -140,7 +227,9 @@ export async function startDeployedWebhooks(options: BedOptions): Promise<Deploy
   const retryDeadLetters =
     retryMoto === moto ? deadLetters : await createQueue(retryMoto, 'retry-dead-letters', {});
   const queueSettings = (deadLetterTargetArn: string) => ({
-    VisibilityTimeout: String(options.visibilityTimeoutSeconds ?? 180),
+    VisibilityTimeout: String(
+      options.visibilityTimeoutSeconds ?? workQueueSettings.visibilityTimeoutSeconds,
+    ),
     RedrivePolicy: JSON.stringify({
       deadLetterTargetArn,
       maxReceiveCount: deliveryMaxReceiveCount,
@@ -148,7 +237,6 @@ export async function startDeployedWebhooks(options: BedOptions): Promise<Deploy
   });
   const deliveries = await createQueue(moto, 'deliveries', queueSettings(deadLetters.arn));
   const retries = await createQueue(retryMoto, 'retries', queueSettings(retryDeadLetters.arn));
-  // The functions' one SQS client, as in Lambda: each call goes to the server of its queue.
   const sqs = {
     send: ((command: { input: { QueueUrl?: string } }, sendOptions?: never) =>
       (command.input.QueueUrl === retries.url ? retryMoto.sqs : moto.sqs).send(
@@ -156,15 +244,19 @@ export async function startDeployedWebhooks(options: BedOptions): Promise<Deploy
         sendOptions,
       )) as unknown as SQSClient['send'],
   };
-  const bucket = `stream-failures-${id}`;
-  await moto.s3.send(new CreateBucketCommand({ Bucket: bucket }));
-  const subscribers: { name: string; url: string; secretArn: string }[] = [];
+  return { sqs, deadLetters, deliveries, retries };
+}
+
+/** Each subscriber's secret in moto (one secret text for all), unless it names its own. */
+async function createBedSecrets(options: BedOptions, id: string) {
+  const secretText = randomBytes(36).toString('base64');
+  const subscribers: PipelineSubscriber[] = [];
   for (const subscriber of options.subscribers) {
     if (subscriber.secretArn !== undefined) {
       subscribers.push({ ...subscriber, secretArn: subscriber.secretArn });
       continue;
     }
-    const { ARN } = await moto.secretsManager.send(
+    const { ARN } = await options.moto.secretsManager.send(
       new CreateSecretCommand({
         Name: `plant-store/test/${id}/${subscriber.name}`,
         SecretString: secretText,
@@ -172,8 +264,15 @@ export async function startDeployedWebhooks(options: BedOptions): Promise<Deploy
     );
     subscribers.push({ ...subscriber, secretArn: ARN ?? '' });
   }
+  return { subscribers, secret: `whsec_${secretText}` };
+}
 
-  const table: BedTable = {
+/** The plants table in DynamoDB Local, with its stream. */
+async function createBedTable(
+  options: BedOptions,
+  id: string,
+): Promise<BedTable & { streamArn: string }> {
+  const table = {
     endpoint: options.dynamoDbEndpoint,
     tableName: `plants-${id}`,
     documentClient: createDocumentClient({ endpoint: options.dynamoDbEndpoint }),
@@ -182,125 +281,42 @@ export async function startDeployedWebhooks(options: BedOptions): Promise<Deploy
   const { Table } = await table.documentClient.send(
     new DescribeTableCommand({ TableName: table.tableName }),
   );
-  const streams = new DynamoDBStreamsClient({
-    endpoint: table.endpoint,
-    region: 'us-east-1',
-    credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
-  });
-  const subscriptions = options.subscribers.map((subscriber) =>
-    subscriptionOf(subscriber.name, subscriber),
-  );
-  const endpoints =
-    options.endpoints === undefined ? undefined : await startBedEndpoints(moto, table, id);
-  const fanout = createFanoutHandler({
-    deliveries: sqsDeliveryQueue(sqs, options.fanoutQueueUrl ?? deliveries.url),
-    subscriptions:
-      endpoints === undefined
-        ? fixedSubscriptions(subscriptions)
-        : withEndpointSubscriptions(subscriptions, endpoints.stores),
-    ...(endpoints === undefined ? {} : { eventLog: eventLogOf(endpoints.stores) }),
-    logger,
-  });
-  const deliver = createDeliverHandler({
-    sqs,
-    secretsManager: moto.secretsManager,
-    ...(endpoints === undefined || options.endpoints === undefined
-      ? {}
-      : {
-          endpoints: {
-            ...endpoints,
-            urlPolicy: options.endpoints.urlPolicy,
-          },
-          ...(options.endpoints.now === undefined ? {} : { now: options.endpoints.now }),
-        }),
-    retryQueueUrl: retries.url,
-    deadLetterQueueUrl: deadLetters.url,
-    subscribers,
-    retrySchedule: options.retrySchedule,
-    ...(options.maximumDelaySeconds === undefined
-      ? {}
-      : { maximumDelaySeconds: options.maximumDelaySeconds }),
-    sendOptions: { timeoutMilliseconds: options.subscriberTimeoutMilliseconds ?? 2_000 },
-    logger,
-  });
-  const stream = await startStreamMapping({
-    streams,
-    streamArn: Table?.LatestStreamArn ?? '',
-    handler: fanout,
-    // The filter the stack gives the mapping: every kind, when endpoints may hear of any.
-    eventNames:
-      endpoints === undefined ? streamRecordKinds(subscriptions) : ['INSERT', 'MODIFY', 'REMOVE'],
-    retryAttempts: 2,
-    onFailure: { s3: moto.s3, bucket },
-  });
-  const delivery = startSqsMapping({
-    sqs: moto.sqs,
-    queueUrl: deliveries.url,
-    queueArn: deliveries.arn,
-    region: moto.region,
-    handler: deliver,
-    concurrency: options.deliveryConcurrency ?? 2,
-    logger,
-  });
-  // The retry queue's mapping, within its maximum concurrency (Lambda scales up to it).
-  const retry = startSqsMapping({
-    sqs: retryMoto.sqs,
-    queueUrl: retries.url,
-    queueArn: retries.arn,
-    region: moto.region,
-    handler: deliver,
-    concurrency: Math.min(retryMaximumConcurrency, options.retryConcurrency ?? 4),
-    logger,
-  });
-  return {
-    table,
-    secret: `whsec_${secretText}`,
-    deliveryQueueUrl: deliveries.url,
-    retryQueueUrl: retries.url,
-    deadLetterQueueUrl: deadLetters.url,
-    bucket,
-    delivery,
-    retry,
-    stream,
-    endpoints,
-    inFlight: async () => {
-      let total = 0;
-      for (const queue of [deliveries, retries]) {
-        const { Attributes } = await sqs.send(
-          new GetQueueAttributesCommand({
-            QueueUrl: queue.url,
-            AttributeNames: ['ApproximateNumberOfMessagesNotVisible'],
-          }),
-        );
-        total += Number(Attributes?.ApproximateNumberOfMessagesNotVisible ?? 0);
-      }
-      return total;
-    },
-    deadLetters: async () => {
-      const { Messages = [] } = await moto.sqs.send(
-        new ReceiveMessageCommand({
-          QueueUrl: deadLetters.url,
-          MaxNumberOfMessages: 10,
-          VisibilityTimeout: 0,
-        }),
-      );
-      return Messages.map((message) => JSON.parse(message.Body ?? 'null'));
-    },
-    stop: async () => {
-      await Promise.all([stream.stop(), delivery.stop(), retry.stop()]);
-      streams.destroy();
-      const tableNames = [
-        table.tableName,
-        ...(endpoints === undefined
-          ? []
-          : [endpoints.stores.endpointsTableName, endpoints.stores.logTableName]),
-      ];
-      for (const name of tableNames) {
-        await table.documentClient.send(new DeleteTableCommand({ TableName: name }));
-      }
-      table.documentClient.destroy();
-    },
+  return { ...table, streamArn: Table?.LatestStreamArn ?? '' };
+}
+
+/**
+ * Lambda's S3 on-failure destination: each discarded batch's invocation record, one object under
+ * `aws/lambda/<mapping>/<shard>/<date>/` ("Retaining discarded records").
+ */
+function s3FailureDestination(s3: S3Client, bucket: string) {
+  const mappingId = randomUUID();
+  return async (record: StreamFailureRecord) => {
+    const date = record.timestamp.slice(0, 10).replaceAll('-', '/');
+    const stamp = record.timestamp.slice(0, 19).replaceAll(':', '.');
+    const shardId = record.DDBStreamBatchInfo.shardId;
+    await s3.send(
+      new PutObjectCommand({
+        Bucket: bucket,
+        Key: `aws/lambda/${mappingId}/${shardId}/${date}/${stamp}-${randomUUID()}`,
+        Body: JSON.stringify(record),
+      }),
+    );
   };
+}
+
+/** Messages received and not yet deleted: SQS's in-flight count. */
+async function inFlightOn(sqs: Pick<SQSClient, 'send'>, queues: readonly PipelineQueue[]) {
+  let total = 0;
+  for (const queue of queues) {
+    const { Attributes } = await sqs.send(
+      new GetQueueAttributesCommand({
+        QueueUrl: queue.url,
+        AttributeNames: ['ApproximateNumberOfMessagesNotVisible'],
+      }),
+    );
+    total += Number(Attributes?.ApproximateNumberOfMessagesNotVisible ?? 0);
+  }
+  return total;
 }
 
 /** The endpoint tables beside the plants table, and a KMS key in moto sealing the secrets. */

@@ -10,7 +10,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import { createServer } from 'node:net';
 import path from 'node:path';
-import { repositoryRoot } from '../../infra/plant-store-function.ts';
+import { repositoryRoot } from '../infra/plant-store-function.ts';
 import { findPythonTool } from './python-tools.ts';
 
 export interface MiniStack {

@@ -7,7 +7,7 @@
  */
 import { existsSync } from 'node:fs';
 import path from 'node:path';
-import { repositoryRoot } from '../../infra/plant-store-function.ts';
+import { repositoryRoot } from '../infra/plant-store-function.ts';
 
 /** The project's own virtualenv for the Python tools. */
 export const pythonToolsDirectory = path.join(repositoryRoot, '.data', 'python');

@@ -25,17 +25,14 @@
 import { randomBytes } from 'node:crypto';
 import { ReceiveMessageCommand } from '@aws-sdk/client-sqs';
 import { BatchWriteCommand } from '@aws-sdk/lib-dynamodb';
+import { type DeployedWebhooks, startDeployedWebhooks } from '../beds/deployed-webhooks.ts';
+import type { MotoServer } from '../beds/moto-server.ts';
+import { startWebhookReceiver, type WebhookReceiver } from '../beds/webhook-receiver.ts';
 import { createLogger } from '../functions/shared/platform/logger.ts';
 import { newEndpointId } from '../functions/webhook-endpoints/endpoint.ts';
 import { putNewEndpoint } from '../functions/webhook-endpoints/endpoint-store.ts';
 import { endpointSubscriberName } from '../functions/webhook-endpoints/endpoint-subscriptions.ts';
 import { deployedUrlPolicy } from '../functions/webhook-endpoints/endpoint-url.ts';
-import {
-  type DeployedWebhooks,
-  startDeployedWebhooks,
-} from '../local/aws-emulation/deployed-webhooks.ts';
-import type { MotoServer } from '../local/aws-emulation/moto-server.ts';
-import { startWebhookReceiver, type WebhookReceiver } from '../local/webhook-receiver.ts';
 import { percentile, round } from './statistics.ts';
 
 export interface RetrySimulationOptions {

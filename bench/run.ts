@@ -11,8 +11,8 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, release, totalmem } from 'node:os';
 import { join } from 'node:path';
+import { startMotoServer } from '../beds/moto-server.ts';
 import { functionDisplayName } from '../functions/shared/http/routes.ts';
-import { startMotoServer } from '../local/aws-emulation/moto-server.ts';
 import { startDynamoDbLocal } from '../local/dynamodb-local.ts';
 import {
   estimateLambdaTimes,

@@ -16,6 +16,7 @@ import { join } from 'node:path';
 import type { SQSClient } from '@aws-sdk/client-sqs';
 import { CreateQueueCommand, type SendMessageBatchCommand } from '@aws-sdk/client-sqs';
 import { marshall } from '@aws-sdk/util-dynamodb';
+import type { MotoServer } from '../beds/moto-server.ts';
 import { createDocumentClient } from '../functions/shared/platform/dynamodb.ts';
 import { createLogger } from '../functions/shared/platform/logger.ts';
 import { sqsDeliveryQueue } from '../functions/shared/webhooks/delivery-queue.ts';
@@ -27,7 +28,6 @@ import {
 import { withEndpointSubscriptions } from '../functions/webhook-endpoints/endpoint-subscriptions.ts';
 import { localUrlPolicy } from '../functions/webhook-endpoints/endpoint-url.ts';
 import { eventLogOf } from '../functions/webhook-endpoints/webhook-log.ts';
-import type { MotoServer } from '../local/aws-emulation/moto-server.ts';
 import { startLocalApi } from '../local/local-api.ts';
 import { percentile, round } from './statistics.ts';
 

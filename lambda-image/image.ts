@@ -4,7 +4,7 @@
  * --skip-pull-image` where no registry serves AWS's image. Cached in `.data/sam/`.
  */
 import path from 'node:path';
-import { repositoryRoot } from '../../infra/plant-store-function.ts';
+import { repositoryRoot } from '../infra/plant-store-function.ts';
 import { ensureStandInImage } from './stand-in-image.ts';
 
 const host = process.env.DOCKER_HOST || 'unix:///var/run/docker.sock';

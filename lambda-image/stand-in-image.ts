@@ -34,9 +34,9 @@ import {
   writeFileSync,
 } from 'node:fs';
 import path from 'node:path';
-import { repositoryRoot } from '../../infra/plant-store-function.ts';
-import { pythonToolsDirectory } from '../aws-emulation/python-tools.ts';
-import { ensurePrivateDirectory } from '../private-directory.ts';
+import { pythonToolsDirectory } from '../beds/python-tools.ts';
+import { repositoryRoot } from '../infra/plant-store-function.ts';
+import { ensurePrivateDirectory } from '../local/private-directory.ts';
 import {
   buildRuntimeClient,
   crossLibraries,
@@ -293,7 +293,7 @@ function writeImageArchive(
       Labels: { [keyLabel]: key },
     },
     rootfs: { type: 'layers', diff_ids: [diffId] },
-    history: [{ created: '1970-01-01T00:00:00Z', created_by: 'local/sam/stand-in-image.ts' }],
+    history: [{ created: '1970-01-01T00:00:00Z', created_by: 'lambda-image/stand-in-image.ts' }],
   });
   const configName = `${createHash('sha256').update(config).digest('hex')}.json`;
   writeFileSync(path.join(imageDirectory, configName), config);

@@ -1,7 +1,8 @@
 /**
  * The whole Plant Store on one machine: DynamoDB Local (or a store you name), the development
  * token issuer's JWKS, the authorizer and the functions' handlers, the API Gateway stand-in in
- * front of them, and, when there are subscribers, the new-plant webhook dispatcher. `start.ts` is its command line; tests start it in-process on a free port.
+ * front of them, and the webhook pipeline (`local-webhooks.ts`). `start.ts` is its command line;
+ * tests start it in-process on a free port.
  */
 
 import { readAuthorizerConfig } from '../functions/authorizer/config.ts';
@@ -17,11 +18,16 @@ import { localSecretBox } from '../functions/webhook-endpoints/secret-box.ts';
 import { functionSettings } from '../infra/function-settings.ts';
 import { resolveStageConfig } from '../infra/stages.ts';
 import { routeThrottling } from '../infra/throttling.ts';
-import { type ApiGateway, type ApiGatewayOptions, startApiGateway } from './api-gateway.ts';
+import { type ApiGateway, type ApiGatewayOptions, startApiGateway } from './api-gateway/gateway.ts';
 import { createDocsPages } from './docs-page.ts';
 import { type DynamoDbLocal, startDynamoDbLocal } from './dynamodb-local.ts';
 import { loadOrCreateEndpointSecretsKey } from './endpoint-secrets-key.ts';
 import { localAuthorizerEnvironment, startJwksServer } from './jwks-server.ts';
+import {
+  type LocalWebhooks,
+  type LocalWebhooksOptions,
+  startLocalWebhooks,
+} from './local-webhooks.ts';
 import { loadRouteHandlerFactories, type RouteHandlerFactory } from './route-functions.ts';
 import {
   createStoreCredentials,
@@ -35,11 +41,6 @@ import {
   localJwks,
   signLocalToken,
 } from './token-issuer.ts';
-import {
-  startWebhookDispatcher,
-  type WebhookDispatcher,
-  type WebhookDispatcherOptions,
-} from './webhook-dispatcher.ts';
 
 export interface LocalApiOptions {
   /** Port on 127.0.0.1; 0 picks a free one. @default 3000 */
@@ -50,6 +51,11 @@ export interface LocalApiOptions {
   readonly dynamoDbEndpoint?: string;
   /** Where DynamoDB Local keeps its data across restarts; in memory when absent. */
   readonly dynamoDbDataDirectory?: string;
+  /**
+   * Where the webhook queues are saved at a stop (and taken up at the next start), and where the
+   * stream batches the fan-out gave up on are kept; nowhere when absent.
+   */
+  readonly webhookDataDirectory?: string;
   /** The folder of the development issuer's key pair (created when missing). */
   readonly keysDirectory: string;
   /**
@@ -72,7 +78,7 @@ export interface LocalApiOptions {
 export interface LocalWebhookOptions
   extends Partial<
     Pick<
-      WebhookDispatcherOptions,
+      LocalWebhooksOptions,
       'subscribers' | 'retrySchedule' | 'timeoutMilliseconds' | 'pollIntervalMilliseconds'
     >
   > {
@@ -93,8 +99,8 @@ export interface LocalApi {
   /** The JVM's process id when this local API started DynamoDB Local. */
   readonly dynamoDbLocalPid: number | undefined;
   readonly tableName: string;
-  /** The webhook dispatcher: the stage-like subscribers' and the endpoints' deliveries. */
-  readonly webhooks: WebhookDispatcher;
+  /** The webhook pipeline: the stage-like subscribers' and the endpoints' deliveries. */
+  readonly webhooks: LocalWebhooks;
   /** Signs a token the local API's authorizer checks (valid with the required scope by default). */
   signToken(options?: LocalTokenOptions): string;
   /** Stops the gateway, the JWKS server and DynamoDB Local (waiting for the JVM to exit). */
@@ -151,17 +157,20 @@ export async function startLocalApi(options: LocalApiOptions): Promise<LocalApi>
     const webhookOptions = options.webhooks ?? {};
     const secretBox = localSecretBox(loadOrCreateEndpointSecretsKey(options.keysDirectory));
     const urlPolicy = webhookOptions.endpointUrlPolicy ?? localUrlPolicy;
-    const webhooks = await startWebhookDispatcher({
+    const webhooks = await startLocalWebhooks({
       subscribers: webhookOptions.subscribers ?? [],
       ...pick(webhookOptions, ['retrySchedule', 'timeoutMilliseconds', 'pollIntervalMilliseconds']),
       endpoints: {
-        ...endpointTables,
+        stores: { documentClient, ...endpointTables },
         secretBox,
         urlPolicy,
         ...pick(webhookOptions, ['now', 'failingLimitMilliseconds']),
       },
-      endpoint: storeEndpoint,
+      storeUrl: storeEndpoint,
       ...(credentials === undefined ? {} : { credentials }),
+      ...(options.webhookDataDirectory === undefined
+        ? {}
+        : { dataDirectory: options.webhookDataDirectory }),
       documentClient,
       tableName,
       logger: logger.child({ component: 'webhooks' }),

@@ -13,7 +13,7 @@ import type { DeliveryQueue } from '../functions/shared/webhooks/delivery-queue.
 import type { EndpointFunctionDependencies } from '../functions/webhook-endpoints/endpoint-request.ts';
 import type { EndpointUrlPolicy } from '../functions/webhook-endpoints/endpoint-url.ts';
 import type { SecretBox } from '../functions/webhook-endpoints/secret-box.ts';
-import type { ProxyIntegrationHandler } from './api-gateway.ts';
+import type { ProxyIntegrationHandler } from './api-gateway/gateway.ts';
 
 /**
  * Everything any route function needs: each takes its part (`test/local/route-functions.test.ts`

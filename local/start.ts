@@ -190,7 +190,10 @@ async function main(): Promise<void> {
     dynamoDbDataDirectory = dynamoDbEndpoint === '' ? join(dataDirectory, 'dynamodb') : undefined;
     ensurePrivateDirectory(dataDirectory);
     webhooks = resolveLocalWebhooks(webhookSettings, dataDirectory);
+    const webhookDataDirectory = join(dataDirectory, 'webhooks');
+    ensurePrivateDirectory(webhookDataDirectory);
     api = await startLocalApi({
+      webhookDataDirectory,
       port,
       tableName,
       keysDirectory: localKeysDirectory(environment),

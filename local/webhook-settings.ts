@@ -15,8 +15,8 @@ import {
   readConfiguration,
 } from '../functions/shared/platform/configuration.ts';
 import { subscriptionOf } from '../functions/shared/webhooks/plant-events.ts';
+import type { LocalSubscriber } from './local-webhooks.ts';
 import { ensurePrivateDirectory } from './private-directory.ts';
-import type { LocalSubscriber } from './webhook-dispatcher.ts';
 
 /** The local subscribers, and whether their secret was made just now (to print it once). */
 export interface LocalWebhooks {

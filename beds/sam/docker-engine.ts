@@ -15,7 +15,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { request } from 'node:http';
 import path from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
-import { ensurePrivateDirectory } from '../private-directory.ts';
+import { ensurePrivateDirectory } from '../../local/private-directory.ts';
 
 export interface DockerEngine {
   /** For `DOCKER_HOST`: `unix:///…/docker.sock`. */

@@ -17,17 +17,20 @@ import { CreateSecretCommand } from '@aws-sdk/client-secrets-manager';
 import { CreateQueueCommand } from '@aws-sdk/client-sqs';
 import { routeFunctionNames } from '../../functions/shared/http/routes.ts';
 import { createDocumentClient } from '../../functions/shared/platform/dynamodb.ts';
-import { type MotoServer, startMotoServer } from '../aws-emulation/moto-server.ts';
-import { startDynamoDbLocal } from '../dynamodb-local.ts';
-import { localAuthorizerEnvironment, startJwksServer } from '../jwks-server.ts';
-import { ensurePrivateDirectory } from '../private-directory.ts';
-import { createPlantsTableIfMissing, createWebhookEndpointTablesIfMissing } from '../tables.ts';
+import { startDynamoDbLocal } from '../../local/dynamodb-local.ts';
+import { localAuthorizerEnvironment, startJwksServer } from '../../local/jwks-server.ts';
+import { ensurePrivateDirectory } from '../../local/private-directory.ts';
+import {
+  createPlantsTableIfMissing,
+  createWebhookEndpointTablesIfMissing,
+} from '../../local/tables.ts';
 import {
   type LocalTokenOptions,
   loadOrCreateLocalKeys,
   localJwks,
   signLocalToken,
-} from '../token-issuer.ts';
+} from '../../local/token-issuer.ts';
+import { type MotoServer, startMotoServer } from '../moto-server.ts';
 import { startWebhookReceiver, type WebhookReceiver } from '../webhook-receiver.ts';
 
 /** The subscriber the webhook functions' sample events name. */

@@ -12,7 +12,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { repositoryRoot } from '../../infra/plant-store-function.ts';
-import { localKeysDirectory } from '../token-issuer.ts';
+import { localKeysDirectory } from '../../local/token-issuer.ts';
 import { type SynthesizedTemplate, startSamServices } from './sam-services.ts';
 
 const { values } = parseArgs({

@@ -56,8 +56,8 @@ export interface DeliverDependencies {
   readonly retryQueueUrl: string;
   readonly deadLetterQueueUrl: string;
   readonly subscribers: readonly ConfiguredSubscriber[];
-  /** The webhook endpoints' stores, where the stage has them. */
-  readonly endpoints?: Omit<EndpointDeliveryDependencies, 'now'>;
+  /** The webhook endpoints' stores, where the stage has them (and their clock, in tests). */
+  readonly endpoints?: EndpointDeliveryDependencies;
   readonly retrySchedule?: readonly number[];
   readonly sendOptions?: SendOptions;
   readonly logger?: Logger;
@@ -104,15 +104,48 @@ export function createHandler(dependencies: DeliverDependencies) {
     dependencies.logger ?? createLogger({ service: 'deliver-webhook' }),
   );
   const now = dependencies.now ?? Date.now;
-  const longestHop = dependencies.maximumDelaySeconds ?? maximumDelaySeconds;
+  const deliver = deliveryOf(dependencies, now);
+  const sendForLater = laterSenderOf(dependencies, now);
+  const deadLetter = deadLetterSenderOf(dependencies, now);
+
+  return async (event: SQSEvent, context?: InvocationContext): Promise<SQSBatchResponse> => {
+    const logger = loggerOf(context);
+    const outcomes = await Promise.allSettled(
+      event.Records.map(async (record) => {
+        const step = await deliver(record.body, logger);
+        if (step.kind === 'dead-letter') {
+          await deadLetter(step.message, step.attempts, step.failure);
+          return undefined;
+        }
+        return step.kind === 'later' ? step.message : undefined;
+      }),
+    );
+    const refused = await sendForLater(
+      outcomes.map((outcome) => (outcome.status === 'fulfilled' ? outcome.value : undefined)),
+      logger,
+    );
+    const batchItemFailures = event.Records.flatMap((record, index) => {
+      const outcome = outcomes[index];
+      if (outcome?.status === 'fulfilled' && !refused.has(index)) return [];
+      // An AWS call failed: SQS hands the message back after the queue's visibility timeout,
+      // for the same attempt (the queue's redrive policy ends a message that keeps failing).
+      if (outcome?.status === 'rejected') {
+        logger.error('webhook delivery failed unexpectedly', { error: outcome.reason });
+      }
+      return [{ itemIdentifier: record.messageId }];
+    });
+    return { batchItemFailures };
+  };
+}
+
+/** One message's turn; a body that is no message goes to the dead letters as it is. */
+function deliveryOf(dependencies: DeliverDependencies, now: () => number) {
   const stage = stageSubscriberTargets(secretsManagerSubscribers(dependencies, now));
   const endpoints =
     dependencies.endpoints === undefined
       ? undefined
-      : endpointTargets({ ...dependencies.endpoints, now });
-
-  /** One message's turn; a body that is no message goes to the dead letters as it is. */
-  const deliver = (body: string, logger: Logger): Promise<DeliveryStep> => {
+      : endpointTargets({ now, ...dependencies.endpoints });
+  return (body: string, logger: Logger): Promise<DeliveryStep> => {
     const message = parseDeliveryMessage(body, now());
     if (message === undefined) {
       const unreadable = firstDeliveryMessage({ webhookId: '', payload: body }, '', now());
@@ -130,13 +163,16 @@ export function createHandler(dependencies: DeliverDependencies) {
       now,
     });
   };
+}
 
-  /**
-   * Sends the messages for later to the retry queue, ten to a request, each delayed until it is
-   * due or by SQS's maximum of 15 minutes, whichever is sooner (a longer wait takes hops).
-   * Resolves with the indexes of those SQS did not take.
-   */
-  const sendForLater = async (later: readonly (DeliveryMessage | undefined)[], logger: Logger) => {
+/**
+ * Sends the messages for later to the retry queue, ten to a request, each delayed until it is
+ * due or by SQS's maximum of 15 minutes, whichever is sooner (a longer wait takes hops).
+ * Resolves with the indexes of those SQS did not take.
+ */
+function laterSenderOf(dependencies: DeliverDependencies, now: () => number) {
+  const longestHop = dependencies.maximumDelaySeconds ?? maximumDelaySeconds;
+  return async (later: readonly (DeliveryMessage | undefined)[], logger: Logger) => {
     const entries = later.flatMap((message, index) =>
       message === undefined
         ? []
@@ -166,8 +202,11 @@ export function createHandler(dependencies: DeliverDependencies) {
     }
     return refused;
   };
+}
 
-  const deadLetter = async (message: DeliveryMessage, attempts: number, lastFailure: string) => {
+/** Sends a delivery whose attempts are used up to the dead letters, with its last failure. */
+function deadLetterSenderOf(dependencies: DeliverDependencies, now: () => number) {
+  return async (message: DeliveryMessage, attempts: number, lastFailure: string) => {
     const letter: DeadLetterMessage = {
       ...message,
       attempts,
@@ -180,34 +219,5 @@ export function createHandler(dependencies: DeliverDependencies) {
         MessageBody: JSON.stringify(letter),
       }),
     );
-  };
-
-  return async (event: SQSEvent, context?: InvocationContext): Promise<SQSBatchResponse> => {
-    const logger = loggerOf(context);
-    const outcomes = await Promise.allSettled(
-      event.Records.map(async (record) => {
-        const step = await deliver(record.body, logger);
-        if (step.kind === 'dead-letter') {
-          await deadLetter(step.message, step.attempts, step.failure);
-          return undefined;
-        }
-        return step.kind === 'later' ? step.message : undefined;
-      }),
-    );
-    const refused = await sendForLater(
-      outcomes.map((outcome) => (outcome.status === 'fulfilled' ? outcome.value : undefined)),
-      logger,
-    );
-    const batchItemFailures = event.Records.flatMap((record, index) => {
-      const outcome = outcomes[index];
-      if (outcome?.status === 'fulfilled' && !refused.has(index)) return [];
-      // An AWS call failed: SQS hands the message back after the queue's visibility timeout,
-      // for the same attempt (the queue's redrive policy ends a message that keeps failing).
-      if (outcome?.status === 'rejected') {
-        logger.error('webhook delivery failed unexpectedly', { error: outcome.reason });
-      }
-      return [{ itemIdentifier: record.messageId }];
-    });
-    return { batchItemFailures };
   };
 }

@@ -24,17 +24,11 @@ import type {
   APIGatewayTokenAuthorizerEvent,
   Context,
 } from 'aws-lambda';
-import { protectiveHeaders } from '../functions/shared/http/api-responses.ts';
-import { allowOriginHeader, preflightHeaders } from '../functions/shared/http/cors.ts';
-import { createLogger, type Logger } from '../functions/shared/platform/logger.ts';
-import { awsOwnAnswers, lambdaMaxInvocationBytes } from '../infra/gateway-responses.ts';
-import {
-  awsAnswer,
-  gatewayAnswer,
-  gatewayCorsHeaders,
-  readBody,
-  writeAnswer,
-} from './api-gateway/answers.ts';
+import { protectiveHeaders } from '../../functions/shared/http/api-responses.ts';
+import { allowOriginHeader, preflightHeaders } from '../../functions/shared/http/cors.ts';
+import { createLogger, type Logger } from '../../functions/shared/platform/logger.ts';
+import { awsOwnAnswers, lambdaMaxInvocationBytes } from '../../infra/gateway-responses.ts';
+import { awsAnswer, gatewayAnswer, gatewayCorsHeaders, readBody, writeAnswer } from './answers.ts';
 import {
   accountId,
   answerFromProxyResult,
@@ -45,15 +39,11 @@ import {
   invokeWithTimeout,
   isProxyResult,
   region,
-} from './api-gateway/proxy-integration.ts';
-import {
-  answerParserRejection,
-  answerUnmetExpectation,
-  refusedByParser,
-} from './api-gateway/rejections.ts';
-import { createRouteMatcher, type RouteMatch } from './api-gateway/routing.ts';
-import { createTokenBucket } from './api-gateway/throttling.ts';
-import { createCachedAuthorizer } from './api-gateway/token-authorizer.ts';
+} from './proxy-integration.ts';
+import { answerParserRejection, answerUnmetExpectation, refusedByParser } from './rejections.ts';
+import { createRouteMatcher, type RouteMatch } from './routing.ts';
+import { createTokenBucket } from './throttling.ts';
+import { createCachedAuthorizer } from './token-authorizer.ts';
 
 /** A Lambda handler as the runtime calls it: an event and a context in, a promise out. */
 export type LambdaHandler<Event, Result> = (event: Event, context: Context) => Promise<Result>;

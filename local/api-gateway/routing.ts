@@ -1,7 +1,7 @@
 /**
  * Routing, as a REST API matches a request line to a resource and method.
  */
-import type { GatewayRoute } from '../api-gateway.ts';
+import type { GatewayRoute } from './gateway.ts';
 
 /** A request matched to a route: the route, the path as sent and its path parameters. */
 export interface RouteMatch {

@@ -11,15 +11,15 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { PlantStoreWebhooks } from '../../clients/typescript/src/index.ts';
-import { createLogger } from '../../functions/shared/platform/logger.ts';
-import { type LocalApi, startLocalApi } from '../../local/local-api.ts';
-import type { LocalSubscriber } from '../../local/webhook-dispatcher.ts';
 import {
   type ReceivedDelivery,
   startWebhookReceiver,
   type WebhookReceiver,
-} from '../../local/webhook-receiver.ts';
+} from '../../beds/webhook-receiver.ts';
+import { PlantStoreWebhooks } from '../../clients/typescript/src/index.ts';
+import { createLogger } from '../../functions/shared/platform/logger.ts';
+import { type LocalApi, startLocalApi } from '../../local/local-api.ts';
+import type { LocalSubscriber } from '../../local/local-webhooks.ts';
 import { testStoreEndpoint } from '../support/test-store.ts';
 import { schemaValidator } from './openapi.ts';
 

@@ -7,10 +7,10 @@ import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { startWebhookReceiver, type WebhookReceiver } from '../../beds/webhook-receiver.ts';
 import { createLogger } from '../../functions/shared/platform/logger.ts';
 import { localUrlPolicy } from '../../functions/webhook-endpoints/endpoint-url.ts';
 import { type LocalApi, type LocalWebhookOptions, startLocalApi } from '../../local/local-api.ts';
-import { startWebhookReceiver, type WebhookReceiver } from '../../local/webhook-receiver.ts';
 import { testStoreEndpoint } from '../support/test-store.ts';
 
 /** An answer: its status, headers and JSON body (a test reads the members it expects). */

@@ -10,10 +10,10 @@
  */
 import { afterEach, describe, expect, it } from '@jest/globals';
 import { Webhook } from 'standardwebhooks';
+import type { WebhookReceiver } from '../../beds/webhook-receiver.ts';
 import { createDocumentClient } from '../../functions/shared/platform/dynamodb.ts';
 import type { PlantEvent } from '../../functions/shared/webhooks/plant-events.ts';
 import { keepEvents } from '../../functions/webhook-endpoints/webhook-log.ts';
-import type { WebhookReceiver } from '../../local/webhook-receiver.ts';
 import { type EndpointBed, eventually, startEndpointBed } from './endpoint-bed.ts';
 
 let bed: EndpointBed | undefined;
@@ -74,7 +74,9 @@ describe('recover', () => {
   }, 60_000);
 
   it('queues at most 1,000 events a call and says when more were missed', async () => {
-    const { receiver, register, request, api } = await started();
+    // Each first attempt fails and its retry waits ten minutes: no delivery ends meanwhile (an
+    // ended one may be recovered again).
+    const { receiver, register, request, api } = await started({ retrySchedule: [600] });
     const hooks = await receiver();
     hooks.setMode('fail');
     const { id } = await register('client-a', hooks);

@@ -14,7 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { createHandler as createCreatePlantHandler } from '../../functions/create-plant/create-handler.ts';
 import { createDocumentClient } from '../../functions/shared/platform/dynamodb.ts';
 import { createLogger } from '../../functions/shared/platform/logger.ts';
-import { type ApiGateway, startApiGateway } from '../../local/api-gateway.ts';
+import { type ApiGateway, startApiGateway } from '../../local/api-gateway/gateway.ts';
 import { type LocalApi, startLocalApi } from '../../local/local-api.ts';
 import { testStoreEndpoint } from '../support/test-store.ts';
 import { expectDocumentedResponse } from './openapi.ts';

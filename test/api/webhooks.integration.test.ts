@@ -12,11 +12,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
+import { startWebhookReceiver, type WebhookReceiver } from '../../beds/webhook-receiver.ts';
 import { createLogger } from '../../functions/shared/platform/logger.ts';
 import { startDynamoDbLocal } from '../../local/dynamodb-local.ts';
 import { type LocalApi, startLocalApi } from '../../local/local-api.ts';
-import { startWebhookDispatcher } from '../../local/webhook-dispatcher.ts';
-import { startWebhookReceiver, type WebhookReceiver } from '../../local/webhook-receiver.ts';
+import { startLocalWebhooks } from '../../local/local-webhooks.ts';
 import { createTestTable, testStoreEndpoint } from '../support/test-store.ts';
 
 const secret = `whsec_${randomBytes(32).toString('base64')}`;
@@ -197,9 +197,44 @@ describe('new-plant webhooks', () => {
     expect(receiver.deliveries).toHaveLength(3);
 
     receiver.setMode('ok');
-    expect(api.webhooks?.redriveDeadLetters()).toBe(1);
+    await expect(api.webhooks.redriveDeadLetters()).resolves.toBe(1);
     await receiver.waitForAccepted(1);
     expect(api.webhooks?.deadLetters()).toEqual([]);
+    expect(new Set(receiver.deliveries.map((delivery) => delivery.webhookId)).size).toBe(1);
+  });
+
+  it('keeps a waiting retry across a restart of the local API (its queues are saved and taken up)', async () => {
+    const webhookDataDirectory = await mkdtemp(join(tmpdir(), 'plant-store-webhook-queues-'));
+    started.push({ stop: () => rm(webhookDataDirectory, { recursive: true, force: true }) });
+    const receiver = await startReceiver();
+    const tableName = `plants-restart-${process.pid}-${Date.now()}`;
+    const start = () =>
+      startLocalApi({
+        port: 0,
+        dynamoDbEndpoint: testStoreEndpoint(),
+        tableName,
+        keysDirectory,
+        throttlingStage: 'off',
+        logger: createLogger({}, () => {}),
+        webhookDataDirectory,
+        webhooks: {
+          subscribers: [{ name: 'receiver', url: receiver.url, secret }],
+          retrySchedule: [2],
+        },
+      });
+    receiver.setMode('fail');
+    const first = await start();
+    expect((await send(first, 'POST', '/plants', '{"id":7,"name":"Kept"}')).status).toBe(200);
+    const deadline = Date.now() + 10_000;
+    while (receiver.deliveries.length === 0 && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    await first.stop();
+    receiver.setMode('ok');
+    const second = await start();
+    started.push(second);
+    await receiver.waitForAccepted(1, 10_000);
+    expect(receiver.deliveries.map((delivery) => delivery.answered)).toEqual(['fail', 'ok']);
     expect(new Set(receiver.deliveries.map((delivery) => delivery.webhookId)).size).toBe(1);
   });
 
@@ -226,7 +261,7 @@ describe('new-plant webhooks', () => {
     for (let id = 1; id <= 3; id++) expect(await create(id)).toBe(200);
     await receiver.waitForAccepted(3);
 
-    await store.stop(); // the dispatcher's reads now fail
+    await store.stop(); // the stream's reads now fail
     await new Promise((resolve) => setTimeout(resolve, 1_500));
     store = await startDynamoDbLocal({ dataDirectory, port });
     for (let id = 4; id <= 6; id++) {
@@ -241,13 +276,13 @@ describe('new-plant webhooks', () => {
     ).toEqual([1, 2, 3, 4, 5, 6]);
   }, 40_000);
 
-  it('sends a plant stored the moment the dispatcher has started', async () => {
+  it('sends a plant stored the moment the webhooks have started', async () => {
     const receiver = await startReceiver();
     const table = await createTestTable();
     started.push({ stop: () => table.remove() });
     for (let round = 1; round <= 10; round++) {
-      const dispatcher = await startWebhookDispatcher({
-        endpoint: table.endpoint,
+      const webhooks = await startLocalWebhooks({
+        storeUrl: table.endpoint,
         documentClient: table.documentClient,
         tableName: table.tableName,
         subscribers: [{ name: 'receiver', url: receiver.url, secret }],
@@ -260,7 +295,7 @@ describe('new-plant webhooks', () => {
         );
         await receiver.waitForAccepted(round, 5_000);
       } finally {
-        await dispatcher.stop();
+        await webhooks.stop();
       }
     }
   });

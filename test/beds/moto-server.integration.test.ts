@@ -1,6 +1,6 @@
 /**
  * moto's SQS as the test beds use it — batches sent while several pollers long-poll, receive and
- * delete — strands no message and loses none (`local/aws-emulation/moto_server.py` fixes the
+ * delete — strands no message and loses none (`beds/moto_server.py` fixes the
  * races that did: a message received by an answer that failed with a 500 waited out its
  * visibility timeout, and a message sent during a delete vanished).
  */
@@ -13,7 +13,7 @@ import {
   SQSClient,
 } from '@aws-sdk/client-sqs';
 import { afterAll, beforeAll, expect, it } from '@jest/globals';
-import { type MotoServer, startMotoServer } from '../../local/aws-emulation/moto-server.ts';
+import { type MotoServer, startMotoServer } from '../../beds/moto-server.ts';
 
 let moto: MotoServer;
 

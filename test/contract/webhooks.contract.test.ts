@@ -7,7 +7,7 @@
  */
 import { randomBytes, randomInt } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect } from '@jest/globals';
-import { startWebhookReceiver, type WebhookReceiver } from '../../local/webhook-receiver.ts';
+import { startWebhookReceiver, type WebhookReceiver } from '../../beds/webhook-receiver.ts';
 import { expectDocumented, expectError } from './answers.ts';
 import { caseNeeding } from './cases.ts';
 import { call, target, tokenFor } from './target.ts';

@@ -1,8 +1,8 @@
 /**
  * The dev stage deployed for real: the CDK CLI bootstraps MiniStack (an AWS emulator on one port
- * of 127.0.0.1, `local/aws-emulation/ministack.ts`) and deploys the app's dev stack onto it, from
+ * of 127.0.0.1, `beds/ministack.ts`) and deploys the app's dev stack onto it, from
  * the assembly the run synthesized, adapted in one named place
- * (`local/aws-emulation/ministack-differences.ts`) whose every difference is printed. Then, since
+ * (`beds/ministack-differences.ts`) whose every difference is printed. Then, since
  * an emulator may report success for what it did not build, the resource graph is checked
  * through the emulator's AWS APIs; the first requests are timed; and the smoke command a team
  * runs after a real `cdk deploy` (`npm run smoke -- --stack PlantStore-dev`) runs the contract
@@ -30,15 +30,12 @@ import {
 } from '@aws-sdk/client-lambda';
 import { GetQueueAttributesCommand, ListQueuesCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { type MiniStack, startMiniStack } from '../../beds/ministack.ts';
+import { miniStackAssemblyOf, type TemplateDifference } from '../../beds/ministack-differences.ts';
 import { routes } from '../../functions/shared/http/routes.ts';
 import { repositoryRoot } from '../../infra/plant-store-function.ts';
 import { stages } from '../../infra/stages.ts';
 import { routeThrottling } from '../../infra/throttling.ts';
-import { type MiniStack, startMiniStack } from '../../local/aws-emulation/ministack.ts';
-import {
-  miniStackAssemblyOf,
-  type TemplateDifference,
-} from '../../local/aws-emulation/ministack-differences.ts';
 import { clientSecretOf, describeStack, targetAddresses } from '../../local/smoke.ts';
 import { assemblyDirectory } from '../support/synthesized-assembly.ts';
 

@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { Webhook } from 'standardwebhooks';
-import { startWebhookReceiver, type WebhookReceiver } from '../../local/webhook-receiver.ts';
+import { startWebhookReceiver, type WebhookReceiver } from '../../beds/webhook-receiver.ts';
 
 const repositoryRoot = new URL('../..', import.meta.url).pathname;
 const run = promisify(execFile);

@@ -18,12 +18,12 @@ import type {
   APIGatewayProxyResult,
   APIGatewayTokenAuthorizerEvent,
 } from 'aws-lambda';
+import { type MotoServer, startMotoServer } from '../../beds/moto-server.ts';
 import {
   functionDisplayName,
   routeFunctionNames,
   routesOf,
 } from '../../functions/shared/http/routes.ts';
-import { type MotoServer, startMotoServer } from '../../local/aws-emulation/moto-server.ts';
 import {
   type JwksServer,
   localAuthorizerEnvironment,

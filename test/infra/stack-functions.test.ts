@@ -8,6 +8,7 @@ import path from 'node:path';
 import { describe, expect, it } from '@jest/globals';
 import { Match } from 'aws-cdk-lib/assertions';
 import { build } from 'esbuild';
+import { type SynthesizedTemplate, samEnvironmentVariables } from '../../beds/sam/sam-services.ts';
 import { routeFunctionNames, routes } from '../../functions/shared/http/routes.ts';
 import { readFanoutConfig } from '../../functions/webhook-fanout/config.ts';
 import { createBuildOptions, createRequireBanner } from '../../infra/bundling.ts';
@@ -15,7 +16,6 @@ import { type FunctionSettings, functionSettings } from '../../infra/function-se
 import { repositoryRoot } from '../../infra/plant-store-function.ts';
 import { stages } from '../../infra/stages.ts';
 import { isEndpointRoute } from '../../infra/throttling.ts';
-import { type SynthesizedTemplate, samEnvironmentVariables } from '../../local/sam/sam-services.ts';
 import { pascalCase, readBundle, synthesizedStages } from './synthesized-stages.ts';
 
 const synthesizedStage = synthesizedStages();

@@ -4,8 +4,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { gatewayResponses } from '../../infra/gateway-responses.ts';
+import { PortInUseError } from '../../local/api-gateway/gateway.ts';
 import { createTokenBucket } from '../../local/api-gateway/throttling.ts';
-import { PortInUseError } from '../../local/api-gateway.ts';
 import {
   echo,
   expectGatewayAnswer,

@@ -12,7 +12,7 @@ import {
   type ApiGatewayOptions,
   type ProxyIntegrationHandler,
   startApiGateway,
-} from '../../local/api-gateway.ts';
+} from '../../local/api-gateway/gateway.ts';
 
 /** A stand-in authorizer: the token names the outcome, as the real one decides from a JWT. */
 export function fakeAuthorizer(calls: APIGatewayTokenAuthorizerEvent[]) {

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import { createLogger } from '../../functions/shared/platform/logger.ts';
 import { gatewayResponses } from '../../infra/gateway-responses.ts';
-import { type ProxyIntegrationHandler, startApiGateway } from '../../local/api-gateway.ts';
+import { type ProxyIntegrationHandler, startApiGateway } from '../../local/api-gateway/gateway.ts';
 import {
   echo,
   expectGatewayAnswer,

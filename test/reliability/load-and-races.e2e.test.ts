@@ -112,7 +112,9 @@ describe('under load', () => {
         `(${Math.round(loadCreates / (elapsed / 1000))}/s), latency p50 ${percentile(milliseconds, 0.5).toFixed(0)} ms, ` +
         `p99 ${percentile(milliseconds, 0.99).toFixed(0)} ms, max ${Math.max(...milliseconds).toFixed(0)} ms; all stored once, intact`,
     );
-  });
+    // The behaviour judged is every answer and every item; how fast is the bench's business, and
+    // two cores shared with another tier's worker may take well over the default 30 s.
+  }, 180_000);
 });
 
 /**

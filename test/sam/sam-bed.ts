@@ -9,15 +9,15 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { repositoryRoot } from '../../infra/plant-store-function.ts';
-import { type DockerEngine, startDockerEngine } from '../../local/sam/docker-engine.ts';
-import { samCommand } from '../../local/sam/sam-cli.ts';
+import { type DockerEngine, startDockerEngine } from '../../beds/sam/docker-engine.ts';
+import { samCommand } from '../../beds/sam/sam-cli.ts';
 import {
   type SamServices,
   type SynthesizedTemplate,
   startSamServices,
-} from '../../local/sam/sam-services.ts';
-import { ensureStandInImage, type StandInImage } from '../../local/sam/stand-in-image.ts';
+} from '../../beds/sam/sam-services.ts';
+import { repositoryRoot } from '../../infra/plant-store-function.ts';
+import { ensureStandInImage, type StandInImage } from '../../lambda-image/stand-in-image.ts';
 
 export const run = promisify(execFile);
 export const figures: Record<string, number | string> = {};

@@ -11,6 +11,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { ReceiveMessageCommand } from '@aws-sdk/client-sqs';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { sampleSubscriber } from '../../beds/sam/sam-services.ts';
 import { readAuthorizerConfig } from '../../functions/authorizer/config.ts';
 import { createHandler as createAuthorizer } from '../../functions/authorizer/create-handler.ts';
 import { createHandler as createDeliverHandler } from '../../functions/deliver-webhook/create-handler.ts';
@@ -31,7 +32,6 @@ import { createHandler as createFanoutHandler } from '../../functions/webhook-fa
 import { type FunctionSettings, functionSettings } from '../../infra/function-settings.ts';
 import { repositoryRoot } from '../../infra/plant-store-function.ts';
 import type { RouteFunctionDependencies } from '../../local/route-functions.ts';
-import { sampleSubscriber } from '../../local/sam/sam-services.ts';
 import { createPlantsTableIfMissing } from '../../local/tables.ts';
 import { expectDocumentedResponse } from '../api/openapi.ts';
 import {

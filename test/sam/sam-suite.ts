@@ -7,11 +7,11 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll } from '@jest/globals';
+import type { DockerEngine } from '../../beds/sam/docker-engine.ts';
+import { samCommand } from '../../beds/sam/sam-cli.ts';
+import type { SamServices, SynthesizedTemplate } from '../../beds/sam/sam-services.ts';
 import { createLogger } from '../../functions/shared/platform/logger.ts';
 import { repositoryRoot } from '../../infra/plant-store-function.ts';
-import type { DockerEngine } from '../../local/sam/docker-engine.ts';
-import { samCommand } from '../../local/sam/sam-cli.ts';
-import type { SamServices, SynthesizedTemplate } from '../../local/sam/sam-services.ts';
 import {
   figures,
   run,

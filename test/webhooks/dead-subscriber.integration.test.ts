@@ -7,8 +7,8 @@
  * @services dynamodb-local
  */
 import { afterAll, beforeAll, expect, it } from '@jest/globals';
+import { type MotoServer, startMotoServer } from '../../beds/moto-server.ts';
 import { simulateDeadSubscriber } from '../../bench/retry-simulation.ts';
-import { type MotoServer, startMotoServer } from '../../local/aws-emulation/moto-server.ts';
 import { testStoreEndpoint } from '../support/test-store.ts';
 
 let moto: MotoServer;

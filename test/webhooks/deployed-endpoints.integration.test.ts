@@ -13,17 +13,14 @@ import { randomBytes } from 'node:crypto';
 import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
 import type { APIGatewayProxyResult } from 'aws-lambda';
+import { type DeployedWebhooks, startDeployedWebhooks } from '../../beds/deployed-webhooks.ts';
+import { type MotoServer, startMotoServer } from '../../beds/moto-server.ts';
+import { startWebhookReceiver, type WebhookReceiver } from '../../beds/webhook-receiver.ts';
 import { createHandler as createEndpoint } from '../../functions/create-webhook-endpoint/create-handler.ts';
 import { createHandler as deleteEndpoint } from '../../functions/delete-webhook-endpoint/create-handler.ts';
 import { createLogger } from '../../functions/shared/platform/logger.ts';
 import { deployedUrlPolicy } from '../../functions/webhook-endpoints/endpoint-url.ts';
 import { listAttempts } from '../../functions/webhook-endpoints/webhook-log.ts';
-import {
-  type DeployedWebhooks,
-  startDeployedWebhooks,
-} from '../../local/aws-emulation/deployed-webhooks.ts';
-import { type MotoServer, startMotoServer } from '../../local/aws-emulation/moto-server.ts';
-import { startWebhookReceiver, type WebhookReceiver } from '../../local/webhook-receiver.ts';
 import { createEndpointEvent, createLambdaContext } from '../support/api-gateway-event.ts';
 import { testStoreEndpoint } from '../support/test-store.ts';
 

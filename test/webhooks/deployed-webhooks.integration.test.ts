@@ -11,6 +11,13 @@ import { SendMessageCommand } from '@aws-sdk/client-sqs';
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
+import {
+  type BedSubscriber,
+  type DeployedWebhooks,
+  startDeployedWebhooks,
+} from '../../beds/deployed-webhooks.ts';
+import { type MotoServer, startMotoServer } from '../../beds/moto-server.ts';
+import { startWebhookReceiver, type WebhookReceiver } from '../../beds/webhook-receiver.ts';
 import { createPlant } from '../../functions/create-plant/create-plant.ts';
 import { deletePlant } from '../../functions/delete-plant/delete-plant.ts';
 import { createHandler as createReplayHandler } from '../../functions/replay-stream-failures/create-handler.ts';
@@ -20,13 +27,6 @@ import { sqsDeliveryQueue } from '../../functions/shared/webhooks/delivery-queue
 import { subscriptionOf } from '../../functions/shared/webhooks/plant-events.ts';
 import { fixedSubscriptions } from '../../functions/shared/webhooks/queue-deliveries.ts';
 import { updatePlant } from '../../functions/update-plant/update-plant.ts';
-import {
-  type BedSubscriber,
-  type DeployedWebhooks,
-  startDeployedWebhooks,
-} from '../../local/aws-emulation/deployed-webhooks.ts';
-import { type MotoServer, startMotoServer } from '../../local/aws-emulation/moto-server.ts';
-import { startWebhookReceiver, type WebhookReceiver } from '../../local/webhook-receiver.ts';
 import { testStoreEndpoint } from '../support/test-store.ts';
 
 let moto: MotoServer;

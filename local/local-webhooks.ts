@@ -1,0 +1,239 @@
+/**
+ * `npm start`'s webhooks: the deployed pipeline (`pipeline/webhook-pipeline.ts`: the fan-out and
+ * delivery handlers, unchanged, behind imitations of Lambda's mappings) on DynamoDB Local's stream
+ * and this process's own queues. The stage-like subscribers' secrets are held in memory as
+ * Secrets Manager would hold them; the endpoints' log is in DynamoDB Local, as deployed.
+ *
+ * The queues are saved to the data folder when `npm start` stops and taken up again when it next
+ * starts, so a waiting retry or a dead letter outlives a restart (not a killed process). Reading
+ * the stream starts at its end: a plant stored while `npm start` was stopped is not sent.
+ */
+import { randomUUID } from 'node:crypto';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { DescribeTableCommand } from '@aws-sdk/client-dynamodb';
+import { DynamoDBStreamsClient } from '@aws-sdk/client-dynamodb-streams';
+import { GetSecretValueCommand, type SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
+import { StartMessageMoveTaskCommand } from '@aws-sdk/client-sqs';
+import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { localStoreRegion } from '../functions/shared/platform/dynamodb.ts';
+import type { Logger } from '../functions/shared/platform/logger.ts';
+import type { DeadLetterMessage } from '../functions/shared/webhooks/delivery-message.ts';
+import type { DeliveryQueue } from '../functions/shared/webhooks/delivery-queue.ts';
+import type { Subscription, Webhook } from '../functions/shared/webhooks/plant-events.ts';
+import type { Subscriber } from '../functions/shared/webhooks/send-webhook.ts';
+import type { EndpointDeliveryDependencies } from '../functions/webhook-endpoints/endpoint-targets.ts';
+import {
+  deadLetterQueueSettings,
+  deliveryMaxReceiveCount,
+  workQueueSettings,
+} from '../infra/webhook-pipeline-settings.ts';
+import { type MemoryQueues, memoryQueues } from './pipeline/memory-queues.ts';
+import type { StreamFailureRecord } from './pipeline/stream-mapping.ts';
+import { startWebhookPipeline } from './pipeline/webhook-pipeline.ts';
+
+export interface LocalWebhooksOptions {
+  /** DynamoDB Local (or another store with streams). */
+  readonly storeUrl: string;
+  /** The credentials whose database holds the table (DynamoDB Local keeps one per key id). */
+  readonly credentials?: { readonly accessKeyId: string; readonly secretAccessKey: string };
+  readonly documentClient: DynamoDBDocumentClient;
+  readonly tableName: string;
+  /** Each with what it hears of and in which format. */
+  readonly subscribers: readonly LocalSubscriber[];
+  /** The webhook endpoints' stores, key and URL policy, when clients may register endpoints. */
+  readonly endpoints?: EndpointDeliveryDependencies;
+  /** Seconds before each retry; the product's schedule by default (tests shorten it). */
+  readonly retrySchedule?: readonly number[];
+  /** How long a subscriber may take to answer. @default 10000 */
+  readonly timeoutMilliseconds?: number;
+  /** How long to wait after an empty read of the stream. @default 100 */
+  readonly pollIntervalMilliseconds?: number;
+  /**
+   * Where the queues are saved at a stop and the stream batches the fan-out gave up on are kept;
+   * nowhere when absent (then a kept batch is logged).
+   */
+  readonly dataDirectory?: string;
+  readonly logger: Logger;
+}
+
+/**
+ * A receiver: where and with which secret, and what it hears of (by default, as a deployed
+ * subscriber: `plant.created` in the `plant` format).
+ */
+export type LocalSubscriber = Subscriber & Partial<Pick<Subscription, 'events' | 'format'>>;
+
+/** A delivery whose every attempt failed, kept with its last failure. */
+export interface DeadLetter {
+  readonly event: Webhook;
+  readonly subscriber: string;
+  readonly attempts: number;
+  readonly lastFailure: string;
+  readonly failedAt: string;
+}
+
+export interface LocalWebhooks {
+  /** Where the endpoints' test events and recovered events are queued. */
+  readonly deliveries: DeliveryQueue;
+  /** The DeadLetters queue's deliveries, oldest first. */
+  deadLetters(): readonly DeadLetter[];
+  /** Moves every dead letter to the Deliveries queue, as the runbook's command does. */
+  redriveDeadLetters(): Promise<number>;
+  /** Stops the mappings (cutting short the attempts under way) and saves the queues. */
+  stop(): Promise<void>;
+}
+
+const region = 'us-east-1';
+
+/** Starts reading the stream at its end. @throws when the table has no stream. */
+export async function startLocalWebhooks(options: LocalWebhooksOptions): Promise<LocalWebhooks> {
+  const queueFile =
+    options.dataDirectory === undefined ? undefined : join(options.dataDirectory, 'queues.json');
+  const queues = memoryQueues({ region, ...(queueFile === undefined ? {} : { file: queueFile }) });
+  const { deliveries, retries, deadLetters } = createQueues(queues);
+  const streams = streamsClientOf(options);
+  const stopping = new AbortController();
+  try {
+    const pipeline = await startWebhookPipeline({
+      sqs: queues.sqs,
+      region,
+      queues: { deliveries, retries, deadLetters },
+      stream: {
+        streams,
+        streamArn: await streamArnOf(options),
+        startingPosition: 'LATEST',
+        onFailure: keepStreamFailure(options),
+        ...(options.pollIntervalMilliseconds === undefined
+          ? {}
+          : { pollIntervalMilliseconds: options.pollIntervalMilliseconds }),
+      },
+      ...heldSecrets(options.subscribers),
+      ...(options.endpoints === undefined ? {} : { endpoints: options.endpoints }),
+      ...(options.retrySchedule === undefined ? {} : { retrySchedule: options.retrySchedule }),
+      sendOptions: {
+        timeoutMilliseconds: options.timeoutMilliseconds ?? 10_000,
+        signal: stopping.signal,
+      },
+      logger: options.logger,
+    });
+    return {
+      deliveries: pipeline.deliveries,
+      deadLetters: () => queues.bodies(deadLetters.url).map(deadLetterOf),
+      redriveDeadLetters: async () => {
+        const count = queues.bodies(deadLetters.url).length;
+        await queues.sqs.send(
+          new StartMessageMoveTaskCommand({
+            SourceArn: deadLetters.arn,
+            DestinationArn: deliveries.arn,
+          }),
+        );
+        return count;
+      },
+      stop: async () => {
+        stopping.abort();
+        await pipeline.stop();
+        queues.close();
+        streams.destroy();
+      },
+    };
+  } catch (error) {
+    queues.close();
+    streams.destroy();
+    throw error;
+  }
+}
+
+/** The stack's three queues, the dead letters behind both others. */
+function createQueues(queues: MemoryQueues) {
+  const deadLetters = queues.create('DeadLetters', {
+    visibilityTimeoutSeconds: 30,
+    ...deadLetterQueueSettings,
+  });
+  const work = {
+    ...workQueueSettings,
+    deadLetter: { queueArn: deadLetters.arn, maxReceiveCount: deliveryMaxReceiveCount },
+  };
+  return {
+    deadLetters,
+    deliveries: queues.create('Deliveries', work),
+    retries: queues.create('Retries', work),
+  };
+}
+
+/** The subscribers as the stack configures them, their secrets held here by ARN. */
+function heldSecrets(subscribers: readonly LocalSubscriber[]) {
+  const secrets = new Map<string, string>();
+  const configured = subscribers.map((subscriber) => {
+    const secretArn = `arn:aws:secretsmanager:${region}:000000000000:secret:npm-start/${subscriber.name}`;
+    secrets.set(secretArn, subscriber.secret);
+    return { ...subscriber, secretArn };
+  });
+  const secretsManager: Pick<SecretsManagerClient, 'send'> = {
+    send: (async (command: unknown) => {
+      const secretId = command instanceof GetSecretValueCommand ? command.input.SecretId : '';
+      const secret = secrets.get(secretId ?? '');
+      if (secret === undefined) {
+        throw Object.assign(new Error(`No secret ${secretId}.`), {
+          name: 'ResourceNotFoundException',
+        });
+      }
+      return { SecretString: secret, $metadata: {} };
+    }) as never,
+  };
+  return { subscribers: configured, secretsManager };
+}
+
+/** Where the fan-out's batches go once Lambda would give up: a file, or else the log. */
+function keepStreamFailure(options: LocalWebhooksOptions) {
+  return async (record: StreamFailureRecord) => {
+    const { batchSize, startSequenceNumber } = record.DDBStreamBatchInfo;
+    if (options.dataDirectory === undefined) {
+      options.logger.error('stream batch discarded after its retries', { record });
+      return;
+    }
+    const folder = join(options.dataDirectory, 'stream-failures');
+    mkdirSync(folder, { recursive: true, mode: 0o700 });
+    const file = join(folder, `${record.timestamp.replaceAll(':', '.')}-${randomUUID()}.json`);
+    writeFileSync(file, JSON.stringify(record, null, 2), { mode: 0o600 });
+    options.logger.error('stream batch kept after its retries', {
+      file,
+      records: batchSize,
+      from: startSequenceNumber,
+    });
+  };
+}
+
+/** A dead letter's body as `npm start` shows it. */
+function deadLetterOf(body: string): DeadLetter {
+  const letter = JSON.parse(body) as Partial<DeadLetterMessage>;
+  const { webhookId = '', payload = '', version } = letter;
+  return {
+    event: { webhookId, payload, ...(version === undefined ? {} : { version }) },
+    subscriber: letter.subscriber ?? '',
+    attempts: letter.attempts ?? letter.attempt ?? 0,
+    // A message SQS moved itself: its handling failed on every receive.
+    lastFailure: letter.lastFailure ?? `not handled in ${deliveryMaxReceiveCount} receives`,
+    failedAt: letter.failedAt ?? '',
+  };
+}
+
+async function streamArnOf(options: LocalWebhooksOptions): Promise<string> {
+  const { Table } = await options.documentClient.send(
+    new DescribeTableCommand({ TableName: options.tableName }),
+  );
+  const streamArn = Table?.LatestStreamArn;
+  if (streamArn === undefined) throw new Error(`The table ${options.tableName} has no stream.`);
+  return streamArn;
+}
+
+/** A client of the store's streams API, with the credentials whose database holds the table. */
+function streamsClientOf(options: LocalWebhooksOptions): DynamoDBStreamsClient {
+  return new DynamoDBStreamsClient({
+    endpoint: options.storeUrl,
+    region:
+      options.credentials === undefined
+        ? (process.env.AWS_REGION ?? 'us-east-1')
+        : localStoreRegion,
+    credentials: options.credentials ?? { accessKeyId: 'local', secretAccessKey: 'local' },
+  });
+}

@@ -1,0 +1,418 @@
+/**
+ * SQS in this process, for `npm start`: the calls the webhook functions and Lambda's SQS mapping
+ * make, with SQS's rules for them (Amazon SQS Developer Guide and API Reference):
+ *
+ * - a message waits out its `DelaySeconds` (0 to 900) before any receive sees it;
+ * - a received message is in flight for the queue's visibility timeout (or the receive's own),
+ *   then visible again with its receive count raised; a delete needs the latest receipt handle
+ *   (an older one "succeeds" and deletes nothing);
+ * - a message received `maxReceiveCount` times goes to the dead-letter queue when it would be
+ *   received once more, with its message id and first-sent time;
+ * - a receive waits up to `WaitTimeSeconds` (0 to 20) for a message, and returns up to
+ *   `MaxNumberOfMessages` (1 to 10);
+ * - a batch has 1 to 10 entries with distinct ids, and its bodies hold at most 1 MiB;
+ * - a message older than the queue's retention is gone;
+ * - `StartMessageMoveTask` moves a dead-letter queue's messages to the queue named (here at once;
+ *   SQS moves them in the background).
+ *
+ * What it does not imitate: FIFO queues, message attributes, and SQS's duplicates (a standard
+ * queue delivers a message at least once; here exactly once, unless a delete comes too late).
+ * Given a file, `close` saves every queue's messages there and the next start takes them up.
+ */
+import { createHash, randomUUID } from 'node:crypto';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import {
+  DeleteMessageBatchCommand,
+  DeleteMessageCommand,
+  GetQueueAttributesCommand,
+  type Message,
+  ReceiveMessageCommand,
+  SendMessageBatchCommand,
+  SendMessageCommand,
+  type SQSClient,
+  StartMessageMoveTaskCommand,
+} from '@aws-sdk/client-sqs';
+import * as v from 'valibot';
+
+export interface MemoryQueueSettings {
+  readonly visibilityTimeoutSeconds: number;
+  /** How long a message is kept. @default 4 days, as SQS */
+  readonly retentionSeconds?: number;
+  /** The redrive policy: where a message goes after `maxReceiveCount` receives. */
+  readonly deadLetter?: { readonly queueArn: string; readonly maxReceiveCount: number };
+}
+
+export interface MemoryQueue {
+  readonly url: string;
+  readonly arn: string;
+}
+
+export interface MemoryQueues {
+  /** Answers the calls named above as SQS does; any other fails. */
+  readonly sqs: Pick<SQSClient, 'send'>;
+  create(name: string, settings: MemoryQueueSettings): MemoryQueue;
+  /** The bodies a queue holds, oldest first, in flight or not. */
+  bodies(url: string): readonly string[];
+  /**
+   * Ends every receive waiting for a message (answering none) and every timer, and saves the
+   * messages to the file, if there is one.
+   */
+  close(): void;
+}
+
+/** SQS's largest batch, and its largest message (and batch) in bytes. */
+const largestBatch = 10;
+const largestPayloadBytes = 1024 * 1024;
+const fourDaysSeconds = 4 * 24 * 3600;
+
+interface StoredMessage {
+  readonly id: string;
+  readonly body: string;
+  readonly md5: string;
+  readonly sentAt: number;
+  visibleAt: number;
+  receiveCount: number;
+  firstReceivedAt?: number;
+  receiptHandle?: string;
+}
+
+/** The saved queues: each queue's messages by its name. */
+const savedQueuesSchema = v.object({
+  version: v.literal(1),
+  queues: v.record(
+    v.string(),
+    v.array(
+      v.object({
+        id: v.string(),
+        body: v.string(),
+        sentAt: v.number(),
+        visibleAt: v.number(),
+        receiveCount: v.number(),
+        firstReceivedAt: v.optional(v.number()),
+      }),
+    ),
+  ),
+});
+
+/** The messages saved in `file` by queue name; none when there is no file. */
+function readSavedQueues(file: string | undefined) {
+  if (file === undefined || !existsSync(file)) return {};
+  let json: unknown;
+  try {
+    json = JSON.parse(readFileSync(file, 'utf8'));
+  } catch {
+    json = undefined;
+  }
+  const saved = v.safeParse(savedQueuesSchema, json);
+  if (!saved.success) {
+    throw new Error(`${file} holds no saved queues (delete it to start with empty queues).`);
+  }
+  return saved.output.queues;
+}
+
+interface StoredQueue {
+  readonly name: string;
+  readonly arn: string;
+  readonly settings: MemoryQueueSettings;
+  messages: StoredMessage[];
+  /** Receives waiting for a message: woken by a send, a visibility change or `close`. */
+  readonly waiting: Set<() => void>;
+}
+
+/** An error as the SDK raises SQS's, found by its `name`. */
+function sqsError(name: string, message: string): Error {
+  return Object.assign(new Error(message), { name, $fault: 'client' });
+}
+
+/** SQS's allowed characters: #x9, #xA, #xD, #x20 to #xD7FF, #xE000 to #xFFFD, #x10000 up. */
+const allowedBody = /^[\t\n\r\u0020-\uD7FF\uE000-\uFFFD\u{10000}-\u{10FFFF}]*$/u;
+
+export function memoryQueues(
+  options: { region?: string; now?: () => number; file?: string } = {},
+): MemoryQueues {
+  const region = options.region ?? 'us-east-1';
+  const now = options.now ?? Date.now;
+  const saved = readSavedQueues(options.file);
+  const account = '000000000000';
+  const queues = new Map<string, StoredQueue>();
+  const timers = new Set<NodeJS.Timeout>();
+  let closed = false;
+
+  const queueOf = (url: string | undefined): StoredQueue => {
+    const queue = queues.get(url ?? '');
+    if (queue === undefined) {
+      throw sqsError('QueueDoesNotExist', 'The specified queue does not exist.');
+    }
+    return queue;
+  };
+  const queueByArn = (arn: string | undefined): StoredQueue => {
+    for (const queue of queues.values()) if (queue.arn === arn) return queue;
+    throw sqsError('ResourceNotFoundException', `No queue ${arn}.`);
+  };
+  const wake = (queue: StoredQueue) => {
+    for (const resolve of queue.waiting) resolve();
+  };
+
+  /** Drops what outlived the retention; moves what was received too often to its dead letters. */
+  const tidy = (queue: StoredQueue, at: number) => {
+    const retention = (queue.settings.retentionSeconds ?? fourDaysSeconds) * 1000;
+    queue.messages = queue.messages.filter((message) => at - message.sentAt < retention);
+    const { deadLetter } = queue.settings;
+    if (deadLetter === undefined) return;
+    const target = queueByArn(deadLetter.queueArn);
+    const overReceived = (message: StoredMessage) =>
+      message.visibleAt <= at && message.receiveCount >= deadLetter.maxReceiveCount;
+    const moved = queue.messages.filter(overReceived);
+    if (moved.length === 0) return;
+    queue.messages = queue.messages.filter((message) => !overReceived(message));
+    for (const message of moved) target.messages.push(resting(message, at));
+    wake(target);
+  };
+
+  /** The message as a new arrival on another queue: same id, body and first-sent time. */
+  const resting = (message: StoredMessage, at: number): StoredMessage => ({
+    id: message.id,
+    body: message.body,
+    md5: message.md5,
+    sentAt: message.sentAt,
+    visibleAt: at,
+    receiveCount: 0,
+  });
+
+  const enqueue = (queue: StoredQueue, body: string, delaySeconds: number | undefined) => {
+    const delay = delaySeconds ?? 0;
+    if (!Number.isInteger(delay) || delay < 0 || delay > 900) {
+      throw sqsError('InvalidParameterValue', 'DelaySeconds must be an integer from 0 to 900.');
+    }
+    if (!allowedBody.test(body) || body.length === 0) {
+      throw sqsError('InvalidMessageContents', 'The message contains characters SQS refuses.');
+    }
+    const sentAt = now();
+    const message: StoredMessage = {
+      id: randomUUID(),
+      body,
+      md5: createHash('md5').update(body).digest('hex'),
+      sentAt,
+      visibleAt: sentAt + delay * 1000,
+      receiveCount: 0,
+    };
+    queue.messages.push(message);
+    if (delay === 0) wake(queue);
+    else wakeAt(queue, message.visibleAt);
+    return message;
+  };
+
+  /** Wakes the queue's waiting receives when a message becomes visible. */
+  const wakeAt = (queue: StoredQueue, at: number) => {
+    if (closed) return;
+    const timer = setTimeout(
+      () => {
+        timers.delete(timer);
+        wake(queue);
+      },
+      Math.max(0, at - now()),
+    );
+    timer.unref();
+    timers.add(timer);
+  };
+
+  const checkPayload = (bodies: readonly string[]) => {
+    const bytes = bodies.reduce((total, body) => total + Buffer.byteLength(body), 0);
+    if (bytes > largestPayloadBytes) {
+      throw sqsError('BatchRequestTooLong', 'The messages hold more than 1 MiB together.');
+    }
+  };
+
+  const checkBatch = (ids: readonly (string | undefined)[]) => {
+    if (ids.length === 0) throw sqsError('EmptyBatchRequest', 'The batch has no entries.');
+    if (ids.length > largestBatch) {
+      throw sqsError('TooManyEntriesInBatchRequest', 'A batch has at most 10 entries.');
+    }
+    if (new Set(ids).size !== ids.length) {
+      throw sqsError('BatchEntryIdsNotDistinct', 'Two entries of the batch have the same id.');
+    }
+  };
+
+  /** Takes up to `count` visible messages, each in flight for `visibilitySeconds`. */
+  const take = (queue: StoredQueue, count: number, visibilitySeconds: number): Message[] => {
+    const at = now();
+    tidy(queue, at);
+    const visible = queue.messages.filter((message) => message.visibleAt <= at).slice(0, count);
+    return visible.map((message) => {
+      message.receiveCount += 1;
+      message.firstReceivedAt ??= at;
+      message.visibleAt = at + visibilitySeconds * 1000;
+      message.receiptHandle = randomUUID();
+      wakeAt(queue, message.visibleAt);
+      return {
+        MessageId: message.id,
+        ReceiptHandle: message.receiptHandle,
+        MD5OfBody: message.md5,
+        Body: message.body,
+        Attributes: {
+          SenderId: account,
+          SentTimestamp: String(message.sentAt),
+          ApproximateReceiveCount: String(message.receiveCount),
+          ApproximateFirstReceiveTimestamp: String(message.firstReceivedAt),
+        },
+      };
+    });
+  };
+
+  const receive = async (command: ReceiveMessageCommand, signal: AbortSignal | undefined) => {
+    const {
+      QueueUrl,
+      MaxNumberOfMessages = 1,
+      WaitTimeSeconds = 0,
+      VisibilityTimeout,
+    } = command.input;
+    const queue = queueOf(QueueUrl);
+    if (!Number.isInteger(MaxNumberOfMessages) || MaxNumberOfMessages < 1) {
+      throw sqsError('InvalidParameterValue', 'MaxNumberOfMessages must be from 1 to 10.');
+    }
+    if (MaxNumberOfMessages > largestBatch) {
+      throw sqsError('InvalidParameterValue', 'MaxNumberOfMessages must be from 1 to 10.');
+    }
+    if (!(WaitTimeSeconds >= 0 && WaitTimeSeconds <= 20)) {
+      throw sqsError('InvalidParameterValue', 'WaitTimeSeconds must be from 0 to 20.');
+    }
+    const visibility = VisibilityTimeout ?? queue.settings.visibilityTimeoutSeconds;
+    const deadline = now() + WaitTimeSeconds * 1000;
+    for (;;) {
+      signal?.throwIfAborted();
+      const messages = take(queue, MaxNumberOfMessages, visibility);
+      if (messages.length > 0 || now() >= deadline || closed) return { Messages: messages };
+      await new Promise<void>((resolve) => {
+        const done = () => {
+          queue.waiting.delete(done);
+          clearTimeout(timer);
+          signal?.removeEventListener('abort', done);
+          resolve();
+        };
+        const timer = setTimeout(done, Math.max(0, deadline - now()));
+        queue.waiting.add(done);
+        signal?.addEventListener('abort', done, { once: true });
+      });
+    }
+  };
+
+  const deleteMessage = (queue: StoredQueue, receiptHandle: string | undefined) => {
+    // An out-of-date handle deletes nothing, and SQS still answers success.
+    queue.messages = queue.messages.filter((message) => message.receiptHandle !== receiptHandle);
+  };
+
+  const answer = async (command: unknown, signal: AbortSignal | undefined): Promise<object> => {
+    if (closed) throw sqsError('ServiceUnavailable', 'The queues are closed.');
+    if (command instanceof SendMessageCommand) {
+      const { QueueUrl, MessageBody = '', DelaySeconds } = command.input;
+      const queue = queueOf(QueueUrl);
+      checkPayload([MessageBody]);
+      const message = enqueue(queue, MessageBody, DelaySeconds);
+      return { MessageId: message.id, MD5OfMessageBody: message.md5 };
+    }
+    if (command instanceof SendMessageBatchCommand) {
+      const { QueueUrl, Entries = [] } = command.input;
+      const queue = queueOf(QueueUrl);
+      checkBatch(Entries.map((entry) => entry.Id));
+      checkPayload(Entries.map((entry) => entry.MessageBody ?? ''));
+      const Successful = [];
+      const Failed = [];
+      for (const entry of Entries) {
+        try {
+          const message = enqueue(queue, entry.MessageBody ?? '', entry.DelaySeconds);
+          Successful.push({ Id: entry.Id, MessageId: message.id, MD5OfMessageBody: message.md5 });
+        } catch (error) {
+          const code = (error as Error).name;
+          Failed.push({ Id: entry.Id, SenderFault: true, Code: code, Message: String(error) });
+        }
+      }
+      return { Successful, Failed };
+    }
+    if (command instanceof ReceiveMessageCommand) return receive(command, signal);
+    if (command instanceof DeleteMessageCommand) {
+      deleteMessage(queueOf(command.input.QueueUrl), command.input.ReceiptHandle);
+      return {};
+    }
+    if (command instanceof DeleteMessageBatchCommand) {
+      const { QueueUrl, Entries = [] } = command.input;
+      const queue = queueOf(QueueUrl);
+      checkBatch(Entries.map((entry) => entry.Id));
+      for (const entry of Entries) deleteMessage(queue, entry.ReceiptHandle);
+      return { Successful: Entries.map((entry) => ({ Id: entry.Id })), Failed: [] };
+    }
+    if (command instanceof GetQueueAttributesCommand) {
+      const queue = queueOf(command.input.QueueUrl);
+      const at = now();
+      tidy(queue, at);
+      const count = (test: (message: StoredMessage) => boolean) =>
+        String(queue.messages.filter(test).length);
+      return {
+        Attributes: {
+          QueueArn: queue.arn,
+          ApproximateNumberOfMessages: count((message) => message.visibleAt <= at),
+          ApproximateNumberOfMessagesNotVisible: count(
+            (message) => message.visibleAt > at && message.receiveCount > 0,
+          ),
+          ApproximateNumberOfMessagesDelayed: count(
+            (message) => message.visibleAt > at && message.receiveCount === 0,
+          ),
+        },
+      };
+    }
+    if (command instanceof StartMessageMoveTaskCommand) {
+      const source = queueByArn(command.input.SourceArn);
+      const destination = queueByArn(command.input.DestinationArn);
+      const at = now();
+      const moved = source.messages.splice(0);
+      for (const message of moved) destination.messages.push(resting(message, at));
+      wake(destination);
+      return { TaskHandle: randomUUID() };
+    }
+    throw sqsError(
+      'UnsupportedOperation',
+      `${(command as object).constructor.name} is not served here.`,
+    );
+  };
+
+  /** Writes every queue's messages, a receive's handle aside (a new start hands out new ones). */
+  const save = (file: string) => {
+    const contents = Object.fromEntries(
+      [...queues.values()].map((queue) => [
+        queue.name,
+        queue.messages.map(({ md5: _md5, receiptHandle: _handle, ...message }) => message),
+      ]),
+    );
+    writeFileSync(file, JSON.stringify({ version: 1, queues: contents }), { mode: 0o600 });
+  };
+
+  return {
+    sqs: {
+      send: (async (command: unknown, sendOptions?: { abortSignal?: AbortSignal }) => ({
+        ...(await answer(command, sendOptions?.abortSignal)),
+        $metadata: { httpStatusCode: 200, attempts: 1 },
+      })) as unknown as SQSClient['send'],
+    },
+    create: (name, settings) => {
+      const url = `http://sqs.${region}.localhost/${account}/${name}`;
+      const arn = `arn:aws:sqs:${region}:${account}:${name}`;
+      if (settings.deadLetter !== undefined) queueByArn(settings.deadLetter.queueArn);
+      const messages = (saved[name] ?? []).map((message) => ({
+        ...message,
+        md5: createHash('md5').update(message.body).digest('hex'),
+      }));
+      const queue = { name, arn, settings, messages, waiting: new Set<() => void>() };
+      queues.set(url, queue);
+      for (const message of messages) wakeAt(queue, message.visibleAt);
+      return { url, arn };
+    },
+    bodies: (url) => queueOf(url).messages.map((message) => message.body),
+    close: () => {
+      if (closed) return;
+      closed = true;
+      if (options.file !== undefined) save(options.file);
+      for (const timer of timers) clearTimeout(timer);
+      timers.clear();
+      for (const queue of queues.values()) wake(queue);
+    },
+  };
+}

@@ -1,0 +1,353 @@
+/**
+ * Lambda's DynamoDB event source mapping, imitated on DynamoDB Local's stream as AWS documents it
+ * ("Using Lambda with DynamoDB", "Lambda parameters for Amazon DynamoDB event source mappings",
+ * "Retaining discarded records"), so the deployed fan-out handler runs unchanged on this machine:
+ *
+ * - every shard read in order, a child shard only once its parent has ended;
+ * - only the records the filter passes (`eventNames`), up to `batchSize` to an invocation;
+ * - with a partial batch response, a retry from the lowest failed sequence number; a thrown error
+ *   splits the batch in two (BisectBatchOnFunctionError) before the retry;
+ * - after `retryAttempts` retries, the rest of the batch is discarded to the on-failure
+ *   destination, given Lambda's invocation record with the records in its `payload` (as an S3
+ *   destination gets it).
+ *
+ * It starts at the stream's start (TRIM_HORIZON) or at its end (LATEST). DynamoDB Local fails a
+ * LATEST iterator's read once another table is written, so LATEST is done by reading every shard
+ * to its end first without invoking; every later read resumes after the last record read. An
+ * outage of the store (iterators gone stale, calls failing) is waited out: reading resumes after
+ * the last record read, so nothing is skipped.
+ */
+import { randomUUID } from 'node:crypto';
+import { setTimeout as wait } from 'node:timers/promises';
+import {
+  type _Record,
+  DescribeStreamCommand,
+  type DynamoDBStreamsClient,
+  GetRecordsCommand,
+  GetShardIteratorCommand,
+} from '@aws-sdk/client-dynamodb-streams';
+import type { DynamoDBBatchResponse, DynamoDBStreamEvent } from 'aws-lambda';
+import type { InvocationContext, Logger } from '../../functions/shared/platform/logger.ts';
+
+/** A running mapping; `stop` waits for the batch in hand to finish. */
+export interface RunningMapping {
+  /** Invocations so far. */
+  readonly invocations: () => number;
+  stop(): Promise<void>;
+}
+
+/** What Lambda writes to an on-failure destination for a discarded stream batch. */
+export interface StreamFailureRecord {
+  readonly requestContext: {
+    readonly requestId: string;
+    readonly functionArn: string;
+    readonly condition: 'RetryAttemptsExhausted';
+    readonly approximateInvokeCount: number;
+  };
+  readonly responseContext: {
+    readonly statusCode: number;
+    readonly executedVersion: string;
+    readonly functionError: string;
+  };
+  readonly version: '1.0';
+  readonly timestamp: string;
+  readonly DDBStreamBatchInfo: {
+    readonly shardId: string;
+    readonly startSequenceNumber: string | undefined;
+    readonly endSequenceNumber: string | undefined;
+    readonly batchSize: number;
+    readonly streamArn: string;
+  };
+  /** The discarded records, `{"Records": […]}` as JSON. */
+  readonly payload: string;
+}
+
+export interface StreamMappingOptions {
+  readonly streams: DynamoDBStreamsClient;
+  readonly streamArn: string;
+  /** Invoked as Lambda does, with a context naming the invocation. */
+  readonly handler: (
+    event: DynamoDBStreamEvent,
+    context: InvocationContext,
+  ) => Promise<DynamoDBBatchResponse>;
+  readonly functionArn: string;
+  readonly startingPosition: 'TRIM_HORIZON' | 'LATEST';
+  /** The event filter: only records with these event names. @default every kind */
+  readonly eventNames?: readonly string[];
+  /** @default 100 */
+  readonly batchSize?: number;
+  /** @default 10 */
+  readonly retryAttempts?: number;
+  /** The on-failure destination: takes a discarded batch's invocation record. */
+  readonly onFailure: (record: StreamFailureRecord) => Promise<void>;
+  /** How long to wait after an empty read. @default 100 */
+  readonly pollIntervalMilliseconds?: number;
+  /** Where a failed read or an unkept batch is told. */
+  readonly logger: Logger;
+}
+
+/**
+ * Each shard: its parent, the iterator to read next, the last sequence number read, and whether
+ * it has ended.
+ */
+interface ShardState {
+  readonly parent: string | undefined;
+  iterator?: string;
+  after?: string;
+  closed: boolean;
+}
+
+/** How often the stream's shards are looked up again (DynamoDB Local may start new ones). */
+const shardRefreshMilliseconds = 2_000;
+/** The pause before a batch's retry: doubling from 100 ms to 5 s (AWS does not say its own). */
+const retryPause = (attempt: number) => Math.min(100 * 2 ** attempt, 5_000);
+
+/**
+ * Starts reading; resolves once the shards are known (and, for LATEST, read to their end), so a
+ * write after this is handed on.
+ */
+export async function startStreamMapping(options: StreamMappingOptions): Promise<RunningMapping> {
+  const stopping = new AbortController();
+  const shards = new Map<string, ShardState>();
+  const reader = shardReader(options, shards, stopping.signal);
+  const invoker = batchInvoker(options, stopping.signal);
+  await reader.refreshShards(options.startingPosition === 'LATEST');
+  if (options.startingPosition === 'LATEST') {
+    for (const [shardId, state] of shards)
+      if (!state.closed) await reader.skipToEnd(shardId, state);
+  }
+  const polling = pollShards(options, reader, invoker, shards, stopping.signal);
+  return {
+    invocations: invoker.invocations,
+    stop: async () => {
+      stopping.abort();
+      await polling;
+    },
+  };
+}
+
+/** The reading loop: new shards every few seconds, every readable shard read, a pause when idle. */
+async function pollShards(
+  options: StreamMappingOptions,
+  reader: ReturnType<typeof shardReader>,
+  invoker: ReturnType<typeof batchInvoker>,
+  shards: Map<string, ShardState>,
+  signal: AbortSignal,
+): Promise<void> {
+  const eventNames = options.eventNames;
+  let refreshedAt = Date.now();
+  while (!signal.aborted) {
+    try {
+      if (Date.now() - refreshedAt > shardRefreshMilliseconds) {
+        refreshedAt = Date.now();
+        await reader.refreshShards(false);
+      }
+      let read = 0;
+      for (const [shardId, state] of shards) {
+        if (state.closed || shards.get(state.parent ?? '')?.closed === false) continue;
+        const records = await reader.read(shardId, state);
+        read += records.length;
+        const passed = records.filter(
+          (record) => eventNames === undefined || eventNames.includes(record.eventName ?? ''),
+        );
+        const readAt = Date.now();
+        const lambdaRecords = passed.map((record) => lambdaRecordOf(record, options, readAt));
+        await invoker.invoke(shardId, lambdaRecords);
+        // Handed on (or discarded to the destination): read on after the last of them.
+        state.after = records.at(-1)?.dynamodb?.SequenceNumber ?? state.after;
+      }
+      if (read === 0) await sleep(options.pollIntervalMilliseconds ?? 100, signal);
+    } catch (error) {
+      if (signal.aborted) break;
+      // The store paused or restarted: iterators may have expired. Every open shard resumes
+      // after its last record handed on once the store answers again.
+      options.logger.warn('could not read the plants stream; retrying', { error });
+      for (const state of shards.values()) state.iterator = undefined;
+      await sleep(1_000, signal);
+    }
+  }
+}
+
+/** The stream calls on the shards' states. */
+function shardReader(
+  options: StreamMappingOptions,
+  shards: Map<string, ShardState>,
+  signal: AbortSignal,
+) {
+  const { streams, streamArn } = options;
+  const send = { abortSignal: signal };
+
+  /** An iterator after the last record read, or at the shard's start when none was read. */
+  const renewIterator = async (shardId: string, state: ShardState) => {
+    const { ShardIterator } = await streams.send(
+      new GetShardIteratorCommand({
+        StreamArn: streamArn,
+        ShardId: shardId,
+        ...(state.after === undefined
+          ? { ShardIteratorType: 'TRIM_HORIZON' }
+          : { ShardIteratorType: 'AFTER_SEQUENCE_NUMBER', SequenceNumber: state.after }),
+      }),
+      send,
+    );
+    state.iterator = ShardIterator;
+    if (ShardIterator === undefined) state.closed = true;
+  };
+
+  /**
+   * The shard's next records, its iterator moved on. DynamoDB Local fails an iterator's read once
+   * another table has been written since it was made (TrimmedDataAccessException), as AWS does
+   * an expired one: Lambda's poller makes it again after the last record read, and so does this.
+   */
+  const read = async (shardId: string, state: ShardState): Promise<_Record[]> => {
+    for (let attempt = 1; ; attempt += 1) {
+      if (state.iterator === undefined) await renewIterator(shardId, state);
+      if (state.iterator === undefined) return [];
+      try {
+        const { Records = [], NextShardIterator } = await streams.send(
+          new GetRecordsCommand({ ShardIterator: state.iterator, Limit: options.batchSize ?? 100 }),
+          send,
+        );
+        state.iterator = NextShardIterator;
+        // No next iterator: the shard has ended (its children are found by the next refresh).
+        if (NextShardIterator === undefined) state.closed = true;
+        return Records;
+      } catch (error) {
+        const name = (error as { name?: unknown }).name;
+        const stale = name === 'TrimmedDataAccessException' || name === 'ExpiredIteratorException';
+        if (!stale || attempt === 3) throw error;
+        state.iterator = undefined;
+      }
+    }
+  };
+
+  return {
+    read,
+    /** Looks for new shards; at the first look of a LATEST start, ended ones hold only the past. */
+    refreshShards: async (skipEnded: boolean) => {
+      const { StreamDescription } = await streams.send(
+        new DescribeStreamCommand({ StreamArn: streamArn }),
+        send,
+      );
+      for (const shard of StreamDescription?.Shards ?? []) {
+        const shardId = shard.ShardId;
+        if (shardId === undefined || shards.has(shardId)) continue;
+        const ended = shard.SequenceNumberRange?.EndingSequenceNumber !== undefined;
+        shards.set(shardId, { parent: shard.ParentShardId, closed: skipEnded && ended });
+      }
+    },
+    /** Reads an open shard to its end without handing anything on. */
+    skipToEnd: async (shardId: string, state: ShardState) => {
+      for (;;) {
+        const records = await read(shardId, state);
+        state.after = records.at(-1)?.dynamodb?.SequenceNumber ?? state.after;
+        if (records.length === 0 || state.closed) return;
+      }
+    },
+  };
+}
+
+/** Invokes the handler with a shard's batch as Lambda does, retrying and discarding. */
+function batchInvoker(options: StreamMappingOptions, signal: AbortSignal) {
+  let invocations = 0;
+
+  /** The index of the first record to retry from, or -1 when the batch succeeded. */
+  const invokeOnce = async (records: readonly _Record[]): Promise<number | 'error'> => {
+    invocations += 1;
+    const event = { Records: records } as unknown as DynamoDBStreamEvent;
+    try {
+      const { batchItemFailures } = await options.handler(event, { awsRequestId: randomUUID() });
+      if (batchItemFailures.length === 0) return -1;
+      const indexes = batchItemFailures.map((failure) =>
+        records.findIndex((record) => record.dynamodb?.SequenceNumber === failure.itemIdentifier),
+      );
+      // An identifier that names no record fails the whole batch.
+      return indexes.includes(-1) ? 0 : Math.min(...indexes);
+    } catch {
+      return 'error';
+    }
+  };
+
+  /**
+   * Invokes with `records` until they are handled or the retries are used up; a thrown error
+   * splits what failed in two, each half retried on its own. Throws when stopped meanwhile, so
+   * that the records are not counted as read.
+   */
+  const invoke = async (shardId: string, records: readonly _Record[], attempt = 0) => {
+    if (records.length === 0) return;
+    const outcome = await invokeOnce(records);
+    if (outcome === -1) return;
+    const failing = records.slice(outcome === 'error' ? 0 : outcome);
+    if (attempt >= (options.retryAttempts ?? 10)) {
+      await discard(shardId, failing, attempt + 1);
+      return;
+    }
+    await sleep(retryPause(attempt), signal);
+    signal.throwIfAborted();
+    if (outcome === 'error' && failing.length > 1) {
+      const half = Math.ceil(failing.length / 2);
+      await invoke(shardId, failing.slice(0, half), attempt + 1);
+      await invoke(shardId, failing.slice(half), attempt + 1);
+      return;
+    }
+    await invoke(shardId, failing, attempt + 1);
+  };
+
+  /** Hands a discarded batch to the on-failure destination, as Lambda's invocation record. */
+  const discard = async (shardId: string, records: readonly _Record[], invokeCount: number) => {
+    const record: StreamFailureRecord = {
+      requestContext: {
+        requestId: randomUUID(),
+        functionArn: options.functionArn,
+        condition: 'RetryAttemptsExhausted',
+        approximateInvokeCount: invokeCount,
+      },
+      responseContext: { statusCode: 200, executedVersion: '$LATEST', functionError: 'Unhandled' },
+      version: '1.0',
+      timestamp: new Date().toISOString(),
+      DDBStreamBatchInfo: {
+        shardId,
+        startSequenceNumber: records[0]?.dynamodb?.SequenceNumber,
+        endSequenceNumber: records.at(-1)?.dynamodb?.SequenceNumber,
+        batchSize: records.length,
+        streamArn: options.streamArn,
+      },
+      payload: JSON.stringify({ Records: records }),
+    };
+    await options.onFailure(record);
+  };
+
+  return { invoke, invocations: () => invocations };
+}
+
+/**
+ * A record as Lambda hands it to a function: the stream's ARN added, and its time in seconds since
+ * the epoch (the SDK reads it as a Date). AWS gives that time rounded down to the second
+ * (`ApproximateCreationDateTime`, DynamoDB Streams API reference, StreamRecord); DynamoDB Local
+ * rounds it down to the minute. A record is read moments after its write, so the time it is read,
+ * rounded down to the second and kept within the record's minute, is that time.
+ */
+export function lambdaRecordOf(
+  record: _Record,
+  options: Pick<StreamMappingOptions, 'streamArn'>,
+  readAt: number,
+): _Record {
+  const stated = record.dynamodb?.ApproximateCreationDateTime as Date | number | undefined;
+  const statedSeconds = stated instanceof Date ? stated.getTime() / 1000 : stated;
+  const lambdaRecord = { ...record, eventSourceARN: options.streamArn } as _Record;
+  // Nothing to go by: kept as stated.
+  if (statedSeconds === undefined || !Number.isFinite(statedSeconds)) return lambdaRecord;
+  let seconds = statedSeconds;
+  if (statedSeconds % 60 === 0) {
+    const minute = Math.floor(statedSeconds / 60) * 60;
+    seconds = Math.min(Math.max(Math.floor(readAt / 1000), minute), minute + 59);
+  }
+  return {
+    ...lambdaRecord,
+    dynamodb: { ...record.dynamodb, ApproximateCreationDateTime: seconds as never },
+  };
+}
+
+/** Waits, or less when `signal` aborts (then without an error). */
+async function sleep(milliseconds: number, signal: AbortSignal): Promise<void> {
+  await wait(milliseconds, undefined, { signal }).catch(() => undefined);
+}

@@ -1,0 +1,191 @@
+/**
+ * The deployed webhook path, run on this machine: the fan-out and delivery handlers, unchanged,
+ * fed by imitations of Lambda's event source mappings (the plants stream → fan-out → Deliveries →
+ * delivery, which sends later attempts to Retries and the last failure to DeadLetters) with the
+ * stack's own settings (`infra/webhook-pipeline-settings.ts`). `npm start` runs it on in-process
+ * queues (`memory-queues.ts`); the test beds run it on moto's SQS, Secrets Manager and S3.
+ */
+import type { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
+import type { SQSClient } from '@aws-sdk/client-sqs';
+import { createHandler as createDeliverHandler } from '../../functions/deliver-webhook/create-handler.ts';
+import type { Logger } from '../../functions/shared/platform/logger.ts';
+import {
+  type DeliveryQueue,
+  sqsDeliveryQueue,
+} from '../../functions/shared/webhooks/delivery-queue.ts';
+import {
+  type Subscription,
+  streamRecordKinds,
+  subscriptionOf,
+} from '../../functions/shared/webhooks/plant-events.ts';
+import { fixedSubscriptions } from '../../functions/shared/webhooks/queue-deliveries.ts';
+import type { SendOptions } from '../../functions/shared/webhooks/send-webhook.ts';
+import { withEndpointSubscriptions } from '../../functions/webhook-endpoints/endpoint-subscriptions.ts';
+import type { EndpointDeliveryDependencies } from '../../functions/webhook-endpoints/endpoint-targets.ts';
+import { eventLogOf } from '../../functions/webhook-endpoints/webhook-log.ts';
+import { createHandler as createFanoutHandler } from '../../functions/webhook-fanout/create-handler.ts';
+import {
+  deliveryBatchSize,
+  fanoutStreamSettings,
+  retryMaximumConcurrency,
+} from '../../infra/webhook-pipeline-settings.ts';
+import { startSqsMapping } from './sqs-mapping.ts';
+import {
+  type RunningMapping,
+  type StreamMappingOptions,
+  startStreamMapping,
+} from './stream-mapping.ts';
+
+/** A queue as SQS names it. */
+export interface PipelineQueue {
+  readonly url: string;
+  readonly arn: string;
+}
+
+/** A stage subscriber: its secret in Secrets Manager, and what it hears of. */
+export interface PipelineSubscriber extends Partial<Pick<Subscription, 'events' | 'format'>> {
+  readonly name: string;
+  readonly url: string;
+  readonly secretArn: string;
+}
+
+export interface WebhookPipelineOptions {
+  /** The functions' SQS client: each call goes to the server of its queue. */
+  readonly sqs: Pick<SQSClient, 'send'>;
+  /** What each mapping polls with. @default the functions' client */
+  readonly pollers?: {
+    readonly deliveries: Pick<SQSClient, 'send'>;
+    readonly retries: Pick<SQSClient, 'send'>;
+  };
+  readonly region: string;
+  readonly queues: {
+    readonly deliveries: PipelineQueue;
+    readonly retries: PipelineQueue;
+    readonly deadLetters: PipelineQueue;
+  };
+  /** Where the fan-out sends. @default the Deliveries queue (a test breaks it to see failures) */
+  readonly fanoutQueueUrl?: string;
+  /** The plants table's stream, where the fan-out starts reading and where it keeps failures. */
+  readonly stream: Pick<
+    StreamMappingOptions,
+    'streams' | 'streamArn' | 'startingPosition' | 'onFailure' | 'pollIntervalMilliseconds'
+  > & { readonly retryAttempts?: number };
+  readonly secretsManager: Pick<SecretsManagerClient, 'send'>;
+  readonly subscribers: readonly PipelineSubscriber[];
+  /** The webhook endpoints' stores, key and URL policy, where clients may register endpoints. */
+  readonly endpoints?: EndpointDeliveryDependencies;
+  /** Seconds before each retry. @default the product's schedule */
+  readonly retrySchedule?: readonly number[];
+  /** The longest hop of a waiting retry, in seconds. @default 900 */
+  readonly maximumDelaySeconds?: number;
+  readonly sendOptions?: SendOptions;
+  /** Pollers of the Deliveries queue. @default 2 */
+  readonly deliveryConcurrency?: number;
+  /** Pollers of the Retries queue (at most its maximum concurrency). @default 4 */
+  readonly retryConcurrency?: number;
+  readonly logger: Logger;
+}
+
+export interface WebhookPipeline {
+  /** Where the endpoints' test events and recovered events are queued: Deliveries. */
+  readonly deliveries: DeliveryQueue;
+  readonly stream: RunningMapping;
+  readonly delivery: RunningMapping;
+  readonly retry: RunningMapping;
+  /** Stops the three mappings, each after the invocation in hand. */
+  stop(): Promise<void>;
+}
+
+/** The stream's region-less function ARN the on-failure records name. */
+const fanoutArn = (region: string) =>
+  `arn:aws:lambda:${region}:000000000000:function:webhook-fanout`;
+
+export async function startWebhookPipeline(
+  options: WebhookPipelineOptions,
+): Promise<WebhookPipeline> {
+  const { queues, logger } = options;
+  const subscriptions = options.subscribers.map((subscriber) =>
+    subscriptionOf(subscriber.name, subscriber),
+  );
+  const stream = await startStreamMapping({
+    ...options.stream,
+    handler: fanoutOf(options, subscriptions),
+    functionArn: fanoutArn(options.region),
+    // The filter the stack gives the mapping: every kind, when endpoints may hear of any.
+    eventNames:
+      options.endpoints === undefined
+        ? streamRecordKinds(subscriptions)
+        : ['INSERT', 'MODIFY', 'REMOVE'],
+    batchSize: fanoutStreamSettings.batchSize,
+    retryAttempts: options.stream.retryAttempts ?? fanoutStreamSettings.retryAttempts,
+    logger,
+  });
+  const deliver = deliverOf(options);
+  const mapping = (queue: PipelineQueue, sqs: Pick<SQSClient, 'send'>, concurrency: number) =>
+    startSqsMapping({
+      sqs,
+      queueUrl: queue.url,
+      queueArn: queue.arn,
+      region: options.region,
+      handler: deliver,
+      batchSize: deliveryBatchSize,
+      concurrency,
+      logger,
+    });
+  const delivery = mapping(
+    queues.deliveries,
+    options.pollers?.deliveries ?? options.sqs,
+    options.deliveryConcurrency ?? 2,
+  );
+  // The retry queue's mapping, within its maximum concurrency (Lambda scales up to it).
+  const retry = mapping(
+    queues.retries,
+    options.pollers?.retries ?? options.sqs,
+    Math.min(retryMaximumConcurrency, options.retryConcurrency ?? 4),
+  );
+  return {
+    deliveries: sqsDeliveryQueue(options.sqs, queues.deliveries.url),
+    stream,
+    delivery,
+    retry,
+    stop: async () => {
+      await Promise.all([stream.stop(), delivery.stop(), retry.stop()]);
+    },
+  };
+}
+
+/** The fan-out handler: the stage's subscriptions, and the endpoints' where there are some. */
+function fanoutOf(options: WebhookPipelineOptions, subscriptions: readonly Subscription[]) {
+  const { endpoints } = options;
+  return createFanoutHandler({
+    deliveries: sqsDeliveryQueue(
+      options.sqs,
+      options.fanoutQueueUrl ?? options.queues.deliveries.url,
+    ),
+    subscriptions:
+      endpoints === undefined
+        ? fixedSubscriptions(subscriptions)
+        : withEndpointSubscriptions(subscriptions, endpoints.stores),
+    ...(endpoints === undefined ? {} : { eventLog: eventLogOf(endpoints.stores) }),
+    logger: options.logger,
+  });
+}
+
+/** The delivery handler, as the stack configures it but for what a test shortens. */
+function deliverOf(options: WebhookPipelineOptions) {
+  const { endpoints } = options;
+  return createDeliverHandler({
+    sqs: options.sqs,
+    secretsManager: options.secretsManager,
+    retryQueueUrl: options.queues.retries.url,
+    deadLetterQueueUrl: options.queues.deadLetters.url,
+    subscribers: options.subscribers.map(({ name, url, secretArn }) => ({ name, url, secretArn })),
+    ...(endpoints === undefined ? {} : { endpoints }),
+    ...(options.retrySchedule === undefined ? {} : { retrySchedule: options.retrySchedule }),
+    ...(options.maximumDelaySeconds === undefined
+      ? {}
+      : { maximumDelaySeconds: options.maximumDelaySeconds }),
+    ...(options.sendOptions === undefined ? {} : { sendOptions: options.sendOptions }),
+    logger: options.logger,
+  });
+}
