@@ -5,8 +5,7 @@
  * tests start it in-process on a free port.
  */
 
-import { readAuthorizerConfig } from '../functions/authorizer/config.ts';
-import { createHandler as createAuthorizerHandler } from '../functions/authorizer/create-handler.ts';
+import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { functionDisplayName, routes } from '../functions/shared/http/routes.ts';
 import { createDocumentClient } from '../functions/shared/platform/dynamodb.ts';
 import { createLogger, type Logger } from '../functions/shared/platform/logger.ts';
@@ -22,13 +21,14 @@ import { type ApiGateway, type ApiGatewayOptions, startApiGateway } from './api-
 import { createDocsPages } from './docs-page.ts';
 import { type DynamoDbLocal, startDynamoDbLocal } from './dynamodb-local.ts';
 import { loadOrCreateEndpointSecretsKey } from './endpoint-secrets-key.ts';
+import { startHotReload } from './hot-reload.ts';
 import { localAuthorizerEnvironment, startJwksServer } from './jwks-server.ts';
 import {
   type LocalWebhooks,
   type LocalWebhooksOptions,
   startLocalWebhooks,
 } from './local-webhooks.ts';
-import { loadRouteHandlerFactories, type RouteHandlerFactory } from './route-functions.ts';
+import { type LocalFunctions, loadLocalFunctions } from './route-functions.ts';
 import {
   createStoreCredentials,
   loadOrCreateStoreCredentials,
@@ -73,6 +73,8 @@ export interface LocalApiOptions {
   readonly allowedOrigins?: readonly string[];
   /** Where webhooks go: the stage-like subscribers, and how endpoints are delivered to. */
   readonly webhooks?: LocalWebhookOptions;
+  /** Builds the functions again after each saved change under `functions/`. @default false */
+  readonly hotReload?: boolean;
 }
 
 export interface LocalWebhookOptions
@@ -119,54 +121,31 @@ export async function startLocalApi(options: LocalApiOptions): Promise<LocalApi>
     // Last started, first stopped: the gateway stops taking requests before the store goes.
     for (const stop of stops.splice(0).reverse()) await stop();
   };
-
   try {
     const keys = loadOrCreateLocalKeys(options.keysDirectory);
-    // The JVM takes a second or two to start: serve the keys meanwhile. Settle both before
-    // failing, so that whichever did start is stopped.
-    const [storeStart, jwksStart] = await Promise.allSettled([
-      startStore(options, stops),
-      startJwksServer(localJwks(keys)).then((server) => {
-        stops.push(() => server.close());
-        return server;
-      }),
-    ]);
-    if (storeStart.status === 'rejected') throw storeStart.reason;
-    if (jwksStart.status === 'rejected') throw jwksStart.reason;
-    const dynamoDbLocal = storeStart.value;
-    const jwksServer = jwksStart.value;
-    const storeEndpoint = dynamoDbLocal?.endpoint ?? (options.dynamoDbEndpoint as string);
-
-    const credentials = dynamoDbLocal?.credentials;
+    const { store, jwksServer } = await startServices(options, keys, stops);
+    const storeUrl = store?.endpoint ?? (options.dynamoDbEndpoint as string);
+    const credentials = store?.credentials;
     const documentClient = createDocumentClient({
-      endpoint: storeEndpoint,
+      endpoint: storeUrl,
       ...(credentials === undefined ? {} : { credentials }),
     });
     stops.push(async () => documentClient.destroy());
-    const endpointTables = {
-      endpointsTableName: `${tableName}-webhook-endpoints`,
-      logTableName: `${tableName}-webhook-log`,
-    };
-    await Promise.all([
-      createPlantsTableIfMissing(documentClient, tableName),
-      createWebhookEndpointTablesIfMissing(documentClient, {
-        endpoints: endpointTables.endpointsTableName,
-        log: endpointTables.logTableName,
-      }),
-    ]);
+    const endpointTables = await createTables(documentClient, tableName);
     const webhookOptions = options.webhooks ?? {};
-    const secretBox = localSecretBox(loadOrCreateEndpointSecretsKey(options.keysDirectory));
-    const urlPolicy = webhookOptions.endpointUrlPolicy ?? localUrlPolicy;
+    const endpointSettings = {
+      secretBox: localSecretBox(loadOrCreateEndpointSecretsKey(options.keysDirectory)),
+      urlPolicy: webhookOptions.endpointUrlPolicy ?? localUrlPolicy,
+    };
     const webhooks = await startLocalWebhooks({
       subscribers: webhookOptions.subscribers ?? [],
       ...pick(webhookOptions, ['retrySchedule', 'timeoutMilliseconds', 'pollIntervalMilliseconds']),
       endpoints: {
         stores: { documentClient, ...endpointTables },
-        secretBox,
-        urlPolicy,
+        ...endpointSettings,
         ...pick(webhookOptions, ['now', 'failingLimitMilliseconds']),
       },
-      storeUrl: storeEndpoint,
+      storeUrl,
       ...(credentials === undefined ? {} : { credentials }),
       ...(options.webhookDataDirectory === undefined
         ? {}
@@ -176,61 +155,31 @@ export async function startLocalApi(options: LocalApiOptions): Promise<LocalApi>
       logger: logger.child({ component: 'webhooks' }),
     });
     stops.push(() => webhooks.stop());
-
-    const handlerFactories = await loadRouteHandlerFactories();
-    // The deployed stage whose budgets each method's throttling imitates, unless it is off.
-    const stage =
-      options.throttlingStage === 'off' ? undefined : resolveStageConfig(options.throttlingStage);
-    const gateway: ApiGateway = await startApiGateway({
-      port: options.port ?? 3000,
-
-      authorizerTimeoutMilliseconds: functionSettings.authorizer.timeoutSeconds * 1000,
-      logger,
-      allowedOrigins: options.allowedOrigins ?? [],
-      localPages: createDocsPages(),
-      ...options.gateway,
-      authorizer: createAuthorizerHandler(
-        readAuthorizerConfig(localAuthorizerEnvironment(jwksServer.jwksUri)),
-        { logger: logger.child({ function: 'authorizer' }) },
-      ),
-      routes: routes.map((route) => {
-        const functionName = functionDisplayName(route.function);
-        return {
-          httpMethod: route.method,
-          resourcePath: route.path,
-          functionName,
-          timeoutMilliseconds: functionSettings[route.function].timeoutSeconds * 1000,
-          ...(stage === undefined
-            ? {}
-            : {
-                throttling: routeThrottling(route, {
-                  plants: stage.throttling,
-                  ...(stage.webhookEndpointThrottling === undefined
-                    ? {}
-                    : { webhookEndpoints: stage.webhookEndpointThrottling }),
-                }),
-              }),
-          handler: (handlerFactories.get(route.function) as RouteHandlerFactory)({
-            documentClient,
-            tableName,
-            ...endpointTables,
-            secretBox,
-            urlPolicy,
-            deliveries: webhooks.deliveries,
-            ...pick(webhookOptions, ['now']),
-            allowedOrigins: options.allowedOrigins ?? [],
-            logger: logger.child({ function: functionName }),
-          }),
-        };
+    const functions = await loadLocalFunctions({
+      dependenciesOf: (name) => ({
+        documentClient,
+        tableName,
+        ...endpointTables,
+        ...endpointSettings,
+        deliveries: webhooks.deliveries,
+        ...pick(webhookOptions, ['now']),
+        allowedOrigins: options.allowedOrigins ?? [],
+        logger: logger.child({ function: functionDisplayName(name) }),
       }),
+      authorizerEnvironment: localAuthorizerEnvironment(jwksServer.jwksUri),
+      authorizerOptions: { logger: logger.child({ function: 'authorizer' }) },
     });
+    const gateway = await startGateway(options, functions, logger);
     stops.push(() => gateway.close());
-
+    if (options.hotReload === true) {
+      const reloading = startFunctionsReload(functions, webhooks, logger);
+      stops.push(async () => reloading.stop());
+    }
     return {
       url: gateway.url,
       port: gateway.port,
-      storeEndpoint,
-      dynamoDbLocalPid: dynamoDbLocal?.pid,
+      storeEndpoint: storeUrl,
+      dynamoDbLocalPid: store?.pid,
       tableName,
       webhooks,
       signToken: (tokenOptions) => signLocalToken(keys, tokenOptions),
@@ -240,6 +189,112 @@ export async function startLocalApi(options: LocalApiOptions): Promise<LocalApi>
     await stopAll();
     throw error;
   }
+}
+
+/**
+ * The store and the issuer's JWKS server. The JVM takes a second or two to start: the keys are
+ * served meanwhile. Both settle before a failure is thrown, so that whichever did start is stopped.
+ */
+async function startServices(
+  options: LocalApiOptions,
+  keys: ReturnType<typeof loadOrCreateLocalKeys>,
+  stops: (() => Promise<void>)[],
+) {
+  const [storeStart, jwksStart] = await Promise.allSettled([
+    startStore(options, stops),
+    startJwksServer(localJwks(keys)).then((server) => {
+      stops.push(() => server.close());
+      return server;
+    }),
+  ]);
+  if (storeStart.status === 'rejected') throw storeStart.reason;
+  if (jwksStart.status === 'rejected') throw jwksStart.reason;
+  return { store: storeStart.value, jwksServer: jwksStart.value };
+}
+
+/** The plants table and the endpoints' two tables beside it, made when missing. */
+async function createTables(documentClient: DynamoDBDocumentClient, tableName: string) {
+  const endpointTables = {
+    endpointsTableName: `${tableName}-webhook-endpoints`,
+    logTableName: `${tableName}-webhook-log`,
+  };
+  await Promise.all([
+    createPlantsTableIfMissing(documentClient, tableName),
+    createWebhookEndpointTablesIfMissing(documentClient, {
+      endpoints: endpointTables.endpointsTableName,
+      log: endpointTables.logTableName,
+    }),
+  ]);
+  return endpointTables;
+}
+
+/**
+ * The API Gateway stand-in: every route of the route table with its function's timeout and, unless
+ * throttling is off, its share of the imitated stage's budget.
+ */
+function startGateway(
+  options: LocalApiOptions,
+  functions: LocalFunctions,
+  logger: Logger,
+): Promise<ApiGateway> {
+  const stage =
+    options.throttlingStage === 'off' ? undefined : resolveStageConfig(options.throttlingStage);
+  const budgets = stage && {
+    plants: stage.throttling,
+    ...(stage.webhookEndpointThrottling === undefined
+      ? {}
+      : { webhookEndpoints: stage.webhookEndpointThrottling }),
+  };
+  return startApiGateway({
+    port: options.port ?? 3000,
+    authorizerTimeoutMilliseconds: functionSettings.authorizer.timeoutSeconds * 1000,
+    logger,
+    allowedOrigins: options.allowedOrigins ?? [],
+    localPages: createDocsPages(),
+    ...options.gateway,
+    authorizer: functions.authorizer,
+    routes: routes.map((route) => ({
+      httpMethod: route.method,
+      resourcePath: route.path,
+      functionName: functionDisplayName(route.function),
+      timeoutMilliseconds: functionSettings[route.function].timeoutSeconds * 1000,
+      ...(budgets === undefined ? {} : { throttling: routeThrottling(route, budgets) }),
+      handler: functions.routeHandler(route.function),
+    })),
+  });
+}
+
+/**
+ * Hot reload: a saved change under `functions/` builds every handler again (the route functions,
+ * the authorizer, the fan-out and the delivery), and one log line says what changed and how long
+ * it took. The route table is read once: a new or changed route needs a restart, which the line
+ * says when `routes.ts` changed.
+ */
+function startFunctionsReload(functions: LocalFunctions, webhooks: LocalWebhooks, logger: Logger) {
+  return startHotReload({
+    root: new URL('../functions/', import.meta.url),
+    reload: async (importFresh) => {
+      await Promise.all([functions.reload(importFresh), webhooks.reload(importFresh)]);
+    },
+    report: (outcome) => {
+      const changed = outcome.changed.map((file) => `functions/${file}`);
+      const routesChanged = changed.includes('functions/shared/http/routes.ts')
+        ? { note: 'the route table is read at start: restart npm start for a new or moved route' }
+        : {};
+      if (outcome.ok) {
+        logger.info('reloaded the functions', {
+          changed,
+          milliseconds: outcome.milliseconds,
+          ...routesChanged,
+        });
+      } else {
+        logger.error('could not reload the functions; the previous code still answers', {
+          changed,
+          error: outcome.error,
+        });
+      }
+    },
+  });
 }
 
 /**

@@ -30,7 +30,10 @@ import {
 } from '../infra/webhook-pipeline-settings.ts';
 import { type MemoryQueues, memoryQueues } from './pipeline/memory-queues.ts';
 import type { StreamFailureRecord } from './pipeline/stream-mapping.ts';
-import { startWebhookPipeline } from './pipeline/webhook-pipeline.ts';
+import {
+  type PipelineHandlerFactories,
+  startWebhookPipeline,
+} from './pipeline/webhook-pipeline.ts';
 
 export interface LocalWebhooksOptions {
   /** DynamoDB Local (or another store with streams). */
@@ -77,6 +80,8 @@ export interface LocalWebhooks {
   readonly deliveries: DeliveryQueue;
   /** The DeadLetters queue's deliveries, oldest first. */
   deadLetters(): readonly DeadLetter[];
+  /** Builds the fan-out and delivery handlers again from modules `importModule` brings. */
+  reload(importModule: (url: URL) => Promise<unknown>): Promise<void>;
   /** Moves every dead letter to the Deliveries queue, as the runbook's command does. */
   redriveDeadLetters(): Promise<number>;
   /** Stops the mappings (cutting short the attempts under way) and saves the queues. */
@@ -118,6 +123,17 @@ export async function startLocalWebhooks(options: LocalWebhooksOptions): Promise
     });
     return {
       deliveries: pipeline.deliveries,
+      reload: async (importModule) => {
+        const [fanout, deliver] = (await Promise.all(
+          ['webhook-fanout', 'deliver-webhook'].map((name) =>
+            importModule(new URL(`../functions/${name}/create-handler.ts`, import.meta.url)),
+          ),
+        )) as [
+          { createHandler: PipelineHandlerFactories['fanout'] },
+          { createHandler: PipelineHandlerFactories['deliver'] },
+        ];
+        pipeline.reload({ fanout: fanout.createHandler, deliver: deliver.createHandler });
+      },
       deadLetters: () => queues.bodies(deadLetters.url).map(deadLetterOf),
       redriveDeadLetters: async () => {
         const count = queues.bodies(deadLetters.url).length;

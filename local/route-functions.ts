@@ -1,8 +1,11 @@
 /**
- * The route functions as the local API runs them: each one's `createHandler` (the same code
+ * The functions as the local API runs them: each route function's `createHandler` (the same code
  * Lambda runs, free of the entry's module-scope effects), found by the route table, and the
- * dependencies the local API gives every one of them.
+ * authorizer's, with the dependencies the local API gives every one of them. They are built from
+ * modules an `importModule` brings, so that hot reload can build them again from fresh imports.
  */
+import type { AuthorizerConfig } from '../functions/authorizer/config.ts';
+import type { AuthorizerOptions } from '../functions/authorizer/create-handler.ts';
 import {
   type RouteFunctionName,
   routeFunctionFolder,
@@ -13,7 +16,7 @@ import type { DeliveryQueue } from '../functions/shared/webhooks/delivery-queue.
 import type { EndpointFunctionDependencies } from '../functions/webhook-endpoints/endpoint-request.ts';
 import type { EndpointUrlPolicy } from '../functions/webhook-endpoints/endpoint-url.ts';
 import type { SecretBox } from '../functions/webhook-endpoints/secret-box.ts';
-import type { ProxyIntegrationHandler } from './api-gateway/gateway.ts';
+import type { ProxyIntegrationHandler, TokenAuthorizerHandler } from './api-gateway/gateway.ts';
 
 /**
  * Everything any route function needs: each takes its part (`test/local/route-functions.test.ts`
@@ -31,12 +34,14 @@ export type RouteHandlerFactory = (
   dependencies: RouteFunctionDependencies,
 ) => ProxyIntegrationHandler;
 
-/**
- * Every route function's `createHandler`, imported by `importModule` (a URL of the repository's
- * files; the local API's hot reload gives one that imports them afresh).
- */
+/** Imports a module of the repository by its URL. */
+export type ImportModule = (url: URL) => Promise<unknown>;
+
+const importAsIs: ImportModule = (url) => import(url.href);
+
+/** Every route function's `createHandler`, imported by `importModule`. */
 export async function loadRouteHandlerFactories(
-  importModule: (url: URL) => Promise<unknown> = (url) => import(url.href),
+  importModule: ImportModule = importAsIs,
 ): Promise<ReadonlyMap<RouteFunctionName, RouteHandlerFactory>> {
   const loaded = await Promise.all(
     routeFunctionNames.map(async (name) => {
@@ -46,4 +51,59 @@ export async function loadRouteHandlerFactories(
     }),
   );
   return new Map(loaded);
+}
+
+export interface LocalFunctionsOptions {
+  /** The dependencies of each route function (its logger names it). */
+  readonly dependenciesOf: (name: RouteFunctionName) => RouteFunctionDependencies;
+  /** The authorizer's environment, as the stack sets it. */
+  readonly authorizerEnvironment: Readonly<Record<string, string>>;
+  readonly authorizerOptions: AuthorizerOptions;
+}
+
+/** The handlers the local gateway calls: the latest built, swapped whole by `reload`. */
+export interface LocalFunctions {
+  readonly routeHandler: (name: RouteFunctionName) => ProxyIntegrationHandler;
+  readonly authorizer: TokenAuthorizerHandler;
+  /** Builds every handler again from modules `importModule` brings; on a failure keeps the last. */
+  reload(importModule: ImportModule): Promise<void>;
+}
+
+export async function loadLocalFunctions(options: LocalFunctionsOptions): Promise<LocalFunctions> {
+  const build = async (importModule: ImportModule) => {
+    const [factories, authorizerModule, configModule] = await Promise.all([
+      loadRouteHandlerFactories(importModule),
+      importModule(new URL('../functions/authorizer/create-handler.ts', import.meta.url)),
+      importModule(new URL('../functions/authorizer/config.ts', import.meta.url)),
+    ]);
+    const { createHandler } = authorizerModule as {
+      createHandler: (
+        config: AuthorizerConfig,
+        options: AuthorizerOptions,
+      ) => TokenAuthorizerHandler;
+    };
+    const { readAuthorizerConfig } = configModule as {
+      readAuthorizerConfig: (environment: Record<string, string>) => AuthorizerConfig;
+    };
+    const handlers = new Map(
+      routeFunctionNames.map((name) => [
+        name,
+        (factories.get(name) as RouteHandlerFactory)(options.dependenciesOf(name)),
+      ]),
+    );
+    const authorizer = createHandler(
+      readAuthorizerConfig({ ...options.authorizerEnvironment }),
+      options.authorizerOptions,
+    );
+    return { handlers, authorizer };
+  };
+  let current = await build(importAsIs);
+  return {
+    routeHandler: (name) => (event, context) =>
+      (current.handlers.get(name) as ProxyIntegrationHandler)(event, context),
+    authorizer: (event, context) => current.authorizer(event, context),
+    reload: async (importModule) => {
+      current = await build(importModule);
+    },
+  };
 }

@@ -10,7 +10,8 @@
  * `WEBHOOK_ENDPOINT_URLS` (`local`, the default: endpoints may be http and on this machine's
  * loopback; `deployed`: https to public hosts only, as a deployed stage), `CORS_ORIGINS` (the
  * origins whose pages may call the API; any port of localhost and 127.0.0.1 by default, `none`
- * for no cross-origin page).
+ * for no cross-origin page), `HOT_RELOAD` (`on`, the default: a saved change under `functions/`
+ * answers the next request; `off`).
  * Ctrl-C or SIGTERM stops everything it started and exits 0; a failed start prints one line
  * and exits 1, leaving nothing running.
  */
@@ -54,6 +55,12 @@ function parseStoreEndpoint(text: string): string {
     throw new Error('must be an http(s) URL such as http://127.0.0.1:8000');
   }
   return text;
+}
+
+/** `HOT_RELOAD`: `on` or `off`. */
+function parseSwitch(text: string): boolean {
+  if (text !== 'on' && text !== 'off') throw new Error('must be on or off');
+  return text === 'on';
 }
 
 function parseThrottling(text: string): string {
@@ -110,6 +117,7 @@ function describeStart(
   webhooks: LocalWebhooks,
   endpointUrls: EndpointUrlPolicy,
   allowedOrigins: readonly string[],
+  hotReload: boolean,
 ): string {
   const seconds = (performance.now() / 1000).toFixed(1);
   const store =
@@ -129,6 +137,7 @@ function describeStart(
     ),
     `  Store:      ${store}`,
     `  Throttling: ${limits}`,
+    `  Reload:     ${hotReload ? 'a saved change under functions/ answers the next request (HOT_RELOAD=off)' : 'off (HOT_RELOAD=off); restart for a change'}`,
     `  Browsers:   ${allowedOrigins.length === 0 ? 'no cross-origin page (CORS_ORIGINS=none)' : `pages on ${allowedOrigins.join(', ')} may call it (CORS_ORIGINS)`}`,
     ...describeWebhooks(webhooks, endpointUrls),
     '',
@@ -162,6 +171,7 @@ async function main(): Promise<void> {
   let endpointUrls: EndpointUrlPolicy;
   let allowedOrigins: readonly string[];
   let dataDirectory: string;
+  let hotReload: boolean;
   try {
     const variables = readConfiguration(
       'npm start',
@@ -174,6 +184,7 @@ async function main(): Promise<void> {
         ...webhookVariables,
         WEBHOOK_ENDPOINT_URLS: parsed(parseEndpointUrls, { fallback: localUrlPolicy }),
         CORS_ORIGINS: parsed(parseCorsOrigins, { fallback: localOrigins as readonly string[] }),
+        HOT_RELOAD: parsed(parseSwitch, { fallback: true }),
       },
       environment,
       // One line for a failed start: the problems, each naming its variable.
@@ -192,8 +203,10 @@ async function main(): Promise<void> {
     webhooks = resolveLocalWebhooks(webhookSettings, dataDirectory);
     const webhookDataDirectory = join(dataDirectory, 'webhooks');
     ensurePrivateDirectory(webhookDataDirectory);
+    hotReload = variables.HOT_RELOAD;
     api = await startLocalApi({
       webhookDataDirectory,
+      hotReload,
       port,
       tableName,
       keysDirectory: localKeysDirectory(environment),
@@ -208,7 +221,15 @@ async function main(): Promise<void> {
     process.exit(1);
   }
   process.stdout.write(
-    describeStart(api, dynamoDbDataDirectory, throttling, webhooks, endpointUrls, allowedOrigins),
+    describeStart(
+      api,
+      dynamoDbDataDirectory,
+      throttling,
+      webhooks,
+      endpointUrls,
+      allowedOrigins,
+      hotReload,
+    ),
   );
 
   let stopping = false;

@@ -86,12 +86,20 @@ export interface WebhookPipelineOptions {
   readonly logger: Logger;
 }
 
+/** The fan-out's and the delivery's `createHandler` (hot reload brings fresh ones). */
+export interface PipelineHandlerFactories {
+  readonly fanout: typeof createFanoutHandler;
+  readonly deliver: typeof createDeliverHandler;
+}
+
 export interface WebhookPipeline {
   /** Where the endpoints' test events and recovered events are queued: Deliveries. */
   readonly deliveries: DeliveryQueue;
   readonly stream: RunningMapping;
   readonly delivery: RunningMapping;
   readonly retry: RunningMapping;
+  /** Builds both handlers again with `factories`; the next invocations use them. */
+  reload(factories: PipelineHandlerFactories): void;
   /** Stops the three mappings, each after the invocation in hand. */
   stop(): Promise<void>;
 }
@@ -107,9 +115,14 @@ export async function startWebhookPipeline(
   const subscriptions = options.subscribers.map((subscriber) =>
     subscriptionOf(subscriber.name, subscriber),
   );
+  const build = (factories: PipelineHandlerFactories) => ({
+    fanout: fanoutOf(options, subscriptions, factories.fanout),
+    deliver: deliverOf(options, factories.deliver),
+  });
+  let handlers = build({ fanout: createFanoutHandler, deliver: createDeliverHandler });
   const stream = await startStreamMapping({
     ...options.stream,
-    handler: fanoutOf(options, subscriptions),
+    handler: (event, context) => handlers.fanout(event, context),
     functionArn: fanoutArn(options.region),
     // The filter the stack gives the mapping: every kind, when endpoints may hear of any.
     eventNames:
@@ -120,14 +133,13 @@ export async function startWebhookPipeline(
     retryAttempts: options.stream.retryAttempts ?? fanoutStreamSettings.retryAttempts,
     logger,
   });
-  const deliver = deliverOf(options);
   const mapping = (queue: PipelineQueue, sqs: Pick<SQSClient, 'send'>, concurrency: number) =>
     startSqsMapping({
       sqs,
       queueUrl: queue.url,
       queueArn: queue.arn,
       region: options.region,
-      handler: deliver,
+      handler: (event, context) => handlers.deliver(event, context),
       batchSize: deliveryBatchSize,
       concurrency,
       logger,
@@ -148,6 +160,9 @@ export async function startWebhookPipeline(
     stream,
     delivery,
     retry,
+    reload: (factories) => {
+      handlers = build(factories);
+    },
     stop: async () => {
       await Promise.all([stream.stop(), delivery.stop(), retry.stop()]);
     },
@@ -155,9 +170,13 @@ export async function startWebhookPipeline(
 }
 
 /** The fan-out handler: the stage's subscriptions, and the endpoints' where there are some. */
-function fanoutOf(options: WebhookPipelineOptions, subscriptions: readonly Subscription[]) {
+function fanoutOf(
+  options: WebhookPipelineOptions,
+  subscriptions: readonly Subscription[],
+  createHandler: typeof createFanoutHandler,
+) {
   const { endpoints } = options;
-  return createFanoutHandler({
+  return createHandler({
     deliveries: sqsDeliveryQueue(
       options.sqs,
       options.fanoutQueueUrl ?? options.queues.deliveries.url,
@@ -172,9 +191,9 @@ function fanoutOf(options: WebhookPipelineOptions, subscriptions: readonly Subsc
 }
 
 /** The delivery handler, as the stack configures it but for what a test shortens. */
-function deliverOf(options: WebhookPipelineOptions) {
+function deliverOf(options: WebhookPipelineOptions, createHandler: typeof createDeliverHandler) {
   const { endpoints } = options;
-  return createDeliverHandler({
+  return createHandler({
     sqs: options.sqs,
     secretsManager: options.secretsManager,
     retryQueueUrl: options.queues.retries.url,

@@ -19,9 +19,11 @@ import { type EndpointBed, eventually, startEndpointBed } from './endpoint-bed.t
 let bed: EndpointBed | undefined;
 
 afterEach(async () => {
-  await bed?.stop();
+  // Its deliveries under way are cut short and recorded first: more than a hook's 5 s when busy.
+  const stopping = bed;
   bed = undefined;
-});
+  await stopping?.stop();
+}, 30_000);
 
 async function started(options: Parameters<typeof startEndpointBed>[0] = {}) {
   bed = await startEndpointBed(options);
