@@ -2,8 +2,8 @@
  * Run by `unroutable-endpoint.e2e.test.ts` inside a network namespace of its own (loopback only,
  * `/etc/hosts` naming an IPv6-only host): starts `npm start`'s process, registers an endpoint on
  * that host (https: the TLS socket is where the error was unhandled), stores a plant, and prints
- * what followed as one JSON line. A connect to that host
- * fails at once (ENETUNREACH), as it does on a machine without IPv6 routes.
+ * what followed as one JSON line. A connect to that host fails at once (ENETUNREACH), as it does
+ * on a machine without IPv6 routes.
  */
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
