@@ -29,6 +29,11 @@ export interface DynamoDbLocal {
    * SIGKILL makes it vanish (start another on the same `port` to bring it back).
    */
   readonly pid: number;
+  /**
+   * Resolves, with the JVM's last words, if the store exits without `stop()` asking it to (a
+   * crash, a kill, a full disk); never once `stop()` was called.
+   */
+  readonly died: Promise<string>;
   /** Stops the store and resolves once the JVM has exited (idempotent). */
   stop(): Promise<void>;
 }
@@ -66,15 +71,19 @@ export class DynamoDbLocalStartError extends Error {
 }
 
 const javaNotFoundExitCode = 127;
+/** The guard's status when the JVM exited without being asked to. */
+const storeExitedCode = 70;
 const pickedPortAttempts = 3;
 const stopGraceMilliseconds = 5_000;
 
 /**
- * The guard: reports the JVM's pid on its first stdout line, then waits for stdin to close
- * (stop() or the death of this process). SIGPIPE is ignored so that a parent dying during
- * start-up cannot kill the guard on that first line and orphan the JVM. SIGCONT first, because a
- * paused JVM would hold the SIGTERM until resumed; the JVM's stdin is /dev/null. `umask 077`: the
- * store's files are the user's alone (0600), like the folder they are in.
+ * The guard: reports the JVM's pid on its first stdout line, then waits for whichever comes
+ * first: stdin closing (stop() or the death of this process: a reader in the background signals
+ * the guard, which stops the JVM and exits 0), or the JVM exiting on its own (the guard exits
+ * with `storeExitedCode`, the JVM's status on stderr). SIGPIPE is ignored so that a parent dying
+ * during start-up cannot kill the guard on that first line and orphan the JVM. SIGCONT first,
+ * because a paused JVM would hold the SIGTERM until resumed; the JVM's stdin is /dev/null.
+ * `umask 077`: the store's files are the user's alone (0600), like the folder they are in.
  */
 const guardScript = `
 trap '' PIPE
@@ -86,8 +95,15 @@ child=$!
 stop_child() { kill -CONT "$child" 2>/dev/null; kill "$child" 2>/dev/null; wait "$child"; exit 0; }
 trap stop_child TERM INT HUP
 echo "$child"
-read -r _
-stop_child
+exec 3<&0
+guard=$$
+(read -r _ <&3; kill -TERM "$guard" 2>/dev/null) &
+reader=$!
+wait "$child"
+status=$?
+kill "$reader" 2>/dev/null
+echo "DynamoDB Local exited with status $status" >&2
+exit ${storeExitedCode}
 `;
 
 /**
@@ -166,7 +182,12 @@ async function startOnPort(port: number, options: StartDynamoDbLocalOptions) {
     for (const stream of [guard.stdin, guard.stdout, guard.stderr]) {
       (stream as { unref?: () => void } | null)?.unref?.();
     }
-    return { endpoint, port, pid, stop };
+    const died = new Promise<string>((resolve) => {
+      void exited.then((code) => {
+        if (code === storeExitedCode) resolve(lastLine(output()));
+      });
+    });
+    return { endpoint, port, pid, died, stop };
   } catch (error) {
     await stop();
     throw error;
@@ -200,6 +221,11 @@ function createStop(
     })();
     return stopping;
   };
+}
+
+/** The last line of the store's output, where the guard says how the JVM ended. */
+function lastLine(output: string): string {
+  return output.trim().split('\n').at(-1) ?? '';
 }
 
 function startFailure(exitCode: number | null, output: string): Error {

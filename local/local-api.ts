@@ -100,6 +100,8 @@ export interface LocalApi {
   readonly storeEndpoint: string;
   /** The JVM's process id when this local API started DynamoDB Local. */
   readonly dynamoDbLocalPid: number | undefined;
+  /** Resolves, with its last words, if the DynamoDB Local this API started dies under it. */
+  readonly storeDied: Promise<string> | undefined;
   readonly tableName: string;
   /** The webhook pipeline: the stage-like subscribers' and the endpoints' deliveries. */
   readonly webhooks: LocalWebhooks;
@@ -180,6 +182,7 @@ export async function startLocalApi(options: LocalApiOptions): Promise<LocalApi>
       port: gateway.port,
       storeEndpoint: storeUrl,
       dynamoDbLocalPid: store?.pid,
+      storeDied: store?.died,
       tableName,
       webhooks,
       signToken: (tokenOptions) => signLocalToken(keys, tokenOptions),

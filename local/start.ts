@@ -233,15 +233,17 @@ async function main(): Promise<void> {
   );
 
   let stopping = false;
-  const stop = async (reason: string) => {
+  /** Stops everything and exits: 0 when asked to stop, 1 when the store died under the API. */
+  const stop = async (reason: string, failure?: string) => {
     // A second Ctrl-C while stopping changes nothing: stop() already ends the JVM, forcibly if slow.
     if (stopping) return;
     stopping = true;
-    process.stdout.write(`\n${reason}: stopping…\n`);
+    if (failure === undefined) process.stdout.write(`\n${reason}: stopping…\n`);
+    else process.stderr.write(`${failure}\n`);
     try {
       await api.stop();
-      process.stdout.write('Stopped.\n');
-      process.exit(0);
+      if (failure === undefined) process.stdout.write('Stopped.\n');
+      process.exit(failure === undefined ? 0 : 1);
     } catch (error) {
       process.stderr.write(
         `Could not stop cleanly: ${error instanceof Error ? error.message : error}\n`,
@@ -249,10 +251,20 @@ async function main(): Promise<void> {
       process.exit(1);
     }
   };
+  // The API cannot answer without its store: if DynamoDB Local dies, say so once and stop, rather
+  // than answer 503 to everything while the webhooks retry in silence.
+  void api.storeDied?.then((lastWords) =>
+    stop(
+      'store gone',
+      `DynamoDB Local (pid ${api.dynamoDbLocalPid}) stopped on its own (${lastWords}): the Plant Store stops too; start it again with npm start.`,
+    ),
+  );
   // Ctrl-C signals the whole process group; `docker stop`, systemd and IDEs send SIGTERM to the
   // process they started, which `npm start` hands straight to this process (its script `exec`s
   // node, so no shell stands in between to swallow the signal); a closed terminal sends SIGHUP.
-  for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(signal, stop);
+  for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
+    process.on(signal, (name) => void stop(name));
+  }
   // Whoever started this process may die without a signal for it (npm killed with SIGKILL):
   // then this process is adopted by another and stops too, rather than serve on unseen.
   const parent = process.ppid;

@@ -210,6 +210,28 @@ describe('npm start', () => {
     expect(cli.output()).toContain(`${reason[stop]}: stopping…\nStopped.\n`);
   });
 
+  it('says in one line that its store died, and stops with exit code 1, leaving nothing running', async () => {
+    const cli = await startCli('node');
+    const groupId = cli.child.pid as number;
+    const before = cli.output().length;
+    process.kill(cli.jvmPid, 'SIGKILL');
+    expect(await cli.exited).toBe(1);
+    expect(await waitForGroupToEnd(groupId)).toEqual([]);
+    expect(await isListening(cli.apiPort)).toBe(false);
+    const said = cli
+      .output()
+      .slice(before)
+      .split('\n')
+      .filter((line) => line.trim() !== '' && !line.startsWith('{'));
+    expect(said).toEqual([
+      expect.stringMatching(
+        new RegExp(
+          `^DynamoDB Local \\(pid ${cli.jvmPid}\\) stopped on its own \\(DynamoDB Local exited with status 137\\): the Plant Store stops too`,
+        ),
+      ),
+    ]);
+  });
+
   it.each([
     [{ PORT: ' 80' }, 'PORT must be a port number from 0 to 65535, got " 80".'],
     [{ PORT: '3000x' }, 'PORT must be a port number from 0 to 65535, got "3000x".'],
