@@ -12,6 +12,9 @@
  * - The functions that check a webhook endpoint's URL run on the host here, as do the tests'
  *   receivers on 127.0.0.1: `WEBHOOK_ENDPOINT_URLS=local` lets them take loopback http receivers
  *   (they accept it only where `AWS_ENDPOINT_URL` is set, as MiniStack sets it).
+ * - `AWS::WAFv2::WebACLAssociation` is a resource type MiniStack's CloudFormation does not know
+ *   (the web ACL itself it makes): removed, so the per-client limits are not in front of the
+ *   emulated stage. The local stand-in imitates them, and the template checks cover the rules.
  * - There is no CodeDeploy: a stage with gradual deployments (prod) cannot deploy here at all.
  */
 import { createHash } from 'node:crypto';
@@ -54,6 +57,14 @@ export function adaptTemplateToMiniStack(template: Template): TemplateDifference
   }
   for (const [id, resource] of Object.entries(template.Resources)) {
     const properties = resource.Properties ?? {};
+    if (resource.Type === 'AWS::WAFv2::WebACLAssociation') {
+      delete template.Resources[id];
+      differences.push({
+        resource: id,
+        change: 'removed',
+        reason: "MiniStack's CloudFormation does not know the resource type",
+      });
+    }
     if (resource.Type === 'AWS::CloudWatch::Alarm' && Array.isArray(properties.Metrics)) {
       delete template.Resources[id];
       differences.push({

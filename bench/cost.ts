@@ -31,6 +31,10 @@ export const prices = {
   secretsManagerPerTenThousandCalls: 0.05,
   kmsKeyPerMonth: 1,
   kmsPerTenThousandRequests: 0.03,
+  // AWS WAF (https://aws.amazon.com/waf/pricing/): a web ACL, each rule, each request inspected.
+  wafWebAclPerMonth: 5,
+  wafRulePerMonth: 1,
+  wafRequestsPerMillion: 0.6,
 } as const;
 
 /** What the model assumes about traffic and AWS; each is printed with the table. */
@@ -173,7 +177,8 @@ export function estimateCosts(assumptions: CostAssumptions = defaultAssumptions)
               ))
         : 0;
     const parts = {
-      apiGateway: prices.apiGatewayRestPerMillion,
+      // The request, and the web ACL's inspection of it (per-client limits).
+      apiGateway: prices.apiGatewayRestPerMillion + prices.wafRequestsPerMillion,
       authorizer,
       lambda,
       dynamoDb: dynamoCost(operation, assumptions),
@@ -243,7 +248,11 @@ export interface EndpointCosts {
   readonly kmsPerMonth: number;
   /** One event delivered to one endpoint: its message, the delivery, the endpoint's reads and log. */
   readonly perMillionDeliveries: number;
-  /** The fan-out reading the enabled endpoints every 4 s, a month of events arriving without pause. */
+  /**
+   * The fan-out's reads of who hears what: one strongly consistent read of the change count per
+   * batch, a month of batches arriving without pause (one every 250 ms, the stream's polling),
+   * and the whole list again after each change (not counted: changes are rare).
+   */
   readonly endpointListPerMonth: number;
 }
 
@@ -268,17 +277,13 @@ export function estimateEndpointCosts(
     2 * prices.dynamoReadRequestUnitsPerMillion +
     2 * prices.dynamoWriteRequestUnitsPerMillion +
     100 * prices.kmsPerTenThousandRequests;
-  // The subscriptions index holds id, owner, events and format: about 120 bytes an endpoint,
-  // read eventually consistent (half a unit per 4 KB).
-  const scanUnits = Math.ceil((endpoints * 120) / 4096) / 2;
-  const scansPerMonth = (30 * 24 * 3600) / 4;
+  const batchesPerMonth = (30 * 24 * 3600) / 0.25;
   return {
     endpoints,
     secretsManagerPerMonth: endpoints * prices.secretsManagerPerSecretMonth,
     kmsPerMonth: prices.kmsKeyPerMonth,
     perMillionDeliveries,
-    endpointListPerMonth:
-      (scansPerMonth * scanUnits * prices.dynamoReadRequestUnitsPerMillion) / 1_000_000,
+    endpointListPerMonth: (batchesPerMonth * prices.dynamoReadRequestUnitsPerMillion) / 1_000_000,
   };
 }
 
@@ -288,8 +293,24 @@ function describeEndpointCosts(costs: EndpointCosts): string[] {
     `- their secrets: ${dollars(costs.kmsPerMonth)} a month sealed by one KMS key (plus $0.03 per 10,000 openings), where a`,
     `  Secrets Manager secret each would cost ${dollars(costs.secretsManagerPerMonth)} a month: the key it is (docs/decisions/endpoint-secrets.md);`,
     `- a million deliveries to endpoints: ${dollars(costs.perMillionDeliveries)} (SQS, the delivery, the endpoint read, the log writes, the secret opened);`,
-    `- the fan-out's endpoint list, read every 4 s while events arrive without pause: ${dollars(costs.endpointListPerMonth)} a month;`,
+    `- the fan-out's check of who hears what, one consistent read a batch while events arrive without pause: ${dollars(costs.endpointListPerMonth)} a month;`,
     '- every event is kept 7 days for recover: one write per event, whatever the number of endpoints.',
+  ];
+}
+
+/**
+ * The stage's own web ACL, which holds the per-client limits (`infra/client-limits.ts`): a month of
+ * the ACL and its rules, and every request it inspects (included in the table's API Gateway
+ * column). A stage that names an account's web ACL pays for its two rules there instead.
+ */
+export function webAclPerMonth(): number {
+  return prices.wafWebAclPerMonth + 2 * prices.wafRulePerMonth;
+}
+
+function describeWebAclCosts(): string[] {
+  return [
+    `Per-client limits: the stage's web ACL costs ${dollars(webAclPerMonth())} a month (the ACL $${prices.wafWebAclPerMonth}, two rate-based rules $${prices.wafRulePerMonth} each)`,
+    `and ${dollars(prices.wafRequestsPerMillion)} per million requests, counted in the API Gateway and WAF column above.`,
   ];
 }
 
@@ -348,7 +369,7 @@ function main(): void {
   const assumptions = readBenchAssumptions();
   const rows = estimateCosts(assumptions);
   const lines = [
-    '| per million requests | API Gateway | authorizer | Lambda | DynamoDB | logs | webhooks | total |',
+    '| per million requests | API Gateway and WAF | authorizer | Lambda | DynamoDB | logs | webhooks | total |',
     '|---|---|---|---|---|---|---|---|',
     ...rows.map(
       (row) =>
@@ -356,6 +377,8 @@ function main(): void {
     ),
     '',
     `Stored data: ${dollars(storedGbPerMonth())} per GB-month (table and point-in-time recovery); logs kept: ${dollars(prices.logsStoredPerGbMonth)} per GB-month.`,
+    '',
+    ...describeWebAclCosts(),
     '',
     'Assumptions:',
     `- ${assumptions.requestsPerTokenPerCacheTtl} requests per token within the authorizer's ${authorizerCacheSeconds} s cache; a ${assumptions.dynamoRoundTripMilliseconds} ms DynamoDB round trip; ${assumptions.webhookSubscribers} webhook subscriber answering in ${assumptions.subscriberMilliseconds} ms; ${assumptions.logBytesPerRequest} bytes of logs per request; ${assumptions.itemBytes}-byte plants.`,

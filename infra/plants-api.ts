@@ -24,9 +24,10 @@ import { Construct } from 'constructs';
 import { protectiveHeaders } from '../functions/shared/http/api-responses.ts';
 import { gatewayResponseCors, preflightHeaders } from '../functions/shared/http/cors.ts';
 import { type RouteFunctionName, routes } from '../functions/shared/http/routes.ts';
+import { ClientRateLimits } from './client-limits.ts';
 import { type GatewayResponse, gatewayResponses } from './gateway-responses.ts';
 import type { CustomDomainConfig, ThrottlingConfig } from './stages.ts';
-import { isEndpointRoute, routeThrottling } from './throttling.ts';
+import { clientLimits, isEndpointRoute, routeThrottling } from './throttling.ts';
 
 export interface PlantsApiProps {
   readonly stageName: string;
@@ -111,7 +112,7 @@ export class PlantsApi extends Construct {
     }
     this.plantsUrl = this.restApi.urlForPath('/plants');
     if (props.customDomain !== undefined) this.plantsUrl = this.addCustomDomain(props.customDomain);
-    this.protectWithWebAcl(props.webAclArn);
+    this.protectWithWebAcl(props, this.budgetsOf(props));
     this.acknowledgeFindings();
   }
 
@@ -124,12 +125,7 @@ export class PlantsApi extends Construct {
       retention: props.logRetention,
       removalPolicy: props.logRemovalPolicy,
     });
-    const budgets = {
-      plants: props.throttling,
-      ...(props.endpointThrottling === undefined
-        ? {}
-        : { webhookEndpoints: props.endpointThrottling }),
-    };
+    const budgets = this.budgetsOf(props);
     const plantsShare = routeThrottling({ path: '/plants' }, budgets);
     return new RestApi(this, 'RestApi', {
       restApiName: `plant-store-${props.stageName}`,
@@ -172,6 +168,16 @@ export class PlantsApi extends Construct {
     });
   }
 
+  /** The stage's throttling budgets: the plants routes', and the endpoint routes'. */
+  private budgetsOf(props: PlantsApiProps) {
+    return {
+      plants: props.throttling,
+      ...(props.endpointThrottling === undefined
+        ? {}
+        : { webhookEndpoints: props.endpointThrottling }),
+    };
+  }
+
   /** Every route of the route table: its function behind a proxy integration and the authorizer. */
   private addRoutes(props: PlantsApiProps): void {
     const authorizer = new TokenAuthorizer(this, 'TokenAuthorizer', {
@@ -189,21 +195,24 @@ export class PlantsApi extends Construct {
     }
   }
 
-  /** The stage's web ACL, where it names one; otherwise why there is none. */
-  private protectWithWebAcl(webAclArn: string | undefined): void {
-    if (webAclArn !== undefined) {
+  /**
+   * The web ACL in front of the stage: the one the stage names (an account-wide ACL, to which its
+   * team adds the per-client rules, docs/deploying.md), or else the stage's own, which holds them.
+   */
+  private protectWithWebAcl(props: PlantsApiProps, budgets: Parameters<typeof clientLimits>[0]) {
+    const stageArn = this.restApi.deploymentStage.stageArn;
+    if (props.webAclArn !== undefined) {
       new CfnWebACLAssociation(this, 'WebAclAssociation', {
-        resourceArn: this.restApi.deploymentStage.stageArn,
-        webAclArn,
+        resourceArn: stageArn,
+        webAclArn: props.webAclArn,
       });
       return;
     }
-    Validations.of(this.restApi.deploymentStage).acknowledge({
-      id: 'AwsSolutions::AwsSolutions-APIG3',
-      reason:
-        'No web ACL configured for this stage (StageConfig.webAclArn): every request needs a ' +
-        'valid bearer token and stage throttling caps the rate; a team with an account-wide ' +
-        'WAF names its web ACL in infra/stages.ts.',
+    new ClientRateLimits(this, 'ClientRateLimits', {
+      stageName: props.stageName,
+      limits: clientLimits(budgets),
+      stageArn,
+      allowedOrigins: props.allowedOrigins ?? [],
     });
   }
 

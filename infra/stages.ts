@@ -108,8 +108,9 @@ export interface StageConfig {
   readonly issuer: IssuerConfig;
   /**
    * ARN of an existing regional AWS WAFv2 web ACL to put in front of the API stage (web ACLs
-   * are usually managed per account, e.g. by Firewall Manager, and shared by many APIs).
-   * @default none: the authorizer and the stage throttling are the only guards
+   * are usually managed per account, e.g. by Firewall Manager, and shared by many APIs); its team
+   * adds the per-client rules to it (docs/deploying.md), since a stage has one web ACL.
+   * @default the stage's own web ACL, holding the per-client limits (`infra/client-limits.ts`)
    */
   readonly webAclArn?: string;
   /**

@@ -8,6 +8,7 @@
  *
  * Plain data: the local stand-in throttles with it too.
  */
+import { errorBody, errorCodes } from '../functions/shared/errors/error-codes.ts';
 import { type Route, routes } from '../functions/shared/http/routes.ts';
 
 /** A token bucket: refilled at `rateLimit` per second, holding `burstLimit`. */
@@ -47,4 +48,65 @@ export function routeThrottling(
     endpoints ? (budgets.webhookEndpoints ?? defaultEndpointThrottling) : budgets.plants,
     group.length,
   );
+}
+
+/**
+ * Per-client limits, which the stage's web ACL enforces before API Gateway (AWS WAF rate-based
+ * rules, "Rate-based rule high-level settings", AWS WAF Developer Guide): requests in the trailing
+ * minute, counted per bearer token (the `Authorization` header is the aggregation key) and per
+ * group of routes. One client's loop is refused there, so it can no longer drain the method
+ * buckets every client shares.
+ */
+export interface ClientLimit {
+  readonly group: 'plants' | 'webhookEndpoints';
+  /** The rule's scope: request paths containing this (`/plants`, `/webhook-endpoints`). */
+  readonly pathContains: string;
+  /** Requests one token may make in a window before the rest are answered 429. */
+  readonly requestsPerWindow: number;
+}
+
+/** The window AWS WAF counts a rate-based rule's requests over (its shortest). */
+export const clientLimitWindowSeconds = 60;
+
+/** AWS WAF's lowest rate limit for a rate-based rule. */
+const lowestWafLimit = 10;
+
+/**
+ * Each group's per-client limit: half of one of its method's share over the window, so a single
+ * client never takes a whole method's rate, however it loops.
+ */
+export function clientLimits(budgets: {
+  readonly plants: ThrottlingLimits;
+  readonly webhookEndpoints?: ThrottlingLimits;
+}): readonly ClientLimit[] {
+  const limitOf = (path: string) =>
+    Math.max(
+      lowestWafLimit,
+      Math.floor((routeThrottling({ path }, budgets).rateLimit * clientLimitWindowSeconds) / 2),
+    );
+  return [
+    { group: 'plants', pathContains: '/plants', requestsPerWindow: limitOf('/plants') },
+    {
+      group: 'webhookEndpoints',
+      pathContains: '/webhook-endpoints',
+      requestsPerWindow: limitOf('/webhook-endpoints'),
+    },
+  ];
+}
+
+/**
+ * The web ACL's answer to a request over its client's limit: a custom response of AWS WAF's
+ * own, so no gateway response reshapes it. Browsers may read it only where the stage allows any
+ * origin (a custom response's headers are fixed, so it cannot name the request's origin).
+ */
+export function clientLimitAnswer(allowedOrigins: readonly string[]) {
+  return {
+    statusCode: 429,
+    headers: {
+      'Content-Type': 'application/json',
+      'Retry-After': String(clientLimitWindowSeconds),
+      ...(allowedOrigins.includes('*') ? { 'Access-Control-Allow-Origin': '*' } : {}),
+    },
+    body: JSON.stringify(errorBody(errorCodes.clientThrottled)),
+  } as const;
 }

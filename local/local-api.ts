@@ -16,7 +16,7 @@ import {
 import { localSecretBox } from '../functions/webhook-endpoints/secret-box.ts';
 import { functionSettings } from '../infra/function-settings.ts';
 import { resolveStageConfig } from '../infra/stages.ts';
-import { routeThrottling } from '../infra/throttling.ts';
+import { clientLimits, routeThrottling } from '../infra/throttling.ts';
 import { type ApiGateway, type ApiGatewayOptions, startApiGateway } from './api-gateway/gateway.ts';
 import { createDocsPages } from './docs-page.ts';
 import { type DynamoDbLocal, startDynamoDbLocal } from './dynamodb-local.ts';
@@ -233,7 +233,7 @@ async function createTables(documentClient: DynamoDBDocumentClient, tableName: s
 
 /**
  * The API Gateway stand-in: every route of the route table with its function's timeout and, unless
- * throttling is off, its share of the imitated stage's budget.
+ * throttling is off, its share of the imitated stage's budget, behind the stage's per-client limits.
  */
 function startGateway(
   options: LocalApiOptions,
@@ -250,6 +250,7 @@ function startGateway(
   };
   return startApiGateway({
     port: options.port ?? 3000,
+    ...(budgets === undefined ? {} : { clientLimits: clientLimits(budgets) }),
     authorizerTimeoutMilliseconds: functionSettings.authorizer.timeoutSeconds * 1000,
     logger,
     allowedOrigins: options.allowedOrigins ?? [],

@@ -28,7 +28,9 @@ import { protectiveHeaders } from '../../functions/shared/http/api-responses.ts'
 import { allowOriginHeader, preflightHeaders } from '../../functions/shared/http/cors.ts';
 import { createLogger, type Logger } from '../../functions/shared/platform/logger.ts';
 import { awsOwnAnswers, lambdaMaxInvocationBytes } from '../../infra/gateway-responses.ts';
+import { type ClientLimit, clientLimitAnswer } from '../../infra/throttling.ts';
 import { awsAnswer, gatewayAnswer, gatewayCorsHeaders, readBody, writeAnswer } from './answers.ts';
+import { type ClientLimiter, createClientLimiter } from './client-limits.ts';
 import {
   accountId,
   answerFromProxyResult,
@@ -84,6 +86,11 @@ export interface ApiGatewayOptions {
    * divided: `infra/throttling.ts`); none when neither says.
    */
   readonly throttling?: { readonly rateLimit: number; readonly burstLimit: number };
+  /**
+   * The stage's per-client limits, which its web ACL enforces before API Gateway; none when
+   * absent.
+   */
+  readonly clientLimits?: readonly ClientLimit[];
   /** API Gateway's maximum integration timeout. @default 29000 */
   readonly integrationTimeoutMilliseconds?: number;
   /** The authorizer function's Lambda timeout; past it, API Gateway answers 500. @default 5000 */
@@ -129,6 +136,8 @@ interface Gateway {
   readonly stageName: string;
   readonly logger: Logger;
   readonly authorize: ReturnType<typeof createCachedAuthorizer>;
+  /** Counts a request against its client's limit: false when the web ACL refuses it. */
+  readonly withinClientLimit: ClientLimiter;
   /** Takes a token from the method's bucket: false when it is throttled. */
   readonly takeToken: (route: GatewayRoute) => boolean;
   readonly matchRoute: ReturnType<typeof createRouteMatcher>;
@@ -196,6 +205,7 @@ function createGateway(options: ApiGatewayOptions): Gateway {
       options.authorizer,
       (options.authorizerCacheTtlSeconds ?? 300) * 1000,
     ),
+    withinClientLimit: createClientLimiter(options.clientLimits ?? []),
     takeToken,
     matchRoute: createRouteMatcher(options.routes),
     integrationTimeout: options.integrationTimeoutMilliseconds ?? 29_000,
@@ -239,9 +249,10 @@ function answerRequest(gateway: Gateway, request: IncomingMessage, response: Ser
 }
 
 /**
- * The order of API Gateway's checks: a routable request, then the stage's own pages and
- * preflights, the route, its method's throttling, the payload limit, the token and the
- * authorizer, and only then the function.
+ * The order of the checks: the web ACL's per-client limit (AWS WAF sees a request before API
+ * Gateway does), then API Gateway's: a routable request, the stage's own pages and preflights, the
+ * route, its method's throttling, the payload limit, the token and the authorizer, and only then
+ * the function.
  */
 async function handleRequest(
   gateway: Gateway,
@@ -249,6 +260,11 @@ async function handleRequest(
   requestId: string,
   matched: RouteMatch | undefined,
 ): Promise<HttpAnswer | 'refused' | undefined> {
+  const path = (request.url ?? '/').split('?', 1)[0] as string;
+  if (!gateway.withinClientLimit(path, request.headers.authorization)) {
+    const answer = clientLimitAnswer(gateway.allowedOrigins);
+    return { ...answer, body: Buffer.from(answer.body) };
+  }
   if (request.headers.host === undefined) return gatewayAnswer('DEFAULT_4XX');
   const ownAnswer = localPage(gateway, request, matched) ?? preflight(gateway, request, matched);
   if (ownAnswer !== undefined) return ownAnswer;

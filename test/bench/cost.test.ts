@@ -16,7 +16,7 @@ describe('npm run cost', () => {
       const parts =
         row.apiGateway + row.authorizer + row.lambda + row.dynamoDb + row.logs + row.webhooks;
       expect(row.total).toBeCloseTo(parts, 10);
-      expect(row.apiGateway).toBe(prices.apiGatewayRestPerMillion);
+      expect(row.apiGateway).toBe(prices.apiGatewayRestPerMillion + prices.wafRequestsPerMillion);
     }
   });
 

@@ -6,6 +6,8 @@ import { describe, expect, it } from '@jest/globals';
 import { Stack } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import { routes, scopeDescriptions } from '../../functions/shared/http/routes.ts';
+import { stages } from '../../infra/stages.ts';
+import { clientLimits } from '../../infra/throttling.ts';
 import { TokenIssuer } from '../../infra/token-issuer.ts';
 import { createPlantsApi } from './bare-plants-api.ts';
 
@@ -152,7 +154,75 @@ describe('PlantsApi on a custom domain', () => {
 });
 
 describe('PlantsApi with a WAF web ACL', () => {
-  it('associates the web ACL with the API stage', () => {
+  it('puts its own web ACL in front of the stage when it names none: per-client limits keyed on the bearer token', () => {
+    const stack = new Stack();
+    createPlantsApi(stack, {
+      stageName: 'dev',
+      throttling: stages.dev.throttling,
+      allowedOrigins: ['*'],
+    });
+    const template = Template.fromStack(stack);
+    const limits = clientLimits({ plants: stages.dev.throttling });
+    template.hasResourceProperties('AWS::WAFv2::WebACL', {
+      Scope: 'REGIONAL',
+      DefaultAction: { Allow: {} },
+      CustomResponseBodies: {
+        'too-many-requests': {
+          ContentType: 'APPLICATION_JSON',
+          Content: JSON.stringify({
+            error: 42900,
+            message: 'Too many requests from this client in the last minute; retry later.',
+          }),
+        },
+      },
+      Rules: limits.map((limit, priority) => ({
+        Name: `per-client-${limit.group}`,
+        Priority: priority,
+        Action: {
+          Block: {
+            CustomResponse: {
+              ResponseCode: 429,
+              CustomResponseBodyKey: 'too-many-requests',
+              ResponseHeaders: [
+                { Name: 'Retry-After', Value: '60' },
+                { Name: 'Access-Control-Allow-Origin', Value: '*' },
+              ],
+            },
+          },
+        },
+        Statement: {
+          RateBasedStatement: {
+            Limit: limit.requestsPerWindow,
+            EvaluationWindowSec: 60,
+            AggregateKeyType: 'CUSTOM_KEYS',
+            CustomKeys: [
+              {
+                Header: {
+                  Name: 'authorization',
+                  TextTransformations: [{ Priority: 0, Type: 'NONE' }],
+                },
+              },
+            ],
+            ScopeDownStatement: {
+              ByteMatchStatement: Match.objectLike({
+                SearchString: limit.pathContains,
+                FieldToMatch: { UriPath: {} },
+                PositionalConstraint: 'CONTAINS',
+              }),
+            },
+          },
+        },
+        VisibilityConfig: Match.anyValue(),
+      })),
+    });
+    // Half a method's share a minute: dev's plants routes 10/s each, the endpoint routes 2/s.
+    expect(limits.map((limit) => limit.requestsPerWindow)).toEqual([300, 60]);
+    template.hasResourceProperties('AWS::WAFv2::WebACLAssociation', {
+      WebACLArn: { 'Fn::GetAtt': [Match.stringLikeRegexp('^ApiClientRateLimitsWebAcl'), 'Arn'] },
+    });
+  });
+
+  it('associates the web ACL the stage names instead (its team adds the rules), and makes none', () => {
     const stack = new Stack();
     const webAclArn =
       'arn:aws:wafv2:eu-west-1:123456789012:regional/webacl/plant-store/a1b2c3d4-5678-90ab-cdef-EXAMPLE11111';
@@ -160,6 +230,7 @@ describe('PlantsApi with a WAF web ACL', () => {
       stageName: 'prod',
       webAclArn,
     });
+    Template.fromStack(stack).resourceCountIs('AWS::WAFv2::WebACL', 0);
     Template.fromStack(stack).hasResourceProperties('AWS::WAFv2::WebACLAssociation', {
       WebACLArn: webAclArn,
       ResourceArn: {

@@ -20,7 +20,6 @@ const synthesizedStage = synthesizedStages();
 /** The findings each stage acknowledges: a new finding, or one that goes away, fails a test. */
 const acknowledgedFindings = [
   'AwsSolutions-APIG2',
-  'AwsSolutions-APIG3',
   'AwsSolutions-COG4',
   'AwsSolutions-COG8',
   // The webhook log: 7 days of events and attempts that expire by themselves.

@@ -70,6 +70,11 @@ export const errorCodes = {
     message: 'A change needs If-Match with the ETag of the plant read last.',
   },
   throttled: { error: 42900, statusCode: 429, message: 'Too many requests; retry later.' },
+  clientThrottled: {
+    error: 42900,
+    statusCode: 429,
+    message: 'Too many requests from this client in the last minute; retry later.',
+  },
   internal: { error: 50000, statusCode: 500, message: 'An unexpected error occurred.' },
   storeUnavailable: {
     error: 50300,

@@ -1,0 +1,45 @@
+/**
+ * The stage's per-client limits, as its web ACL enforces them before API Gateway sees a request
+ * (`infra/client-limits.ts`): per bearer token and group of routes, the requests of the trailing
+ * minute, the refused ones included, as AWS WAF counts them. AWS WAF checks the rate "frequently"
+ * and applies it "near the limit" (AWS WAF Developer Guide, "Rate-based rule high-level
+ * settings"), so a deployed stage may let a few more through, a few seconds later; this stand-in
+ * refuses the first request over the limit.
+ */
+import { type ClientLimit, clientLimitWindowSeconds } from '../../infra/throttling.ts';
+
+/** Counts a request; false when its client is over its limit for the request's group. */
+export type ClientLimiter = (path: string, authorization: string | undefined) => boolean;
+
+export function createClientLimiter(
+  limits: readonly ClientLimit[],
+  now: () => number = Date.now,
+): ClientLimiter {
+  const windowMilliseconds = clientLimitWindowSeconds * 1000;
+  /** Each aggregation instance's request times, oldest first. */
+  const counts = new Map<string, number[]>();
+  let prunedAt = now();
+
+  /** Forgets the tokens not seen for a window, now and then. */
+  const prune = (time: number) => {
+    if (time - prunedAt < windowMilliseconds) return;
+    prunedAt = time;
+    for (const [key, times] of counts) {
+      if ((times.at(-1) ?? 0) <= time - windowMilliseconds) counts.delete(key);
+    }
+  };
+
+  return (path, authorization) => {
+    const limit = limits.find((candidate) => path.includes(candidate.pathContains));
+    // A request without the aggregation key is not counted by the rule (nor rate limited).
+    if (limit === undefined || authorization === undefined) return true;
+    const time = now();
+    prune(time);
+    const key = `${limit.group}\n${authorization}`;
+    const times = counts.get(key) ?? [];
+    while ((times[0] ?? time) <= time - windowMilliseconds) times.shift();
+    times.push(time);
+    counts.set(key, times);
+    return times.length <= limit.requestsPerWindow;
+  };
+}
