@@ -1,4 +1,11 @@
-import { CfnOutput, RemovalPolicy, Stack, type StackProps, Validations } from 'aws-cdk-lib';
+import {
+  Aspects,
+  CfnOutput,
+  RemovalPolicy,
+  Stack,
+  type StackProps,
+  Validations,
+} from 'aws-cdk-lib';
 import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
 import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import type { RetentionDays } from 'aws-cdk-lib/aws-logs';
@@ -18,6 +25,7 @@ import { PlantWebhooks } from './plant-webhooks.ts';
 import { PlantsApi } from './plants-api.ts';
 import { PlantsTable } from './plants-table.ts';
 import { GradualDeployment } from './safe-deployment.ts';
+import { SamResourceIds } from './sam-resource-ids.ts';
 import { defaultInitDurationAlarmMilliseconds, type StageConfig } from './stages.ts';
 import { TokenIssuer } from './token-issuer.ts';
 import { WebhookEndpointStores } from './webhook-endpoint-stores.ts';
@@ -111,6 +119,7 @@ export class PlantStoreStack extends Stack {
     this.monitoring = this.createMonitoring();
     acknowledgeControlTowerFindings(this, stage);
     this.addOutputs();
+    Aspects.of(this).add(new SamResourceIds());
   }
 
   /**

@@ -126,9 +126,9 @@ async function main(): Promise<number> {
   }
   const endpoint = process.env.AWS_ENDPOINT_URL?.trim() || undefined;
   const { outputs, stageName } = await describeStack(values.stack);
-  const productionLike = Object.hasOwn(stages, stageName)
-    ? resolveStageConfig(stageName).productionLike
-    : true;
+  const stage = Object.hasOwn(stages, stageName) ? resolveStageConfig(stageName) : undefined;
+  const productionLike = stage?.productionLike ?? true;
+  const browserOrigin = stage?.cors?.allowedOrigins.find((origin) => origin !== '*');
   const { tokenUrl, ...addresses } = targetAddresses(outputs, endpoint);
   const clientId = requiredOutput(outputs, 'ClientId');
   const description: TargetDescription = {
@@ -143,6 +143,7 @@ async function main(): Promise<number> {
     // The emulator runs the stage's functions on this machine: they reach its loopback.
     ...(endpoint === undefined ? {} : { receiverHost: '127.0.0.1' }),
     writes: !productionLike || values['allow-writes'] === true,
+    ...(browserOrigin === undefined ? {} : { browserOrigin }),
   };
   const work = mkdtempSync(path.join(tmpdir(), 'plant-store-smoke-'));
   try {

@@ -8,7 +8,7 @@
 import { beforeAll, describe, expect } from '@jest/globals';
 import { expectError } from './answers.ts';
 import { caseNeeding } from './cases.ts';
-import { call, tokenFor } from './target.ts';
+import { call, target, tokenFor } from './target.ts';
 
 let writer: string;
 let reader: string;
@@ -112,6 +112,34 @@ describe('a path or parameter the API does not take', () => {
       const answer = await call('GET', '/trees', { token: reader });
       expect(answer.status).toBe(404);
       expect(JSON.parse(answer.text)).toEqual({ error: 40400, message: expect.any(String) });
+    },
+  );
+});
+
+describe('a page on another origin (CORS)', () => {
+  caseNeeding('cors-preflight')(
+    'answers the preflight of an allowed origin with its origin, methods and headers, and no other origin',
+    async () => {
+      const preflight = (origin: string) =>
+        call('OPTIONS', '/plants', {
+          headers: {
+            Origin: origin,
+            'Access-Control-Request-Method': 'POST',
+            'Access-Control-Request-Headers': 'authorization,content-type',
+          },
+        });
+      const allowed = target().browserOrigin as string;
+      const answer = await preflight(allowed);
+      expect(answer.status).toBe(204);
+      expect(answer.headers['access-control-allow-origin']).toBe(allowed);
+      expect(answer.headers['access-control-allow-methods']?.split(', ')).toEqual(
+        expect.arrayContaining(['GET', 'POST']),
+      );
+      expect(answer.headers['access-control-allow-headers']?.toLowerCase()).toEqual(
+        expect.stringContaining('authorization'),
+      );
+      const stranger = await preflight('https://not-allowed.example');
+      expect(stranger.headers['access-control-allow-origin']).toBeUndefined();
     },
   );
 });

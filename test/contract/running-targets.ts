@@ -65,6 +65,8 @@ export async function startNpmStartTarget(): Promise<RunningTarget> {
       tokens: { kind: 'local', dataDirectory: path.join(dataDirectory, 'data') },
       receiverHost: '127.0.0.1',
       writes: true,
+      // npm start lets pages on any port of localhost call it.
+      browserOrigin: 'http://localhost:5173',
     },
     stop,
   };

@@ -27,7 +27,8 @@ export type Capability =
   | 'webhook-receiver'
   | 'gateway-responses'
   | 'api-gateway-not-found'
-  | 'binary-bodies';
+  | 'binary-bodies'
+  | 'cors-preflight';
 
 /**
  * What each target cannot run, and why: one table, so that a difference is declared once.
@@ -45,6 +46,8 @@ export const limitations: Readonly<Record<TargetName, Partial<Record<Capability,
       'SAM answers an unknown path 403 {"message":"Missing Authentication Token"}, not 404/40400',
     'binary-bodies':
       'SAM ignores the binary media types: a body that is not UTF-8 answers 502, not 400/40001',
+    'cors-preflight':
+      'SAM answers a CORS preflight itself, without Access-Control-Allow-Origin, so a browser cannot call sam local start-api',
   },
   'emulated-stack': {
     'second-client': 'the stack makes one app client, so every token has its one subject',
@@ -80,6 +83,8 @@ export interface TargetDescription {
   readonly omitsHeaders?: readonly string[];
   /** Host names to send to 127.0.0.1 with their own `Host` header (MiniStack's API). */
   readonly loopbackHosts?: readonly string[];
+  /** An origin whose pages the target lets call it (CORS), where it allows any. */
+  readonly browserOrigin?: string;
 }
 
 /** The environment variable naming the description's file. */
@@ -104,6 +109,9 @@ export function cannotRun(capability: Capability): string | undefined {
   const description = target();
   if (capability === 'writes' && !description.writes) {
     return 'a production-like stage is not written to unless asked (--allow-writes)';
+  }
+  if (capability === 'cors-preflight' && description.browserOrigin === undefined) {
+    return 'the stage lets no browser origin call it (cors.allowedOrigins)';
   }
   return limitations[description.name][capability];
 }

@@ -10,7 +10,6 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { type DockerEngine, startDockerEngine } from '../../beds/sam/docker-engine.ts';
-import { samCommand } from '../../beds/sam/sam-cli.ts';
 import {
   type SamServices,
   type SynthesizedTemplate,
@@ -100,15 +99,16 @@ export interface SamApi {
  * request) and resolves once it answers.
  */
 export async function startSamApi(setting: SamBed): Promise<SamApi> {
-  const { command, environment } = samCommand({
-    ...process.env,
-    DOCKER_HOST: setting.engine.host,
-  });
   const port = 3000 + Math.floor(Math.random() * 1000);
   const begun = performance.now();
+  // As the recipe runs it: through `npm run sam`, which stops SAM when npm gets a SIGTERM.
   const api = spawn(
-    command,
+    'npm',
     [
+      'run',
+      '-s',
+      'sam',
+      '--',
       'local',
       'start-api',
       '-t',
@@ -123,7 +123,11 @@ export async function startSamApi(setting: SamBed): Promise<SamApi> {
       '--port',
       String(port),
     ],
-    { env: environment, stdio: ['ignore', 'pipe', 'pipe'] },
+    {
+      cwd: repositoryRoot,
+      env: { ...process.env, DOCKER_HOST: setting.engine.host },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
   );
   let output = '';
   const collect = (chunk: Buffer) => {
@@ -159,11 +163,17 @@ export async function startSamApi(setting: SamBed): Promise<SamApi> {
         since(started);
       return response;
     },
+    /** Stops it as `docker stop` or an IDE would: SIGTERM to npm alone. */
     stop: async () => {
       if (api.exitCode !== null) return;
       const exited = new Promise((resolve) => api.once('exit', resolve));
-      api.kill('SIGINT');
+      api.kill('SIGTERM');
       await exited;
+      const stillAnswers = await fetch(url).then(
+        () => true,
+        () => false,
+      );
+      if (stillAnswers) throw new Error('sam local start-api still answers after npm stopped');
     },
   };
 }
