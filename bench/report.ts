@@ -13,8 +13,7 @@ import type {
 import { createFunctionName } from './bundles.ts';
 import type { ColdStartFigures } from './cold-start.ts';
 import type { measureEndToEnd } from './end-to-end.ts';
-import type { RetrySimulationFigures } from './retry-simulation.ts';
-import { round } from './statistics.ts';
+
 import type { EndpointFigures } from './webhook-endpoints.ts';
 import type { measureWebhookLoad } from './webhooks.ts';
 
@@ -56,9 +55,6 @@ export interface BenchResults {
   readonly authorizer: Awaited<ReturnType<typeof measureAuthorizer>>;
   readonly endToEnd: Awaited<ReturnType<typeof measureEndToEnd>>;
   readonly webhooks: Awaited<ReturnType<typeof measureWebhookLoad>>;
-  readonly retries: RetrySimulationFigures;
-  /** The same with the dead subscriber an endpoint among 1,000. */
-  readonly endpointRetries: RetrySimulationFigures;
   readonly endpoints: EndpointFigures;
   readonly memoryEstimates: ReturnType<typeof estimateLambdaTimes>;
 }
@@ -76,17 +72,15 @@ export function formatReport(results: BenchResults): string[] {
     ...formatAuthorizer(results),
     ...formatEndToEnd(results, check),
     ...formatWebhooks(results, check),
-    ...formatRetrySimulation(results.retries, check),
-    ...formatRetrySimulation(results.endpointRetries, check),
     ...formatEndpoints(results.endpoints, check),
     ...formatMemoryEstimates(results),
   ];
 }
 
-type Check = (met: boolean) => string;
+export type Check = (met: boolean) => string;
 
 /** A verdict on a target; a quick run's samples are too small to judge, so it says so. */
-function verdict(quick: boolean): Check {
+export function verdict(quick: boolean): Check {
   return (met) => {
     if (quick)
       return met ? '(met, indicative only: quick run)' : '(not met, indicative only: quick run)';
@@ -185,19 +179,6 @@ function formatWebhooks({ webhooks: hooks }: BenchResults, check: Check): string
     `  distinct deliveries per run: ${hooks.distinctDeliveries.join(', ')} (of ${hooks.creates}) ${check(hooks.distinctDeliveries.every((count) => count === hooks.creates))}`,
     `  delivery delay (create answered → received): p50 ${hooks.deliveryDelay.p50} ms, p99 ${hooks.deliveryDelay.p99} ms, max ${hooks.deliveryDelay.max} ms (target p99 ≤ ${targets.webhookDeliveryP99Milliseconds} ms) ${check(hooks.deliveryDelay.p99 <= targets.webhookDeliveryP99Milliseconds)}`,
     `  create latency without webhooks: p50 ${hooks.createWithoutWebhooks.p50} ms, p99 ${hooks.createWithoutWebhooks.p99} ms; with: p50 ${hooks.createWithWebhooks.p50} ms, p99 ${hooks.createWithWebhooks.p99} ms`,
-  ];
-}
-
-function formatRetrySimulation(figures: RetrySimulationFigures, check: Check): string[] {
-  const { withoutDeadSubscriber: alone, withDeadSubscriber: dead } = figures;
-  const total = figures.pending + figures.live;
-  return [
-    '',
-    `Webhook retries (emulated deployed path, schedule ${figures.retrySchedule.join(', ')} s, hops ≤ ${figures.maximumDelaySeconds} s): ${figures.endpoints === 0 ? 'a dead subscriber' : `a dead endpoint among ${figures.endpoints.toLocaleString('en-US')} (the others healthy, in both runs)`} with ${figures.pending} pending events, then ${figures.live} live events`,
-    `  live subscriber delay without the dead one: p50 ${alone.liveDelay.p50} ms, p99 ${alone.liveDelay.p99} ms; beside it: p50 ${dead.liveDelay.p50} ms, p99 ${dead.liveDelay.p99} ms (p99 ratio ${round(dead.liveDelay.p99 / alone.liveDelay.p99, 2)})`,
-    `  messages in flight, at most: ${dead.maxInFlight} (the pollers' batches hold ${dead.inFlightBound}; the dead subscriber had ${total} events waiting) ${check(dead.maxInFlight <= dead.inFlightBound)}`,
-    `  retries after their scheduled wait: min +${dead.retryLateness?.min} ms, p50 +${dead.retryLateness?.p50} ms, p99 +${dead.retryLateness?.p99} ms, max +${dead.retryLateness?.max} ms ${check((dead.retryLateness?.min ?? -1) >= 0)}`,
-    `  every event delivered to the live subscriber: ${dead.liveDelivered}/${total} ${check(dead.liveDelivered === total)}; dead-lettered for the dead one: ${dead.deadLettered}/${total} ${check(dead.deadLettered === total)}`,
   ];
 }
 

@@ -1,10 +1,12 @@
 /**
- * `npm run bench`: what the Plant Store's functions cost, as figures (never pass/fail timings).
- * Builds the bundles as the CDK app does, then measures each API function's cold start (against
- * its CDK-default build and the SDK's floor), the create function's every bundling lever and warm
- * path, the authorizer, the local API end to end under load, and the webhooks; writes everything
- * to `.data/bench/results.json` and prints the report (`report.ts`). `--quick` takes fewer
- * samples (a smoke run whose verdicts are marked indicative only).
+ * `npm run bench`: the figures that decide things (never pass/fail timings). Builds the bundles as
+ * the CDK app does, then measures each API function's cold start (against its CDK-default build
+ * and the SDK's floor), the create function's every bundling lever and warm path, the
+ * authorizer, the local API end to end under load, the webhook delay, and the fan-out to 1,000
+ * endpoints; writes everything to `.data/bench/results.json` and prints the report (`report.ts`).
+ * `--quick` takes fewer samples (a smoke run whose verdicts are marked indicative only). The
+ * long retry simulations are `npm run bench:retries` (`retries.ts`); the cost model is
+ * `npm run cost`.
  *
  * Every server and process a section starts is stopped when it ends, also when it fails.
  */
@@ -23,7 +25,6 @@ import {
 import { buildBenchBundles, createFunctionName, repositoryRoot } from './bundles.ts';
 import { measureEndToEnd } from './end-to-end.ts';
 import { type BenchResults, formatLoad, formatReport } from './report.ts';
-import { type RetrySimulationOptions, simulateDeadSubscriber } from './retry-simulation.ts';
 import { round } from './statistics.ts';
 import { measureWebhookEndpoints } from './webhook-endpoints.ts';
 import { measureWebhookLoad } from './webhooks.ts';
@@ -39,17 +40,9 @@ const sampling: Sampling = {
 };
 const endToEndSeconds = quick ? 2 : 10;
 const listedPlants = quick ? 1_000 : 10_000;
-const pendingEvents = quick ? 40 : 200;
-/** DESIGN.md's scale: one event to 1,000 endpoints. */
+/** The contract's scale for endpoints: one event to 1,000 of them. */
 const fannedOutEndpoints = 1_000;
 const fannedOutEvents = quick ? 2 : 5;
-/**
- * Every event is a message for each endpoint, and moto's SQS with four pollers delivers about 14
- * a second here: one pending and one live event at 1,000 endpoints take about 8 minutes.
- */
-const endpointRetryEvents = quick
-  ? { endpoints: 100, pending: 1, live: 2 }
-  : { endpoints: fannedOutEndpoints, pending: 1, live: 1 };
 
 const dataDirectory = join(repositoryRoot, '.data', 'bench');
 const resultsPath = join(dataDirectory, 'results.json');
@@ -80,19 +73,6 @@ async function main(): Promise<void> {
   const webhooks = await measureWebhookLoad({ runs: quick ? 1 : 2 });
 
   log(
-    `Webhook retries on the emulated deployed path (moto, DynamoDB Local): a dead subscriber with ${pendingEvents} pending events beside a live one, time-compressed…`,
-  );
-  const retries = await measureDeadSubscriber({ pending: pendingEvents, live: 100 });
-
-  log(
-    `Webhook retries with endpoints: a dead endpoint among ${endpointRetryEvents.endpoints.toLocaleString('en-US')} with ${endpointRetryEvents.pending} pending events beside the live subscriber, then ${endpointRetryEvents.live} live events…`,
-  );
-  const endpointRetries = await measureDeadSubscriber({
-    ...endpointRetryEvents,
-    intervalMilliseconds: 1000,
-  });
-
-  log(
     `Webhook endpoints: ${fannedOutEndpoints.toLocaleString('en-US')} registered through the local API, then ${fannedOutEvents} events each fanned out to all of them (moto's SQS, DynamoDB Local)…`,
   );
   const endpoints = await measureEndpoints();
@@ -111,8 +91,6 @@ async function main(): Promise<void> {
     authorizer,
     endToEnd,
     webhooks,
-    retries,
-    endpointRetries,
     endpoints,
     memoryEstimates: estimateLambdaTimes(
       apiFunctions.create.figures,
@@ -122,28 +100,6 @@ async function main(): Promise<void> {
   writeFileSync(resultsPath, `${JSON.stringify(results, null, 2)}\n`);
   console.log(formatReport(results).join('\n'));
   log(`Results: ${resultsPath}`);
-}
-
-/** The dead-subscriber simulation, on its own moto servers and DynamoDB Local. */
-async function measureDeadSubscriber(
-  events: Pick<RetrySimulationOptions, 'pending' | 'live' | 'endpoints' | 'intervalMilliseconds'>,
-) {
-  const [moto, retryMoto, store] = await Promise.all([
-    startMotoServer(),
-    startMotoServer(),
-    startDynamoDbLocal(),
-  ]);
-  try {
-    return await simulateDeadSubscriber({
-      moto,
-      retryMoto,
-      dynamoDbEndpoint: store.endpoint,
-      intervalMilliseconds: 50,
-      ...events,
-    });
-  } finally {
-    await Promise.all([moto.stop(), retryMoto.stop(), store.stop()]);
-  }
 }
 
 /** Endpoint registration and the fan-out to 1,000 endpoints, on their own moto and store. */

@@ -155,12 +155,11 @@ export interface StageConfig {
 }
 
 /**
- * `npm run bench` measures an API function's cold start on one full core: Node.js starting
- * plus importing the bundle, which is what Lambda's Init Duration counts, takes about 90 ms at
- * its p90 (create-plant 83, delete-plant 94, the authorizer 73: docs/performance.md). Lambda
- * gives a 1,024 MB function 0.58 of a vCPU (a full one at 1,769 MB), so about 160 ms there.
- * 500 ms is three times that: the bundle grew, or its init waits on the network, and every
- * client that meets a cold start waits that long before its request starts.
+ * The Init Duration p99 that pages: about three times what `npm run bench` measures for an API
+ * function's Node.js start and bundle import on one core, scaled to the 0.58 of a vCPU Lambda
+ * gives 1,024 MB (the figures and the sum: docs/performance.md#memory). Past it the bundle grew,
+ * or its init waits on the network, and every client that meets a cold start waits that long
+ * before its request starts.
  */
 export const defaultInitDurationAlarmMilliseconds = 500;
 

@@ -13,7 +13,6 @@ import {
   secretsKeyVariables,
 } from '../webhook-endpoints/endpoint-config.ts';
 
-/** The configuration from the environment; anything missing fails the cold start. */
 export function readConfig(environment: NodeJS.ProcessEnv) {
   const variables = readConfiguration(
     'create-webhook-endpoint',

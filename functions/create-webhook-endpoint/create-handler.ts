@@ -29,7 +29,6 @@ import { checkedUrlOf, type EndpointUrlPolicy } from '../webhook-endpoints/endpo
 import type { SecretBox } from '../webhook-endpoints/secret-box.ts';
 import { newEndpointSecret } from '../webhook-endpoints/secret-box.ts';
 
-/** What the function needs (its Lambda entry, the local API and the tests each give it). */
 export interface Dependencies extends EndpointFunctionDependencies {
   /** Seals the new endpoint's secret. */
   readonly secretBox: Pick<SecretBox, 'seal'>;

@@ -8,7 +8,6 @@ import { createHandler } from './create-handler.ts';
 
 const { dynamoDbEndpoint, secretsKeyId, kmsEndpoint, ...config } = readConfig(process.env);
 
-/** The Lambda entry; the clients are created once per container and reused. */
 export const handler = createHandler({
   documentClient: createDocumentClient({ endpoint: dynamoDbEndpoint }),
   secretBox: kmsSealerOf({ secretsKeyId, kmsEndpoint }),

@@ -9,7 +9,6 @@ import { createHandler } from './create-handler.ts';
 
 const config = readTableFunctionConfig('delete-plant');
 
-/** The Lambda entry; the client is created once per container and reused by warm invocations. */
 export const handler = createHandler({
   documentClient: createDocumentClient({ endpoint: config.endpoint }),
   tableName: config.tableName,

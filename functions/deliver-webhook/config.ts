@@ -34,7 +34,6 @@ const deliveryVariables = {
   SECRETS_MANAGER_ENDPOINT: optional,
 };
 
-/** The configuration from the environment; anything missing fails the cold start. */
 export function readDeliverConfig(environment: NodeJS.ProcessEnv) {
   const config = readConfiguration('deliver-webhook', deliveryVariables, environment);
   const settings = {

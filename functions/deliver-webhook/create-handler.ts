@@ -98,7 +98,6 @@ function secretsManagerSubscribers(
   }));
 }
 
-/** Builds the handler around its dependencies (tests bring their own). */
 export function createHandler(dependencies: DeliverDependencies) {
   const loggerOf = invocationLoggers(
     dependencies.logger ?? createLogger({ service: 'deliver-webhook' }),

@@ -11,7 +11,6 @@ import {
   secretsKeyVariables,
 } from '../webhook-endpoints/endpoint-config.ts';
 
-/** The configuration from the environment; anything missing fails the cold start. */
 export function readConfig(environment: NodeJS.ProcessEnv) {
   const variables = readConfiguration(
     'get-webhook-endpoint-secret',

@@ -11,7 +11,6 @@ import {
 } from '../webhook-endpoints/endpoint-request.ts';
 import type { SecretBox } from '../webhook-endpoints/secret-box.ts';
 
-/** What the function needs (its Lambda entry, the local API and the tests each give it). */
 export interface Dependencies extends EndpointFunctionDependencies {
   /** Opens the endpoint's secret. */
   readonly secretBox: Pick<SecretBox, 'open'>;

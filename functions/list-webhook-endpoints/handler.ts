@@ -11,7 +11,6 @@ const { dynamoDbEndpoint, ...config } = readEndpointFunctionConfig(
   process.env,
 );
 
-/** The Lambda entry; the client is created once per container and reused by warm invocations. */
 export const handler = createHandler({
   documentClient: createDocumentClient({ endpoint: dynamoDbEndpoint }),
   ...config,

@@ -9,7 +9,6 @@ import {
   endpointFunctionVariables,
 } from '../webhook-endpoints/endpoint-config.ts';
 
-/** The configuration from the environment; anything missing fails the cold start. */
 export function readConfig(environment: NodeJS.ProcessEnv) {
   const variables = readConfiguration(
     'recover-webhook-endpoint',

@@ -39,7 +39,6 @@ import {
   type WebhookLogTable,
 } from '../webhook-endpoints/webhook-log.ts';
 
-/** What the function needs (its Lambda entry, the local API and the tests each give it). */
 export interface Dependencies extends EndpointFunctionDependencies {
   /** Where the missed events are queued. */
   readonly deliveries: DeliveryQueue;

@@ -9,7 +9,6 @@ import { createHandler } from './create-handler.ts';
 
 const { dynamoDbEndpoint, deliveryQueueUrl, ...config } = readConfig(process.env);
 
-/** The Lambda entry; the clients are created once per container and reused. */
 export const handler = createHandler({
   documentClient: createDocumentClient({ endpoint: dynamoDbEndpoint }),
   deliveries: sqsDeliveryQueue(new SQSClient({}), deliveryQueueUrl),

@@ -43,7 +43,6 @@ export interface ReplaySummary {
 /** The log line of each replay, with its summary. */
 export const replayLog = { replayed: 'replayed kept stream failures' } as const;
 
-/** Builds the handler around its dependencies (tests bring their own). */
 export function createHandler(dependencies: ReplayDependencies) {
   const loggerOf = invocationLoggers(
     dependencies.logger ?? createLogger({ service: 'replay-stream-failures' }),

@@ -21,7 +21,6 @@ import {
 import { rotateEndpointSecret } from '../webhook-endpoints/endpoint-store.ts';
 import { newEndpointSecret, type SecretBox } from '../webhook-endpoints/secret-box.ts';
 
-/** What the function needs (its Lambda entry, the local API and the tests each give it). */
 export interface Dependencies extends EndpointFunctionDependencies {
   /** Seals the new secret. */
   readonly secretBox: Pick<SecretBox, 'seal'>;

@@ -17,7 +17,6 @@ import {
 } from '../webhook-endpoints/endpoint-request.ts';
 import { endpointSubscriberName } from '../webhook-endpoints/endpoint-subscriptions.ts';
 
-/** What the function needs (its Lambda entry, the local API and the tests each give it). */
 export interface Dependencies extends EndpointFunctionDependencies {
   /** Where the test event is queued. */
   readonly deliveries: DeliveryQueue;

@@ -30,7 +30,6 @@ import { checkedUrlOf, type EndpointUrlPolicy } from '../webhook-endpoints/endpo
 /** The reason an endpoint its owner disabled shows. */
 export const disabledByOwner = 'Disabled by its owner.';
 
-/** What the function needs (its Lambda entry, the local API and the tests each give it). */
 export interface Dependencies extends EndpointFunctionDependencies {
   /** Which URLs an endpoint may have. */
   readonly urlPolicy: EndpointUrlPolicy;

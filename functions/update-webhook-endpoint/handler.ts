@@ -19,7 +19,6 @@ const variables = readConfiguration(
 );
 const { dynamoDbEndpoint, ...config } = endpointFunctionSettingsOf(variables);
 
-/** The Lambda entry; the client is created once per container and reused by warm invocations. */
 export const handler = createHandler({
   documentClient: createDocumentClient({ endpoint: dynamoDbEndpoint }),
   urlPolicy: variables.WEBHOOK_ENDPOINT_URLS,

@@ -6,7 +6,6 @@
 import { readConfiguration } from '../shared/platform/configuration.ts';
 import { fanoutSettingsOf, fanoutVariables } from '../webhook-endpoints/fanout-dependencies.ts';
 
-/** The configuration from the environment; anything missing fails the cold start. */
 export function readFanoutConfig(environment: NodeJS.ProcessEnv) {
   return fanoutSettingsOf(
     readConfiguration('webhook-fanout', fanoutVariables(environment), environment),

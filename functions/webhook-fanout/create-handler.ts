@@ -21,7 +21,6 @@ import {
   queuePlantEventDeliveries,
 } from '../shared/webhooks/queue-deliveries.ts';
 
-/** Builds the handler around its dependencies (tests bring their own). */
 export function createHandler(dependencies: FanoutDependencies) {
   const loggerOf = invocationLoggers(
     dependencies.logger ?? createLogger({ service: 'webhook-fanout' }),

@@ -6,7 +6,6 @@ import { fanoutDependenciesOf } from '../webhook-endpoints/fanout-dependencies.t
 import { readFanoutConfig } from './config.ts';
 import { createHandler } from './create-handler.ts';
 
-/** The Lambda entry; the clients are created once per container and reused. */
 export const handler = createHandler(
   fanoutDependenciesOf(readFanoutConfig(process.env), new SQSClient({})),
 );

@@ -2,9 +2,9 @@
  * `node:http` for the Lambda bundles, loaded with `require` (see `bundleSettings.alias`).
  *
  * An ES module import of a Node built-in goes through an ESM facade that reads every export;
- * `node:http`'s exports include lazy getters that load undici (Node's fetch), which costs a cold
- * start about 15–20 ms (measured by `npm run bench`). `require` returns the module without
- * touching them. middy imports `STATUS_CODES` from it; the SDK loads it when the store is plain
+ * `node:http`'s exports include lazy getters that load undici (Node's fetch), which a cold start
+ * pays for (what it costs: docs/performance.md). `require` returns the module without touching
+ * them. middy imports `STATUS_CODES` from it; the SDK loads it when the store is plain
  * http (DynamoDB Local, `sam local`).
  */
 import { createRequire } from 'node:module';

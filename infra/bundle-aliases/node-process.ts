@@ -4,7 +4,7 @@
  *
  * An ES module import of a Node.js built-in goes through an ESM facade that reads every export;
  * `process`'s include lazy getters (`report`, `finalization`…) that load modules of their own,
- * about 2 ms of every cold start (measured by `npm run bench`). The SDK's user agent imports
+ * paid at every cold start (docs/performance.md). The SDK's user agent imports
  * `env` and `versions` from it; a name not exported here fails the build.
  */
 export const { env, versions } = process;

@@ -1,6 +1,6 @@
 /**
  * New-plant webhooks through the local API as subscribers see them: DynamoDB Local's stream,
- * the dispatcher, and real receivers on 127.0.0.1 that verify every signature with the Standard
+ * the deployed fan-out and delivery handlers on in-process queues, and real receivers on 127.0.0.1 that verify every signature with the Standard
  * Webhooks library. The retry schedule is shortened (it is data); the product's is in
  * `functions/shared/webhooks/send-webhook.ts`.
  *

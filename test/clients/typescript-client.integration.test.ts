@@ -285,34 +285,15 @@ describe('the webhook verifier', () => {
   });
 });
 
-/** Which client method calls each operation of `openapi.yaml`. */
-/** Each operation's method: the client's, or its `webhookEndpoints`'. */
-const operationMethods = {
-  createPlant: 'create',
-  listPlants: 'list',
-  getPlant: 'get',
-  replacePlant: 'update',
-  patchPlant: 'patch',
-  deletePlant: 'delete',
-  createWebhookEndpoint: 'webhookEndpoints.create',
-  listWebhookEndpoints: 'webhookEndpoints.list',
-  getWebhookEndpoint: 'webhookEndpoints.get',
-  updateWebhookEndpoint: 'webhookEndpoints.update',
-  deleteWebhookEndpoint: 'webhookEndpoints.delete',
-  getWebhookEndpointSecret: 'webhookEndpoints.secret',
-  rotateWebhookEndpointSecret: 'webhookEndpoints.rotateSecret',
-  testWebhookEndpoint: 'webhookEndpoints.test',
-  listWebhookEndpointAttempts: 'webhookEndpoints.attempts',
-  recoverWebhookEndpoint: 'webhookEndpoints.recover',
-} as const;
-
 describe('held to openapi.yaml', () => {
-  it('has a method for every operation', () => {
-    expect(Object.keys(operationMethods).sort()).toEqual(
-      operations.map(({ operation }) => operation.operationId).sort(),
+  it("has the method each operation's x-client-method names", () => {
+    const methods = operations.map(
+      ({ operation }) => (operation as { 'x-client-method'?: string })['x-client-method'],
     );
+    expect(methods).not.toContain(undefined);
+    expect(new Set(methods).size).toBe(methods.length);
     const probe = new PlantStoreClient({ baseUrl: 'http://127.0.0.1:9', token: 'x' });
-    for (const method of Object.values(operationMethods)) {
+    for (const method of methods as string[]) {
       const owner = method.startsWith('webhookEndpoints.') ? probe.webhookEndpoints : probe;
       const name = method.replace('webhookEndpoints.', '');
       expect([method, typeof (owner as unknown as Record<string, unknown>)[name]]).toEqual([

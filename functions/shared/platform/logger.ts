@@ -1,8 +1,8 @@
 /**
  * Structured JSON logs, one line per entry, on stdout (CloudWatch Logs in Lambda).
  *
- * A dozen lines instead of a logging library (docs/decisions/logger.md). Never pass a token, an
- * Authorization header or a request body in `fields`.
+ * A small logger of our own instead of a library (docs/decisions/logger.md). Never pass a token,
+ * an Authorization header or a request body in `fields`.
  */
 
 export type LogLevel = 'info' | 'warn' | 'error';

@@ -1,7 +1,6 @@
 /**
- * One attempt of one queued delivery, and what follows it: the step the deployed delivery
- * function and the local dispatcher share. Where the message goes is asked of its targets as it
- * is sent (`DeliveryTargets`): a stage subscriber by name, a webhook endpoint as its owner left it
+ * One attempt of one queued delivery, and what follows it: the step the delivery function runs,
+ * deployed and under `npm start`. Where the message goes is asked of its targets as it is sent (`DeliveryTargets`): a stage subscriber by name, a webhook endpoint as its owner left it
  * a moment ago (deleted, disabled or pointed elsewhere counts at once).
  */
 import type { Logger } from '../platform/logger.ts';

@@ -1,7 +1,7 @@
 /**
- * Where deliveries wait for their attempt: deployed, the delivery queue (SQS); locally, the
- * dispatcher's timers. The fan-out, the stream-failure replay and an endpoint's test and recover
- * all queue through this one interface.
+ * Where deliveries wait for their attempt: the delivery queue (SQS, or `npm start`'s in-process
+ * stand-in). The fan-out, the stream-failure replay and an endpoint's test and recover all queue
+ * through this one interface.
  */
 import { SendMessageBatchCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import type { DeliveryMessage } from './delivery-message.ts';

@@ -2,7 +2,7 @@
  * Queueing plant events for delivery: one message per event and subscriber of its type, written
  * in the subscriber's format, and every event kept in the webhook log for the endpoints' recover.
  * The webhook fan-out does it for the stream's records, the stream-failure replay for the records
- * of a kept batch, the local dispatcher for DynamoDB Local's stream.
+ * of a kept batch.
  */
 
 import { itemsNotPlantsLog } from '../plants/stored-plant.ts';

@@ -1,7 +1,7 @@
 /**
  * Sending one webhook to one subscriber, signed per the Standard Webhooks specification with
  * its reference implementation (`standardwebhooks`), and the retry schedule: the delivery logic
- * the deployed delivery function and the local dispatcher share.
+ * the delivery function uses, deployed and under `npm start`.
  */
 import { request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
@@ -39,7 +39,7 @@ export interface SendOptions {
   readonly timeoutMilliseconds?: number;
   /** The attempt's time, which is signed (a receiver refuses stale timestamps). */
   readonly now?: Date;
-  /** Cancels the attempt (the local dispatcher stopping). */
+  /** Cancels the attempt (`npm start` stopping). */
   readonly signal?: AbortSignal;
   /**
    * The address to connect to, checked before (`endpoint-url.ts`): the URL's host name is still
