@@ -25,6 +25,7 @@ import { kmsSecretBox, type SecretBox } from '../functions/webhook-endpoints/sec
 import { deliveryMaxReceiveCount, workQueueSettings } from '../infra/webhook-pipeline-settings.ts';
 import type { RunningMapping, StreamFailureRecord } from '../local/pipeline/stream-mapping.ts';
 import {
+  importPipelineModules,
   type PipelineQueue,
   type PipelineSubscriber,
   startWebhookPipeline,
@@ -48,7 +49,7 @@ export interface BedSubscriber {
 export interface BedOptions {
   readonly moto: MotoServer;
   /** The DynamoDB Local (shared database) the bed makes its plants table in. */
-  readonly dynamoDbEndpoint: string;
+  readonly dynamoDbUrl: string;
   /**
    * A second moto server for the Retries queue. SQS scales each queue on its own; one moto
    * process serves every queue on one core and scans a queue's messages on each call, so a busy
@@ -88,7 +89,7 @@ export interface BedEndpoints {
 
 /** The bed's plants table, with a client configured exactly as the functions'. */
 export interface BedTable {
-  readonly endpoint: string;
+  readonly url: string;
   readonly tableName: string;
   readonly documentClient: DynamoDBDocumentClient;
 }
@@ -128,41 +129,44 @@ export async function startDeployedWebhooks(options: BedOptions): Promise<Deploy
   const endpoints =
     options.endpoints === undefined ? undefined : await startBedEndpoints(moto, table, id);
   const streams = new DynamoDBStreamsClient({
-    endpoint: table.endpoint,
+    endpoint: table.url,
     region: 'us-east-1',
     credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
   });
-  const pipeline = await startWebhookPipeline({
-    sqs: queues.sqs,
-    pollers: { deliveries: moto.sqs, retries: (options.retryMoto ?? moto).sqs },
-    region: moto.region,
-    queues,
-    ...(options.fanoutQueueUrl === undefined ? {} : { fanoutQueueUrl: options.fanoutQueueUrl }),
-    stream: {
-      streams,
-      streamArn: table.streamArn,
-      startingPosition: 'TRIM_HORIZON',
-      retryAttempts: 2,
-      onFailure: s3FailureDestination(moto.s3, bucket),
+  const pipeline = await startWebhookPipeline(
+    {
+      sqs: queues.sqs,
+      pollers: { deliveries: moto.sqs, retries: (options.retryMoto ?? moto).sqs },
+      region: moto.region,
+      queues,
+      ...(options.fanoutQueueUrl === undefined ? {} : { fanoutQueueUrl: options.fanoutQueueUrl }),
+      stream: {
+        streams,
+        streamArn: table.streamArn,
+        startingPosition: 'TRIM_HORIZON',
+        retryAttempts: 2,
+        onFailure: s3FailureDestination(moto.s3, bucket),
+      },
+      secretsManager: moto.secretsManager,
+      subscribers: secrets.subscribers,
+      ...(endpoints === undefined || options.endpoints === undefined
+        ? {}
+        : { endpoints: { ...endpoints, ...options.endpoints } }),
+      retrySchedule: options.retrySchedule,
+      ...(options.maximumDelaySeconds === undefined
+        ? {}
+        : { maximumDelaySeconds: options.maximumDelaySeconds }),
+      sendOptions: { timeoutMilliseconds: options.subscriberTimeoutMilliseconds ?? 2_000 },
+      ...(options.deliveryConcurrency === undefined
+        ? {}
+        : { deliveryConcurrency: options.deliveryConcurrency }),
+      ...(options.retryConcurrency === undefined
+        ? {}
+        : { retryConcurrency: options.retryConcurrency }),
+      logger,
     },
-    secretsManager: moto.secretsManager,
-    subscribers: secrets.subscribers,
-    ...(endpoints === undefined || options.endpoints === undefined
-      ? {}
-      : { endpoints: { ...endpoints, ...options.endpoints } }),
-    retrySchedule: options.retrySchedule,
-    ...(options.maximumDelaySeconds === undefined
-      ? {}
-      : { maximumDelaySeconds: options.maximumDelaySeconds }),
-    sendOptions: { timeoutMilliseconds: options.subscriberTimeoutMilliseconds ?? 2_000 },
-    ...(options.deliveryConcurrency === undefined
-      ? {}
-      : { deliveryConcurrency: options.deliveryConcurrency }),
-    ...(options.retryConcurrency === undefined
-      ? {}
-      : { retryConcurrency: options.retryConcurrency }),
-    logger,
-  });
+    await importPipelineModules(),
+  );
   return {
     table,
     secret: secrets.secret,
@@ -273,9 +277,9 @@ async function createBedTable(
   id: string,
 ): Promise<BedTable & { streamArn: string }> {
   const table = {
-    endpoint: options.dynamoDbEndpoint,
+    url: options.dynamoDbUrl,
     tableName: `plants-${id}`,
-    documentClient: createDocumentClient({ endpoint: options.dynamoDbEndpoint }),
+    documentClient: createDocumentClient({ url: options.dynamoDbUrl }),
   };
   await createPlantsTableIfMissing(table.documentClient, table.tableName);
   const { Table } = await table.documentClient.send(

@@ -15,7 +15,7 @@ import { findPythonTool } from './python-tools.ts';
 
 export interface MiniStack {
   /** `http://127.0.0.1:<port>`: every service, as `AWS_ENDPOINT_URL`. */
-  readonly endpoint: string;
+  readonly url: string;
   readonly port: number;
   /** The emulated account and region the stack deploys to. */
   readonly account: string;
@@ -91,7 +91,7 @@ export async function startMiniStack(stateDirectory: string): Promise<MiniStack>
   }
   const region = 'us-east-1';
   return {
-    endpoint,
+    url: endpoint,
     port,
     account: '000000000000',
     region,

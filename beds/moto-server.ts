@@ -14,7 +14,8 @@ import { SQSClient } from '@aws-sdk/client-sqs';
 import { findPythonTool } from './python-tools.ts';
 
 export interface MotoServer {
-  readonly endpoint: string;
+  /** `http://127.0.0.1:<port>`: every emulated service. */
+  readonly url: string;
   /** Clients of the emulated services, with test credentials. */
   readonly sqs: SQSClient;
   readonly s3: S3Client;
@@ -83,7 +84,7 @@ export async function startMotoServer(host = '127.0.0.1'): Promise<MotoServer> {
   const secretsManager = new SecretsManagerClient(settings);
   const kms = new KMSClient(settings);
   return {
-    endpoint,
+    url: endpoint,
     sqs,
     s3,
     secretsManager,

@@ -144,7 +144,7 @@ export async function measureApiFunctions(
     const environmentOf = (name: RouteFunctionName) =>
       createLambdaEnvironment(functionDisplayName(name), functionSettings[name].memorySizeMb, {
         TABLE_NAME: 'plants',
-        DYNAMODB_ENDPOINT: store.endpoint,
+        DYNAMODB_ENDPOINT: store.url,
       });
     const subjectOf = (name: RouteFunctionName) => {
       const environment = environmentOf(name);
@@ -186,7 +186,7 @@ export async function measureApiFunctions(
     const createWarmPath = await measureCreateWarmPath(
       bundles,
       create.environment,
-      store.endpoint,
+      store.url,
       sampling,
     );
 
@@ -217,7 +217,7 @@ export async function measureApiFunctions(
         ],
         {
           eventPath: sampleEventPath(name),
-          storeEndpoint: store.endpoint,
+          storeUrl: store.url,
           rounds: Math.min(sampling.warmRounds, 5),
           roundMilliseconds: sampling.warmRoundMilliseconds,
         },
@@ -246,7 +246,7 @@ export async function measureApiFunctions(
 async function measureCreateWarmPath(
   bundles: BenchBundles,
   environment: Record<string, string>,
-  storeEndpoint: string,
+  storeUrl: string,
   sampling: Sampling,
 ) {
   const figures = await measureWarmPath(
@@ -262,7 +262,7 @@ async function measureCreateWarmPath(
     ],
     {
       eventPath: sampleEventPath(createFunction),
-      storeEndpoint,
+      storeUrl,
       rounds: sampling.warmRounds,
       roundMilliseconds: sampling.warmRoundMilliseconds,
     },

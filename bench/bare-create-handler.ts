@@ -13,7 +13,7 @@ import { createDocumentClient } from '../functions/shared/platform/dynamodb.ts';
 const tableName = process.env.TABLE_NAME ?? 'plants';
 const endpoint = process.env.DYNAMODB_ENDPOINT;
 const clientPerInvocation = process.env.BENCH_CLIENT_PER_INVOCATION === '1';
-const createClient = () => createDocumentClient(endpoint === undefined ? {} : { endpoint });
+const createClient = () => createDocumentClient(endpoint === undefined ? {} : { url: endpoint });
 const moduleClient = clientPerInvocation ? undefined : createClient();
 
 /** Parses the body and puts it, conditioned like the create function; no checks at all. */

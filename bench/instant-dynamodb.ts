@@ -9,8 +9,8 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
 export interface InstantDynamoDb {
-  /** `http://127.0.0.1:<port>`, for `DYNAMODB_ENDPOINT` or the client's `endpoint`. */
-  readonly endpoint: string;
+  /** `http://127.0.0.1:<port>`, for `DYNAMODB_ENDPOINT` or the client's `url`. */
+  readonly url: string;
   /** Requests answered so far (a benchmark checks its creates did reach the store). */
   readonly requestCount: number;
   close(): Promise<void>;
@@ -39,7 +39,7 @@ export async function startInstantDynamoDb(): Promise<InstantDynamoDb> {
   });
   const { port } = server.address() as AddressInfo;
   return {
-    endpoint: `http://127.0.0.1:${port}`,
+    url: `http://127.0.0.1:${port}`,
     get requestCount() {
       return requestCount;
     },

@@ -68,7 +68,7 @@ async function measureDeadSubscriber(
     return await simulateDeadSubscriber({
       moto,
       retryMoto,
-      dynamoDbEndpoint: store.endpoint,
+      dynamoDbUrl: store.url,
       intervalMilliseconds: 50,
       ...events,
     });

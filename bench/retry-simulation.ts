@@ -30,7 +30,7 @@ import type { MotoServer } from '../beds/moto-server.ts';
 import { startWebhookReceiver, type WebhookReceiver } from '../beds/webhook-receiver.ts';
 import { createLogger } from '../functions/shared/platform/logger.ts';
 import { newEndpointId } from '../functions/webhook-endpoints/endpoint.ts';
-import { putNewEndpoint } from '../functions/webhook-endpoints/endpoint-store.ts';
+import { putNewEndpoint } from '../functions/webhook-endpoints/endpoint-changes.ts';
 import { endpointSubscriberName } from '../functions/webhook-endpoints/endpoint-subscriptions.ts';
 import { deployedUrlPolicy } from '../functions/webhook-endpoints/endpoint-url.ts';
 import { percentile, round } from './statistics.ts';
@@ -40,7 +40,7 @@ export interface RetrySimulationOptions {
   /** The Retries queue's own emulator (SQS scales each queue on its own; one moto does not). */
   readonly retryMoto: MotoServer;
   /** The DynamoDB Local the plants table is made in. */
-  readonly dynamoDbEndpoint: string;
+  readonly dynamoDbUrl: string;
   /** Events waiting for the dead subscriber before the live traffic starts. */
   readonly pending: number;
   /** Live events, created one every `intervalMilliseconds`. */
@@ -128,7 +128,7 @@ async function run(
   const webhooks = await startDeployedWebhooks({
     moto: options.moto,
     retryMoto: options.retryMoto,
-    dynamoDbEndpoint: options.dynamoDbEndpoint,
+    dynamoDbUrl: options.dynamoDbUrl,
     logger: createLogger({}, (line) => lines.push(JSON.parse(line))),
     retrySchedule: options.retrySchedule,
     maximumDelaySeconds: options.maximumDelaySeconds,

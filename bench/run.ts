@@ -108,7 +108,7 @@ async function measureEndpoints() {
   try {
     return await measureWebhookEndpoints({
       moto,
-      dynamoDbEndpoint: store.endpoint,
+      dynamoDbUrl: store.url,
       endpoints: fannedOutEndpoints,
       events: fannedOutEvents,
     });

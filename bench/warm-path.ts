@@ -30,7 +30,7 @@ export interface WarmFigures {
 /** Runs every subject `rounds` times for `roundMilliseconds` each, interleaved. */
 export async function measureWarmPath(
   subjects: readonly WarmSubject[],
-  options: { eventPath: string; storeEndpoint: string; rounds: number; roundMilliseconds: number },
+  options: { eventPath: string; storeUrl: string; rounds: number; roundMilliseconds: number },
 ): Promise<Record<string, WarmFigures>> {
   const results = new Map(subjects.map((subject) => [subject.name, [] as RoundResult[]]));
   for (let index = 0; index < options.rounds; index += 1) {
@@ -66,7 +66,7 @@ interface RoundResult {
 
 function runRound(
   subject: WarmSubject,
-  options: { eventPath: string; storeEndpoint: string; roundMilliseconds: number },
+  options: { eventPath: string; storeUrl: string; roundMilliseconds: number },
 ): Promise<RoundResult> {
   return new Promise((resolve, reject) => {
     // The handler logs a line per request; /dev/null keeps the write without the noise.
@@ -77,7 +77,7 @@ function runRound(
         subject.bundlePath,
         subject.eventPath ?? options.eventPath,
         String(options.roundMilliseconds),
-        options.storeEndpoint,
+        options.storeUrl,
       ],
       { env: subject.environment, stdio: ['ignore', devNull, 'pipe', 'ipc'] },
     );

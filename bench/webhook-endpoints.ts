@@ -67,7 +67,7 @@ export interface EndpointFigures {
 
 export async function measureWebhookEndpoints(options: {
   readonly moto: MotoServer;
-  readonly dynamoDbEndpoint: string;
+  readonly dynamoDbUrl: string;
   readonly endpoints: number;
   readonly events: number;
   readonly concurrency?: number;
@@ -75,7 +75,7 @@ export async function measureWebhookEndpoints(options: {
   const keysDirectory = mkdtempSync(join(tmpdir(), 'plant-store-bench-endpoints-'));
   const api = await startLocalApi({
     port: 0,
-    dynamoDbEndpoint: options.dynamoDbEndpoint,
+    dynamoDbUrl: options.dynamoDbUrl,
     tableName: `bench-endpoints-${Date.now()}`,
     keysDirectory,
     logger: createLogger({}, () => {}),
@@ -143,11 +143,11 @@ async function register(
 
 async function fanOut(options: {
   readonly moto: MotoServer;
-  readonly dynamoDbEndpoint: string;
+  readonly dynamoDbUrl: string;
   readonly tableName: string;
   readonly events: number;
 }): Promise<EndpointFigures['fanout']> {
-  const documentClient = createDocumentClient({ endpoint: options.dynamoDbEndpoint });
+  const documentClient = createDocumentClient({ url: options.dynamoDbUrl });
   try {
     // The list as the fan-out reads it (the enabled endpoints' index), timed on its own; the
     // events then use it as a fan-out within its 4 s cache does.

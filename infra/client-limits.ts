@@ -70,7 +70,8 @@ export class ClientRateLimits extends Construct {
               byteMatchStatement: {
                 searchString: limit.pathContains,
                 fieldToMatch: { uriPath: {} },
-                textTransformations: [{ priority: 0, type: 'NONE' }],
+                // `/%70lants` is `/plants` too.
+                textTransformations: [{ priority: 0, type: 'URL_DECODE' }],
                 positionalConstraint: 'CONTAINS',
               },
             },

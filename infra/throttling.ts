@@ -54,8 +54,8 @@ export function routeThrottling(
  * Per-client limits, which the stage's web ACL enforces before API Gateway (AWS WAF rate-based
  * rules, "Rate-based rule high-level settings", AWS WAF Developer Guide): requests in the trailing
  * minute, counted per bearer token (the `Authorization` header is the aggregation key) and per
- * group of routes. One client's loop is refused there, so it can no longer drain the method
- * buckets every client shares.
+ * group of routes. One client's loop is refused there, so a client that keeps its token cannot
+ * drain the method buckets every client shares.
  */
 export interface ClientLimit {
   readonly group: 'plants' | 'webhookEndpoints';

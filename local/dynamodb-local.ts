@@ -22,7 +22,7 @@ import { ensurePrivateDirectory } from './private-directory.ts';
 /** A running DynamoDB Local. */
 export interface DynamoDbLocal {
   /** `http://127.0.0.1:<port>`, for the SDK's `endpoint`. */
-  readonly endpoint: string;
+  readonly url: string;
   readonly port: number;
   /**
    * The JVM's process id, for fault tests: SIGSTOP pauses the store, SIGCONT resumes it,
@@ -187,7 +187,7 @@ async function startOnPort(port: number, options: StartDynamoDbLocalOptions) {
         if (code === storeExitedCode) resolve(lastLine(output()));
       });
     });
-    return { endpoint, port, pid, died, stop };
+    return { url: endpoint, port, pid, died, stop };
   } catch (error) {
     await stop();
     throw error;

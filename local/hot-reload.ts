@@ -8,7 +8,7 @@
  * so a reload takes a fraction of a second. The old generation's modules stay in memory (a few
  * hundred kilobytes each), which a development server can afford.
  */
-import { type FSWatcher, watch } from 'node:fs';
+import { existsSync, type FSWatcher, readFileSync, watch } from 'node:fs';
 import { registerHooks } from 'node:module';
 import { fileURLToPath } from 'node:url';
 
@@ -31,7 +31,8 @@ export type ReloadOutcome =
   | { readonly ok: false; readonly changed: readonly string[]; readonly error: unknown };
 
 export interface HotReload {
-  stop(): void;
+  /** Stops watching, and resolves once a reload under way has ended. */
+  stop(): Promise<void>;
 }
 
 let hookedRoots: Set<string> | undefined;
@@ -62,20 +63,28 @@ export function startHotReload(options: HotReloadOptions): HotReload {
   let generation = 0;
   let timer: NodeJS.Timeout | undefined;
   let changed = new Set<string>();
+  let stopped = false;
   let running: Promise<void> = Promise.resolve();
 
   const reload = async () => {
+    // Saves during a reload start another one when it ends; one that finds them done is none.
+    if (stopped || changed.size === 0) return;
     const files = [...changed].sort();
     changed = new Set();
     generation += 1;
     const current = generation;
     const started = performance.now();
+    let outcome: ReloadOutcome;
     try {
       await options.reload((url) => import(`${url.href}?generation=${current}`));
-      const milliseconds = Math.round(performance.now() - started);
-      options.report({ ok: true, changed: files, milliseconds });
+      outcome = { ok: true, changed: files, milliseconds: Math.round(performance.now() - started) };
     } catch (error) {
-      options.report({ ok: false, changed: files, error });
+      outcome = { ok: false, changed: files, error };
+    }
+    try {
+      options.report(outcome);
+    } catch {
+      // A report that fails must not stop the next reloads.
     }
   };
 
@@ -83,7 +92,7 @@ export function startHotReload(options: HotReloadOptions): HotReload {
     fileURLToPath(options.root),
     { recursive: true },
     (_event, filename) => {
-      if (filename === null || !filename.endsWith('.ts')) return;
+      if (stopped || filename === null || !filename.endsWith('.ts')) return;
       changed.add(filename);
       clearTimeout(timer);
       timer = setTimeout(() => {
@@ -92,9 +101,49 @@ export function startHotReload(options: HotReloadOptions): HotReload {
     },
   );
   return {
-    stop: () => {
+    stop: async () => {
+      stopped = true;
       clearTimeout(timer);
       watcher.close();
+      await running;
     },
   };
+}
+
+/** An `import … from '…'` or `export … from '…'` of a relative module, and whether it is type-only. */
+const importStatement =
+  /^\s*(?:import|export)\s+(type\s+)?([^'";]*?)\s*from\s*'(\.{1,2}\/[^']+)'/gm;
+
+/** Whether an import's names are all types (`import { type A, type B } from …`). */
+function typesOnly(clause: string): boolean {
+  const names = /^\{([^}]*)\}$/.exec(clause.trim())?.[1];
+  if (names === undefined) return false;
+  return names
+    .split(',')
+    .map((name) => name.trim())
+    .filter((name) => name !== '')
+    .every((name) => name.startsWith('type '));
+}
+
+/**
+ * The files under `functionsRoot` that `npm start`'s own modules (`start.ts` and `local-api.ts`
+ * under `localRoot`, and what they import, statically) load at start: what a reload cannot
+ * change, paths relative to `functionsRoot`. The functions the local API imports by URL (its
+ * route functions, the authorizer, the webhook pipeline's) are not among them.
+ */
+export function filesImportedAtStart(localRoot: URL, functionsRoot: URL): ReadonlySet<string> {
+  const seen = new Set<string>();
+  const found = new Set<string>();
+  const visit = (url: URL) => {
+    if (seen.has(url.href) || !existsSync(url)) return;
+    seen.add(url.href);
+    if (url.href.startsWith(functionsRoot.href))
+      found.add(url.href.slice(functionsRoot.href.length));
+    for (const [, type, clause, specifier] of readFileSync(url, 'utf8').matchAll(importStatement)) {
+      if (type !== undefined || typesOnly(clause ?? '') || !specifier?.endsWith('.ts')) continue;
+      visit(new URL(specifier, url));
+    }
+  };
+  for (const entry of ['start.ts', 'local-api.ts']) visit(new URL(entry, localRoot));
+  return found;
 }

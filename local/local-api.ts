@@ -21,7 +21,7 @@ import { type ApiGateway, type ApiGatewayOptions, startApiGateway } from './api-
 import { createDocsPages } from './docs-page.ts';
 import { type DynamoDbLocal, startDynamoDbLocal } from './dynamodb-local.ts';
 import { loadOrCreateEndpointSecretsKey } from './endpoint-secrets-key.ts';
-import { startHotReload } from './hot-reload.ts';
+import { filesImportedAtStart, startHotReload } from './hot-reload.ts';
 import { localAuthorizerEnvironment, startJwksServer } from './jwks-server.ts';
 import {
   type LocalWebhooks,
@@ -48,7 +48,7 @@ export interface LocalApiOptions {
   /** @default 'plants' */
   readonly tableName?: string;
   /** An already running DynamoDB-compatible store; DynamoDB Local is started when absent. */
-  readonly dynamoDbEndpoint?: string;
+  readonly dynamoDbUrl?: string;
   /** Where DynamoDB Local keeps its data across restarts; in memory when absent. */
   readonly dynamoDbDataDirectory?: string;
   /**
@@ -97,7 +97,7 @@ export interface LocalApi {
   readonly url: string;
   readonly port: number;
   /** The DynamoDB endpoint the API stores into. */
-  readonly storeEndpoint: string;
+  readonly storeUrl: string;
   /** The JVM's process id when this local API started DynamoDB Local. */
   readonly dynamoDbLocalPid: number | undefined;
   /** Resolves, with its last words, if the DynamoDB Local this API started dies under it. */
@@ -121,15 +121,19 @@ export async function startLocalApi(options: LocalApiOptions): Promise<LocalApi>
   const stops: (() => Promise<void>)[] = [];
   const stopAll = async () => {
     // Last started, first stopped: the gateway stops taking requests before the store goes.
-    for (const stop of stops.splice(0).reverse()) await stop();
+    // Each is stopped even if one before it failed; the first failure is thrown at the end.
+    const failures: unknown[] = [];
+    for (const stop of stops.splice(0).reverse())
+      await stop().catch((error) => failures.push(error));
+    if (failures.length > 0) throw failures[0];
   };
   try {
     const keys = loadOrCreateLocalKeys(options.keysDirectory);
     const { store, jwksServer } = await startServices(options, keys, stops);
-    const storeUrl = store?.endpoint ?? (options.dynamoDbEndpoint as string);
+    const storeUrl = store?.url ?? (options.dynamoDbUrl as string);
     const credentials = store?.credentials;
     const documentClient = createDocumentClient({
-      endpoint: storeUrl,
+      url: storeUrl,
       ...(credentials === undefined ? {} : { credentials }),
     });
     stops.push(async () => documentClient.destroy());
@@ -175,12 +179,12 @@ export async function startLocalApi(options: LocalApiOptions): Promise<LocalApi>
     stops.push(() => gateway.close());
     if (options.hotReload === true) {
       const reloading = startFunctionsReload(functions, webhooks, logger);
-      stops.push(async () => reloading.stop());
+      stops.push(() => reloading.stop());
     }
     return {
       url: gateway.url,
       port: gateway.port,
-      storeEndpoint: storeUrl,
+      storeUrl: storeUrl,
       dynamoDbLocalPid: store?.pid,
       storeDied: store?.died,
       tableName,
@@ -270,26 +274,40 @@ function startGateway(
 
 /**
  * Hot reload: a saved change under `functions/` builds every handler again (the route functions,
- * the authorizer, the fan-out and the delivery), and one log line says what changed and how long
- * it took. The route table is read once: a new or changed route needs a restart, which the line
- * says when `routes.ts` changed.
+ * the authorizer, the fan-out and the delivery, with the modules they import), all before any is
+ * put in use, and one log line says what changed and how long it took. What `npm start` itself
+ * made at start from `functions/` stays as it was (the route table, the gateway's own answers,
+ * the clients it hands the functions): the line names such a file, which needs a restart.
  */
 function startFunctionsReload(functions: LocalFunctions, webhooks: LocalWebhooks, logger: Logger) {
+  const functionsRoot = new URL('../functions/', import.meta.url);
+  const readAtStart = filesImportedAtStart(new URL('./', import.meta.url), functionsRoot);
   return startHotReload({
-    root: new URL('../functions/', import.meta.url),
+    root: functionsRoot,
     reload: async (importFresh) => {
-      await Promise.all([functions.reload(importFresh), webhooks.reload(importFresh)]);
+      const installs = await Promise.all([
+        functions.prepareReload(importFresh),
+        webhooks.prepareReload(importFresh),
+      ]);
+      for (const install of installs) install();
     },
     report: (outcome) => {
       const changed = outcome.changed.map((file) => `functions/${file}`);
-      const routesChanged = changed.includes('functions/shared/http/routes.ts')
-        ? { note: 'the route table is read at start: restart npm start for a new or moved route' }
-        : {};
+      const restartFor = outcome.changed
+        .filter((file) => readAtStart.has(file))
+        .map((file) => `functions/${file}`);
+      const note =
+        restartFor.length === 0
+          ? {}
+          : {
+              restartFor,
+              note: 'npm start itself read these at start (the route table, the gateway, the clients it hands the functions): restart for them',
+            };
       if (outcome.ok) {
         logger.info('reloaded the functions', {
           changed,
           milliseconds: outcome.milliseconds,
-          ...routesChanged,
+          ...note,
         });
       } else {
         logger.error('could not reload the functions; the previous code still answers', {
@@ -309,7 +327,7 @@ async function startStore(
   options: LocalApiOptions,
   stops: (() => Promise<void>)[],
 ): Promise<(DynamoDbLocal & { credentials: StoreCredentials }) | undefined> {
-  if (options.dynamoDbEndpoint !== undefined) return undefined;
+  if (options.dynamoDbUrl !== undefined) return undefined;
   const dataDirectory = options.dynamoDbDataDirectory;
   const credentials =
     dataDirectory === undefined

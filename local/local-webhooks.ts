@@ -30,10 +30,7 @@ import {
 } from '../infra/webhook-pipeline-settings.ts';
 import { type MemoryQueues, memoryQueues } from './pipeline/memory-queues.ts';
 import type { StreamFailureRecord } from './pipeline/stream-mapping.ts';
-import {
-  type PipelineHandlerFactories,
-  startWebhookPipeline,
-} from './pipeline/webhook-pipeline.ts';
+import { importPipelineModules, startWebhookPipeline } from './pipeline/webhook-pipeline.ts';
 
 export interface LocalWebhooksOptions {
   /** DynamoDB Local (or another store with streams). */
@@ -80,8 +77,11 @@ export interface LocalWebhooks {
   readonly deliveries: DeliveryQueue;
   /** The DeadLetters queue's deliveries, oldest first. */
   deadLetters(): readonly DeadLetter[];
-  /** Builds the fan-out and delivery handlers again from modules `importModule` brings. */
-  reload(importModule: (url: URL) => Promise<unknown>): Promise<void>;
+  /**
+   * Builds the fan-out and delivery handlers again from modules `importModule` brings, and
+   * returns what puts them in use.
+   */
+  prepareReload(importModule: (url: URL) => Promise<unknown>): Promise<() => void>;
   /** Moves every dead letter to the Deliveries queue, as the runbook's command does. */
   redriveDeadLetters(): Promise<number>;
   /** Stops the mappings (cutting short the attempts under way) and saves the queues. */
@@ -99,41 +99,35 @@ export async function startLocalWebhooks(options: LocalWebhooksOptions): Promise
   const streams = streamsClientOf(options);
   const stopping = new AbortController();
   try {
-    const pipeline = await startWebhookPipeline({
-      sqs: queues.sqs,
-      region,
-      queues: { deliveries, retries, deadLetters },
-      stream: {
-        streams,
-        streamArn: await streamArnOf(options),
-        startingPosition: 'LATEST',
-        onFailure: keepStreamFailure(options),
-        ...(options.pollIntervalMilliseconds === undefined
-          ? {}
-          : { pollIntervalMilliseconds: options.pollIntervalMilliseconds }),
+    const pipeline = await startWebhookPipeline(
+      {
+        sqs: queues.sqs,
+        region,
+        queues: { deliveries, retries, deadLetters },
+        stream: {
+          streams,
+          streamArn: await streamArnOf(options),
+          startingPosition: 'LATEST',
+          onFailure: keepStreamFailure(options),
+          ...(options.pollIntervalMilliseconds === undefined
+            ? {}
+            : { pollIntervalMilliseconds: options.pollIntervalMilliseconds }),
+        },
+        ...heldSecrets(options.subscribers),
+        ...(options.endpoints === undefined ? {} : { endpoints: options.endpoints }),
+        ...(options.retrySchedule === undefined ? {} : { retrySchedule: options.retrySchedule }),
+        sendOptions: {
+          timeoutMilliseconds: options.timeoutMilliseconds ?? 10_000,
+          signal: stopping.signal,
+        },
+        logger: options.logger,
       },
-      ...heldSecrets(options.subscribers),
-      ...(options.endpoints === undefined ? {} : { endpoints: options.endpoints }),
-      ...(options.retrySchedule === undefined ? {} : { retrySchedule: options.retrySchedule }),
-      sendOptions: {
-        timeoutMilliseconds: options.timeoutMilliseconds ?? 10_000,
-        signal: stopping.signal,
-      },
-      logger: options.logger,
-    });
+      await importPipelineModules(),
+    );
     return {
       deliveries: pipeline.deliveries,
-      reload: async (importModule) => {
-        const [fanout, deliver] = (await Promise.all(
-          ['webhook-fanout', 'deliver-webhook'].map((name) =>
-            importModule(new URL(`../functions/${name}/create-handler.ts`, import.meta.url)),
-          ),
-        )) as [
-          { createHandler: PipelineHandlerFactories['fanout'] },
-          { createHandler: PipelineHandlerFactories['deliver'] },
-        ];
-        pipeline.reload({ fanout: fanout.createHandler, deliver: deliver.createHandler });
-      },
+      prepareReload: async (importModule) =>
+        pipeline.prepare(await importPipelineModules(importModule)),
       deadLetters: () => queues.bodies(deadLetters.url).map(deadLetterOf),
       redriveDeadLetters: async () => {
         const count = queues.bodies(deadLetters.url).length;

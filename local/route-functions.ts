@@ -61,12 +61,15 @@ export interface LocalFunctionsOptions {
   readonly authorizerOptions: AuthorizerOptions;
 }
 
-/** The handlers the local gateway calls: the latest built, swapped whole by `reload`. */
+/** The handlers the local gateway calls: the latest built, swapped whole by a reload. */
 export interface LocalFunctions {
   readonly routeHandler: (name: RouteFunctionName) => ProxyIntegrationHandler;
   readonly authorizer: TokenAuthorizerHandler;
-  /** Builds every handler again from modules `importModule` brings; on a failure keeps the last. */
-  reload(importModule: ImportModule): Promise<void>;
+  /**
+   * Builds every handler again from modules `importModule` brings, and returns what puts them in
+   * use; a failure changes nothing.
+   */
+  prepareReload(importModule: ImportModule): Promise<() => void>;
 }
 
 export async function loadLocalFunctions(options: LocalFunctionsOptions): Promise<LocalFunctions> {
@@ -102,8 +105,11 @@ export async function loadLocalFunctions(options: LocalFunctionsOptions): Promis
     routeHandler: (name) => (event, context) =>
       (current.handlers.get(name) as ProxyIntegrationHandler)(event, context),
     authorizer: (event, context) => current.authorizer(event, context),
-    reload: async (importModule) => {
-      current = await build(importModule);
+    prepareReload: async (importModule) => {
+      const built = await build(importModule);
+      return () => {
+        current = built;
+      };
     },
   };
 }

@@ -122,8 +122,8 @@ function describeStart(
   const seconds = (performance.now() / 1000).toFixed(1);
   const store =
     dataDirectory === undefined
-      ? `${api.storeEndpoint} (DYNAMODB_ENDPOINT), table "${api.tableName}"`
-      : `${api.storeEndpoint} DynamoDB Local (pid ${api.dynamoDbLocalPid}), table "${api.tableName}", data in ${dataDirectory}`;
+      ? `${api.storeUrl} (DYNAMODB_ENDPOINT), table "${api.tableName}"`
+      : `${api.storeUrl} DynamoDB Local (pid ${api.dynamoDbLocalPid}), table "${api.tableName}", data in ${dataDirectory}`;
   const limits =
     throttling === 'off'
       ? 'off (THROTTLING=off)'
@@ -191,14 +191,14 @@ async function main(): Promise<void> {
       { secrets: ['WEBHOOK_SECRET'], createError: (problems) => new Error(problems.join(' ')) },
     );
     dataDirectory = variables.PLANT_STORE_DATA_DIR;
-    const dynamoDbEndpoint = variables.DYNAMODB_ENDPOINT;
+    const dynamoDbUrl = variables.DYNAMODB_ENDPOINT;
     throttling = variables.THROTTLING;
     const port = variables.PORT;
     const tableName = variables.TABLE_NAME;
     const webhookSettings = webhookSettingsOf(variables);
     endpointUrls = variables.WEBHOOK_ENDPOINT_URLS;
     allowedOrigins = variables.CORS_ORIGINS;
-    dynamoDbDataDirectory = dynamoDbEndpoint === '' ? join(dataDirectory, 'dynamodb') : undefined;
+    dynamoDbDataDirectory = dynamoDbUrl === '' ? join(dataDirectory, 'dynamodb') : undefined;
     ensurePrivateDirectory(dataDirectory);
     webhooks = resolveLocalWebhooks(webhookSettings, dataDirectory);
     const webhookDataDirectory = join(dataDirectory, 'webhooks');
@@ -213,7 +213,7 @@ async function main(): Promise<void> {
       throttlingStage: throttling,
       webhooks: { subscribers: webhooks.subscribers, endpointUrlPolicy: endpointUrls },
       allowedOrigins,
-      ...(dynamoDbEndpoint === '' ? { dynamoDbDataDirectory } : { dynamoDbEndpoint }),
+      ...(dynamoDbUrl === '' ? { dynamoDbDataDirectory } : { dynamoDbUrl }),
     });
   } catch (error) {
     const message = error instanceof Error ? error.message : String(error);

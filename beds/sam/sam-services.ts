@@ -53,7 +53,7 @@ export interface SamServices {
   /** Each function's variables, by logical id, as written to the file. */
   readonly variables: Readonly<Record<string, Readonly<Record<string, string>>>>;
   /** DynamoDB Local, as this machine reaches it. */
-  readonly dynamoDbEndpoint: string;
+  readonly dynamoDbUrl: string;
   readonly tableName: string;
   /** The webhook endpoint tables beside it. */
   readonly endpointTables: { readonly endpoints: string; readonly log: string };
@@ -96,7 +96,7 @@ export async function startSamServices(options: SamServicesOptions): Promise<Sam
     // Shared database: the containers sign with SAM's own credentials, whatever they are.
     const store = await startDynamoDbLocal();
     stops.push(() => store.stop());
-    const documentClient = createDocumentClient({ endpoint: store.endpoint });
+    const documentClient = createDocumentClient({ url: store.url });
     const endpointTables = { endpoints: 'webhook-endpoints', log: 'webhook-log' };
     await createPlantsTableIfMissing(documentClient, tableName);
     await createWebhookEndpointTablesIfMissing(documentClient, endpointTables);
@@ -134,12 +134,12 @@ export async function startSamServices(options: SamServicesOptions): Promise<Sam
       '*': {
         ENDPOINTS_TABLE_NAME: endpointTables.endpoints,
         WEBHOOK_LOG_TABLE_NAME: endpointTables.log,
-        DYNAMODB_ENDPOINT: reachable(store.endpoint, options.host),
+        DYNAMODB_ENDPOINT: reachable(store.url, options.host),
         SECRETS_KEY_ID: KeyMetadata?.KeyId ?? '',
-        KMS_ENDPOINT: moto.endpoint,
+        KMS_ENDPOINT: moto.url,
         DELIVERY_QUEUE_URL: queues.deliveries,
       },
-      route: { TABLE_NAME: tableName, DYNAMODB_ENDPOINT: reachable(store.endpoint, options.host) },
+      route: { TABLE_NAME: tableName, DYNAMODB_ENDPOINT: reachable(store.url, options.host) },
       Authorizer: localAuthorizerEnvironment(jwks.jwksUri),
       WebhookFanout: {
         DELIVERY_QUEUE_URL: queues.deliveries,
@@ -151,7 +151,7 @@ export async function startSamServices(options: SamServicesOptions): Promise<Sam
         RETRY_QUEUE_URL: queues.retries,
         DEAD_LETTER_QUEUE_URL: queues.deadLetters,
         SUBSCRIBERS: JSON.stringify([{ name: sampleSubscriber, url: receiver.url, secretArn }]),
-        SECRETS_MANAGER_ENDPOINT: moto.endpoint,
+        SECRETS_MANAGER_ENDPOINT: moto.url,
       },
       ReplayStreamFailures: {
         STREAM_FAILURES_BUCKET: bucket,
@@ -159,7 +159,7 @@ export async function startSamServices(options: SamServicesOptions): Promise<Sam
         SUBSCRIPTIONS: JSON.stringify([
           { name: sampleSubscriber, events: ['plant.created'], format: 'plant' },
         ]),
-        S3_ENDPOINT: moto.endpoint,
+        S3_ENDPOINT: moto.url,
       },
     };
     const variables = samEnvironmentVariables(options.template, local);
@@ -168,7 +168,7 @@ export async function startSamServices(options: SamServicesOptions): Promise<Sam
     return {
       envVarsFile: options.envVarsFile,
       variables,
-      dynamoDbEndpoint: store.endpoint,
+      dynamoDbUrl: store.url,
       tableName,
       endpointTables,
       moto,

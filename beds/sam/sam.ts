@@ -4,6 +4,8 @@
  * SAM with the rest of the process group, and a SIGTERM or SIGHUP to this process (npm hands its
  * own on; the script `exec`s node) reaches SAM as the Ctrl-C it handles, stopping its containers
  * (a SIGTERM would end SAM at once and leave them running). This process takes SAM's exit status.
+ * A terminal that closes sends SIGHUP to the whole process group, SAM included, which then ends
+ * at once and leaves its containers: stop it with Ctrl-C first.
  *
  * One line SAM prints on every run is dropped: "No current session found, using default
  * AWS::AccountId", its warning that no AWS credentials answer STS, which is how it always runs

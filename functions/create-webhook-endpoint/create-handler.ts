@@ -20,11 +20,11 @@ import {
   readNewEndpoint,
   viewOf,
 } from '../webhook-endpoints/endpoint.ts';
+import { EndpointLimitError, putNewEndpoint } from '../webhook-endpoints/endpoint-changes.ts';
 import {
   type EndpointFunctionDependencies,
   endpointRequestOf,
 } from '../webhook-endpoints/endpoint-request.ts';
-import { EndpointLimitError, putNewEndpoint } from '../webhook-endpoints/endpoint-store.ts';
 import { checkedUrlOf, type EndpointUrlPolicy } from '../webhook-endpoints/endpoint-url.ts';
 import type { SecretBox } from '../webhook-endpoints/secret-box.ts';
 import { newEndpointSecret } from '../webhook-endpoints/secret-box.ts';

@@ -9,12 +9,12 @@ import { endpointErrorCodes } from '../shared/errors/error-codes.ts';
 import { ApiError, StoreUnavailableError } from '../shared/errors/errors.ts';
 import { evaluatePreconditions, readPreconditions } from '../shared/http/preconditions.ts';
 import { createRouteHandler } from '../shared/http/route-handler.ts';
+import { deleteEndpoint } from '../webhook-endpoints/endpoint-changes.ts';
 import {
   type EndpointFunctionDependencies,
   endpointRequestOf,
   requireEndpoint,
 } from '../webhook-endpoints/endpoint-request.ts';
-import { deleteEndpoint } from '../webhook-endpoints/endpoint-store.ts';
 
 /** Reads and conditioned deletes before the client is told to retry (503). */
 const attempts = 3;

@@ -40,7 +40,7 @@ export function readDeliverConfig(environment: NodeJS.ProcessEnv) {
     retryQueueUrl: config.RETRY_QUEUE_URL,
     deadLetterQueueUrl: config.DEAD_LETTER_QUEUE_URL,
     subscribers: config.SUBSCRIBERS,
-    secretsManagerEndpoint: config.SECRETS_MANAGER_ENDPOINT,
+    secretsManagerUrl: config.SECRETS_MANAGER_ENDPOINT,
   };
   // Where the stage has webhook endpoints (every deployed one): their stores, key and URLs.
   if (!environment.ENDPOINTS_TABLE_NAME?.trim()) return { ...settings, endpoints: undefined };

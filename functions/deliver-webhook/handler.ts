@@ -7,7 +7,7 @@ import { endpointStoresOf, kmsOpenerOf } from '../webhook-endpoints/endpoint-con
 import { readDeliverConfig } from './config.ts';
 import { createHandler } from './create-handler.ts';
 
-const { secretsManagerEndpoint, endpoints, ...config } = readDeliverConfig(process.env);
+const { secretsManagerUrl, endpoints, ...config } = readDeliverConfig(process.env);
 
 /** The webhook endpoints' stores and key, where the stage has them. */
 function endpointDependencies(settings: NonNullable<typeof endpoints>) {
@@ -22,7 +22,7 @@ function endpointDependencies(settings: NonNullable<typeof endpoints>) {
 export const handler = createHandler({
   sqs: new SQSClient({}),
   secretsManager: new SecretsManagerClient(
-    secretsManagerEndpoint === undefined ? {} : { endpoint: secretsManagerEndpoint },
+    secretsManagerUrl === undefined ? {} : { endpoint: secretsManagerUrl },
   ),
   ...(endpoints === undefined ? {} : { endpoints: endpointDependencies(endpoints) }),
   ...config,

@@ -6,10 +6,10 @@ import { kmsOpenerOf } from '../webhook-endpoints/endpoint-config.ts';
 import { readConfig } from './config.ts';
 import { createHandler } from './create-handler.ts';
 
-const { dynamoDbEndpoint, secretsKeyId, kmsEndpoint, ...config } = readConfig(process.env);
+const { dynamoDbUrl, secretsKeyId, kmsUrl, ...config } = readConfig(process.env);
 
 export const handler = createHandler({
-  documentClient: createDocumentClient({ endpoint: dynamoDbEndpoint }),
-  secretBox: kmsOpenerOf({ secretsKeyId, kmsEndpoint }),
+  documentClient: createDocumentClient({ url: dynamoDbUrl }),
+  secretBox: kmsOpenerOf({ secretsKeyId, kmsUrl }),
   ...config,
 });

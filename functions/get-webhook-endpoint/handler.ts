@@ -6,12 +6,9 @@ import { createDocumentClient } from '../shared/platform/dynamodb.ts';
 import { readEndpointFunctionConfig } from '../webhook-endpoints/endpoint-config.ts';
 import { createHandler } from './create-handler.ts';
 
-const { dynamoDbEndpoint, ...config } = readEndpointFunctionConfig(
-  'get-webhook-endpoint',
-  process.env,
-);
+const { dynamoDbUrl, ...config } = readEndpointFunctionConfig('get-webhook-endpoint', process.env);
 
 export const handler = createHandler({
-  documentClient: createDocumentClient({ endpoint: dynamoDbEndpoint }),
+  documentClient: createDocumentClient({ url: dynamoDbUrl }),
   ...config,
 });

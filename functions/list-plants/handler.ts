@@ -10,7 +10,7 @@ import { createHandler } from './create-handler.ts';
 const config = readTableFunctionConfig('list-plants');
 
 export const handler = createHandler({
-  documentClient: createDocumentClient({ endpoint: config.endpoint }),
+  documentClient: createDocumentClient({ url: config.dynamoDbUrl }),
   tableName: config.tableName,
   allowedOrigins: config.allowedOrigins,
 });

@@ -6,12 +6,12 @@ import { createDocumentClient } from '../shared/platform/dynamodb.ts';
 import { readEndpointFunctionConfig } from '../webhook-endpoints/endpoint-config.ts';
 import { createHandler } from './create-handler.ts';
 
-const { dynamoDbEndpoint, ...config } = readEndpointFunctionConfig(
+const { dynamoDbUrl, ...config } = readEndpointFunctionConfig(
   'list-webhook-endpoints',
   process.env,
 );
 
 export const handler = createHandler({
-  documentClient: createDocumentClient({ endpoint: dynamoDbEndpoint }),
+  documentClient: createDocumentClient({ url: dynamoDbUrl }),
   ...config,
 });

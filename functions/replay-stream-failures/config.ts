@@ -16,6 +16,6 @@ export function readReplayConfig(environment: NodeJS.ProcessEnv) {
   return {
     ...fanoutSettingsOf(variables),
     bucketName: variables.STREAM_FAILURES_BUCKET,
-    s3Endpoint: variables.S3_ENDPOINT,
+    s3Url: variables.S3_ENDPOINT,
   };
 }

@@ -8,12 +8,12 @@ import { fanoutDependenciesOf } from '../webhook-endpoints/fanout-dependencies.t
 import { readReplayConfig } from './config.ts';
 import { createHandler } from './create-handler.ts';
 
-const { s3Endpoint, bucketName, ...fanout } = readReplayConfig(process.env);
+const { s3Url, bucketName, ...fanout } = readReplayConfig(process.env);
 
 /** The Lambda entry; the clients are created once per container. */
 export const handler = createHandler({
   // Path-style addressing only where an emulator serves S3 (`sam local`).
-  s3: new S3Client(s3Endpoint === undefined ? {} : { endpoint: s3Endpoint, forcePathStyle: true }),
+  s3: new S3Client(s3Url === undefined ? {} : { endpoint: s3Url, forcePathStyle: true }),
   bucketName,
   ...fanoutDependenciesOf(fanout, new SQSClient({})),
 });

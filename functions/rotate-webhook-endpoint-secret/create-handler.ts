@@ -13,12 +13,12 @@ import { jsonResponse } from '../shared/http/api-responses.ts';
 import { readJsonBody } from '../shared/http/json-body.ts';
 import { createRouteHandler } from '../shared/http/route-handler.ts';
 import { rotationOverlapMilliseconds } from '../webhook-endpoints/endpoint.ts';
+import { rotateEndpointSecret } from '../webhook-endpoints/endpoint-changes.ts';
 import {
   type EndpointFunctionDependencies,
   endpointRequestOf,
   requireEndpoint,
 } from '../webhook-endpoints/endpoint-request.ts';
-import { rotateEndpointSecret } from '../webhook-endpoints/endpoint-store.ts';
 import { newEndpointSecret, type SecretBox } from '../webhook-endpoints/secret-box.ts';
 
 export interface Dependencies extends EndpointFunctionDependencies {

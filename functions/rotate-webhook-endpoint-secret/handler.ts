@@ -6,10 +6,10 @@ import { kmsSealerOf } from '../webhook-endpoints/endpoint-config.ts';
 import { readConfig } from './config.ts';
 import { createHandler } from './create-handler.ts';
 
-const { dynamoDbEndpoint, secretsKeyId, kmsEndpoint, ...config } = readConfig(process.env);
+const { dynamoDbUrl, secretsKeyId, kmsUrl, ...config } = readConfig(process.env);
 
 export const handler = createHandler({
-  documentClient: createDocumentClient({ endpoint: dynamoDbEndpoint }),
-  secretBox: kmsSealerOf({ secretsKeyId, kmsEndpoint }),
+  documentClient: createDocumentClient({ url: dynamoDbUrl }),
+  secretBox: kmsSealerOf({ secretsKeyId, kmsUrl }),
   ...config,
 });

@@ -7,10 +7,10 @@ import { sqsDeliveryQueue } from '../shared/webhooks/delivery-queue.ts';
 import { readConfig } from './config.ts';
 import { createHandler } from './create-handler.ts';
 
-const { dynamoDbEndpoint, deliveryQueueUrl, ...config } = readConfig(process.env);
+const { dynamoDbUrl, deliveryQueueUrl, ...config } = readConfig(process.env);
 
 export const handler = createHandler({
-  documentClient: createDocumentClient({ endpoint: dynamoDbEndpoint }),
+  documentClient: createDocumentClient({ url: dynamoDbUrl }),
   deliveries: sqsDeliveryQueue(new SQSClient({}), deliveryQueueUrl),
   ...config,
 });

@@ -19,12 +19,12 @@ import {
   readEndpointPatch,
   viewOf,
 } from '../webhook-endpoints/endpoint.ts';
+import { changeEndpoint, type EndpointChange } from '../webhook-endpoints/endpoint-changes.ts';
 import {
   type EndpointFunctionDependencies,
   endpointRequestOf,
   requireEndpoint,
 } from '../webhook-endpoints/endpoint-request.ts';
-import { changeEndpoint, type EndpointChange } from '../webhook-endpoints/endpoint-store.ts';
 import { checkedUrlOf, type EndpointUrlPolicy } from '../webhook-endpoints/endpoint-url.ts';
 
 /** The reason an endpoint its owner disabled shows. */

@@ -17,10 +17,10 @@ const variables = readConfiguration(
   { ...endpointFunctionVariables, WEBHOOK_ENDPOINT_URLS: endpointUrlsVariable(process.env) },
   process.env,
 );
-const { dynamoDbEndpoint, ...config } = endpointFunctionSettingsOf(variables);
+const { dynamoDbUrl, ...config } = endpointFunctionSettingsOf(variables);
 
 export const handler = createHandler({
-  documentClient: createDocumentClient({ endpoint: dynamoDbEndpoint }),
+  documentClient: createDocumentClient({ url: dynamoDbUrl }),
   urlPolicy: variables.WEBHOOK_ENDPOINT_URLS,
   ...config,
 });

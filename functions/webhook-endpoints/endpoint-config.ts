@@ -25,7 +25,7 @@ export interface EndpointStoreSettings {
   readonly endpointsTableName: string;
   readonly logTableName: string;
   /** A DynamoDB-compatible endpoint (`sam local`); AWS's when absent. */
-  readonly dynamoDbEndpoint: string | undefined;
+  readonly dynamoDbUrl: string | undefined;
 }
 
 /** `ENDPOINTS_TABLE_NAME`, `WEBHOOK_LOG_TABLE_NAME` (both required) and `DYNAMODB_ENDPOINT`. */
@@ -44,7 +44,7 @@ export function endpointStoreSettingsOf(variables: {
   return {
     endpointsTableName: variables.ENDPOINTS_TABLE_NAME,
     logTableName: variables.WEBHOOK_LOG_TABLE_NAME,
-    dynamoDbEndpoint: variables.DYNAMODB_ENDPOINT,
+    dynamoDbUrl: variables.DYNAMODB_ENDPOINT,
   };
 }
 
@@ -56,15 +56,13 @@ export function secretsKeySettingsOf(variables: {
   readonly SECRETS_KEY_ID: string;
   readonly KMS_ENDPOINT?: string | undefined;
 }) {
-  return { secretsKeyId: variables.SECRETS_KEY_ID, kmsEndpoint: variables.KMS_ENDPOINT };
+  return { secretsKeyId: variables.SECRETS_KEY_ID, kmsUrl: variables.KMS_ENDPOINT };
 }
 
 type SecretsKeySettings = ReturnType<typeof secretsKeySettingsOf>;
 
 function kmsOf(settings: SecretsKeySettings): KMSClient {
-  return new KMSClient(
-    settings.kmsEndpoint === undefined ? {} : { endpoint: settings.kmsEndpoint },
-  );
+  return new KMSClient(settings.kmsUrl === undefined ? {} : { endpoint: settings.kmsUrl });
 }
 
 /** Sealing with the settings' key (create, rotate). */
@@ -83,7 +81,7 @@ export function endpointStoresOf(
   documentClient?: DynamoDBDocumentClient,
 ) {
   return {
-    documentClient: documentClient ?? createDocumentClient({ endpoint: settings.dynamoDbEndpoint }),
+    documentClient: documentClient ?? createDocumentClient({ url: settings.dynamoDbUrl }),
     endpointsTableName: settings.endpointsTableName,
     logTableName: settings.logTableName,
   };

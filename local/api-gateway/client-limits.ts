@@ -30,7 +30,7 @@ export function createClientLimiter(
   };
 
   return (path, authorization) => {
-    const limit = limits.find((candidate) => path.includes(candidate.pathContains));
+    const limit = limits.find((candidate) => decoded(path).includes(candidate.pathContains));
     // A request without the aggregation key is not counted by the rule (nor rate limited).
     if (limit === undefined || authorization === undefined) return true;
     const time = now();
@@ -42,4 +42,13 @@ export function createClientLimiter(
     counts.set(key, times);
     return times.length <= limit.requestsPerWindow;
   };
+}
+
+/** The path with its percent-escapes decoded, as the rules' URL_DECODE transformation reads it. */
+function decoded(path: string): string {
+  try {
+    return decodeURIComponent(path);
+  } catch {
+    return path;
+  }
 }

@@ -17,10 +17,10 @@
  *
  * What it does not imitate: FIFO queues, message attributes, and SQS's duplicates (a standard
  * queue delivers a message at least once; here exactly once, unless a delete comes too late).
- * Given a file, `close` saves every queue's messages there and the next start takes them up.
+ * Given a file, `close` saves every queue's messages there and the next start takes them up
+ * (`saved-queues.ts`).
  */
 import { createHash, randomUUID } from 'node:crypto';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import {
   DeleteMessageBatchCommand,
   DeleteMessageCommand,
@@ -32,7 +32,7 @@ import {
   type SQSClient,
   StartMessageMoveTaskCommand,
 } from '@aws-sdk/client-sqs';
-import * as v from 'valibot';
+import { readSavedQueues, writeSavedQueues } from './saved-queues.ts';
 
 export interface MemoryQueueSettings {
   readonly visibilityTimeoutSeconds: number;
@@ -74,40 +74,6 @@ interface StoredMessage {
   receiveCount: number;
   firstReceivedAt?: number;
   receiptHandle?: string;
-}
-
-/** The saved queues: each queue's messages by its name. */
-const savedQueuesSchema = v.object({
-  version: v.literal(1),
-  queues: v.record(
-    v.string(),
-    v.array(
-      v.object({
-        id: v.string(),
-        body: v.string(),
-        sentAt: v.number(),
-        visibleAt: v.number(),
-        receiveCount: v.number(),
-        firstReceivedAt: v.optional(v.number()),
-      }),
-    ),
-  ),
-});
-
-/** The messages saved in `file` by queue name; none when there is no file. */
-function readSavedQueues(file: string | undefined) {
-  if (file === undefined || !existsSync(file)) return {};
-  let json: unknown;
-  try {
-    json = JSON.parse(readFileSync(file, 'utf8'));
-  } catch {
-    json = undefined;
-  }
-  const saved = v.safeParse(savedQueuesSchema, json);
-  if (!saved.success) {
-    throw new Error(`${file} holds no saved queues (delete it to start with empty queues).`);
-  }
-  return saved.output.queues;
 }
 
 interface StoredQueue {
@@ -216,11 +182,13 @@ export function memoryQueues(
     timers.add(timer);
   };
 
-  const checkPayload = (bodies: readonly string[]) => {
+  /** A message over 1 MiB is an invalid parameter; a batch over it, a batch too long. */
+  const checkPayload = (bodies: readonly string[], batch: boolean) => {
     const bytes = bodies.reduce((total, body) => total + Buffer.byteLength(body), 0);
-    if (bytes > largestPayloadBytes) {
-      throw sqsError('BatchRequestTooLong', 'The messages hold more than 1 MiB together.');
-    }
+    if (bytes <= largestPayloadBytes) return;
+    throw batch
+      ? sqsError('BatchRequestTooLong', 'The messages hold more than 1 MiB together.')
+      : sqsError('InvalidParameterValue', 'The message is longer than 1 MiB.');
   };
 
   const checkBatch = (ids: readonly (string | undefined)[]) => {
@@ -267,21 +235,24 @@ export function memoryQueues(
       VisibilityTimeout,
     } = command.input;
     const queue = queueOf(QueueUrl);
-    if (!Number.isInteger(MaxNumberOfMessages) || MaxNumberOfMessages < 1) {
-      throw sqsError('InvalidParameterValue', 'MaxNumberOfMessages must be from 1 to 10.');
-    }
-    if (MaxNumberOfMessages > largestBatch) {
+    const count = MaxNumberOfMessages;
+    if (!Number.isInteger(count) || count < 1 || count > largestBatch) {
       throw sqsError('InvalidParameterValue', 'MaxNumberOfMessages must be from 1 to 10.');
     }
     if (!(WaitTimeSeconds >= 0 && WaitTimeSeconds <= 20)) {
       throw sqsError('InvalidParameterValue', 'WaitTimeSeconds must be from 0 to 20.');
     }
     const visibility = VisibilityTimeout ?? queue.settings.visibilityTimeoutSeconds;
+    if (!Number.isInteger(visibility) || visibility < 0 || visibility > 43_200) {
+      throw sqsError('InvalidParameterValue', 'VisibilityTimeout must be from 0 to 43200.');
+    }
     const deadline = now() + WaitTimeSeconds * 1000;
     for (;;) {
       signal?.throwIfAborted();
+      // Closed: the messages are saved as they are, none handed out after.
+      if (closed) return { Messages: [] };
       const messages = take(queue, MaxNumberOfMessages, visibility);
-      if (messages.length > 0 || now() >= deadline || closed) return { Messages: messages };
+      if (messages.length > 0 || now() >= deadline) return { Messages: messages };
       await new Promise<void>((resolve) => {
         const done = () => {
           queue.waiting.delete(done);
@@ -297,6 +268,9 @@ export function memoryQueues(
   };
 
   const deleteMessage = (queue: StoredQueue, receiptHandle: string | undefined) => {
+    if (receiptHandle === undefined || receiptHandle === '') {
+      throw sqsError('ReceiptHandleIsInvalid', "The specified receipt handle isn't valid.");
+    }
     // An out-of-date handle deletes nothing, and SQS still answers success.
     queue.messages = queue.messages.filter((message) => message.receiptHandle !== receiptHandle);
   };
@@ -306,7 +280,7 @@ export function memoryQueues(
     if (command instanceof SendMessageCommand) {
       const { QueueUrl, MessageBody = '', DelaySeconds } = command.input;
       const queue = queueOf(QueueUrl);
-      checkPayload([MessageBody]);
+      checkPayload([MessageBody], false);
       const message = enqueue(queue, MessageBody, DelaySeconds);
       return { MessageId: message.id, MD5OfMessageBody: message.md5 };
     }
@@ -314,7 +288,10 @@ export function memoryQueues(
       const { QueueUrl, Entries = [] } = command.input;
       const queue = queueOf(QueueUrl);
       checkBatch(Entries.map((entry) => entry.Id));
-      checkPayload(Entries.map((entry) => entry.MessageBody ?? ''));
+      checkPayload(
+        Entries.map((entry) => entry.MessageBody ?? ''),
+        true,
+      );
       const Successful = [];
       const Failed = [];
       for (const entry of Entries) {
@@ -376,13 +353,15 @@ export function memoryQueues(
 
   /** Writes every queue's messages, a receive's handle aside (a new start hands out new ones). */
   const save = (file: string) => {
-    const contents = Object.fromEntries(
-      [...queues.values()].map((queue) => [
-        queue.name,
-        queue.messages.map(({ md5: _md5, receiptHandle: _handle, ...message }) => message),
-      ]),
+    writeSavedQueues(
+      file,
+      Object.fromEntries(
+        [...queues.values()].map((queue) => [
+          queue.name,
+          queue.messages.map(({ md5: _md5, receiptHandle: _handle, ...message }) => message),
+        ]),
+      ),
     );
-    writeFileSync(file, JSON.stringify({ version: 1, queues: contents }), { mode: 0o600 });
   };
 
   return {
@@ -409,10 +388,13 @@ export function memoryQueues(
     close: () => {
       if (closed) return;
       closed = true;
-      if (options.file !== undefined) save(options.file);
-      for (const timer of timers) clearTimeout(timer);
-      timers.clear();
-      for (const queue of queues.values()) wake(queue);
+      try {
+        if (options.file !== undefined) save(options.file);
+      } finally {
+        for (const timer of timers) clearTimeout(timer);
+        timers.clear();
+        for (const queue of queues.values()) wake(queue);
+      }
     },
   };
 }

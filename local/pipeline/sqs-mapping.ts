@@ -87,7 +87,9 @@ export function startSqsMapping(options: SqsMappingOptions): RunningMapping {
       let failed: Set<string>;
       try {
         const response = await options.handler(event, { awsRequestId: randomUUID() });
-        failed = new Set(response.batchItemFailures.map((failure) => failure.itemIdentifier));
+        // No list, or an empty one, is a success (Lambda reads only the failures named).
+        const failures = response?.batchItemFailures ?? [];
+        failed = new Set(failures.map((failure) => failure.itemIdentifier));
         // An empty or unknown identifier fails the whole batch.
         const ids = new Set(event.Records.map((record) => record.messageId));
         if ([...failed].some((id) => !ids.has(id))) failed = ids;

@@ -41,7 +41,11 @@ export interface StreamFailureRecord {
   readonly requestContext: {
     readonly requestId: string;
     readonly functionArn: string;
-    readonly condition: 'RetryAttemptsExhausted';
+    /**
+     * Lambda's `RetryAttemptsExhausted`, or this mapping's own `StoppedBeforeRetry`: stopped while
+     * the batch waited for a retry (`npm start` stopping), it is kept rather than lost.
+     */
+    readonly condition: 'RetryAttemptsExhausted' | 'StoppedBeforeRetry';
     readonly approximateInvokeCount: number;
   };
   readonly responseContext: {
@@ -145,7 +149,7 @@ async function pollShards(
       let read = 0;
       for (const [shardId, state] of shards) {
         if (state.closed || shards.get(state.parent ?? '')?.closed === false) continue;
-        const records = await reader.read(shardId, state);
+        const { records, ended } = await reader.read(shardId, state);
         read += records.length;
         const passed = records.filter(
           (record) => eventNames === undefined || eventNames.includes(record.eventName ?? ''),
@@ -153,8 +157,10 @@ async function pollShards(
         const readAt = Date.now();
         const lambdaRecords = passed.map((record) => lambdaRecordOf(record, options, readAt));
         await invoker.invoke(shardId, lambdaRecords);
-        // Handed on (or discarded to the destination): read on after the last of them.
+        // Handed on (or discarded to the destination): read on after the last of them. A shard
+        // without a next iterator has ended (its children are found by the next refresh).
         state.after = records.at(-1)?.dynamodb?.SequenceNumber ?? state.after;
+        if (ended) state.closed = true;
       }
       if (read === 0) await sleep(options.pollIntervalMilliseconds ?? 100, signal);
     } catch (error) {
@@ -198,19 +204,20 @@ function shardReader(
    * another table has been written since it was made (TrimmedDataAccessException), as AWS does
    * an expired one: Lambda's poller makes it again after the last record read, and so does this.
    */
-  const read = async (shardId: string, state: ShardState): Promise<_Record[]> => {
+  const read = async (
+    shardId: string,
+    state: ShardState,
+  ): Promise<{ records: _Record[]; ended: boolean }> => {
     for (let attempt = 1; ; attempt += 1) {
       if (state.iterator === undefined) await renewIterator(shardId, state);
-      if (state.iterator === undefined) return [];
+      if (state.iterator === undefined) return { records: [], ended: true };
       try {
         const { Records = [], NextShardIterator } = await streams.send(
           new GetRecordsCommand({ ShardIterator: state.iterator, Limit: options.batchSize ?? 100 }),
           send,
         );
         state.iterator = NextShardIterator;
-        // No next iterator: the shard has ended (its children are found by the next refresh).
-        if (NextShardIterator === undefined) state.closed = true;
-        return Records;
+        return { records: Records, ended: NextShardIterator === undefined };
       } catch (error) {
         const name = (error as { name?: unknown }).name;
         const stale = name === 'TrimmedDataAccessException' || name === 'ExpiredIteratorException';
@@ -238,9 +245,10 @@ function shardReader(
     /** Reads an open shard to its end without handing anything on. */
     skipToEnd: async (shardId: string, state: ShardState) => {
       for (;;) {
-        const records = await read(shardId, state);
+        const { records, ended } = await read(shardId, state);
         state.after = records.at(-1)?.dynamodb?.SequenceNumber ?? state.after;
-        if (records.length === 0 || state.closed) return;
+        if (ended) state.closed = true;
+        if (records.length === 0 || ended) return;
       }
     },
   };
@@ -255,7 +263,9 @@ function batchInvoker(options: StreamMappingOptions, signal: AbortSignal) {
     invocations += 1;
     const event = { Records: records } as unknown as DynamoDBStreamEvent;
     try {
-      const { batchItemFailures } = await options.handler(event, { awsRequestId: randomUUID() });
+      const response = await options.handler(event, { awsRequestId: randomUUID() });
+      // No list, or an empty one, is a success (Lambda reads only the failures named).
+      const batchItemFailures = response?.batchItemFailures ?? [];
       if (batchItemFailures.length === 0) return -1;
       const indexes = batchItemFailures.map((failure) =>
         records.findIndex((record) => record.dynamodb?.SequenceNumber === failure.itemIdentifier),
@@ -269,20 +279,25 @@ function batchInvoker(options: StreamMappingOptions, signal: AbortSignal) {
 
   /**
    * Invokes with `records` until they are handled or the retries are used up; a thrown error
-   * splits what failed in two, each half retried on its own. Throws when stopped meanwhile, so
-   * that the records are not counted as read.
+   * splits what failed in two, each half retried on its own. Stopped while a batch waits for its
+   * retry, it keeps the batch as a discarded one, so that a stop loses no record.
    */
-  const invoke = async (shardId: string, records: readonly _Record[], attempt = 0) => {
+  const invoke = async (
+    shardId: string,
+    records: readonly _Record[],
+    attempt = 0,
+  ): Promise<void> => {
     if (records.length === 0) return;
+    if (attempt > 0 && signal.aborted) {
+      return discard(shardId, records, attempt, 'StoppedBeforeRetry');
+    }
     const outcome = await invokeOnce(records);
     if (outcome === -1) return;
     const failing = records.slice(outcome === 'error' ? 0 : outcome);
     if (attempt >= (options.retryAttempts ?? 10)) {
-      await discard(shardId, failing, attempt + 1);
-      return;
+      return discard(shardId, failing, attempt + 1, 'RetryAttemptsExhausted');
     }
     await sleep(retryPause(attempt), signal);
-    signal.throwIfAborted();
     if (outcome === 'error' && failing.length > 1) {
       const half = Math.ceil(failing.length / 2);
       await invoke(shardId, failing.slice(0, half), attempt + 1);
@@ -292,13 +307,21 @@ function batchInvoker(options: StreamMappingOptions, signal: AbortSignal) {
     await invoke(shardId, failing, attempt + 1);
   };
 
-  /** Hands a discarded batch to the on-failure destination, as Lambda's invocation record. */
-  const discard = async (shardId: string, records: readonly _Record[], invokeCount: number) => {
+  /**
+   * Hands a discarded batch to the on-failure destination, as Lambda's invocation record. One the
+   * destination does not take is logged whole, at error level: the records are then in the log.
+   */
+  const discard = async (
+    shardId: string,
+    records: readonly _Record[],
+    invokeCount: number,
+    condition: StreamFailureRecord['requestContext']['condition'],
+  ) => {
     const record: StreamFailureRecord = {
       requestContext: {
         requestId: randomUUID(),
         functionArn: options.functionArn,
-        condition: 'RetryAttemptsExhausted',
+        condition,
         approximateInvokeCount: invokeCount,
       },
       responseContext: { statusCode: 200, executedVersion: '$LATEST', functionError: 'Unhandled' },
@@ -313,7 +336,14 @@ function batchInvoker(options: StreamMappingOptions, signal: AbortSignal) {
       },
       payload: JSON.stringify({ Records: records }),
     };
-    await options.onFailure(record);
+    try {
+      await options.onFailure(record);
+    } catch (error) {
+      options.logger.error('could not keep a discarded stream batch; its records follow', {
+        error,
+        record,
+      });
+    }
   };
 
   return { invoke, invocations: () => invocations };

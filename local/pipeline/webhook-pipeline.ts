@@ -7,23 +7,11 @@
  */
 import type { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import type { SQSClient } from '@aws-sdk/client-sqs';
-import { createHandler as createDeliverHandler } from '../../functions/deliver-webhook/create-handler.ts';
 import type { Logger } from '../../functions/shared/platform/logger.ts';
-import {
-  type DeliveryQueue,
-  sqsDeliveryQueue,
-} from '../../functions/shared/webhooks/delivery-queue.ts';
-import {
-  type Subscription,
-  streamRecordKinds,
-  subscriptionOf,
-} from '../../functions/shared/webhooks/plant-events.ts';
-import { fixedSubscriptions } from '../../functions/shared/webhooks/queue-deliveries.ts';
+import type { DeliveryQueue } from '../../functions/shared/webhooks/delivery-queue.ts';
+import type { Subscription } from '../../functions/shared/webhooks/plant-events.ts';
 import type { SendOptions } from '../../functions/shared/webhooks/send-webhook.ts';
-import { withEndpointSubscriptions } from '../../functions/webhook-endpoints/endpoint-subscriptions.ts';
 import type { EndpointDeliveryDependencies } from '../../functions/webhook-endpoints/endpoint-targets.ts';
-import { eventLogOf } from '../../functions/webhook-endpoints/webhook-log.ts';
-import { createHandler as createFanoutHandler } from '../../functions/webhook-fanout/create-handler.ts';
 import {
   deliveryBatchSize,
   fanoutStreamSettings,
@@ -35,6 +23,43 @@ import {
   type StreamMappingOptions,
   startStreamMapping,
 } from './stream-mapping.ts';
+
+/**
+ * The modules of `functions/` the pipeline builds its handlers and their dependencies from, by
+ * name: imported by their URLs (`importPipelineModules`), so that hot reload can bring fresh ones.
+ */
+const moduleFiles = {
+  fanout: 'webhook-fanout/create-handler.ts',
+  deliver: 'deliver-webhook/create-handler.ts',
+  deliveryQueue: 'shared/webhooks/delivery-queue.ts',
+  plantEvents: 'shared/webhooks/plant-events.ts',
+  queueDeliveries: 'shared/webhooks/queue-deliveries.ts',
+  subscriptions: 'webhook-endpoints/endpoint-subscriptions.ts',
+  webhookLog: 'webhook-endpoints/webhook-log.ts',
+} as const;
+
+export interface PipelineModules {
+  readonly fanout: typeof import('../../functions/webhook-fanout/create-handler.ts');
+  readonly deliver: typeof import('../../functions/deliver-webhook/create-handler.ts');
+  readonly deliveryQueue: typeof import('../../functions/shared/webhooks/delivery-queue.ts');
+  readonly plantEvents: typeof import('../../functions/shared/webhooks/plant-events.ts');
+  readonly queueDeliveries: typeof import('../../functions/shared/webhooks/queue-deliveries.ts');
+  readonly subscriptions: typeof import('../../functions/webhook-endpoints/endpoint-subscriptions.ts');
+  readonly webhookLog: typeof import('../../functions/webhook-endpoints/webhook-log.ts');
+}
+
+/** The pipeline's modules, each imported by `importModule` (as they are, by default). */
+export async function importPipelineModules(
+  importModule: (url: URL) => Promise<unknown> = (url) => import(url.href),
+): Promise<PipelineModules> {
+  const entries = await Promise.all(
+    Object.entries(moduleFiles).map(async ([name, file]) => [
+      name,
+      await importModule(new URL(`../../functions/${file}`, import.meta.url)),
+    ]),
+  );
+  return Object.fromEntries(entries) as PipelineModules;
+}
 
 /** A queue as SQS names it. */
 export interface PipelineQueue {
@@ -86,20 +111,17 @@ export interface WebhookPipelineOptions {
   readonly logger: Logger;
 }
 
-/** The fan-out's and the delivery's `createHandler` (hot reload brings fresh ones). */
-export interface PipelineHandlerFactories {
-  readonly fanout: typeof createFanoutHandler;
-  readonly deliver: typeof createDeliverHandler;
-}
-
 export interface WebhookPipeline {
   /** Where the endpoints' test events and recovered events are queued: Deliveries. */
   readonly deliveries: DeliveryQueue;
   readonly stream: RunningMapping;
   readonly delivery: RunningMapping;
   readonly retry: RunningMapping;
-  /** Builds both handlers again with `factories`; the next invocations use them. */
-  reload(factories: PipelineHandlerFactories): void;
+  /**
+   * Builds both handlers again from `modules` and returns what puts them in use (the next
+   * invocations then run them), so that a reload can build everything before it changes anything.
+   */
+  prepare(modules: PipelineModules): () => void;
   /** Stops the three mappings, each after the invocation in hand. */
   stop(): Promise<void>;
 }
@@ -110,16 +132,15 @@ const fanoutArn = (region: string) =>
 
 export async function startWebhookPipeline(
   options: WebhookPipelineOptions,
+  modules: PipelineModules,
 ): Promise<WebhookPipeline> {
   const { queues, logger } = options;
-  const subscriptions = options.subscribers.map((subscriber) =>
-    subscriptionOf(subscriber.name, subscriber),
-  );
-  const build = (factories: PipelineHandlerFactories) => ({
-    fanout: fanoutOf(options, subscriptions, factories.fanout),
-    deliver: deliverOf(options, factories.deliver),
+  const build = (fresh: PipelineModules) => ({
+    fanout: fanoutOf(options, fresh),
+    deliver: deliverOf(options, fresh),
   });
-  let handlers = build({ fanout: createFanoutHandler, deliver: createDeliverHandler });
+  let handlers = build(modules);
+  const subscriptions = subscriptionsOf(options, modules);
   const stream = await startStreamMapping({
     ...options.stream,
     handler: (event, context) => handlers.fanout(event, context),
@@ -127,7 +148,7 @@ export async function startWebhookPipeline(
     // The filter the stack gives the mapping: every kind, when endpoints may hear of any.
     eventNames:
       options.endpoints === undefined
-        ? streamRecordKinds(subscriptions)
+        ? modules.plantEvents.streamRecordKinds(subscriptions)
         : ['INSERT', 'MODIFY', 'REMOVE'],
     batchSize: fanoutStreamSettings.batchSize,
     retryAttempts: options.stream.retryAttempts ?? fanoutStreamSettings.retryAttempts,
@@ -156,12 +177,15 @@ export async function startWebhookPipeline(
     Math.min(retryMaximumConcurrency, options.retryConcurrency ?? 4),
   );
   return {
-    deliveries: sqsDeliveryQueue(options.sqs, queues.deliveries.url),
+    deliveries: modules.deliveryQueue.sqsDeliveryQueue(options.sqs, queues.deliveries.url),
     stream,
     delivery,
     retry,
-    reload: (factories) => {
-      handlers = build(factories);
+    prepare: (fresh) => {
+      const built = build(fresh);
+      return () => {
+        handlers = built;
+      };
     },
     stop: async () => {
       await Promise.all([stream.stop(), delivery.stop(), retry.stop()]);
@@ -169,31 +193,37 @@ export async function startWebhookPipeline(
   };
 }
 
+/** The stage's subscriptions, as the stack writes them into the fan-out's `SUBSCRIPTIONS`. */
+function subscriptionsOf(options: WebhookPipelineOptions, modules: PipelineModules) {
+  return options.subscribers.map((subscriber) =>
+    modules.plantEvents.subscriptionOf(subscriber.name, subscriber),
+  );
+}
+
 /** The fan-out handler: the stage's subscriptions, and the endpoints' where there are some. */
-function fanoutOf(
-  options: WebhookPipelineOptions,
-  subscriptions: readonly Subscription[],
-  createHandler: typeof createFanoutHandler,
-) {
+function fanoutOf(options: WebhookPipelineOptions, modules: PipelineModules) {
   const { endpoints } = options;
-  return createHandler({
-    deliveries: sqsDeliveryQueue(
+  const subscriptions = subscriptionsOf(options, modules);
+  return modules.fanout.createHandler({
+    deliveries: modules.deliveryQueue.sqsDeliveryQueue(
       options.sqs,
       options.fanoutQueueUrl ?? options.queues.deliveries.url,
     ),
     subscriptions:
       endpoints === undefined
-        ? fixedSubscriptions(subscriptions)
-        : withEndpointSubscriptions(subscriptions, endpoints.stores),
-    ...(endpoints === undefined ? {} : { eventLog: eventLogOf(endpoints.stores) }),
+        ? modules.queueDeliveries.fixedSubscriptions(subscriptions)
+        : modules.subscriptions.withEndpointSubscriptions(subscriptions, endpoints.stores),
+    ...(endpoints === undefined
+      ? {}
+      : { eventLog: modules.webhookLog.eventLogOf(endpoints.stores) }),
     logger: options.logger,
   });
 }
 
 /** The delivery handler, as the stack configures it but for what a test shortens. */
-function deliverOf(options: WebhookPipelineOptions, createHandler: typeof createDeliverHandler) {
+function deliverOf(options: WebhookPipelineOptions, modules: PipelineModules) {
   const { endpoints } = options;
-  return createHandler({
+  return modules.deliver.createHandler({
     sqs: options.sqs,
     secretsManager: options.secretsManager,
     retryQueueUrl: options.queues.retries.url,

@@ -20,7 +20,7 @@ import { PlantStoreWebhooks } from '../../clients/typescript/src/index.ts';
 import { createLogger } from '../../functions/shared/platform/logger.ts';
 import { type LocalApi, startLocalApi } from '../../local/local-api.ts';
 import type { LocalSubscriber } from '../../local/local-webhooks.ts';
-import { testStoreEndpoint } from '../support/test-store.ts';
+import { testStoreUrl } from '../support/test-store.ts';
 import { schemaValidator } from './openapi.ts';
 
 const secret = `whsec_${randomBytes(32).toString('base64')}`;
@@ -47,7 +47,7 @@ beforeAll(async () => {
   ];
   api = await startLocalApi({
     port: 0,
-    dynamoDbEndpoint: testStoreEndpoint(),
+    dynamoDbUrl: testStoreUrl(),
     tableName: `plants-change-webhooks-${process.pid}-${Date.now()}`,
     keysDirectory,
     throttlingStage: 'off',

@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from '@jest/globals';
 import { createLogger } from '../../functions/shared/platform/logger.ts';
 import { type LocalApi, startLocalApi } from '../../local/local-api.ts';
-import { testStoreEndpoint } from '../support/test-store.ts';
+import { testStoreUrl } from '../support/test-store.ts';
 
 let api: LocalApi;
 let keysDirectory: string;
@@ -20,7 +20,7 @@ beforeAll(async () => {
   keysDirectory = await mkdtemp(join(tmpdir(), 'plant-store-client-limits-'));
   api = await startLocalApi({
     port: 0,
-    dynamoDbEndpoint: testStoreEndpoint(),
+    dynamoDbUrl: testStoreUrl(),
     tableName: `plants-client-limits-${process.pid}-${Date.now()}`,
     keysDirectory,
     // The dev stage's limits: each endpoint route 2/s, bursts of 4, shared by every client.

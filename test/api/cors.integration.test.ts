@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { routes } from '../../functions/shared/http/routes.ts';
 import { createLogger } from '../../functions/shared/platform/logger.ts';
 import { type LocalApi, startLocalApi } from '../../local/local-api.ts';
-import { testStoreEndpoint } from '../support/test-store.ts';
+import { testStoreUrl } from '../support/test-store.ts';
 
 let keysDirectory: string;
 let api: LocalApi;
@@ -24,7 +24,7 @@ beforeAll(async () => {
   keysDirectory = await mkdtemp(join(tmpdir(), 'plant-store-cors-keys-'));
   const common = {
     port: 0,
-    dynamoDbEndpoint: testStoreEndpoint(),
+    dynamoDbUrl: testStoreUrl(),
     keysDirectory,
     logger: createLogger({}, () => {}),
   };

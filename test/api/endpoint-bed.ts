@@ -11,7 +11,7 @@ import { startWebhookReceiver, type WebhookReceiver } from '../../beds/webhook-r
 import { createLogger } from '../../functions/shared/platform/logger.ts';
 import { localUrlPolicy } from '../../functions/webhook-endpoints/endpoint-url.ts';
 import { type LocalApi, type LocalWebhookOptions, startLocalApi } from '../../local/local-api.ts';
-import { testStoreEndpoint } from '../support/test-store.ts';
+import { testStoreUrl } from '../support/test-store.ts';
 
 /** An answer: its status, headers and JSON body (a test reads the members it expects). */
 export interface Answer {
@@ -55,7 +55,7 @@ export async function startEndpointBed(options: LocalWebhookOptions = {}): Promi
   const running: { stop(): Promise<void> }[] = [];
   const api = await startLocalApi({
     port: 0,
-    dynamoDbEndpoint: testStoreEndpoint(),
+    dynamoDbUrl: testStoreUrl(),
     tableName: `plants-endpoints-${process.pid}-${Date.now()}-${counter}`,
     keysDirectory,
     throttlingStage: 'off',

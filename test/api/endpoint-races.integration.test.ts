@@ -92,7 +92,7 @@ describe('recover', () => {
       version: 1,
       occurredAt: start + index,
     }));
-    const documentClient = createDocumentClient({ endpoint: api.storeEndpoint });
+    const documentClient = createDocumentClient({ url: api.storeUrl });
     try {
       await keepEvents(events, { documentClient, logTableName: `${api.tableName}-webhook-log` });
     } finally {

@@ -16,7 +16,7 @@ import { createDocumentClient } from '../../functions/shared/platform/dynamodb.t
 import { createLogger } from '../../functions/shared/platform/logger.ts';
 import { type ApiGateway, startApiGateway } from '../../local/api-gateway/gateway.ts';
 import { type LocalApi, startLocalApi } from '../../local/local-api.ts';
-import { testStoreEndpoint } from '../support/test-store.ts';
+import { testStoreUrl } from '../support/test-store.ts';
 import { expectDocumentedResponse } from './openapi.ts';
 
 const silentLogger = createLogger({}, () => {});
@@ -34,7 +34,7 @@ function startTestApi(gateway: Parameters<typeof startLocalApi>[0]['gateway'] = 
   tableCounter += 1;
   return startLocalApi({
     port: 0,
-    dynamoDbEndpoint: testStoreEndpoint(),
+    dynamoDbUrl: testStoreUrl(),
     tableName: `plants-e2e-${process.pid}-${Date.now()}-${tableCounter}`,
     keysDirectory,
     logger: silentLogger,
@@ -286,7 +286,7 @@ describe('POST /plants on the local API', () => {
         const unavailable = await startGatewayWith(
           createCreatePlantHandler({
             documentClient: createDocumentClient({
-              endpoint: `http://127.0.0.1:${port}`,
+              url: `http://127.0.0.1:${port}`,
               maxAttempts: 1,
             }),
             tableName: 'plants',

@@ -31,7 +31,7 @@ export function usePlantChangeClient() {
     table = await createTestTable();
     api = await startLocalApi({
       port: 0,
-      dynamoDbEndpoint: table.endpoint,
+      dynamoDbUrl: table.url,
       tableName: table.tableName,
       keysDirectory,
       throttlingStage: 'off',

@@ -17,7 +17,7 @@ import { createLogger } from '../../functions/shared/platform/logger.ts';
 import { startDynamoDbLocal } from '../../local/dynamodb-local.ts';
 import { type LocalApi, startLocalApi } from '../../local/local-api.ts';
 import { startLocalWebhooks } from '../../local/local-webhooks.ts';
-import { createTestTable, testStoreEndpoint } from '../support/test-store.ts';
+import { createTestTable, testStoreUrl } from '../support/test-store.ts';
 
 const secret = `whsec_${randomBytes(32).toString('base64')}`;
 let keysDirectory: string;
@@ -31,7 +31,7 @@ async function startApi(
   tableCounter += 1;
   const api = await startLocalApi({
     port: 0,
-    dynamoDbEndpoint: testStoreEndpoint(),
+    dynamoDbUrl: testStoreUrl(),
     tableName: `plants-webhooks-${process.pid}-${Date.now()}-${tableCounter}`,
     keysDirectory,
     throttlingStage: 'off',
@@ -211,7 +211,7 @@ describe('new-plant webhooks', () => {
     const start = () =>
       startLocalApi({
         port: 0,
-        dynamoDbEndpoint: testStoreEndpoint(),
+        dynamoDbUrl: testStoreUrl(),
         tableName,
         keysDirectory,
         throttlingStage: 'off',
@@ -249,7 +249,7 @@ describe('new-plant webhooks', () => {
     const receiver = await startReceiver();
     const api = await startLocalApi({
       port: 0,
-      dynamoDbEndpoint: store.endpoint,
+      dynamoDbUrl: store.url,
       keysDirectory,
       throttlingStage: 'off',
       logger: createLogger({}, () => {}),
@@ -282,7 +282,7 @@ describe('new-plant webhooks', () => {
     started.push({ stop: () => table.remove() });
     for (let round = 1; round <= 10; round++) {
       const webhooks = await startLocalWebhooks({
-        storeUrl: table.endpoint,
+        storeUrl: table.url,
         documentClient: table.documentClient,
         tableName: table.tableName,
         subscribers: [{ name: 'receiver', url: receiver.url, secret }],

@@ -28,7 +28,7 @@ afterAll(async () => {
 it('hands every message of concurrent batch sends to exactly one of eight long-polling pollers', async () => {
   // One attempt a call: an answer moto failed is seen, not retried away.
   const sqs = new SQSClient({
-    endpoint: moto.endpoint,
+    endpoint: moto.url,
     region: moto.region,
     credentials: { accessKeyId: 'testing', secretAccessKey: 'testing' },
     maxAttempts: 1,

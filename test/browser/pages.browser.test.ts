@@ -20,7 +20,7 @@ import { build } from 'esbuild';
 import { type Browser, chromium, type Page } from 'playwright-core';
 import { loadOrCreateLocalKeys, signLocalToken } from '../../local/token-issuer.ts';
 import { operations } from '../api/openapi.ts';
-import { testStoreEndpoint } from '../support/test-store.ts';
+import { testStoreUrl } from '../support/test-store.ts';
 
 /** The globals of the functions below that run in the page (page.evaluate), not in Node.js. */
 interface PageApi {
@@ -62,7 +62,7 @@ async function startApi(): Promise<string> {
       ...process.env,
       PORT: '0',
       PLANT_STORE_DATA_DIR: join(dataDirectory, 'data'),
-      DYNAMODB_ENDPOINT: testStoreEndpoint(),
+      DYNAMODB_ENDPOINT: testStoreUrl(),
       TABLE_NAME: `plants-browser-${process.pid}-${Date.now()}`,
       THROTTLING: 'off',
       // Pages on localhost may call it; the same page on 127.0.0.1 may not.

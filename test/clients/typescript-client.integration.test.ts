@@ -25,7 +25,7 @@ import {
 import { createLogger } from '../../functions/shared/platform/logger.ts';
 import { type LocalApi, startLocalApi } from '../../local/local-api.ts';
 import { openApiDocument, operations } from '../api/openapi.ts';
-import { testStoreEndpoint } from '../support/test-store.ts';
+import { testStoreUrl } from '../support/test-store.ts';
 
 let keysDirectory: string;
 let api: LocalApi;
@@ -35,7 +35,7 @@ beforeAll(async () => {
   keysDirectory = await mkdtemp(join(tmpdir(), 'plant-store-client-keys-'));
   api = await startLocalApi({
     port: 0,
-    dynamoDbEndpoint: testStoreEndpoint(),
+    dynamoDbUrl: testStoreUrl(),
     tableName: `plants-client-${process.pid}-${Date.now()}`,
     keysDirectory,
     throttlingStage: 'off',

@@ -110,10 +110,12 @@ export function cannotRun(capability: Capability): string | undefined {
   if (capability === 'writes' && !description.writes) {
     return 'a production-like stage is not written to unless asked (--allow-writes)';
   }
+  const limitation = limitations[description.name][capability];
+  if (limitation !== undefined) return limitation;
   if (capability === 'cors-preflight' && description.browserOrigin === undefined) {
     return 'the stage lets no browser origin call it (cors.allowedOrigins)';
   }
-  return limitations[description.name][capability];
+  return undefined;
 }
 
 const tokenCache = new Map<string, string>();

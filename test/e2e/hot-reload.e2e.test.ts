@@ -11,7 +11,7 @@ import { cp, mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from '@jest/globals';
-import { testStoreEndpoint } from '../support/test-store.ts';
+import { testStoreUrl } from '../support/test-store.ts';
 
 const repositoryRoot = new URL('../..', import.meta.url).pathname;
 const errorCodesFile = 'functions/shared/errors/error-codes.ts';
@@ -33,7 +33,7 @@ beforeAll(async () => {
     env: {
       ...process.env,
       PORT: '0',
-      DYNAMODB_ENDPOINT: testStoreEndpoint(),
+      DYNAMODB_ENDPOINT: testStoreUrl(),
       TABLE_NAME: `plants-hot-reload-${process.pid}-${Date.now()}`,
       PLANT_STORE_DATA_DIR: join(copy, '.data'),
     },
@@ -107,6 +107,8 @@ it('answers the next request with a saved change, keeping the data, in one log l
     level: 'info',
     message: 'reloaded the functions',
     changed: [errorCodesFile],
+    // The gateway's own answers were made from it at start: the line says so.
+    restartFor: [errorCodesFile],
   });
   console.info(`hot reload: ${line?.milliseconds} ms from the save's settling to the new code`);
 
@@ -115,6 +117,19 @@ it('answers the next request with a saved change, keeping the data, in one log l
     body: { error: 40401, message: 'Nothing stored there.' },
   });
   expect(await request('GET', '/plants/5')).toMatchObject({ status: 200, body: { name: 'Kept' } });
+}, 30_000);
+
+it('reloads a function of its own without a word about restarting', async () => {
+  const before = reloadLines().length;
+  const file = join(copy, 'functions/get-plant/create-handler.ts');
+  await writeFile(file, `${await readFile(file, 'utf8')}\n// saved again\n`);
+  await until(() => reloadLines().length === before + 1, 10_000, 'reload line');
+  expect(reloadLines().at(-1)).toEqual(
+    expect.not.objectContaining({ restartFor: expect.anything() }),
+  );
+  expect(reloadLines().at(-1)).toMatchObject({
+    changed: ['functions/get-plant/create-handler.ts'],
+  });
 }, 30_000);
 
 it('keeps the previous code answering when a save does not load, and says so', async () => {

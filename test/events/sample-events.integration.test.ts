@@ -89,11 +89,11 @@ describe('the route events (one per route function)', () => {
     // store and moto.
     restoreEnvironment = setEnvironment({
       TABLE_NAME: table.tableName,
-      DYNAMODB_ENDPOINT: table.endpoint,
+      DYNAMODB_ENDPOINT: table.url,
       ENDPOINTS_TABLE_NAME: endpointTables.endpoints,
       WEBHOOK_LOG_TABLE_NAME: endpointTables.log,
       SECRETS_KEY_ID: KeyMetadata?.KeyId ?? '',
-      KMS_ENDPOINT: moto.endpoint,
+      KMS_ENDPOINT: moto.url,
       DELIVERY_QUEUE_URL: QueueUrl ?? '',
       AWS_ACCESS_KEY_ID: 'testing',
       AWS_SECRET_ACCESS_KEY: 'testing',

@@ -24,7 +24,7 @@ import { sqsDeliveryQueue } from '../../functions/shared/webhooks/delivery-queue
 import { subscriptionOf } from '../../functions/shared/webhooks/plant-events.ts';
 import { fixedSubscriptions } from '../../functions/shared/webhooks/queue-deliveries.ts';
 import { createHandler as createUpdatePlant } from '../../functions/update-plant/create-handler.ts';
-import { putNewEndpoint } from '../../functions/webhook-endpoints/endpoint-store.ts';
+import { putNewEndpoint } from '../../functions/webhook-endpoints/endpoint-changes.ts';
 import { localUrlPolicy } from '../../functions/webhook-endpoints/endpoint-url.ts';
 import { localSecretBox } from '../../functions/webhook-endpoints/secret-box.ts';
 import { createHandler as createFanoutHandler } from '../../functions/webhook-fanout/create-handler.ts';
@@ -76,7 +76,7 @@ async function writePlantFunctionLines({ table, loggerOf }: LogLineBed): Promise
   await post('{"id": 1, "name": "Fern"}');
   await post('{"id": 1, "name": "Other"}');
   // Every route function with its store gone: each answers 503 and logs it at error level.
-  const nowhere = createDocumentClient({ endpoint: 'http://127.0.0.1:9' });
+  const nowhere = createDocumentClient({ url: 'http://127.0.0.1:9' });
   const unavailable = (name: string) => ({
     documentClient: nowhere,
     tableName: table.tableName,
@@ -127,7 +127,7 @@ async function writePlantFunctionLines({ table, loggerOf }: LogLineBed): Promise
 
 /** Every webhook endpoint function with its store gone: each answers 503 and logs it. */
 async function writeEndpointFunctionLines({ loggerOf }: LogLineBed): Promise<void> {
-  const nowhere = createDocumentClient({ endpoint: 'http://127.0.0.1:9' });
+  const nowhere = createDocumentClient({ url: 'http://127.0.0.1:9' });
   for (const route of routes.filter(isEndpointRoute)) {
     const name = functionDisplayName(route.function);
     const { createHandler } = (await import(`../../functions/${name}/create-handler.ts`)) as {

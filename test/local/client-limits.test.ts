@@ -27,6 +27,8 @@ it('refuses a token past its limit in the trailing minute, per group, and no oth
   const a = 'Bearer a';
   expect([1, 2, 3, 4].map(() => limiter('/plants', a))).toEqual([true, true, true, false]);
   expect(limiter('/plants/7', 'Bearer b')).toBe(true);
+  // As the rule's URL_DECODE reads it: an escaped path is the same path.
+  expect(limiter('/%70lants', a)).toBe(false);
   expect([1, 2, 3].map(() => limiter('/webhook-endpoints/1/test', a))).toEqual([true, true, false]);
 });
 

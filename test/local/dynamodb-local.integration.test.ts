@@ -50,8 +50,8 @@ describe('startDynamoDbLocal', () => {
     const dataDirectory = await temporaryDirectory();
     const first = await startDynamoDbLocal({ dataDirectory });
     started.push(first);
-    expect(first.endpoint).toBe(`http://127.0.0.1:${first.port}`);
-    const client = createDocumentClient({ endpoint: first.endpoint });
+    expect(first.url).toBe(`http://127.0.0.1:${first.port}`);
+    const client = createDocumentClient({ url: first.url });
     await createPlantsTableIfMissing(client, 'plants');
     await client.send(new PutCommand({ TableName: 'plants', Item: { id: 1n, name: 'Fern' } }));
     client.destroy();
@@ -63,7 +63,7 @@ describe('startDynamoDbLocal', () => {
 
     const second = await startDynamoDbLocal({ dataDirectory, port: first.port });
     started.push(second);
-    const again = createDocumentClient({ endpoint: second.endpoint });
+    const again = createDocumentClient({ url: second.url });
     await createPlantsTableIfMissing(again, 'plants');
     const { Item } = await again.send(new GetCommand({ TableName: 'plants', Key: { id: 1n } }));
     again.destroy();
@@ -131,9 +131,9 @@ describe('the store npm start runs', () => {
       privateAccessKeyId: credentials.accessKeyId,
     });
     started.push(store);
-    const owner = createDocumentClient({ endpoint: store.endpoint, credentials });
+    const owner = createDocumentClient({ url: store.url, credentials });
     const stranger = createDocumentClient({
-      endpoint: store.endpoint,
+      url: store.url,
       credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
     });
     try {

@@ -17,7 +17,7 @@ const entry = new URL('./local-api-process.ts', import.meta.url).pathname;
 const readyTimeoutMilliseconds = 20_000;
 
 export interface ApiProcessOptions {
-  readonly storeEndpoint: string;
+  readonly storeUrl: string;
   readonly tableName: string;
   /** Each method's throttling; the `dev` stage's shares (10 per second, bursts of 20) when absent. */
   readonly throttling?: { readonly rateLimit: number; readonly burstLimit: number };
@@ -51,7 +51,7 @@ export async function startApiProcess(options: ApiProcessOptions): Promise<ApiPr
     cwd: tmpdir(),
     env: {
       ...process.env,
-      DYNAMODB_ENDPOINT: options.storeEndpoint,
+      DYNAMODB_ENDPOINT: options.storeUrl,
       TABLE_NAME: options.tableName,
       KEYS_DIRECTORY: keysDirectory,
       THROTTLING:

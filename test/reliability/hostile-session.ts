@@ -41,7 +41,7 @@ export function useHostileSession(): HostileSession {
   beforeAll(async () => {
     table = await createTestTable();
     api = await startApiProcess({
-      storeEndpoint: table.endpoint,
+      storeUrl: table.url,
       tableName: table.tableName,
       throttling: unthrottled,
     });

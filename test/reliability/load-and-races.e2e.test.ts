@@ -59,7 +59,7 @@ function distinctIds(count: number): bigint[] {
 beforeAll(async () => {
   table = await createTestTable();
   api = await startApiProcess({
-    storeEndpoint: table.endpoint,
+    storeUrl: table.url,
     tableName: table.tableName,
     // Generous: this test measures the API and the store, not the stage's bill protection.
     throttling: unthrottled,

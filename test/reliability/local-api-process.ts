@@ -27,7 +27,7 @@ function readThrottling(text: string | undefined) {
 
 const api = await startLocalApi({
   port: 0,
-  dynamoDbEndpoint: requireSetting('DYNAMODB_ENDPOINT'),
+  dynamoDbUrl: requireSetting('DYNAMODB_ENDPOINT'),
   tableName: requireSetting('TABLE_NAME'),
   keysDirectory: requireSetting('KEYS_DIRECTORY'),
   gateway: readThrottling(process.env.THROTTLING),

@@ -144,12 +144,12 @@ beforeAll(async () => {
   const store = await startDynamoDbLocal({ dataDirectory });
   stores.push(store);
   api = await startApiProcess({
-    storeEndpoint: store.endpoint,
+    storeUrl: store.url,
     tableName: 'plants',
     throttling: unthrottled,
   });
   token = api.signToken();
-  documentClient = createDocumentClient({ endpoint: store.endpoint });
+  documentClient = createDocumentClient({ url: store.url });
 });
 
 afterAll(async () => {

@@ -76,7 +76,7 @@ function expectUnauthorized(answer: TimedAnswer): void {
 beforeAll(async () => {
   table = await createTestTable();
   api = await startApiProcess({
-    storeEndpoint: table.endpoint,
+    storeUrl: table.url,
     tableName: table.tableName,
     throttling: unthrottled,
   });

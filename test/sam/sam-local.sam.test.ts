@@ -59,7 +59,7 @@ const plantFunctions = routeFunctionNames.filter(
 describe('sam local invoke', () => {
   it('answers every plant function\u2019s sample event as the same event answers in-process, in the order of a plant\u2019s life', async () => {
     const { services: local } = started();
-    const documentClient = createDocumentClient({ endpoint: local.dynamoDbEndpoint });
+    const documentClient = createDocumentClient({ url: local.dynamoDbUrl });
     const inProcessTable = 'plants-in-process';
     await createPlantsTableIfMissing(documentClient, inProcessTable);
     const variables = local.variables[logicalIdOf(pascalCase(plantFunctions[0] as string))];
@@ -198,7 +198,7 @@ describe('sam local invoke', () => {
       return { event: JSON.parse(readFileSync(file, 'utf8')), file };
     };
     const variables = local.variables[logicalIdOf('GetWebhookEndpointSecret')] ?? {};
-    const documentClient = createDocumentClient({ endpoint: local.dynamoDbEndpoint });
+    const documentClient = createDocumentClient({ url: local.dynamoDbUrl });
     const inProcess = async (name: string, event: unknown) => {
       const factory = (await import(
         path.join(repositoryRoot, 'functions', name, 'create-handler.ts')

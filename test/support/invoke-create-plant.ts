@@ -13,7 +13,7 @@ import { createLambdaContext, createPostPlantsEvent } from './api-gateway-event.
 
 const [endpoint] = process.argv.slice(2);
 if (endpoint === undefined) throw new Error('usage: invoke-create-plant.ts <store endpoint>');
-const documentClient = createDocumentClient({ endpoint });
+const documentClient = createDocumentClient({ url: endpoint });
 const logs: unknown[] = [];
 const handle = createHandler({
   documentClient,

@@ -13,14 +13,14 @@
 import type { EnvironmentContext, JestEnvironmentConfig } from '@jest/environment';
 import { TestEnvironment } from 'jest-environment-node';
 import { type DynamoDbLocal, startDynamoDbLocal } from '../../local/dynamodb-local.ts';
-import { testStoreEndpointVariable } from './test-store.ts';
+import { testStoreUrlVariable } from './test-store.ts';
 
 /** The services a test file may name, and how each is started for the worker. */
 const services = {
   /** One in-memory DynamoDB Local (shared database); each file makes its own tables. */
   'dynamodb-local': async (): Promise<Record<string, string>> => {
     dynamoDbLocal ??= startDynamoDbLocal();
-    return { [testStoreEndpointVariable]: (await dynamoDbLocal).endpoint };
+    return { [testStoreUrlVariable]: (await dynamoDbLocal).url };
   },
 } as const;
 

@@ -9,11 +9,11 @@ import { type DynamoDBDocumentClient, GetCommand, ScanCommand } from '@aws-sdk/l
 import { createDocumentClient } from '../../functions/shared/platform/dynamodb.ts';
 import { createPlantsTableIfMissing } from '../../local/tables.ts';
 
-/** Set by `services-environment.ts` to the endpoint of the worker's DynamoDB Local. */
-export const testStoreEndpointVariable = 'PLANT_STORE_TEST_DYNAMODB_ENDPOINT';
+/** Set by `services-environment.ts` to the URL of the worker's DynamoDB Local. */
+export const testStoreUrlVariable = 'PLANT_STORE_TEST_DYNAMODB_ENDPOINT';
 
 export interface TestTable {
-  readonly endpoint: string;
+  readonly url: string;
   readonly tableName: string;
   /** A client configured exactly as the Lambda's (bounded timeouts, exact numbers). */
   readonly documentClient: DynamoDBDocumentClient;
@@ -26,8 +26,8 @@ export interface TestTable {
 }
 
 /** The endpoint of the worker's DynamoDB Local. */
-export function testStoreEndpoint(): string {
-  const endpoint = process.env[testStoreEndpointVariable];
+export function testStoreUrl(): string {
+  const endpoint = process.env[testStoreUrlVariable];
   if (endpoint === undefined) {
     throw new Error(
       'This test uses DynamoDB Local: name its file *.integration.test.ts (or another tier that ' +
@@ -39,12 +39,12 @@ export function testStoreEndpoint(): string {
 
 /** Creates a uniquely named plants table in the worker's DynamoDB Local. */
 export async function createTestTable(): Promise<TestTable> {
-  const endpoint = testStoreEndpoint();
+  const endpoint = testStoreUrl();
   const tableName = `plants-test-${randomUUID()}`;
-  const documentClient = createDocumentClient({ endpoint });
+  const documentClient = createDocumentClient({ url: endpoint });
   await createPlantsTableIfMissing(documentClient, tableName);
   return {
-    endpoint,
+    url: endpoint,
     tableName,
     documentClient,
     getItem: async (id) => {

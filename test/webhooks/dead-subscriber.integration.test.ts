@@ -9,7 +9,7 @@
 import { afterAll, beforeAll, expect, it } from '@jest/globals';
 import { type MotoServer, startMotoServer } from '../../beds/moto-server.ts';
 import { simulateDeadSubscriber } from '../../bench/retry-simulation.ts';
-import { testStoreEndpoint } from '../support/test-store.ts';
+import { testStoreUrl } from '../support/test-store.ts';
 
 let moto: MotoServer;
 let retryMoto: MotoServer;
@@ -28,7 +28,7 @@ it('keeps a live subscriber on time, and the queue’s in-flight messages bounde
   const figures = await simulateDeadSubscriber({
     moto,
     retryMoto,
-    dynamoDbEndpoint: testStoreEndpoint(),
+    dynamoDbUrl: testStoreUrl(),
     pending,
     live,
     intervalMilliseconds: 50,

@@ -22,7 +22,7 @@ import { createLogger } from '../../functions/shared/platform/logger.ts';
 import { deployedUrlPolicy } from '../../functions/webhook-endpoints/endpoint-url.ts';
 import { listAttempts } from '../../functions/webhook-endpoints/webhook-log.ts';
 import { createEndpointEvent, createLambdaContext } from '../support/api-gateway-event.ts';
-import { testStoreEndpoint } from '../support/test-store.ts';
+import { testStoreUrl } from '../support/test-store.ts';
 
 /** The deployed policy, but for this machine's loopback, where the receivers are. */
 const bedPolicy = { ...deployedUrlPolicy, httpsOnly: false, allowLoopback: true };
@@ -45,7 +45,7 @@ afterAll(async () => {
 async function startBed(): Promise<DeployedWebhooks> {
   const bed = await startDeployedWebhooks({
     moto,
-    dynamoDbEndpoint: testStoreEndpoint(),
+    dynamoDbUrl: testStoreUrl(),
     subscribers: [],
     retrySchedule: [1, 1],
     maximumDelaySeconds: 1,

@@ -27,7 +27,7 @@ import { sqsDeliveryQueue } from '../../functions/shared/webhooks/delivery-queue
 import { subscriptionOf } from '../../functions/shared/webhooks/plant-events.ts';
 import { fixedSubscriptions } from '../../functions/shared/webhooks/queue-deliveries.ts';
 import { updatePlant } from '../../functions/update-plant/update-plant.ts';
-import { testStoreEndpoint } from '../support/test-store.ts';
+import { testStoreUrl } from '../support/test-store.ts';
 
 let moto: MotoServer;
 const running: { stop(): Promise<void> }[] = [];
@@ -45,11 +45,11 @@ afterAll(async () => {
 });
 
 async function bed(
-  options: Omit<Parameters<typeof startDeployedWebhooks>[0], 'moto' | 'dynamoDbEndpoint'>,
+  options: Omit<Parameters<typeof startDeployedWebhooks>[0], 'moto' | 'dynamoDbUrl'>,
 ) {
   const started = await startDeployedWebhooks({
     moto,
-    dynamoDbEndpoint: testStoreEndpoint(),
+    dynamoDbUrl: testStoreUrl(),
     ...options,
   });
   running.push(started);
@@ -258,7 +258,7 @@ describe('the deployed webhook path, on AWS emulators', () => {
   it('keeps a stream batch the fan-out cannot queue, and one replay delivers it to every subscriber once', async () => {
     const { webhooks, receivers } = await bedWithReceivers(2, {
       // The fan-out's queue does not exist: SQS refuses every send, as in an outage.
-      fanoutQueueUrl: `${moto.endpoint}/123456789012/no-such-queue`,
+      fanoutQueueUrl: `${moto.url}/123456789012/no-such-queue`,
     });
     await putPlant(webhooks, { id: 11n, name: 'Ivy' });
     await eventually(async () => {

@@ -17,8 +17,8 @@ export type PlantsFunctionDependencies = StoreDependencies & RouteHandlerOptions
 
 export interface TableFunctionConfig {
   readonly tableName: string;
-  /** A DynamoDB-compatible endpoint (DynamoDB Local, `sam local`); AWS's when absent. */
-  readonly endpoint: string | undefined;
+  /** A DynamoDB-compatible store's URL (DynamoDB Local, `sam local`); AWS's when absent. */
+  readonly dynamoDbUrl: string | undefined;
   /** The stage's allowed origins; none when the stage allows no cross-origin page. */
   readonly allowedOrigins: readonly string[];
 }
@@ -49,7 +49,7 @@ export function readTableFunctionConfig(
   );
   return {
     tableName: variables.TABLE_NAME,
-    endpoint: variables.DYNAMODB_ENDPOINT,
+    dynamoDbUrl: variables.DYNAMODB_ENDPOINT,
     allowedOrigins: variables.CORS_ALLOWED_ORIGINS,
   };
 }

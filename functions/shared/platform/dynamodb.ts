@@ -18,8 +18,8 @@ import type { RetryErrorInfo, RetryStrategyV2, RetryToken } from '@smithy/types'
 import { StoreUnavailableError } from '../errors/errors.ts';
 
 export interface DocumentClientOptions {
-  /** A DynamoDB-compatible endpoint (DynamoDB Local); the AWS regional endpoint when absent. */
-  endpoint?: string;
+  /** A DynamoDB-compatible store's URL (DynamoDB Local); AWS's regional endpoint when absent. */
+  url?: string;
   /** Per attempt: time to establish the connection. */
   connectionTimeoutMilliseconds?: number;
   /** Per attempt: time for the whole request and response. */
@@ -27,7 +27,7 @@ export interface DocumentClientOptions {
   /** Attempts in total, first one included. */
   maxAttempts?: number;
   /**
-   * With `endpoint`: the credentials to sign with. DynamoDB Local (without `-sharedDb`) keeps one
+   * With `url`: the credentials to sign with. DynamoDB Local (without `-sharedDb`) keeps one
    * database per access key id and region, so the key id `npm start` keeps private selects its
    * data. @default the environment's, or a placeholder
    */
@@ -50,10 +50,10 @@ export const storeDeadlineMilliseconds = 3_000;
  * out (`wrapNumbers` reads N as `NumberValue`).
  */
 export function createDocumentClient(options: DocumentClientOptions = {}): DynamoDBDocumentClient {
-  const { endpoint } = options;
+  const { url } = options;
   const settings = { ...defaultDocumentClientOptions, ...withoutUndefined(options) };
   const client = new DynamoDBClient({
-    ...(endpoint === undefined ? {} : localStoreSettings(endpoint, options.credentials)),
+    ...(url === undefined ? {} : localStoreSettings(url, options.credentials)),
     maxAttempts: settings.maxAttempts,
     retryStrategy: everyCallRetries(settings.maxAttempts),
     streamCollector: collectResponseBody,

@@ -62,7 +62,7 @@ describe('the create-plant Lambda entry', () => {
     const table = await createTestTable();
     try {
       process.env.TABLE_NAME = table.tableName;
-      process.env.DYNAMODB_ENDPOINT = table.endpoint;
+      process.env.DYNAMODB_ENDPOINT = table.url;
       const { handler } = await import('../../../functions/create-plant/handler.ts');
       const response = await handler(
         createPostPlantsEvent({ body: '{"id": 9223372036854775807, "name": "Olive"}' }),

@@ -35,7 +35,7 @@ afterEach(() => {
   for (const client of clients.splice(0)) client.destroy();
 });
 
-/** A handler whose store is at `endpoint`, with its logs captured. */
+/** A handler whose store is at `url`, with its logs captured. */
 function handlerForStore(options: DocumentClientOptions & { deadlineMilliseconds?: number }) {
   const documentClient = createDocumentClient(options);
   clients.push(documentClient);
@@ -96,7 +96,7 @@ describe('a store that never answers', () => {
   });
 
   it(`answers 503/50300 within the ${storeDeadlineMilliseconds} ms deadline with the default configuration`, async () => {
-    const { handle, logs } = handlerForStore({ endpoint });
+    const { handle, logs } = handlerForStore({ url: endpoint });
     const { response, elapsed } = await timedPost(handle);
     expectErrorBody(response, errorCodes.storeUnavailable);
     expect(elapsed).toBeGreaterThanOrEqual(storeDeadlineMilliseconds * 0.66);
@@ -108,7 +108,7 @@ describe('a store that never answers', () => {
 
   it('gives up on each attempt after the request timeout and retries', async () => {
     const { handle } = handlerForStore({
-      endpoint,
+      url: endpoint,
       requestTimeoutMilliseconds: 150,
       maxAttempts: 2,
       deadlineMilliseconds: 5_000,
@@ -161,7 +161,7 @@ describe('a store that throttles', () => {
 
   it('answers 503/50300 after the SDK has retried with backoff', async () => {
     const port = (server.address() as { port: number }).port;
-    const { handle } = handlerForStore({ endpoint: `http://127.0.0.1:${port}` });
+    const { handle } = handlerForStore({ url: `http://127.0.0.1:${port}` });
     requests = 0;
     const { response, elapsed } = await timedPost(handle);
     expectErrorBody(response, errorCodes.storeUnavailable);
@@ -187,7 +187,7 @@ describe('store errors from a mocked client', () => {
     ],
     ['an aborted call', () => Object.assign(new Error('aborted'), { name: 'AbortError' })],
   ])('answers 503/50300 on %s', async (_name, createError) => {
-    const { documentClient, handle } = handlerForStore({ endpoint: 'http://127.0.0.1:9' });
+    const { documentClient, handle } = handlerForStore({ url: 'http://127.0.0.1:9' });
     mockClient(documentClient).on(PutCommand).rejects(createError());
     const { response } = await timedPost(handle);
     expectErrorBody(response, errorCodes.storeUnavailable);
@@ -197,7 +197,7 @@ describe('store errors from a mocked client', () => {
     ['a missing table', () => new ResourceNotFoundException(metadata)],
     ['a programming error', () => new TypeError('detail for operators only')],
   ])('answers 500/50000 on %s, with the detail only in the log', async (_name, createError) => {
-    const { documentClient, handle, logs } = handlerForStore({ endpoint: 'http://127.0.0.1:9' });
+    const { documentClient, handle, logs } = handlerForStore({ url: 'http://127.0.0.1:9' });
     mockClient(documentClient).on(PutCommand).rejects(createError());
     const event = createPostPlantsEvent({ body: { id: 1, name: 'Fern' }, requestId: 'req-500' });
     const response = await handle(event, createLambdaContext());
@@ -209,7 +209,7 @@ describe('store errors from a mocked client', () => {
   });
 
   it('answers 500/50000 when a failed condition comes without the old item, rather than guessing a conflict', async () => {
-    const { documentClient, handle } = handlerForStore({ endpoint: 'http://127.0.0.1:9' });
+    const { documentClient, handle } = handlerForStore({ url: 'http://127.0.0.1:9' });
     mockClient(documentClient)
       .on(PutCommand)
       .rejects(new ConditionalCheckFailedException(metadata));

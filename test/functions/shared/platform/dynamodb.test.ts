@@ -32,7 +32,7 @@ afterAll(async () => {
 
 function createClient() {
   const { port } = server.address() as AddressInfo;
-  const client = createDocumentClient({ endpoint: `http://127.0.0.1:${port}`, maxAttempts: 1 });
+  const client = createDocumentClient({ url: `http://127.0.0.1:${port}`, maxAttempts: 1 });
   clients.push(client);
   return client;
 }

@@ -46,7 +46,7 @@ afterAll(async () => {
 
 it('makes three attempts a call through a stall longer than the SDK’s retry quota, and retries right after it', async () => {
   const { port } = server.address() as AddressInfo;
-  const client = createDocumentClient({ endpoint: `http://127.0.0.1:${port}` });
+  const client = createDocumentClient({ url: `http://127.0.0.1:${port}` });
   // A deadline long enough for three attempts on a busy machine: the attempts are the point.
   const get = () =>
     callStore(

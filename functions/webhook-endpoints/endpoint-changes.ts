@@ -1,0 +1,260 @@
+/**
+ * The changes a client makes to its endpoints. Every writer changes only its own attributes,
+ * conditionally, so concurrent changes all stand: a change of what the API shows (`PATCH`) is
+ * conditioned on the version it read; a rotation writes the secrets only, conditioned on the
+ * secret it replaces.
+ *
+ * A create and a delete also keep the owner's count in the webhook log, in one transaction with
+ * the endpoint, so the 50-endpoint limit holds however many creates race; and every change of who
+ * hears what is written to the fan-out's subscription list (`endpoint-subscriptions.ts`) before
+ * it is answered.
+ */
+
+import {
+  ConditionalCheckFailedException,
+  TransactionCanceledException,
+} from '@aws-sdk/client-dynamodb';
+import { TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { callStore } from '../shared/platform/dynamodb.ts';
+import { type EndpointRecord, maxEndpointsPerOwner } from './endpoint.ts';
+import {
+  type EndpointStores,
+  type EndpointTable,
+  itemOf,
+  readEndpoint,
+  recordOf,
+  subscriptionOfRecord,
+} from './endpoint-store.ts';
+import { publishSubscription } from './endpoint-subscriptions.ts';
+
+/** A create refused because the owner has as many endpoints as it may. */
+export class EndpointLimitError extends Error {
+  override readonly name = 'EndpointLimitError';
+}
+
+/** The owner's count of endpoints, in the webhook log. */
+const countKey = (owner: string) => ({ pk: `owner#${owner}`, sk: 'endpoints' });
+
+/**
+ * Runs a transaction, again after a conflict with another (two creates of one owner at once):
+ * DynamoDB cancels one of them, and the SDK does not retry a cancelled transaction.
+ */
+async function transact(
+  stores: EndpointStores,
+  items: ConstructorParameters<typeof TransactWriteCommand>[0]['TransactItems'],
+): Promise<void> {
+  for (let attempt = 1; ; attempt += 1) {
+    try {
+      await callStore(
+        (abortSignal) =>
+          stores.documentClient.send(new TransactWriteCommand({ TransactItems: items }), {
+            abortSignal,
+          }),
+        stores.deadlineMilliseconds,
+      );
+      return;
+    } catch (error) {
+      const conflict =
+        error instanceof TransactionCanceledException &&
+        (error.CancellationReasons ?? []).some((reason) => reason.Code === 'TransactionConflict');
+      if (!conflict || attempt === 8) throw error;
+      await new Promise((resolve) => setTimeout(resolve, Math.random() * 20 * 2 ** attempt));
+    }
+  }
+}
+
+/** Why a transaction was cancelled, item by item (`None` for those that were fine). */
+function cancellationCodes(error: unknown): readonly (string | undefined)[] | undefined {
+  return error instanceof TransactionCanceledException
+    ? (error.CancellationReasons ?? []).map((reason) => reason.Code)
+    : undefined;
+}
+
+/**
+ * Stores a new endpoint (its id is new) and counts it for its owner, in one transaction, then
+ * publishes it to the fan-out.
+ * @throws EndpointLimitError when the owner already has {@link maxEndpointsPerOwner}.
+ */
+export async function putNewEndpoint(record: EndpointRecord, stores: EndpointStores) {
+  try {
+    await transact(stores, [
+      {
+        Update: {
+          TableName: stores.logTableName,
+          Key: countKey(record.owner),
+          UpdateExpression: 'ADD endpoints :one',
+          ConditionExpression: 'attribute_not_exists(endpoints) OR endpoints < :most',
+          ExpressionAttributeValues: { ':one': 1, ':most': maxEndpointsPerOwner },
+        },
+      },
+      {
+        Put: {
+          TableName: stores.endpointsTableName,
+          Item: itemOf(record),
+          ConditionExpression: 'attribute_not_exists(endpointId)',
+        },
+      },
+    ]);
+  } catch (error) {
+    if (cancellationCodes(error)?.[0] === 'ConditionalCheckFailed') {
+      throw new EndpointLimitError(`The owner has ${maxEndpointsPerOwner} endpoints.`);
+    }
+    throw error;
+  }
+  await publishSubscription(subscriptionOfRecord(record), stores);
+}
+
+/**
+ * The attributes a `PATCH` owns: what the API shows, and `failingSince`, which re-enabling
+ * clears. Absent (`undefined`) ones are removed.
+ */
+export type EndpointChange = Pick<
+  EndpointRecord,
+  'url' | 'events' | 'format' | 'description' | 'enabled' | 'disabledReason' | 'failingSince'
+> & { readonly version: number };
+
+const changedAttributes = [
+  'url',
+  'events',
+  'format',
+  'description',
+  'enabled',
+  'disabledReason',
+  'failingSince',
+  'version',
+] as const;
+
+/**
+ * Writes a `PATCH`'s attributes if the endpoint still has the version the change was made from,
+ * then publishes who it has become to the fan-out. Resolves the changed record, or `undefined`
+ * when it changed meanwhile (or was deleted): the rotation's and the delivery's attributes are
+ * left as they are.
+ */
+export async function changeEndpoint(
+  current: EndpointRecord,
+  change: EndpointChange,
+  stores: EndpointStores,
+): Promise<EndpointRecord | undefined> {
+  const set = changedAttributes.filter((name) => change[name] !== undefined);
+  const removed = changedAttributes.filter((name) => change[name] === undefined);
+  try {
+    const { Attributes } = await callStore(
+      (abortSignal) =>
+        stores.documentClient.send(
+          new UpdateCommand({
+            TableName: stores.endpointsTableName,
+            Key: { owner: current.owner, endpointId: current.id },
+            UpdateExpression: [
+              `SET ${set.map((name) => `#${name} = :${name}`).join(', ')}`,
+              removed.length === 0 ? '' : `REMOVE ${removed.map((name) => `#${name}`).join(', ')}`,
+            ].join(' '),
+            ConditionExpression: '#version = :expected',
+            ExpressionAttributeNames: Object.fromEntries(
+              changedAttributes.map((name) => [`#${name}`, name]),
+            ),
+            ExpressionAttributeValues: {
+              ...Object.fromEntries(set.map((name) => [`:${name}`, change[name]])),
+              ':expected': current.version,
+            },
+            ReturnValues: 'ALL_NEW',
+          }),
+          { abortSignal },
+        ),
+      stores.deadlineMilliseconds,
+    );
+    const changed = recordOf(Attributes ?? {});
+    await publishSubscription(subscriptionOfRecord(changed), stores);
+    return changed;
+  } catch (error) {
+    if (error instanceof ConditionalCheckFailedException) return undefined;
+    throw error;
+  }
+}
+
+/**
+ * A rotation's write: the new sealed secret, and the one it replaces while deliveries still
+ * carry it (none, for an immediate rotation), if the secret is still the one rotated out.
+ * Resolves whether it was.
+ */
+export async function rotateEndpointSecret(
+  current: EndpointRecord,
+  rotated: { readonly secret: string; readonly previousSecretUntil?: number },
+  table: EndpointTable,
+): Promise<boolean> {
+  const keepsPrevious = rotated.previousSecretUntil !== undefined;
+  try {
+    await callStore(
+      (abortSignal) =>
+        table.documentClient.send(
+          new UpdateCommand({
+            TableName: table.endpointsTableName,
+            Key: { owner: current.owner, endpointId: current.id },
+            UpdateExpression: keepsPrevious
+              ? 'SET secret = :secret, previousSecret = :previous, previousSecretUntil = :until'
+              : 'SET secret = :secret REMOVE previousSecret, previousSecretUntil',
+            ConditionExpression: 'secret = :previous',
+            ExpressionAttributeValues: {
+              ':secret': rotated.secret,
+              ':previous': current.secret,
+              ...(keepsPrevious ? { ':until': rotated.previousSecretUntil } : {}),
+            },
+          }),
+          { abortSignal },
+        ),
+      table.deadlineMilliseconds,
+    );
+    return true;
+  } catch (error) {
+    if (error instanceof ConditionalCheckFailedException) return false;
+    throw error;
+  }
+}
+
+/**
+ * Deletes the owner's endpoint, at `version` when the request named one (`If-Match`), and
+ * uncounts it, in one transaction; then withdraws it from the fan-out. Resolves `'deleted'`,
+ * `'missing'` (none) or `'changed'` (not at that version).
+ */
+export async function deleteEndpoint(
+  record: EndpointRecord,
+  stores: EndpointStores,
+  options: { readonly atVersion?: number } = {},
+): Promise<'deleted' | 'missing' | 'changed'> {
+  try {
+    await transact(stores, [
+      {
+        Delete: {
+          TableName: stores.endpointsTableName,
+          Key: { owner: record.owner, endpointId: record.id },
+          ConditionExpression:
+            options.atVersion === undefined
+              ? 'attribute_exists(endpointId)'
+              : 'attribute_exists(endpointId) AND version = :version',
+          ...(options.atVersion === undefined
+            ? {}
+            : { ExpressionAttributeValues: { ':version': options.atVersion } }),
+        },
+      },
+      {
+        Update: {
+          TableName: stores.logTableName,
+          Key: countKey(record.owner),
+          UpdateExpression: 'ADD endpoints :minusOne',
+          ExpressionAttributeValues: { ':minusOne': -1 },
+        },
+      },
+    ]);
+  } catch (error) {
+    if (cancellationCodes(error)?.[0] === 'ConditionalCheckFailed') {
+      return (await readEndpoint(record.owner, record.id, stores)) === undefined
+        ? 'missing'
+        : 'changed';
+    }
+    throw error;
+  }
+  await publishSubscription(
+    { ...subscriptionOfRecord(record), enabled: false, version: record.version + 1 },
+    stores,
+  );
+  return 'deleted';
+}
