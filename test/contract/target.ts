@@ -51,6 +51,8 @@ export const limitations: Readonly<Record<TargetName, Partial<Record<Capability,
   },
   'emulated-stack': {
     'second-client': 'the stack makes one app client, so every token has its one subject',
+    'cors-preflight':
+      "MiniStack's mock integration does not run the response template that sets Access-Control-Allow-Origin ($context.responseOverride); test/infra/preflight-template.test.ts checks the template",
   },
   stack: {
     'second-client': 'the stack makes one app client, so every token has its one subject',
