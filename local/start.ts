@@ -162,78 +162,69 @@ function parseCorsOrigins(text: string): readonly string[] {
 /** How often the process checks that whoever started it is still there. */
 const parentCheckMilliseconds = 1_000;
 
-async function main(): Promise<void> {
-  const environment = process.env;
-  let api: LocalApi;
-  let dynamoDbDataDirectory: string | undefined;
-  let throttling: string;
-  let webhooks: LocalWebhooks;
-  let endpointUrls: EndpointUrlPolicy;
-  let allowedOrigins: readonly string[];
-  let dataDirectory: string;
-  let hotReload: boolean;
-  try {
-    const variables = readConfiguration(
-      'npm start',
-      {
-        PLANT_STORE_DATA_DIR: parsed((text) => text, { fallback: '.data' }),
-        DYNAMODB_ENDPOINT: parsed(parseStoreEndpoint, { fallback: '' }),
-        THROTTLING: parsed(parseThrottling, { fallback: defaultStageName as string }),
-        PORT: parsed(parsePort, { fallback: 3000 }),
-        TABLE_NAME: parsed((text) => text, { fallback: 'plants' }),
-        ...webhookVariables,
-        WEBHOOK_ENDPOINT_URLS: parsed(parseEndpointUrls, { fallback: localUrlPolicy }),
-        CORS_ORIGINS: parsed(parseCorsOrigins, { fallback: localOrigins as readonly string[] }),
-        HOT_RELOAD: parsed(parseSwitch, { fallback: true }),
-      },
-      environment,
-      // One line for a failed start: the problems, each naming its variable.
-      { secrets: ['WEBHOOK_SECRET'], createError: (problems) => new Error(problems.join(' ')) },
-    );
-    dataDirectory = variables.PLANT_STORE_DATA_DIR;
-    const dynamoDbUrl = variables.DYNAMODB_ENDPOINT;
-    throttling = variables.THROTTLING;
-    const port = variables.PORT;
-    const tableName = variables.TABLE_NAME;
-    const webhookSettings = webhookSettingsOf(variables);
-    endpointUrls = variables.WEBHOOK_ENDPOINT_URLS;
-    allowedOrigins = variables.CORS_ORIGINS;
-    dynamoDbDataDirectory = dynamoDbUrl === '' ? join(dataDirectory, 'dynamodb') : undefined;
-    ensurePrivateDirectory(dataDirectory);
-    webhooks = resolveLocalWebhooks(webhookSettings, dataDirectory);
-    const webhookDataDirectory = join(dataDirectory, 'webhooks');
-    ensurePrivateDirectory(webhookDataDirectory);
-    hotReload = variables.HOT_RELOAD;
-    api = await startLocalApi({
-      webhookDataDirectory,
-      hotReload,
-      port,
-      tableName,
-      keysDirectory: localKeysDirectory(environment),
-      throttlingStage: throttling,
-      webhooks: { subscribers: webhooks.subscribers, endpointUrlPolicy: endpointUrls },
-      allowedOrigins,
-      ...(dynamoDbUrl === '' ? { dynamoDbDataDirectory } : { dynamoDbUrl }),
-    });
-  } catch (error) {
-    const message = error instanceof Error ? error.message : String(error);
-    process.stderr.write(`Could not start the Plant Store locally: ${message}\n`);
-    process.exit(1);
-  }
-  process.stdout.write(
-    describeStart(
-      api,
-      dynamoDbDataDirectory,
-      throttling,
-      webhooks,
-      endpointUrls,
-      allowedOrigins,
-      hotReload,
-    ),
+/** The settings, one line naming every problem when some cannot be used. */
+function readSettings(environment: NodeJS.ProcessEnv) {
+  const variables = readConfiguration(
+    'npm start',
+    {
+      PLANT_STORE_DATA_DIR: parsed((text) => text, { fallback: '.data' }),
+      DYNAMODB_ENDPOINT: parsed(parseStoreEndpoint, { fallback: '' }),
+      THROTTLING: parsed(parseThrottling, { fallback: defaultStageName as string }),
+      PORT: parsed(parsePort, { fallback: 3000 }),
+      TABLE_NAME: parsed((text) => text, { fallback: 'plants' }),
+      ...webhookVariables,
+      WEBHOOK_ENDPOINT_URLS: parsed(parseEndpointUrls, { fallback: localUrlPolicy }),
+      CORS_ORIGINS: parsed(parseCorsOrigins, { fallback: localOrigins as readonly string[] }),
+      HOT_RELOAD: parsed(parseSwitch, { fallback: true }),
+    },
+    environment,
+    { secrets: ['WEBHOOK_SECRET'], createError: (problems) => new Error(problems.join(' ')) },
   );
+  const dataDirectory = variables.PLANT_STORE_DATA_DIR;
+  const dynamoDbUrl = variables.DYNAMODB_ENDPOINT;
+  return {
+    variables,
+    dataDirectory,
+    dynamoDbUrl,
+    // DynamoDB Local's data, when npm start runs it.
+    dynamoDbDataDirectory: dynamoDbUrl === '' ? join(dataDirectory, 'dynamodb') : undefined,
+    throttling: variables.THROTTLING,
+    endpointUrls: variables.WEBHOOK_ENDPOINT_URLS,
+    allowedOrigins: variables.CORS_ORIGINS,
+    hotReload: variables.HOT_RELOAD,
+  };
+}
 
+/** Starts the local API as the settings say; its folders private to the user. */
+async function startFromSettings(
+  settings: ReturnType<typeof readSettings>,
+  environment: NodeJS.ProcessEnv,
+) {
+  const { variables, dataDirectory, dynamoDbUrl, dynamoDbDataDirectory } = settings;
+  ensurePrivateDirectory(dataDirectory);
+  const webhooks = resolveLocalWebhooks(webhookSettingsOf(variables), dataDirectory);
+  const webhookDataDirectory = join(dataDirectory, 'webhooks');
+  ensurePrivateDirectory(webhookDataDirectory);
+  const api = await startLocalApi({
+    webhookDataDirectory,
+    hotReload: settings.hotReload,
+    port: variables.PORT,
+    tableName: variables.TABLE_NAME,
+    keysDirectory: localKeysDirectory(environment),
+    throttlingStage: settings.throttling,
+    webhooks: { subscribers: webhooks.subscribers, endpointUrlPolicy: settings.endpointUrls },
+    allowedOrigins: settings.allowedOrigins,
+    ...(dynamoDbUrl === '' ? { dynamoDbDataDirectory } : { dynamoDbUrl }),
+  });
+  return { api, webhooks };
+}
+
+/**
+ * Stops everything on every way of being stopped, and exits: 0 when asked to stop, 1 when the
+ * store died under the API.
+ */
+function stopOnSignals(api: LocalApi): void {
   let stopping = false;
-  /** Stops everything and exits: 0 when asked to stop, 1 when the store died under the API. */
   const stop = async (reason: string, failure?: string) => {
     // A second Ctrl-C while stopping changes nothing: stop() already ends the JVM, forcibly if slow.
     if (stopping) return;
@@ -271,6 +262,32 @@ async function main(): Promise<void> {
   setInterval(() => {
     if (process.ppid !== parent) void stop('parent process gone');
   }, parentCheckMilliseconds).unref();
+}
+
+async function main(): Promise<void> {
+  let settings: ReturnType<typeof readSettings>;
+  let started: Awaited<ReturnType<typeof startFromSettings>>;
+  try {
+    settings = readSettings(process.env);
+    started = await startFromSettings(settings, process.env);
+  } catch (error) {
+    // One line for a failed start: the problems, each naming its variable.
+    const message = error instanceof Error ? error.message : String(error);
+    process.stderr.write(`Could not start the Plant Store locally: ${message}\n`);
+    process.exit(1);
+  }
+  process.stdout.write(
+    describeStart(
+      started.api,
+      settings.dynamoDbDataDirectory,
+      settings.throttling,
+      started.webhooks,
+      settings.endpointUrls,
+      settings.allowedOrigins,
+      settings.hotReload,
+    ),
+  );
+  stopOnSignals(started.api);
 }
 
 await main();
