@@ -19,7 +19,10 @@ const readyTimeoutMilliseconds = 20_000;
 export interface ApiProcessOptions {
   readonly storeUrl: string;
   readonly tableName: string;
-  /** Each method's throttling; the `dev` stage's shares (10 per second, bursts of 20) when absent. */
+  /**
+   * Each method's throttling, and then no per-client limit; the `dev` stage's shares (10 per
+   * second, bursts of 20) and per-client limits when absent.
+   */
   readonly throttling?: { readonly rateLimit: number; readonly burstLimit: number };
 }
 

@@ -4,7 +4,8 @@
  * an operator would read. Started by `api-process.ts`; not a command for people.
  *
  * Environment: `DYNAMODB_ENDPOINT`, `TABLE_NAME`, `KEYS_DIRECTORY` (all required) and
- * `THROTTLING` (`<rate>/<burst>`, optional: the `dev` stage's otherwise).
+ * `THROTTLING` (`<rate>/<burst>` for every method, and then no per-client limit; optional: the
+ * `dev` stage's throttling and per-client limits otherwise).
  * Prints one `{"reliabilityApiUrl": …}` line when ready, then the API's own JSON logs. Exits when
  * its stdin closes, so it cannot outlive the test process, even one killed with SIGKILL.
  */
@@ -22,7 +23,10 @@ function readThrottling(text: string | undefined) {
   if (!Number.isFinite(rateLimit) || !Number.isFinite(burstLimit)) {
     throw new Error(`THROTTLING must read <rate>/<burst>, got "${text}"`);
   }
-  return { throttling: { rateLimit: rateLimit as number, burstLimit: burstLimit as number } };
+  return {
+    throttling: { rateLimit: rateLimit as number, burstLimit: burstLimit as number },
+    clientLimits: [],
+  };
 }
 
 const api = await startLocalApi({
