@@ -70,7 +70,8 @@ describe('startDynamoDbLocal', () => {
     expect(Item?.name).toBe('Fern');
     await second.stop();
     expect(isProcessRunning(second.pid)).toBe(false);
-  });
+    // Two JVM starts: well over the default 30 s when the machine is busy with other tiers.
+  }, 90_000);
 
   it('never outlives its parent, even when the parent is killed with SIGKILL', async () => {
     const harness = fileURLToPath(new URL('../../local/dynamodb-local.ts', import.meta.url));

@@ -35,7 +35,7 @@ describe('the create-plant Lambda entry', () => {
   it('reads the configuration once from the environment', () => {
     expect(readTableFunctionConfig('create-plant', { TABLE_NAME: 'plants-dev' })).toEqual({
       tableName: 'plants-dev',
-      endpoint: undefined,
+      dynamoDbUrl: undefined,
       allowedOrigins: [],
     });
     expect(
@@ -46,7 +46,7 @@ describe('the create-plant Lambda entry', () => {
       }),
     ).toEqual({
       tableName: 'plants',
-      endpoint: 'http://127.0.0.1:8000',
+      dynamoDbUrl: 'http://127.0.0.1:8000',
       allowedOrigins: ['https://app.example.com', 'http://localhost:5173'],
     });
     expect(() => readTableFunctionConfig('create-plant', { TABLE_NAME: '' })).toThrow(/TABLE_NAME/);
