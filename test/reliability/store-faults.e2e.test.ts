@@ -84,6 +84,19 @@ function startTraffic() {
   };
 }
 
+/** Waits until `clients` creates started after `from` have been answered (bounded). */
+async function untilAnswered(
+  creates: readonly Create[],
+  from: number,
+  milliseconds: number,
+): Promise<void> {
+  const deadline = performance.now() + milliseconds;
+  while (performance.now() < deadline) {
+    if (creates.filter(({ answer }) => answer.startedAt >= from).length >= clients) return;
+    await delay(100);
+  }
+}
+
 function delay(milliseconds: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, milliseconds));
 }
@@ -174,7 +187,9 @@ describe('while the store misbehaves under steady traffic', () => {
       continuedAt = performance.now();
       process.kill(store.pid, 'SIGCONT');
     }
-    await delay(3_000);
+    // Traffic goes on until every client has been answered for a create it started a second
+    // after the store continued (a JVM resumed on a busy machine takes a moment to catch up).
+    await untilAnswered(traffic.creates, continuedAt + 1_000, 30_000);
     const creates = await traffic.stop();
     allCreates.push(...creates);
 
@@ -194,7 +209,7 @@ describe('while the store misbehaves under steady traffic', () => {
         creates.filter(({ answer }) => answer.status === 503),
       ),
     );
-  }, 60_000);
+  }, 90_000);
 
   it(`answers 503/50300 within ${answerBoundMilliseconds} ms while the store is dead, and 200 again once it is back on its port`, async () => {
     const dead = stores[0] as DynamoDbLocal;
@@ -207,9 +222,9 @@ describe('while the store misbehaves under steady traffic', () => {
     const restartedAt = performance.now();
     stores.push(await startDynamoDbLocal({ dataDirectory, port: dead.port }));
     const backAt = performance.now();
-    // Long enough for every client to start creates after the second the restarted JVM may
-    // take to answer, each of which may take its three attempts (3 s).
-    await delay(5_000);
+    // Until every client has been answered for a create it started a second after the store was
+    // back (each may take its three attempts, 3 s, on a busy machine).
+    await untilAnswered(traffic.creates, backAt + 1_000, 30_000);
     const creates = await traffic.stop();
     allCreates.push(...creates);
 
@@ -227,7 +242,7 @@ describe('while the store misbehaves under steady traffic', () => {
         creates.filter(({ answer }) => answer.status === 503),
       ),
     );
-  }, 60_000);
+  }, 90_000);
 
   it('loses no acknowledged create: every 200 is stored intact, and every 503 retried succeeds', async () => {
     const acknowledged = new Map<string, ExpectedPlant>();
