@@ -10,6 +10,7 @@ import {
   type ErrorCode,
   errorBody,
   errorCodes,
+  gatewayErrorCodes,
 } from '../functions/shared/errors/error-codes.ts';
 
 /** The API Gateway response types the Plant Store customises (names as in CloudFormation). */
@@ -58,17 +59,17 @@ function respond(
 
 export const gatewayResponses: Readonly<Record<GatewayResponseType, GatewayResponse>> = {
   // No, malformed or rejected token: the authorizer threw "Unauthorized" or the header is missing.
-  UNAUTHORIZED: respond('UNAUTHORIZED', errorCodes.unauthorized, {
+  UNAUTHORIZED: respond('UNAUTHORIZED', gatewayErrorCodes.unauthorized, {
     'WWW-Authenticate': `Bearer realm="${authenticationRealm}"`,
   }),
   // The authorizer answered Deny: a valid token without the required scope.
-  ACCESS_DENIED: respond('ACCESS_DENIED', errorCodes.forbidden, {
+  ACCESS_DENIED: respond('ACCESS_DENIED', gatewayErrorCodes.forbidden, {
     'WWW-Authenticate': `Bearer realm="${authenticationRealm}", error="insufficient_scope"`,
   }),
   // REST APIs answer an unknown path or method with 403 "Missing Authentication Token";
   // the contract calls that what it is: 404.
-  MISSING_AUTHENTICATION_TOKEN: respond('MISSING_AUTHENTICATION_TOKEN', errorCodes.notFound),
-  RESOURCE_NOT_FOUND: respond('RESOURCE_NOT_FOUND', errorCodes.notFound),
+  MISSING_AUTHENTICATION_TOKEN: respond('MISSING_AUTHENTICATION_TOKEN', gatewayErrorCodes.notFound),
+  RESOURCE_NOT_FOUND: respond('RESOURCE_NOT_FOUND', gatewayErrorCodes.notFound),
   THROTTLED: respond('THROTTLED', errorCodes.throttled, { 'Retry-After': '1' }),
   QUOTA_EXCEEDED: respond('QUOTA_EXCEEDED', errorCodes.throttled, { 'Retry-After': '1' }),
   // REQUEST_TOO_LARGE is left out on purpose: API Gateway does not apply a customised 413
@@ -78,7 +79,7 @@ export const gatewayResponses: Readonly<Record<GatewayResponseType, GatewayRespo
   INTEGRATION_TIMEOUT: respond('INTEGRATION_TIMEOUT', errorCodes.storeUnavailable, {
     'Retry-After': '1',
   }),
-  DEFAULT_4XX: respond('DEFAULT_4XX', errorCodes.badRequest),
+  DEFAULT_4XX: respond('DEFAULT_4XX', gatewayErrorCodes.badRequest),
   DEFAULT_5XX: respond('DEFAULT_5XX', errorCodes.internal),
 };
 

@@ -8,7 +8,7 @@
  *
  * Plain data: the local stand-in throttles with it too.
  */
-import { errorBody, errorCodes } from '../functions/shared/errors/error-codes.ts';
+import { errorBody, gatewayErrorCodes } from '../functions/shared/errors/error-codes.ts';
 import { type Route, routes } from '../functions/shared/http/routes.ts';
 
 /** A token bucket: refilled at `rateLimit` per second, holding `burstLimit`. */
@@ -107,6 +107,6 @@ export function clientLimitAnswer(allowedOrigins: readonly string[]) {
       'Retry-After': String(clientLimitWindowSeconds),
       ...(allowedOrigins.includes('*') ? { 'Access-Control-Allow-Origin': '*' } : {}),
     },
-    body: JSON.stringify(errorBody(errorCodes.clientThrottled)),
+    body: JSON.stringify(errorBody(gatewayErrorCodes.clientThrottled)),
   } as const;
 }

@@ -9,12 +9,12 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from '@jest/globals';
-import { errorCodes } from '../../functions/shared/errors/error-codes.ts';
+import { gatewayErrorCodes } from '../../functions/shared/errors/error-codes.ts';
 import { createLogger } from '../../functions/shared/platform/logger.ts';
 import { type LocalApi, startLocalApi } from '../../local/local-api.ts';
 import { testStoreUrl } from '../support/test-store.ts';
 
-const clientThrottledMessage = errorCodes.clientThrottled.message;
+const clientThrottledMessage = gatewayErrorCodes.clientThrottled.message;
 let api: LocalApi;
 let keysDirectory: string;
 

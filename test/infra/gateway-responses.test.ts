@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { endpointErrorCodes, errorCodes } from '../../functions/shared/errors/error-codes.ts';
+import { everyErrorCode } from '../../functions/shared/errors/error-codes.ts';
 import { gatewayResponses } from '../../infra/gateway-responses.ts';
 
 describe('gateway responses', () => {
@@ -7,9 +7,7 @@ describe('gateway responses', () => {
 
   it.each(responses)('$type answers the Error body with a documented code', (response) => {
     expect(Object.keys(response.body).sort()).toEqual(['error', 'message']);
-    const code = [...Object.values(errorCodes), ...Object.values(endpointErrorCodes)].find(
-      (candidate) => candidate.error === response.body.error,
-    );
+    const code = everyErrorCode().find((candidate) => candidate.error === response.body.error);
     expect(code?.statusCode).toBe(response.statusCode);
     expect(response.headers['Content-Type']).toBe('application/json');
   });

@@ -8,7 +8,7 @@
  */
 import { describe, expect, it } from '@jest/globals';
 import fc from 'fast-check';
-import { errorCodes } from '../../functions/shared/errors/error-codes.ts';
+import { errorCodes, gatewayErrorCodes } from '../../functions/shared/errors/error-codes.ts';
 import {
   describeAudit,
   recordRawAnswer,
@@ -137,7 +137,10 @@ describe('odd headers', () => {
       }
       recordRawAnswer(session, answer, id, plant);
       if (mayBeReset)
-        expect([answer.status, errorCodeOf(answer)]).toEqual([400, errorCodes.badRequest.error]);
+        expect([answer.status, errorCodeOf(answer)]).toEqual([
+          400,
+          gatewayErrorCodes.badRequest.error,
+        ]);
     },
   );
 });
@@ -152,7 +155,7 @@ describe('broken HTTP', () => {
     session.countCase();
     const answer = await sendRawText(session.api.url, text);
     expectContractShape(answer);
-    expect([answer.status, errorCodeOf(answer)]).toEqual([400, errorCodes.badRequest.error]);
+    expect([answer.status, errorCodeOf(answer)]).toEqual([400, gatewayErrorCodes.badRequest.error]);
   });
 });
 

@@ -3,7 +3,7 @@
  * headers, bounded concurrency, and a check that every answer has the contract's shape.
  */
 import { expect } from '@jest/globals';
-import { endpointErrorCodes, errorCodes } from '../../functions/shared/errors/error-codes.ts';
+import { everyErrorCode } from '../../functions/shared/errors/error-codes.ts';
 
 /** One answer, its parsed body (`undefined` when not JSON) and how long it took. */
 export interface TimedAnswer {
@@ -108,10 +108,7 @@ export async function runConcurrently<Item, Result>(
 }
 
 const knownErrors = new Map<number, number>(
-  [...Object.values(errorCodes), ...Object.values(endpointErrorCodes)].map((code) => [
-    code.error,
-    code.statusCode,
-  ]),
+  everyErrorCode().map((code) => [code.error, code.statusCode]),
 );
 
 /**

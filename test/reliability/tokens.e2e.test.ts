@@ -9,7 +9,7 @@
 import { createPublicKey } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import fc from 'fast-check';
-import { errorBody, errorCodes } from '../../functions/shared/errors/error-codes.ts';
+import { errorBody, gatewayErrorCodes } from '../../functions/shared/errors/error-codes.ts';
 import { localAudience, localIssuer } from '../../local/token-issuer.ts';
 import {
   type Claims,
@@ -68,7 +68,7 @@ async function createWith(authorization: string | undefined): Promise<TimedAnswe
 function expectUnauthorized(answer: TimedAnswer): void {
   expect({ status: answer.status, body: answer.body }).toEqual({
     status: 401,
-    body: errorBody(errorCodes.unauthorized),
+    body: errorBody(gatewayErrorCodes.unauthorized),
   });
   expect(answer.headers.get('www-authenticate')).toMatch(/^Bearer realm=/);
 }
@@ -193,7 +193,7 @@ describe('through the local API', () => {
     );
     expect({ status: answer.status, body: answer.body }).toEqual({
       status: 403,
-      body: errorBody(errorCodes.forbidden),
+      body: errorBody(gatewayErrorCodes.forbidden),
     });
     expect(answer.headers.get('www-authenticate')).toMatch(/insufficient_scope/);
   });

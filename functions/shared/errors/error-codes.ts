@@ -17,10 +17,8 @@ export interface ErrorCode {
   readonly message: string;
 }
 
-/** The codes every function may answer, and the plants'. */
+/** The codes the functions answer: those every function may, and the plants'. */
 export const errorCodes = {
-  /** The gateway rejected the request for a reason no other code names. */
-  badRequest: { error: 40000, statusCode: 400, message: 'The request was rejected.' },
   invalidJson: { error: 40001, statusCode: 400, message: 'The request body is not valid JSON.' },
   invalidPlant: {
     error: 40002,
@@ -47,17 +45,6 @@ export const errorCodes = {
     statusCode: 400,
     message: 'A plant with this id already exists with different content.',
   },
-  unauthorized: {
-    error: 40100,
-    statusCode: 401,
-    message: 'A valid bearer token is required.',
-  },
-  forbidden: {
-    error: 40300,
-    statusCode: 403,
-    message: 'The bearer token does not grant the required scope.',
-  },
-  notFound: { error: 40400, statusCode: 404, message: 'No such resource or method.' },
   plantNotFound: { error: 40401, statusCode: 404, message: 'No plant with this id.' },
   preconditionFailed: {
     error: 41200,
@@ -70,11 +57,6 @@ export const errorCodes = {
     message: 'A change needs If-Match with the ETag of the plant read last.',
   },
   throttled: { error: 42900, statusCode: 429, message: 'Too many requests; retry later.' },
-  clientThrottled: {
-    error: 42900,
-    statusCode: 429,
-    message: 'Too many requests from this client in the last minute; retry later.',
-  },
   internal: { error: 50000, statusCode: 500, message: 'An unexpected error occurred.' },
   storeUnavailable: {
     error: 50300,
@@ -84,9 +66,33 @@ export const errorCodes = {
 } as const satisfies Record<string, ErrorCode>;
 
 /**
+ * The codes only API Gateway answers (its gateway responses and the web ACL's), a table of their
+ * own so that no function bundles them.
+ */
+export const gatewayErrorCodes = {
+  /** The gateway rejected the request for a reason no other code names. */
+  badRequest: { error: 40000, statusCode: 400, message: 'The request was rejected.' },
+  unauthorized: {
+    error: 40100,
+    statusCode: 401,
+    message: 'A valid bearer token is required.',
+  },
+  forbidden: {
+    error: 40300,
+    statusCode: 403,
+    message: 'The bearer token does not grant the required scope.',
+  },
+  notFound: { error: 40400, statusCode: 404, message: 'No such resource or method.' },
+  clientThrottled: {
+    error: 42900,
+    statusCode: 429,
+    message: 'Too many requests from this client in the last minute; retry later.',
+  },
+} as const satisfies Record<string, ErrorCode>;
+
+/**
  * The webhook endpoints' codes, a table of their own so that the plants' functions do not bundle
- * them (every byte of a bundle is compiled at each cold start). Together with {@link errorCodes}
- * they are the contract's whole error table.
+ * them (every byte of a bundle is compiled at each cold start).
  */
 export const endpointErrorCodes = {
   invalidWebhookEndpoint: {
@@ -151,7 +157,14 @@ export const endpointErrorCodes = {
   },
 } as const satisfies Record<string, ErrorCode>;
 
-export type ErrorCodeName = keyof typeof errorCodes | keyof typeof endpointErrorCodes;
+/** The contract's whole error table: the functions', the gateway's and the webhook endpoints' codes. */
+export function everyErrorCode(): ErrorCode[] {
+  return [
+    ...Object.values(errorCodes),
+    ...Object.values(gatewayErrorCodes),
+    ...Object.values(endpointErrorCodes),
+  ];
+}
 
 /** The largest request body the API accepts, in bytes (16 KiB). */
 export const maxBodyBytes = 16 * 1024;
