@@ -81,19 +81,23 @@ const stopGraceMilliseconds = 5_000;
  * first: stdin closing (stop() or the death of this process: a reader in the background signals
  * the guard, which stops the JVM and exits 0), or the JVM exiting on its own (the guard exits
  * with `storeExitedCode`, the JVM's status on stderr). SIGPIPE is ignored so that a parent dying
- * during start-up cannot kill the guard on that first line and orphan the JVM. SIGCONT first,
- * because a paused JVM would hold the SIGTERM until resumed; the JVM's stdin is /dev/null.
- * `umask 077`: the store's files are the user's alone (0600), like the folder they are in.
+ * during start-up cannot kill the guard on that first line and orphan the JVM. SIGINT and SIGHUP
+ * are ignored by the guard and the JVM (which keeps a signal it was started ignoring): Ctrl-C
+ * and a closed terminal reach the whole process group, and the store must outlive what `npm
+ * start` still has in hand when it stops (a stream batch, a write); it is stopped last, through
+ * stdin. SIGCONT first, because a paused JVM would hold the SIGTERM until resumed; the JVM's
+ * stdin is /dev/null. `umask 077`: the store's files are the user's alone (0600), like the
+ * folder they are in.
  */
 const guardScript = `
-trap '' PIPE
+trap '' PIPE INT HUP
 umask 077
 java=$1; shift
 command -v "$java" >/dev/null 2>&1 || exit ${javaNotFoundExitCode}
 "$java" "$@" </dev/null &
 child=$!
 stop_child() { kill -CONT "$child" 2>/dev/null; kill "$child" 2>/dev/null; wait "$child"; exit 0; }
-trap stop_child TERM INT HUP
+trap stop_child TERM
 echo "$child"
 exec 3<&0
 guard=$$

@@ -126,8 +126,31 @@ export async function startStreamMapping(options: StreamMappingOptions): Promise
     stop: async () => {
       stopping.abort();
       await polling;
+      await readToTheEnd(options, shardReader(options, shards), invoker, shards);
     },
   };
+}
+
+/**
+ * At a stop, what the stream holds up to now is handed on too (or kept, should it fail), as
+ * Lambda would have handed it on: a plant stored a moment before `npm start` stops is not left
+ * for the next LATEST start to skip. A store that does not answer any more is told and left.
+ */
+async function readToTheEnd(
+  options: StreamMappingOptions,
+  reader: ReturnType<typeof shardReader>,
+  invoker: ReturnType<typeof batchInvoker>,
+  shards: Map<string, ShardState>,
+): Promise<void> {
+  try {
+    await reader.refreshShards(false);
+    // Nothing is written once the API has stopped; the bound is for a store someone else writes.
+    for (let pass = 0; pass < 1_000; pass += 1) {
+      if ((await readEveryShard(options, reader, invoker, shards)) === 0) return;
+    }
+  } catch (error) {
+    options.logger.warn('could not read the rest of the plants stream at the stop', { error });
+  }
 }
 
 /** The reading loop: new shards every few seconds, every readable shard read, a pause when idle. */
@@ -138,7 +161,6 @@ async function pollShards(
   shards: Map<string, ShardState>,
   signal: AbortSignal,
 ): Promise<void> {
-  const eventNames = options.eventNames;
   let refreshedAt = Date.now();
   while (!signal.aborted) {
     try {
@@ -146,22 +168,7 @@ async function pollShards(
         refreshedAt = Date.now();
         await reader.refreshShards(false);
       }
-      let read = 0;
-      for (const [shardId, state] of shards) {
-        if (state.closed || shards.get(state.parent ?? '')?.closed === false) continue;
-        const { records, ended } = await reader.read(shardId, state);
-        read += records.length;
-        const passed = records.filter(
-          (record) => eventNames === undefined || eventNames.includes(record.eventName ?? ''),
-        );
-        const readAt = Date.now();
-        const lambdaRecords = passed.map((record) => lambdaRecordOf(record, options, readAt));
-        await invoker.invoke(shardId, lambdaRecords);
-        // Handed on (or discarded to the destination): read on after the last of them. A shard
-        // without a next iterator has ended (its children are found by the next refresh).
-        state.after = records.at(-1)?.dynamodb?.SequenceNumber ?? state.after;
-        if (ended) state.closed = true;
-      }
+      const read = await readEveryShard(options, reader, invoker, shards);
       if (read === 0) await sleep(options.pollIntervalMilliseconds ?? 100, signal);
     } catch (error) {
       if (signal.aborted) break;
@@ -174,11 +181,38 @@ async function pollShards(
   }
 }
 
-/** The stream calls on the shards' states. */
+/** One read of every shard that can be read, each batch handed on; the records read. */
+async function readEveryShard(
+  options: StreamMappingOptions,
+  reader: ReturnType<typeof shardReader>,
+  invoker: ReturnType<typeof batchInvoker>,
+  shards: Map<string, ShardState>,
+): Promise<number> {
+  const eventNames = options.eventNames;
+  let read = 0;
+  for (const [shardId, state] of shards) {
+    if (state.closed || shards.get(state.parent ?? '')?.closed === false) continue;
+    const { records, ended } = await reader.read(shardId, state);
+    read += records.length;
+    const passed = records.filter(
+      (record) => eventNames === undefined || eventNames.includes(record.eventName ?? ''),
+    );
+    const readAt = Date.now();
+    const lambdaRecords = passed.map((record) => lambdaRecordOf(record, options, readAt));
+    await invoker.invoke(shardId, lambdaRecords);
+    // Handed on (or discarded to the destination): read on after the last of them. A shard
+    // without a next iterator has ended (its children are found by the next refresh).
+    state.after = records.at(-1)?.dynamodb?.SequenceNumber ?? state.after;
+    if (ended) state.closed = true;
+  }
+  return read;
+}
+
+/** The stream calls on the shards' states; `signal` aborts them. */
 function shardReader(
   options: StreamMappingOptions,
   shards: Map<string, ShardState>,
-  signal: AbortSignal,
+  signal?: AbortSignal,
 ) {
   const { streams, streamArn } = options;
   const send = { abortSignal: signal };

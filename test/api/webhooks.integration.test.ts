@@ -300,6 +300,40 @@ describe('new-plant webhooks', () => {
     }
   });
 
+  it('hands on at its stop a plant stored the moment before, sent at the next start, 10 times in 10', async () => {
+    const receiver = await startReceiver();
+    const table = await createTestTable();
+    const dataDirectory = await mkdtemp(join(tmpdir(), 'plant-store-webhook-stop-'));
+    started.push(
+      { stop: () => table.remove() },
+      { stop: () => rm(dataDirectory, { recursive: true, force: true }) },
+    );
+    const start = () =>
+      startLocalWebhooks({
+        storeUrl: table.url,
+        documentClient: table.documentClient,
+        tableName: table.tableName,
+        subscribers: [{ name: 'receiver', url: receiver.url, secret }],
+        logger: createLogger({}, () => {}),
+        dataDirectory,
+        // No read of the stream after the first: only the stop's own reading can hand it on.
+        pollIntervalMilliseconds: 60_000,
+      });
+    let webhooks = await start();
+    try {
+      for (let round = 1; round <= 10; round++) {
+        await table.documentClient.send(
+          new PutCommand({ TableName: table.tableName, Item: { id: BigInt(round), name: 'Late' } }),
+        );
+        await webhooks.stop();
+        webhooks = await start();
+        await receiver.waitForAccepted(round, 5_000);
+      }
+    } finally {
+      await webhooks.stop();
+    }
+  });
+
   it('delivers 1,000 creates from 20 clients as 1,000 distinct, verified webhooks', async () => {
     const receiver = await startReceiver();
     const api = await startApi([receiver]);

@@ -5,12 +5,14 @@
  * systemd and IDEs do), or `npm` killed outright.
  */
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
-import { chmodSync, mkdirSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { startWebhookReceiver } from '../../beds/webhook-receiver.ts';
 import { isProcessRunning } from '../support/processes.ts';
 
 const repositoryRoot = new URL('../..', import.meta.url).pathname;
@@ -209,6 +211,40 @@ describe('npm start', () => {
     };
     expect(cli.output()).toContain(`${reason[stop]}: stopping…\nStopped.\n`);
   });
+
+  it('hands on a plant stored the moment before Ctrl-C: sent, or kept in its queue and sent at the next start', async () => {
+    const secret = `whsec_${randomBytes(24).toString('base64')}`;
+    const receiver = await startWebhookReceiver(secret);
+    try {
+      // A data folder of its own: the printed curl's plant is new there, so it is an event.
+      const data = join(dataDirectory, 'handed-on');
+      const subscriber = {
+        PLANT_STORE_DATA_DIR: data,
+        WEBHOOK_URL: receiver.url,
+        WEBHOOK_SECRET: secret,
+      };
+      const first = await startCli('npm', subscriber);
+      const npmPid = first.child.pid as number;
+      expect((await runCurl(first.curl)).status).toBe(200);
+      process.kill(-npmPid, 'SIGINT');
+      expect(await first.exited).toBe(0);
+      expect(await waitForGroupToEnd(npmPid)).toEqual([]);
+      // The store outlived the fan-out and the queues: nothing failed, nothing was set aside.
+      expect(first.output()).not.toContain('"level":"error"');
+      const setAside = join(data, 'webhooks', 'stream-failures');
+      expect(existsSync(setAside) ? readdirSync(setAside) : []).toEqual([]);
+
+      const second = await startCli('npm', subscriber);
+      await receiver.waitForAccepted(1, 20_000);
+      second.child.kill('SIGTERM');
+      expect(await second.exited).toBe(0);
+      const [delivery] = receiver.accepted().values();
+      expect(delivery?.verified).toBe(true);
+      expect(JSON.parse(delivery?.body ?? '{}')).toMatchObject({ name: expect.any(String) });
+    } finally {
+      await receiver.stop();
+    }
+  }, 90_000);
 
   it('says in one line that its store died, and stops with exit code 1, leaving nothing running', async () => {
     const cli = await startCli('node');
