@@ -132,6 +132,7 @@ export async function startDeployedWebhooks(options: BedOptions): Promise<Deploy
     endpoint: table.url,
     region: 'us-east-1',
     credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+    requestHandler: { connectionTimeout: 1_000, requestTimeout: 5_000 },
   });
   const pipeline = await startWebhookPipeline(
     {

@@ -85,9 +85,9 @@ const stopGraceMilliseconds = 5_000;
  * are ignored by the guard and the JVM (which keeps a signal it was started ignoring): Ctrl-C
  * and a closed terminal reach the whole process group, and the store must outlive what `npm
  * start` still has in hand when it stops (a stream batch, a write); it is stopped last, through
- * stdin. SIGCONT first, because a paused JVM would hold the SIGTERM until resumed; the JVM's
- * stdin is /dev/null. `umask 077`: the store's files are the user's alone (0600), like the
- * folder they are in.
+ * stdin. A SIGQUIT (Ctrl-\), which ends this process too, stops the JVM at once. SIGCONT first,
+ * because a paused JVM would hold the SIGTERM until resumed; the JVM's stdin is /dev/null.
+ * `umask 077`: the store's files are the user's alone (0600), like the folder they are in.
  */
 const guardScript = `
 trap '' PIPE INT HUP
@@ -97,7 +97,7 @@ command -v "$java" >/dev/null 2>&1 || exit ${javaNotFoundExitCode}
 "$java" "$@" </dev/null &
 child=$!
 stop_child() { kill -CONT "$child" 2>/dev/null; kill "$child" 2>/dev/null; wait "$child"; exit 0; }
-trap stop_child TERM
+trap stop_child TERM QUIT
 echo "$child"
 exec 3<&0
 guard=$$

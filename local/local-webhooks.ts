@@ -245,5 +245,7 @@ function streamsClientOf(options: LocalWebhooksOptions): DynamoDBStreamsClient {
         ? (process.env.AWS_REGION ?? 'us-east-1')
         : localStoreRegion,
     credentials: options.credentials ?? { accessKeyId: 'local', secretAccessKey: 'local' },
+    // A paused or hung store fails a read (retried a second later) rather than hold it, and a stop.
+    requestHandler: { connectionTimeout: 1_000, requestTimeout: 5_000 },
   });
 }

@@ -114,7 +114,7 @@ export async function startStreamMapping(options: StreamMappingOptions): Promise
   const stopping = new AbortController();
   const shards = new Map<string, ShardState>();
   const reader = shardReader(options, shards, stopping.signal);
-  const invoker = batchInvoker(options, stopping.signal);
+  const invoker = batchInvoker(options);
   await reader.refreshShards(options.startingPosition === 'LATEST');
   if (options.startingPosition === 'LATEST') {
     for (const [shardId, state] of shards)
@@ -126,27 +126,31 @@ export async function startStreamMapping(options: StreamMappingOptions): Promise
     stop: async () => {
       stopping.abort();
       await polling;
-      await readToTheEnd(options, shardReader(options, shards), invoker, shards);
+      await readToTheEnd(options, invoker, shards);
     },
   };
 }
 
+/** How long a stop may spend handing on what the stream still holds. */
+const stopReadMilliseconds = 5_000;
+
 /**
  * At a stop, what the stream holds up to now is handed on too (or kept, should it fail), as
  * Lambda would have handed it on: a plant stored a moment before `npm start` stops is not left
- * for the next LATEST start to skip. A store that does not answer any more is told and left.
+ * for the next LATEST start to skip. Within `stopReadMilliseconds`: a store that does not answer
+ * (or that someone else keeps writing) is told and left, and a batch still failing then is kept.
  */
 async function readToTheEnd(
   options: StreamMappingOptions,
-  reader: ReturnType<typeof shardReader>,
   invoker: ReturnType<typeof batchInvoker>,
   shards: Map<string, ShardState>,
 ): Promise<void> {
+  const deadline = AbortSignal.timeout(stopReadMilliseconds);
+  const reader = shardReader(options, shards, deadline);
   try {
     await reader.refreshShards(false);
-    // Nothing is written once the API has stopped; the bound is for a store someone else writes.
-    for (let pass = 0; pass < 1_000; pass += 1) {
-      if ((await readEveryShard(options, reader, invoker, shards)) === 0) return;
+    while ((await readEveryShard(options, reader, invoker, shards, deadline)) > 0) {
+      if (deadline.aborted) throw new Error(`still reading after ${stopReadMilliseconds} ms`);
     }
   } catch (error) {
     options.logger.warn('could not read the rest of the plants stream at the stop', { error });
@@ -168,7 +172,7 @@ async function pollShards(
         refreshedAt = Date.now();
         await reader.refreshShards(false);
       }
-      const read = await readEveryShard(options, reader, invoker, shards);
+      const read = await readEveryShard(options, reader, invoker, shards, signal);
       if (read === 0) await sleep(options.pollIntervalMilliseconds ?? 100, signal);
     } catch (error) {
       if (signal.aborted) break;
@@ -181,12 +185,16 @@ async function pollShards(
   }
 }
 
-/** One read of every shard that can be read, each batch handed on; the records read. */
+/**
+ * One read of every shard that can be read, each batch handed on (retries end when `signal`
+ * aborts); the records read, and the shards that ended, so that a caller reads on to a child.
+ */
 async function readEveryShard(
   options: StreamMappingOptions,
   reader: ReturnType<typeof shardReader>,
   invoker: ReturnType<typeof batchInvoker>,
   shards: Map<string, ShardState>,
+  signal: AbortSignal,
 ): Promise<number> {
   const eventNames = options.eventNames;
   let read = 0;
@@ -199,11 +207,14 @@ async function readEveryShard(
     );
     const readAt = Date.now();
     const lambdaRecords = passed.map((record) => lambdaRecordOf(record, options, readAt));
-    await invoker.invoke(shardId, lambdaRecords);
+    await invoker.invoke(shardId, lambdaRecords, signal);
     // Handed on (or discarded to the destination): read on after the last of them. A shard
     // without a next iterator has ended (its children are found by the next refresh).
     state.after = records.at(-1)?.dynamodb?.SequenceNumber ?? state.after;
-    if (ended) state.closed = true;
+    if (ended) {
+      state.closed = true;
+      read += 1;
+    }
   }
   return read;
 }
@@ -288,8 +299,11 @@ function shardReader(
   };
 }
 
-/** Invokes the handler with a shard's batch as Lambda does, retrying and discarding. */
-function batchInvoker(options: StreamMappingOptions, signal: AbortSignal) {
+/**
+ * Invokes the handler with a shard's batch as Lambda does, retrying and discarding; `signal`
+ * (the mapping stopping) ends the retries.
+ */
+function batchInvoker(options: StreamMappingOptions) {
   let invocations = 0;
 
   /** The index of the first record to retry from, or -1 when the batch succeeded. */
@@ -314,17 +328,15 @@ function batchInvoker(options: StreamMappingOptions, signal: AbortSignal) {
   /**
    * Invokes with `records` until they are handled or the retries are used up; a thrown error
    * splits what failed in two, each half retried on its own. Stopped while a batch waits for its
-   * retry, it keeps the batch as a discarded one, so that a stop loses no record.
+   * retry, it keeps what failed as one discarded batch, so that a stop loses no record.
    */
   const invoke = async (
     shardId: string,
     records: readonly _Record[],
+    signal: AbortSignal,
     attempt = 0,
   ): Promise<void> => {
     if (records.length === 0) return;
-    if (attempt > 0 && signal.aborted) {
-      return discard(shardId, records, attempt, 'StoppedBeforeRetry');
-    }
     const outcome = await invokeOnce(records);
     if (outcome === -1) return;
     const failing = records.slice(outcome === 'error' ? 0 : outcome);
@@ -332,13 +344,14 @@ function batchInvoker(options: StreamMappingOptions, signal: AbortSignal) {
       return discard(shardId, failing, attempt + 1, 'RetryAttemptsExhausted');
     }
     await sleep(retryPause(attempt), signal);
+    if (signal.aborted) return discard(shardId, failing, attempt + 1, 'StoppedBeforeRetry');
     if (outcome === 'error' && failing.length > 1) {
       const half = Math.ceil(failing.length / 2);
-      await invoke(shardId, failing.slice(0, half), attempt + 1);
-      await invoke(shardId, failing.slice(half), attempt + 1);
+      await invoke(shardId, failing.slice(0, half), signal, attempt + 1);
+      await invoke(shardId, failing.slice(half), signal, attempt + 1);
       return;
     }
-    await invoke(shardId, failing, attempt + 1);
+    await invoke(shardId, failing, signal, attempt + 1);
   };
 
   /**

@@ -276,6 +276,30 @@ describe('new-plant webhooks', () => {
     ).toEqual([1, 2, 3, 4, 5, 6]);
   }, 40_000);
 
+  it('stops while its store is paused: the reading at the stop gives up in a few seconds', async () => {
+    const store = await startDynamoDbLocal({});
+    started.push({
+      stop: async () => {
+        process.kill(store.pid, 'SIGCONT');
+        await store.stop();
+      },
+    });
+    const receiver = await startReceiver();
+    const api = await startLocalApi({
+      port: 0,
+      dynamoDbUrl: store.url,
+      keysDirectory,
+      throttlingStage: 'off',
+      logger: createLogger({}, () => {}),
+      webhooks: { subscribers: [{ name: 'receiver', url: receiver.url, secret }] },
+    });
+    expect((await send(api, 'POST', '/plants', '{"id":1,"name":"Before"}')).status).toBe(200);
+    await receiver.waitForAccepted(1);
+    process.kill(store.pid, 'SIGSTOP');
+    // Without a bound, the stream's reading at the stop waited for the paused store forever.
+    await api.stop();
+  }, 30_000);
+
   it('sends a plant stored the moment the webhooks have started', async () => {
     const receiver = await startReceiver();
     const table = await createTestTable();

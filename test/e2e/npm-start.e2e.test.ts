@@ -190,6 +190,7 @@ describe('npm start', () => {
     ['SIGTERM to npm alone (docker stop, systemd, IDEs)', 'npm-term'],
     ['Ctrl-C to the process group (a terminal)', 'group-int'],
     ['SIGKILL to npm alone', 'npm-kill'],
+    ['Ctrl-\\ to the process group (SIGQUIT, which ends npm and node at once)', 'group-quit'],
   ] as const)('leaves nothing running after %s', async (_how, stop) => {
     const cli = await startCli('npm');
     const npmPid = cli.child.pid as number;
@@ -199,17 +200,24 @@ describe('npm start', () => {
     if (stop === 'npm-term') process.kill(npmPid, 'SIGTERM');
     if (stop === 'group-int') process.kill(-npmPid, 'SIGINT');
     if (stop === 'npm-kill') process.kill(npmPid, 'SIGKILL');
+    if (stop === 'group-quit') process.kill(-npmPid, 'SIGQUIT');
 
     expect(await waitForGroupToEnd(npmPid)).toEqual([]);
     expect(isProcessRunning(cli.jvmPid)).toBe(false);
     expect(await isListening(cli.apiPort)).toBe(false);
-    // Stopped by the signal itself, or by noticing that npm is gone, and cleanly either way.
+    // Stopped by the signal itself, or by noticing that npm is gone, and cleanly either way;
+    // a SIGQUIT ends node at once, and the store's guard stops the store.
     const reason = {
       'npm-term': 'SIGTERM',
       'group-int': 'SIGINT',
       'npm-kill': 'parent process gone',
-    };
-    expect(cli.output()).toContain(`${reason[stop]}: stopping…\nStopped.\n`);
+      'group-quit': undefined,
+    }[stop];
+    if (reason !== undefined) {
+      // (Between the two, the log lines of what was handed on before the stop.)
+      expect(cli.output()).toContain(`${reason}: stopping…\n`);
+      expect(cli.output()).toMatch(/\nStopped\.\n$/);
+    }
   });
 
   it('hands on a plant stored the moment before Ctrl-C: sent, or kept in its queue and sent at the next start', async () => {
