@@ -131,6 +131,37 @@ function writeSdkFloorEvent(directory: string): string {
   return path;
 }
 
+/**
+ * A function's Lambda environment against the store, its builds as cold-start subjects (`build`,
+ * with more variables if asked), and the SDK floor's subject beside it.
+ */
+function coldStartSubjects(
+  name: RouteFunctionName,
+  storeUrl: string,
+  bareCreatePath: string,
+  floorEventPath: string,
+) {
+  const environment = createLambdaEnvironment(
+    functionDisplayName(name),
+    functionSettings[name].memorySizeMb,
+    { TABLE_NAME: 'plants', DYNAMODB_ENDPOINT: storeUrl },
+  );
+  const build = (label: string, bundlePath: string, extra: Record<string, string> = {}) =>
+    ({
+      name: label,
+      bundlePath,
+      eventPath: sampleEventPath(name),
+      environment: { ...environment, ...extra },
+      expectedOutcome: expectedOutcome(name),
+    }) satisfies ColdStartSubject;
+  const floor: ColdStartSubject = {
+    ...build(sdkFloorBuild, bareCreatePath),
+    eventPath: floorEventPath,
+    expectedOutcome: '200',
+  };
+  return { environment, build, floor };
+}
+
 /** Every API function as the sampling says, against one instant store. */
 export async function measureApiFunctions(
   bundles: BenchBundles,
@@ -141,28 +172,8 @@ export async function measureApiFunctions(
   const compileCacheDirectory = mkdtempSync(join(tmpdir(), 'plant-store-compile-cache-'));
   const floorEventPath = writeSdkFloorEvent(dataDirectory);
   try {
-    const environmentOf = (name: RouteFunctionName) =>
-      createLambdaEnvironment(functionDisplayName(name), functionSettings[name].memorySizeMb, {
-        TABLE_NAME: 'plants',
-        DYNAMODB_ENDPOINT: store.url,
-      });
-    const subjectOf = (name: RouteFunctionName) => {
-      const environment = environmentOf(name);
-      const build = (label: string, bundlePath: string, extra: Record<string, string> = {}) =>
-        ({
-          name: label,
-          bundlePath,
-          eventPath: sampleEventPath(name),
-          environment: { ...environment, ...extra },
-          expectedOutcome: expectedOutcome(name),
-        }) satisfies ColdStartSubject;
-      const floor: ColdStartSubject = {
-        ...build(sdkFloorBuild, bundles.bareCreate.path),
-        eventPath: floorEventPath,
-        expectedOutcome: '200',
-      };
-      return { environment, build, floor };
-    };
+    const subjectOf = (name: RouteFunctionName) =>
+      coldStartSubjects(name, store.url, bundles.bareCreate.path, floorEventPath);
 
     // The create function: every bundling lever, and V8's code cache (not deployable as is: a
     // new Lambda instance starts with an empty cache), beside the floor and a bare Node.js.

@@ -106,131 +106,42 @@ export async function simulateDeadSubscriber(
   };
 }
 
-async function run(
-  options: RetrySimulationOptions & {
-    retrySchedule: readonly number[];
-    maximumDelaySeconds: number;
-  },
-  withDead: boolean,
-): Promise<RetryRunFigures> {
+type RunOptions = RetrySimulationOptions & {
+  readonly retrySchedule: readonly number[];
+  readonly maximumDelaySeconds: number;
+};
+
+/** Pollers on the delivery queue and on the retry queue, each taking batches of 10. */
+const deliveryConcurrency = 4;
+const retryConcurrency = 4;
+
+/** One run: the bed, the receivers, the backlog, the live events, then the dead letters. */
+async function run(options: RunOptions, withDead: boolean): Promise<RetryRunFigures> {
   const started = Date.now();
-  const endpointCount = options.endpoints ?? 0;
-  const placeholder = `whsec_${randomBytes(32).toString('base64')}`;
-  const probes = await Promise.all([
-    startWebhookReceiver(placeholder),
-    startWebhookReceiver(placeholder),
-  ]);
-  const ports = probes.map((probe) => Number(new URL(probe.url).port));
-  await Promise.all(probes.map((probe) => probe.stop()));
-  const lines: Record<string, unknown>[] = [];
-  const deliveryConcurrency = 4;
-  const retryConcurrency = 4;
-  const webhooks = await startDeployedWebhooks({
-    moto: options.moto,
-    retryMoto: options.retryMoto,
-    dynamoDbUrl: options.dynamoDbUrl,
-    logger: createLogger({}, (line) => lines.push(JSON.parse(line))),
-    retrySchedule: options.retrySchedule,
-    maximumDelaySeconds: options.maximumDelaySeconds,
-    subscriberTimeoutMilliseconds: 2_000,
-    deliveryConcurrency,
-    retryConcurrency,
-    subscribers: [
-      { name: 'live', url: `http://127.0.0.1:${ports[0]}/` },
-      ...(withDead && endpointCount === 0
-        ? [{ name: 'dead', url: `http://127.0.0.1:${ports[1]}/` }]
-        : []),
-    ],
-    // The deployed URL policy, but that the receivers are on this machine's loopback.
-    ...(endpointCount === 0
-      ? {}
-      : {
-          endpoints: { urlPolicy: { ...deployedUrlPolicy, httpsOnly: false, allowLoopback: true } },
-        }),
-  });
+  const { webhooks, lines, ports } = await startBed(options, withDead);
   const receivers: WebhookReceiver[] = [];
-  let sampling = true;
-  let sampler: Promise<void> = Promise.resolve();
+  let inFlight: InFlightSampler | undefined;
   try {
-    const live = await startWebhookReceiver(webhooks.secret, ports[0]);
+    const live = await startWebhookReceiver(webhooks.secret, ports.live);
     receivers.push(live);
-    const dead = withDead ? await startWebhookReceiver(webhooks.secret, ports[1]) : undefined;
+    const dead = withDead ? await startWebhookReceiver(webhooks.secret, ports.dead) : undefined;
     if (dead !== undefined) {
       receivers.push(dead);
       dead.setMode('fail');
     }
     let deadSubscriber = 'dead';
-    if (endpointCount > 0) {
+    if ((options.endpoints ?? 0) > 0) {
       const healthy = await startWebhookReceiver(webhooks.secret);
       receivers.push(healthy);
-      const ids = await registerEndpoints(webhooks, endpointCount, healthy.url, dead?.url);
+      const ids = await registerEndpoints(webhooks, options.endpoints ?? 0, healthy.url, dead?.url);
       deadSubscriber = endpointSubscriberName(ids.at(-1) ?? '');
     }
-    let maxInFlight = 0;
-    sampler = (async () => {
-      while (sampling) {
-        maxInFlight = Math.max(maxInFlight, await webhooks.inFlight());
-        await new Promise((resolve) => setTimeout(resolve, 200));
-      }
-    })();
-
-    const put = async (ids: readonly bigint[]) => {
-      for (let start = 0; start < ids.length; start += 25) {
-        await webhooks.table.documentClient.send(
-          new BatchWriteCommand({
-            RequestItems: {
-              [webhooks.table.tableName]: ids.slice(start, start + 25).map((id) => ({
-                PutRequest: { Item: { id, name: `Plant ${id}` } },
-              })),
-            },
-          }),
-        );
-      }
-    };
-    // The backlog (the live subscriber gets these too; only the later ones are measured).
-    const backlog = Array.from({ length: options.pending }, (_, index) => BigInt(index + 1));
-    await put(backlog);
-    await live.waitForAccepted(backlog.length, 600_000);
-
-    const writtenAt = new Map<string, number>();
-    for (let index = 0; index < options.live; index += 1) {
-      const id = BigInt(1_000_000 + index);
-      await put([id]);
-      writtenAt.set(`{"id":${id},"name":"Plant ${id}"}`, Date.now());
-      await new Promise((resolve) => setTimeout(resolve, options.intervalMilliseconds ?? 50));
-    }
+    inFlight = sampleInFlight(webhooks);
+    const delays = await liveDelays(options, webhooks, live);
     const total = options.pending + options.live;
-    await live.waitForAccepted(total, 600_000);
-    const delays = [...live.accepted().values()]
-      .filter((delivery) => writtenAt.has(delivery.body))
-      .map((delivery) => delivery.receivedAt - (writtenAt.get(delivery.body) ?? 0))
-      .sort((a, b) => a - b);
-
-    let deadLettered: number | undefined;
-    let retryLateness: RetryRunFigures['retryLateness'];
-    if (dead !== undefined) {
-      // Distinct events dead-lettered: delivery is at least once, so a letter may come twice.
-      const letters = new Set<string>();
-      const deadline = Date.now() + 900_000;
-      while (letters.size < total && Date.now() < deadline) {
-        const { Messages = [] } = await options.moto.sqs.send(
-          new ReceiveMessageCommand({
-            QueueUrl: webhooks.deadLetterQueueUrl,
-            MaxNumberOfMessages: 10,
-            VisibilityTimeout: 900,
-            WaitTimeSeconds: 1,
-          }),
-        );
-        for (const message of Messages) {
-          const letter = JSON.parse(message.Body ?? '{}') as { webhookId?: string };
-          letters.add(String(letter.webhookId));
-        }
-      }
-      deadLettered = letters.size;
-      retryLateness = latenessOf(lines, deadSubscriber);
-    }
-    sampling = false;
-    await sampler;
+    const deadLettered =
+      dead === undefined ? undefined : await countDeadLetters(options, webhooks, total);
+    const maxInFlight = await inFlight.stop();
     return {
       liveDelay: {
         p50: round(percentile(delays, 0.5)),
@@ -240,7 +151,7 @@ async function run(
       liveDelivered: live.accepted().size,
       maxInFlight,
       inFlightBound: (deliveryConcurrency + retryConcurrency) * 10,
-      ...(retryLateness === undefined ? {} : { retryLateness }),
+      ...(dead === undefined ? {} : { retryLateness: latenessOf(lines, deadSubscriber) }),
       ...(deadLettered === undefined ? {} : { deadLettered }),
       seconds: round((Date.now() - started) / 1000),
     };
@@ -254,11 +165,144 @@ async function run(
       cause: error,
     });
   } finally {
-    sampling = false;
-    await sampler.catch(() => {});
+    await inFlight?.stop().catch(() => {});
     for (const receiver of receivers) await receiver.stop();
     await webhooks.stop();
   }
+}
+
+/**
+ * The deployed webhook path's bed, its subscribers on two ports found free (the receivers start
+ * on them once the bed has made the secret), and the log lines its functions write.
+ */
+async function startBed(options: RunOptions, withDead: boolean) {
+  const endpointCount = options.endpoints ?? 0;
+  const placeholder = `whsec_${randomBytes(32).toString('base64')}`;
+  const probes = await Promise.all([
+    startWebhookReceiver(placeholder),
+    startWebhookReceiver(placeholder),
+  ]);
+  const [live, dead] = probes.map((probe) => Number(new URL(probe.url).port));
+  await Promise.all(probes.map((probe) => probe.stop()));
+  const lines: Record<string, unknown>[] = [];
+  const webhooks = await startDeployedWebhooks({
+    moto: options.moto,
+    retryMoto: options.retryMoto,
+    dynamoDbUrl: options.dynamoDbUrl,
+    logger: createLogger({}, (line) => lines.push(JSON.parse(line))),
+    retrySchedule: options.retrySchedule,
+    maximumDelaySeconds: options.maximumDelaySeconds,
+    subscriberTimeoutMilliseconds: 2_000,
+    deliveryConcurrency,
+    retryConcurrency,
+    subscribers: [
+      { name: 'live', url: `http://127.0.0.1:${live}/` },
+      ...(withDead && endpointCount === 0
+        ? [{ name: 'dead', url: `http://127.0.0.1:${dead}/` }]
+        : []),
+    ],
+    // The deployed URL policy, but that the receivers are on this machine's loopback.
+    ...(endpointCount === 0
+      ? {}
+      : {
+          endpoints: { urlPolicy: { ...deployedUrlPolicy, httpsOnly: false, allowLoopback: true } },
+        }),
+  });
+  return { webhooks, lines, ports: { live: live as number, dead: dead as number } };
+}
+
+interface InFlightSampler {
+  /** Ends the sampling; the most messages in flight seen. */
+  stop(): Promise<number>;
+}
+
+/** Samples the messages in flight on the delivery and retry queues every 200 ms. */
+function sampleInFlight(webhooks: DeployedWebhooks): InFlightSampler {
+  let sampling = true;
+  let maxInFlight = 0;
+  const sampler = (async () => {
+    while (sampling) {
+      maxInFlight = Math.max(maxInFlight, await webhooks.inFlight());
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+  })();
+  return {
+    stop: async () => {
+      sampling = false;
+      await sampler;
+      return maxInFlight;
+    },
+  };
+}
+
+/**
+ * Writes the backlog and waits until the live subscriber has it (only the later events are
+ * measured), then one live event every `intervalMilliseconds`: each one's delay, write to
+ * receipt, in ms, sorted.
+ */
+async function liveDelays(
+  options: RunOptions,
+  webhooks: DeployedWebhooks,
+  live: WebhookReceiver,
+): Promise<number[]> {
+  const backlog = Array.from({ length: options.pending }, (_, index) => BigInt(index + 1));
+  await putPlants(webhooks, backlog);
+  await live.waitForAccepted(backlog.length, 600_000);
+  const writtenAt = new Map<string, number>();
+  for (let index = 0; index < options.live; index += 1) {
+    const id = BigInt(1_000_000 + index);
+    await putPlants(webhooks, [id]);
+    writtenAt.set(`{"id":${id},"name":"Plant ${id}"}`, Date.now());
+    await new Promise((resolve) => setTimeout(resolve, options.intervalMilliseconds ?? 50));
+  }
+  await live.waitForAccepted(options.pending + options.live, 600_000);
+  return [...live.accepted().values()]
+    .filter((delivery) => writtenAt.has(delivery.body))
+    .map((delivery) => delivery.receivedAt - (writtenAt.get(delivery.body) ?? 0))
+    .sort((a, b) => a - b);
+}
+
+/** Stores plants with these ids, 25 to a batch write. */
+async function putPlants(webhooks: DeployedWebhooks, ids: readonly bigint[]): Promise<void> {
+  for (let start = 0; start < ids.length; start += 25) {
+    await webhooks.table.documentClient.send(
+      new BatchWriteCommand({
+        RequestItems: {
+          [webhooks.table.tableName]: ids.slice(start, start + 25).map((id) => ({
+            PutRequest: { Item: { id, name: `Plant ${id}` } },
+          })),
+        },
+      }),
+    );
+  }
+}
+
+/**
+ * Waits until `total` distinct events were dead-lettered (at most 15 minutes) and answers how
+ * many were: delivery is at least once, so a letter may come twice.
+ */
+async function countDeadLetters(
+  options: RunOptions,
+  webhooks: DeployedWebhooks,
+  total: number,
+): Promise<number> {
+  const letters = new Set<string>();
+  const deadline = Date.now() + 900_000;
+  while (letters.size < total && Date.now() < deadline) {
+    const { Messages = [] } = await options.moto.sqs.send(
+      new ReceiveMessageCommand({
+        QueueUrl: webhooks.deadLetterQueueUrl,
+        MaxNumberOfMessages: 10,
+        VisibilityTimeout: 900,
+        WaitTimeSeconds: 1,
+      }),
+    );
+    for (const message of Messages) {
+      const letter = JSON.parse(message.Body ?? '{}') as { webhookId?: string };
+      letters.add(String(letter.webhookId));
+    }
+  }
+  return letters.size;
 }
 
 /** How late each of the dead subscriber's retries was made, from the delivery's own log lines. */

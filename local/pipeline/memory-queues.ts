@@ -32,7 +32,7 @@ import {
   type SQSClient,
   StartMessageMoveTaskCommand,
 } from '@aws-sdk/client-sqs';
-import { readSavedQueues, writeSavedQueues } from './saved-queues.ts';
+import { readSavedQueues, type SavedMessage, writeSavedQueues } from './saved-queues.ts';
 
 export interface MemoryQueueSettings {
   readonly visibilityTimeoutSeconds: number;
@@ -93,39 +93,172 @@ function sqsError(name: string, message: string): Error {
 /** SQS's allowed characters: #x9, #xA, #xD, #x20 to #xD7FF, #xE000 to #xFFFD, #x10000 up. */
 const allowedBody = /^[\t\n\r\u0020-\uD7FF\uE000-\uFFFD\u{10000}-\u{10FFFF}]*$/u;
 
+/** Queues in this process, answering SQS's calls; `close` saves them to `file`, if given. */
 export function memoryQueues(
   options: { region?: string; now?: () => number; file?: string } = {},
 ): MemoryQueues {
-  const region = options.region ?? 'us-east-1';
-  const now = options.now ?? Date.now;
+  const queues = new QueueSet(options.region ?? 'us-east-1', options.now ?? Date.now);
   const saved = readSavedQueues(options.file);
-  const account = '000000000000';
-  const queues = new Map<string, StoredQueue>();
-  const timers = new Set<NodeJS.Timeout>();
-  let closed = false;
+  return {
+    sqs: {
+      send: (async (command: unknown, sendOptions?: { abortSignal?: AbortSignal }) => ({
+        ...(await queues.answer(command, sendOptions?.abortSignal)),
+        $metadata: { httpStatusCode: 200, attempts: 1 },
+      })) as unknown as SQSClient['send'],
+    },
+    create: (name, settings) => queues.create(name, settings, saved[name] ?? []),
+    bodies: (url) => queues.queueOf(url).messages.map((message) => message.body),
+    close: () => queues.close(options.file),
+  };
+}
 
-  const queueOf = (url: string | undefined): StoredQueue => {
-    const queue = queues.get(url ?? '');
+/** The queues, their messages and timers, and SQS's calls on them. */
+class QueueSet {
+  readonly #queues = new Map<string, StoredQueue>();
+  readonly #timers = new Set<NodeJS.Timeout>();
+  readonly #account = '000000000000';
+  #closed = false;
+
+  readonly region: string;
+  readonly now: () => number;
+
+  constructor(region: string, now: () => number) {
+    this.region = region;
+    this.now = now;
+  }
+
+  /** Answers one SQS call, as the SDK's `send` would. */
+  async answer(command: unknown, signal: AbortSignal | undefined): Promise<object> {
+    if (this.#closed) throw sqsError('ServiceUnavailable', 'The queues are closed.');
+    if (command instanceof SendMessageCommand) {
+      const { QueueUrl, MessageBody = '', DelaySeconds } = command.input;
+      const queue = this.queueOf(QueueUrl);
+      checkPayload([MessageBody], false);
+      const message = this.#enqueue(queue, MessageBody, DelaySeconds);
+      return { MessageId: message.id, MD5OfMessageBody: message.md5 };
+    }
+    if (command instanceof SendMessageBatchCommand) return this.#sendBatch(command);
+    if (command instanceof ReceiveMessageCommand) return this.#receive(command, signal);
+    if (command instanceof DeleteMessageCommand) {
+      deleteMessage(this.queueOf(command.input.QueueUrl), command.input.ReceiptHandle);
+      return {};
+    }
+    if (command instanceof DeleteMessageBatchCommand) {
+      const { QueueUrl, Entries = [] } = command.input;
+      const queue = this.queueOf(QueueUrl);
+      checkBatch(Entries.map((entry) => entry.Id));
+      for (const entry of Entries) deleteMessage(queue, entry.ReceiptHandle);
+      return { Successful: Entries.map((entry) => ({ Id: entry.Id })), Failed: [] };
+    }
+    if (command instanceof GetQueueAttributesCommand) return this.#attributes(command);
+    if (command instanceof StartMessageMoveTaskCommand) {
+      const source = this.#queueByArn(command.input.SourceArn);
+      const destination = this.#queueByArn(command.input.DestinationArn);
+      const at = this.now();
+      const moved = source.messages.splice(0);
+      for (const message of moved) destination.messages.push(resting(message, at));
+      wake(destination);
+      return { TaskHandle: randomUUID() };
+    }
+    throw sqsError(
+      'UnsupportedOperation',
+      `${(command as object).constructor.name} is not served here.`,
+    );
+  }
+
+  /** Makes a queue, holding the messages saved for it at the last close. */
+  create(name: string, settings: MemoryQueueSettings, saved: readonly SavedMessage[]): MemoryQueue {
+    const url = `http://sqs.${this.region}.localhost/${this.#account}/${name}`;
+    const arn = `arn:aws:sqs:${this.region}:${this.#account}:${name}`;
+    if (settings.deadLetter !== undefined) this.#queueByArn(settings.deadLetter.queueArn);
+    const messages = saved.map((message) => ({
+      ...message,
+      md5: createHash('md5').update(message.body).digest('hex'),
+    }));
+    const queue = { name, arn, settings, messages, waiting: new Set<() => void>() };
+    this.#queues.set(url, queue);
+    for (const message of messages) this.#wakeAt(queue, message.visibleAt);
+    return { url, arn };
+  }
+
+  queueOf(url: string | undefined): StoredQueue {
+    const queue = this.#queues.get(url ?? '');
     if (queue === undefined) {
       throw sqsError('QueueDoesNotExist', 'The specified queue does not exist.');
     }
     return queue;
-  };
-  const queueByArn = (arn: string | undefined): StoredQueue => {
-    for (const queue of queues.values()) if (queue.arn === arn) return queue;
+  }
+
+  /**
+   * Ends every receive waiting for a message (answering none) and every timer, and saves the
+   * messages to `file`, if given.
+   */
+  close(file: string | undefined): void {
+    if (this.#closed) return;
+    this.#closed = true;
+    try {
+      if (file !== undefined) this.#save(file);
+    } finally {
+      for (const timer of this.#timers) clearTimeout(timer);
+      this.#timers.clear();
+      for (const queue of this.#queues.values()) wake(queue);
+    }
+  }
+
+  #queueByArn(arn: string | undefined): StoredQueue {
+    for (const queue of this.#queues.values()) if (queue.arn === arn) return queue;
     throw sqsError('ResourceNotFoundException', `No queue ${arn}.`);
-  };
-  const wake = (queue: StoredQueue) => {
-    for (const resolve of queue.waiting) resolve();
-  };
+  }
+
+  #sendBatch(command: SendMessageBatchCommand) {
+    const { QueueUrl, Entries = [] } = command.input;
+    const queue = this.queueOf(QueueUrl);
+    checkBatch(Entries.map((entry) => entry.Id));
+    checkPayload(
+      Entries.map((entry) => entry.MessageBody ?? ''),
+      true,
+    );
+    const Successful = [];
+    const Failed = [];
+    for (const entry of Entries) {
+      try {
+        const message = this.#enqueue(queue, entry.MessageBody ?? '', entry.DelaySeconds);
+        Successful.push({ Id: entry.Id, MessageId: message.id, MD5OfMessageBody: message.md5 });
+      } catch (error) {
+        const code = (error as Error).name;
+        Failed.push({ Id: entry.Id, SenderFault: true, Code: code, Message: String(error) });
+      }
+    }
+    return { Successful, Failed };
+  }
+
+  #attributes(command: GetQueueAttributesCommand) {
+    const queue = this.queueOf(command.input.QueueUrl);
+    const at = this.now();
+    this.#tidy(queue, at);
+    const count = (test: (message: StoredMessage) => boolean) =>
+      String(queue.messages.filter(test).length);
+    return {
+      Attributes: {
+        QueueArn: queue.arn,
+        ApproximateNumberOfMessages: count((message) => message.visibleAt <= at),
+        ApproximateNumberOfMessagesNotVisible: count(
+          (message) => message.visibleAt > at && message.receiveCount > 0,
+        ),
+        ApproximateNumberOfMessagesDelayed: count(
+          (message) => message.visibleAt > at && message.receiveCount === 0,
+        ),
+      },
+    };
+  }
 
   /** Drops what outlived the retention; moves what was received too often to its dead letters. */
-  const tidy = (queue: StoredQueue, at: number) => {
+  #tidy(queue: StoredQueue, at: number): void {
     const retention = (queue.settings.retentionSeconds ?? fourDaysSeconds) * 1000;
     queue.messages = queue.messages.filter((message) => at - message.sentAt < retention);
     const { deadLetter } = queue.settings;
     if (deadLetter === undefined) return;
-    const target = queueByArn(deadLetter.queueArn);
+    const target = this.#queueByArn(deadLetter.queueArn);
     const overReceived = (message: StoredMessage) =>
       message.visibleAt <= at && message.receiveCount >= deadLetter.maxReceiveCount;
     const moved = queue.messages.filter(overReceived);
@@ -133,19 +266,9 @@ export function memoryQueues(
     queue.messages = queue.messages.filter((message) => !overReceived(message));
     for (const message of moved) target.messages.push(resting(message, at));
     wake(target);
-  };
+  }
 
-  /** The message as a new arrival on another queue: same id, body and first-sent time. */
-  const resting = (message: StoredMessage, at: number): StoredMessage => ({
-    id: message.id,
-    body: message.body,
-    md5: message.md5,
-    sentAt: message.sentAt,
-    visibleAt: at,
-    receiveCount: 0,
-  });
-
-  const enqueue = (queue: StoredQueue, body: string, delaySeconds: number | undefined) => {
+  #enqueue(queue: StoredQueue, body: string, delaySeconds: number | undefined): StoredMessage {
     const delay = delaySeconds ?? 0;
     if (!Number.isInteger(delay) || delay < 0 || delay > 900) {
       throw sqsError('InvalidParameterValue', 'DelaySeconds must be an integer from 0 to 900.');
@@ -153,7 +276,7 @@ export function memoryQueues(
     if (!allowedBody.test(body) || body.length === 0) {
       throw sqsError('InvalidMessageContents', 'The message contains characters SQS refuses.');
     }
-    const sentAt = now();
+    const sentAt = this.now();
     const message: StoredMessage = {
       id: randomUUID(),
       body,
@@ -164,77 +287,53 @@ export function memoryQueues(
     };
     queue.messages.push(message);
     if (delay === 0) wake(queue);
-    else wakeAt(queue, message.visibleAt);
+    else this.#wakeAt(queue, message.visibleAt);
     return message;
-  };
+  }
 
   /** Wakes the queue's waiting receives when a message becomes visible. */
-  const wakeAt = (queue: StoredQueue, at: number) => {
-    if (closed) return;
+  #wakeAt(queue: StoredQueue, at: number): void {
+    if (this.#closed) return;
     const timer = setTimeout(
       () => {
-        timers.delete(timer);
+        this.#timers.delete(timer);
         wake(queue);
       },
-      Math.max(0, at - now()),
+      Math.max(0, at - this.now()),
     );
     timer.unref();
-    timers.add(timer);
-  };
-
-  /** A message over 1 MiB is an invalid parameter; a batch over it, a batch too long. */
-  const checkPayload = (bodies: readonly string[], batch: boolean) => {
-    const bytes = bodies.reduce((total, body) => total + Buffer.byteLength(body), 0);
-    if (bytes <= largestPayloadBytes) return;
-    throw batch
-      ? sqsError('BatchRequestTooLong', 'The messages hold more than 1 MiB together.')
-      : sqsError('InvalidParameterValue', 'The message is longer than 1 MiB.');
-  };
-
-  const checkBatch = (ids: readonly (string | undefined)[]) => {
-    if (ids.length === 0) throw sqsError('EmptyBatchRequest', 'The batch has no entries.');
-    if (ids.length > largestBatch) {
-      throw sqsError('TooManyEntriesInBatchRequest', 'A batch has at most 10 entries.');
-    }
-    if (new Set(ids).size !== ids.length) {
-      throw sqsError('BatchEntryIdsNotDistinct', 'Two entries of the batch have the same id.');
-    }
-  };
+    this.#timers.add(timer);
+  }
 
   /** Takes up to `count` visible messages, each in flight for `visibilitySeconds`. */
-  const take = (queue: StoredQueue, count: number, visibilitySeconds: number): Message[] => {
-    const at = now();
-    tidy(queue, at);
+  #take(queue: StoredQueue, count: number, visibilitySeconds: number): Message[] {
+    const at = this.now();
+    this.#tidy(queue, at);
     const visible = queue.messages.filter((message) => message.visibleAt <= at).slice(0, count);
     return visible.map((message) => {
       message.receiveCount += 1;
       message.firstReceivedAt ??= at;
       message.visibleAt = at + visibilitySeconds * 1000;
       message.receiptHandle = randomUUID();
-      wakeAt(queue, message.visibleAt);
+      this.#wakeAt(queue, message.visibleAt);
       return {
         MessageId: message.id,
         ReceiptHandle: message.receiptHandle,
         MD5OfBody: message.md5,
         Body: message.body,
         Attributes: {
-          SenderId: account,
+          SenderId: this.#account,
           SentTimestamp: String(message.sentAt),
           ApproximateReceiveCount: String(message.receiveCount),
           ApproximateFirstReceiveTimestamp: String(message.firstReceivedAt),
         },
       };
     });
-  };
+  }
 
-  const receive = async (command: ReceiveMessageCommand, signal: AbortSignal | undefined) => {
-    const {
-      QueueUrl,
-      MaxNumberOfMessages = 1,
-      WaitTimeSeconds = 0,
-      VisibilityTimeout,
-    } = command.input;
-    const queue = queueOf(QueueUrl);
+  async #receive(command: ReceiveMessageCommand, signal: AbortSignal | undefined) {
+    const { QueueUrl, MaxNumberOfMessages = 1, WaitTimeSeconds = 0 } = command.input;
+    const queue = this.queueOf(QueueUrl);
     const count = MaxNumberOfMessages;
     if (!Number.isInteger(count) || count < 1 || count > largestBatch) {
       throw sqsError('InvalidParameterValue', 'MaxNumberOfMessages must be from 1 to 10.');
@@ -242,159 +341,93 @@ export function memoryQueues(
     if (!(WaitTimeSeconds >= 0 && WaitTimeSeconds <= 20)) {
       throw sqsError('InvalidParameterValue', 'WaitTimeSeconds must be from 0 to 20.');
     }
-    const visibility = VisibilityTimeout ?? queue.settings.visibilityTimeoutSeconds;
+    const visibility = command.input.VisibilityTimeout ?? queue.settings.visibilityTimeoutSeconds;
     if (!Number.isInteger(visibility) || visibility < 0 || visibility > 43_200) {
       throw sqsError('InvalidParameterValue', 'VisibilityTimeout must be from 0 to 43200.');
     }
-    const deadline = now() + WaitTimeSeconds * 1000;
+    const deadline = this.now() + WaitTimeSeconds * 1000;
     for (;;) {
       signal?.throwIfAborted();
       // Closed: the messages are saved as they are, none handed out after.
-      if (closed) return { Messages: [] };
-      const messages = take(queue, MaxNumberOfMessages, visibility);
-      if (messages.length > 0 || now() >= deadline) return { Messages: messages };
-      await new Promise<void>((resolve) => {
-        const done = () => {
-          queue.waiting.delete(done);
-          clearTimeout(timer);
-          signal?.removeEventListener('abort', done);
-          resolve();
-        };
-        const timer = setTimeout(done, Math.max(0, deadline - now()));
-        queue.waiting.add(done);
-        signal?.addEventListener('abort', done, { once: true });
-      });
+      if (this.#closed) return { Messages: [] };
+      const messages = this.#take(queue, MaxNumberOfMessages, visibility);
+      if (messages.length > 0 || this.now() >= deadline) return { Messages: messages };
+      await waitForMessage(queue, deadline - this.now(), signal);
     }
-  };
-
-  const deleteMessage = (queue: StoredQueue, receiptHandle: string | undefined) => {
-    if (receiptHandle === undefined || receiptHandle === '') {
-      throw sqsError('ReceiptHandleIsInvalid', "The specified receipt handle isn't valid.");
-    }
-    // An out-of-date handle deletes nothing, and SQS still answers success.
-    queue.messages = queue.messages.filter((message) => message.receiptHandle !== receiptHandle);
-  };
-
-  const answer = async (command: unknown, signal: AbortSignal | undefined): Promise<object> => {
-    if (closed) throw sqsError('ServiceUnavailable', 'The queues are closed.');
-    if (command instanceof SendMessageCommand) {
-      const { QueueUrl, MessageBody = '', DelaySeconds } = command.input;
-      const queue = queueOf(QueueUrl);
-      checkPayload([MessageBody], false);
-      const message = enqueue(queue, MessageBody, DelaySeconds);
-      return { MessageId: message.id, MD5OfMessageBody: message.md5 };
-    }
-    if (command instanceof SendMessageBatchCommand) {
-      const { QueueUrl, Entries = [] } = command.input;
-      const queue = queueOf(QueueUrl);
-      checkBatch(Entries.map((entry) => entry.Id));
-      checkPayload(
-        Entries.map((entry) => entry.MessageBody ?? ''),
-        true,
-      );
-      const Successful = [];
-      const Failed = [];
-      for (const entry of Entries) {
-        try {
-          const message = enqueue(queue, entry.MessageBody ?? '', entry.DelaySeconds);
-          Successful.push({ Id: entry.Id, MessageId: message.id, MD5OfMessageBody: message.md5 });
-        } catch (error) {
-          const code = (error as Error).name;
-          Failed.push({ Id: entry.Id, SenderFault: true, Code: code, Message: String(error) });
-        }
-      }
-      return { Successful, Failed };
-    }
-    if (command instanceof ReceiveMessageCommand) return receive(command, signal);
-    if (command instanceof DeleteMessageCommand) {
-      deleteMessage(queueOf(command.input.QueueUrl), command.input.ReceiptHandle);
-      return {};
-    }
-    if (command instanceof DeleteMessageBatchCommand) {
-      const { QueueUrl, Entries = [] } = command.input;
-      const queue = queueOf(QueueUrl);
-      checkBatch(Entries.map((entry) => entry.Id));
-      for (const entry of Entries) deleteMessage(queue, entry.ReceiptHandle);
-      return { Successful: Entries.map((entry) => ({ Id: entry.Id })), Failed: [] };
-    }
-    if (command instanceof GetQueueAttributesCommand) {
-      const queue = queueOf(command.input.QueueUrl);
-      const at = now();
-      tidy(queue, at);
-      const count = (test: (message: StoredMessage) => boolean) =>
-        String(queue.messages.filter(test).length);
-      return {
-        Attributes: {
-          QueueArn: queue.arn,
-          ApproximateNumberOfMessages: count((message) => message.visibleAt <= at),
-          ApproximateNumberOfMessagesNotVisible: count(
-            (message) => message.visibleAt > at && message.receiveCount > 0,
-          ),
-          ApproximateNumberOfMessagesDelayed: count(
-            (message) => message.visibleAt > at && message.receiveCount === 0,
-          ),
-        },
-      };
-    }
-    if (command instanceof StartMessageMoveTaskCommand) {
-      const source = queueByArn(command.input.SourceArn);
-      const destination = queueByArn(command.input.DestinationArn);
-      const at = now();
-      const moved = source.messages.splice(0);
-      for (const message of moved) destination.messages.push(resting(message, at));
-      wake(destination);
-      return { TaskHandle: randomUUID() };
-    }
-    throw sqsError(
-      'UnsupportedOperation',
-      `${(command as object).constructor.name} is not served here.`,
-    );
-  };
+  }
 
   /** Writes every queue's messages, a receive's handle aside (a new start hands out new ones). */
-  const save = (file: string) => {
+  #save(file: string): void {
     writeSavedQueues(
       file,
       Object.fromEntries(
-        [...queues.values()].map((queue) => [
+        [...this.#queues.values()].map((queue) => [
           queue.name,
           queue.messages.map(({ md5: _md5, receiptHandle: _handle, ...message }) => message),
         ]),
       ),
     );
-  };
+  }
+}
 
+function wake(queue: StoredQueue): void {
+  for (const resolve of queue.waiting) resolve();
+}
+
+/** Resolves when the queue is woken, after `milliseconds`, or when `signal` aborts. */
+function waitForMessage(
+  queue: StoredQueue,
+  milliseconds: number,
+  signal: AbortSignal | undefined,
+): Promise<void> {
+  return new Promise<void>((resolve) => {
+    const done = () => {
+      queue.waiting.delete(done);
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', done);
+      resolve();
+    };
+    const timer = setTimeout(done, Math.max(0, milliseconds));
+    queue.waiting.add(done);
+    signal?.addEventListener('abort', done, { once: true });
+  });
+}
+
+/** The message as a new arrival on another queue: same id, body and first-sent time. */
+function resting(message: StoredMessage, at: number): StoredMessage {
   return {
-    sqs: {
-      send: (async (command: unknown, sendOptions?: { abortSignal?: AbortSignal }) => ({
-        ...(await answer(command, sendOptions?.abortSignal)),
-        $metadata: { httpStatusCode: 200, attempts: 1 },
-      })) as unknown as SQSClient['send'],
-    },
-    create: (name, settings) => {
-      const url = `http://sqs.${region}.localhost/${account}/${name}`;
-      const arn = `arn:aws:sqs:${region}:${account}:${name}`;
-      if (settings.deadLetter !== undefined) queueByArn(settings.deadLetter.queueArn);
-      const messages = (saved[name] ?? []).map((message) => ({
-        ...message,
-        md5: createHash('md5').update(message.body).digest('hex'),
-      }));
-      const queue = { name, arn, settings, messages, waiting: new Set<() => void>() };
-      queues.set(url, queue);
-      for (const message of messages) wakeAt(queue, message.visibleAt);
-      return { url, arn };
-    },
-    bodies: (url) => queueOf(url).messages.map((message) => message.body),
-    close: () => {
-      if (closed) return;
-      closed = true;
-      try {
-        if (options.file !== undefined) save(options.file);
-      } finally {
-        for (const timer of timers) clearTimeout(timer);
-        timers.clear();
-        for (const queue of queues.values()) wake(queue);
-      }
-    },
+    id: message.id,
+    body: message.body,
+    md5: message.md5,
+    sentAt: message.sentAt,
+    visibleAt: at,
+    receiveCount: 0,
   };
+}
+
+/** A message over 1 MiB is an invalid parameter; a batch over it, a batch too long. */
+function checkPayload(bodies: readonly string[], batch: boolean): void {
+  const bytes = bodies.reduce((total, body) => total + Buffer.byteLength(body), 0);
+  if (bytes <= largestPayloadBytes) return;
+  throw batch
+    ? sqsError('BatchRequestTooLong', 'The messages hold more than 1 MiB together.')
+    : sqsError('InvalidParameterValue', 'The message is longer than 1 MiB.');
+}
+
+function checkBatch(ids: readonly (string | undefined)[]): void {
+  if (ids.length === 0) throw sqsError('EmptyBatchRequest', 'The batch has no entries.');
+  if (ids.length > largestBatch) {
+    throw sqsError('TooManyEntriesInBatchRequest', 'A batch has at most 10 entries.');
+  }
+  if (new Set(ids).size !== ids.length) {
+    throw sqsError('BatchEntryIdsNotDistinct', 'Two entries of the batch have the same id.');
+  }
+}
+
+/** Deletes the message `receiptHandle` names; an out-of-date handle deletes nothing, and succeeds. */
+function deleteMessage(queue: StoredQueue, receiptHandle: string | undefined): void {
+  if (receiptHandle === undefined || receiptHandle === '') {
+    throw sqsError('ReceiptHandleIsInvalid', "The specified receipt handle isn't valid.");
+  }
+  queue.messages = queue.messages.filter((message) => message.receiptHandle !== receiptHandle);
 }
