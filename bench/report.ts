@@ -93,7 +93,7 @@ function formatEndpoints({ registration, fanout }: EndpointFigures, check: Check
     '',
     `Webhook endpoints: ${registration.endpoints.toLocaleString('en-US')} registered through the local API by ${registration.clients} clients, ${registration.concurrency} at a time`,
     `  registration: p50 ${registration.p50} ms, p99 ${registration.p99} ms, max ${registration.max} ms; ${registration.perSecond} a second`,
-    `  the fan-out's list of ${fanout.endpoints.toLocaleString('en-US')} enabled endpoints read in ${fanout.listRead} ms (at most every 4 s)`,
+    `  the fan-out's list of ${fanout.endpoints.toLocaleString('en-US')} enabled endpoints read in ${fanout.listRead} ms (again only after an endpoint changes)`,
     `  one event to them and a stage subscriber (${fanout.events} events): p50 ${fanout.p50} ms, max ${fanout.max} ms, of which moto's SQS p50 ${fanout.sqsP50} ms`,
     `  SQS calls per event: ${fanout.sqsCallsPerEvent} for ${fanout.messagesPerEvent} messages (ten to a SendMessageBatch) ${check(fanout.sqsCallsPerEvent === Math.ceil(fanout.messagesPerEvent / 10))}`,
     `  the stage subscriber's message taken by SQS ${fanout.stageSubscriberQueuedP50} ms (p50) into the fan-out, in its first round of batches, not after the endpoints' ${check(fanout.stageSubscriberQueuedP50 < fanout.p50 / 2)}`,

@@ -4,8 +4,8 @@
  * write on DynamoDB Local), from clients of 50 endpoints each (the most a client may have), a
  * few at a time. Then one plant event fanned out to all of them and a stage subscriber by the
  * fan-out's own code (`queuePlantEventDeliveries`): the enabled endpoints read from the
- * endpoints table's index (timed on its own: deployed, at most once every 4 s), the event kept in
- * the webhook log, the deliveries queued on moto's SQS. Reported: its time and how much of it was
+ * endpoints table's index (timed on its own: read again only after an endpoint changes), the
+ * event kept in the webhook log, the deliveries queued on moto's SQS. Reported: its time and how much of it was
  * moto's, its SQS calls, and how soon the stage subscriber's message was queued (the fan-out must
  * not hold it back behind the endpoints'). moto answers a SendMessageBatch far slower than SQS
  * (Python, one core), so the SQS share is the emulator's, not AWS's.
@@ -17,6 +17,7 @@ import type { SQSClient } from '@aws-sdk/client-sqs';
 import { CreateQueueCommand, type SendMessageBatchCommand } from '@aws-sdk/client-sqs';
 import { marshall } from '@aws-sdk/util-dynamodb';
 import type { MotoServer } from '../beds/moto-server.ts';
+import { routes } from '../functions/shared/http/routes.ts';
 import { createDocumentClient } from '../functions/shared/platform/dynamodb.ts';
 import { createLogger } from '../functions/shared/platform/logger.ts';
 import { sqsDeliveryQueue } from '../functions/shared/webhooks/delivery-queue.ts';
@@ -35,6 +36,11 @@ import { percentile, round } from './statistics.ts';
 const endpointsPerClient = 50;
 /** The stage subscriber beside the endpoints. */
 const stageSubscriber = 'audit';
+/** What a registration needs, as the route table says (`webhooks/manage` and `plants/read`). */
+const registrationScope = (
+  routes.find((route) => route.method === 'POST' && route.path === '/webhook-endpoints')?.scopes ??
+  []
+).join(' ');
 
 export interface EndpointFigures {
   readonly registration: {
@@ -53,7 +59,7 @@ export interface EndpointFigures {
     /** Messages queued per event: one per endpoint and the stage subscriber. */
     readonly messagesPerEvent: number;
     readonly sqsCallsPerEvent: number;
-    /** Reading the enabled endpoints' index, ms (once every 4 s at most, deployed). */
+    /** Reading the enabled endpoints' index, ms (again only after an endpoint changes). */
     readonly listRead: number;
     /** One event's fan-out with the list in hand: the event kept, its deliveries queued, ms. */
     readonly p50: number;
@@ -117,7 +123,7 @@ async function register(
       const response = await fetch(`${url}/webhook-endpoints`, {
         method: 'POST',
         headers: {
-          Authorization: `Bearer ${signToken({ scope: 'webhooks/manage', subject })}`,
+          Authorization: `Bearer ${signToken({ scope: registrationScope, subject })}`,
           'Content-Type': 'application/json',
         },
         body: JSON.stringify({ url: `http://127.0.0.1:9/hooks/${index}` }),
@@ -150,7 +156,7 @@ async function fanOut(options: {
   const documentClient = createDocumentClient({ url: options.dynamoDbUrl });
   try {
     // The list as the fan-out reads it (the enabled endpoints' index), timed on its own; the
-    // events then use it as a fan-out within its 4 s cache does.
+    // events then use it as the fan-out does until an endpoint changes.
     const listStarted = performance.now();
     const subscriptions = await withEndpointSubscriptions([subscriptionOf(stageSubscriber, {})], {
       documentClient,
