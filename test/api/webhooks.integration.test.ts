@@ -26,12 +26,13 @@ let tableCounter = 0;
 
 async function startApi(
   receivers: readonly WebhookReceiver[],
-  webhookOptions: { retrySchedule?: number[]; timeoutMilliseconds?: number } = {},
+  options: { retrySchedule?: number[]; timeoutMilliseconds?: number; dynamoDbUrl?: string } = {},
 ): Promise<LocalApi> {
+  const { dynamoDbUrl = testStoreUrl(), ...webhookOptions } = options;
   tableCounter += 1;
   const api = await startLocalApi({
     port: 0,
-    dynamoDbUrl: testStoreUrl(),
+    dynamoDbUrl,
     tableName: `plants-webhooks-${process.pid}-${Date.now()}-${tableCounter}`,
     keysDirectory,
     throttlingStage: 'off',
@@ -247,15 +248,7 @@ describe('new-plant webhooks', () => {
       { stop: () => rm(dataDirectory, { recursive: true, force: true }) },
     );
     const receiver = await startReceiver();
-    const api = await startLocalApi({
-      port: 0,
-      dynamoDbUrl: store.url,
-      keysDirectory,
-      throttlingStage: 'off',
-      logger: createLogger({}, () => {}),
-      webhooks: { subscribers: [{ name: 'receiver', url: receiver.url, secret }] },
-    });
-    started.push(api);
+    const api = await startApi([receiver], { dynamoDbUrl: store.url });
     const create = async (id: number) =>
       (await send(api, 'POST', '/plants', `{"id":${id},"name":"P${id}"}`)).status;
     for (let id = 1; id <= 3; id++) expect(await create(id)).toBe(200);
@@ -285,14 +278,7 @@ describe('new-plant webhooks', () => {
       },
     });
     const receiver = await startReceiver();
-    const api = await startLocalApi({
-      port: 0,
-      dynamoDbUrl: store.url,
-      keysDirectory,
-      throttlingStage: 'off',
-      logger: createLogger({}, () => {}),
-      webhooks: { subscribers: [{ name: 'receiver', url: receiver.url, secret }] },
-    });
+    const api = await startApi([receiver], { dynamoDbUrl: store.url });
     expect((await send(api, 'POST', '/plants', '{"id":1,"name":"Before"}')).status).toBe(200);
     await receiver.waitForAccepted(1);
     process.kill(store.pid, 'SIGSTOP');

@@ -8,7 +8,7 @@ import { randomInt } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect } from '@jest/globals';
 import { expectDocumented, expectError } from './answers.ts';
 import { caseNeeding } from './cases.ts';
-import { call, nextLinkOf, target, tokenFor } from './target.ts';
+import { call, nextLinkOf, plantTokens, target } from './target.ts';
 
 /** This run's ids: far from any a person would use, and random per run. */
 const base = 8_000_000_000_000_000n + BigInt(randomInt(0, 2 ** 47)) * 1000n;
@@ -17,10 +17,7 @@ let writer: string;
 let reader: string;
 
 beforeAll(async () => {
-  [writer, reader] = await Promise.all([
-    tokenFor('plants/read plants/write'),
-    tokenFor('plants/read'),
-  ]);
+  ({ writer, reader } = await plantTokens());
 }, 60_000);
 
 afterAll(async () => {

@@ -8,16 +8,13 @@
 import { beforeAll, describe, expect } from '@jest/globals';
 import { expectError } from './answers.ts';
 import { caseNeeding } from './cases.ts';
-import { call, target, tokenFor } from './target.ts';
+import { call, plantTokens, target, tokenFor } from './target.ts';
 
 let writer: string;
 let reader: string;
 
 beforeAll(async () => {
-  [writer, reader] = await Promise.all([
-    tokenFor('plants/read plants/write'),
-    tokenFor('plants/read'),
-  ]);
+  ({ writer, reader } = await plantTokens());
 }, 60_000);
 
 const post = (body: string | Uint8Array, contentType = 'application/json') =>

@@ -162,6 +162,15 @@ export async function tokenFor(scope: string, subject = 'contract-client'): Prom
   return token;
 }
 
+/** A writer's token (both plant scopes) and a reader's (`plants/read` alone). */
+export async function plantTokens(): Promise<{ writer: string; reader: string }> {
+  const [writer, reader] = await Promise.all([
+    tokenFor('plants/read plants/write'),
+    tokenFor('plants/read'),
+  ]);
+  return { writer, reader };
+}
+
 /** An answer: status, headers (lower-case names), body text, and the body as JSON. */
 export interface Answer {
   /** The URL requested (what a relative `Link` resolves against). */
