@@ -17,9 +17,9 @@ import {
   type EndpointRecord,
   maxEndpointsPerOwner,
   newEndpointId,
-  readNewEndpoint,
   viewOf,
 } from '../webhook-endpoints/endpoint.ts';
+import { readNewEndpoint } from '../webhook-endpoints/endpoint-body.ts';
 import { EndpointLimitError, putNewEndpoint } from '../webhook-endpoints/endpoint-changes.ts';
 import {
   type EndpointFunctionDependencies,

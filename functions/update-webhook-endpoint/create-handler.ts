@@ -13,12 +13,8 @@ import { entityTagOf, nextVersion } from '../shared/http/entity-version.ts';
 import { readJsonBody } from '../shared/http/json-body.ts';
 import { evaluatePreconditions, readPreconditions } from '../shared/http/preconditions.ts';
 import { createRouteHandler } from '../shared/http/route-handler.ts';
-import {
-  type EndpointPatch,
-  type EndpointRecord,
-  readEndpointPatch,
-  viewOf,
-} from '../webhook-endpoints/endpoint.ts';
+import { type EndpointRecord, viewOf } from '../webhook-endpoints/endpoint.ts';
+import { type EndpointPatch, readEndpointPatch } from '../webhook-endpoints/endpoint-body.ts';
 import { changeEndpoint, type EndpointChange } from '../webhook-endpoints/endpoint-changes.ts';
 import {
   type EndpointFunctionDependencies,

@@ -7,7 +7,13 @@
 import * as v from 'valibot';
 import { type ErrorCode, endpointErrorCodes } from '../shared/errors/error-codes.ts';
 import { ApiError } from '../shared/errors/errors.ts';
-import { plantEventTypes, webhookFormats } from '../shared/webhooks/plant-events.ts';
+import {
+  type PlantEventType,
+  plantEventTypes,
+  type WebhookFormat,
+  webhookFormats,
+} from '../shared/webhooks/plant-events.ts';
+import type { EndpointRecord } from './endpoint.ts';
 import { maxUrlLength } from './endpoint-url-policy.ts';
 
 /** The longest description, in characters as JSON Schema counts them (code points). */
@@ -104,4 +110,79 @@ export function readEndpointBody<
     throw new ApiError(failure.code, 'url is required.');
   }
   throw new ApiError(failure.code, failure.message);
+}
+
+/** What a create asks for, every field checked but the URL itself (which needs DNS). */
+export interface NewEndpoint {
+  readonly url: string;
+  readonly events: readonly PlantEventType[];
+  readonly format: WebhookFormat;
+  readonly description?: string;
+}
+
+/** What a merge patch asks to change: a description of `null` removes it. */
+export interface EndpointPatch {
+  readonly url?: string;
+  readonly events?: readonly PlantEventType[];
+  readonly format?: WebhookFormat;
+  readonly description?: string | null;
+  readonly enabled?: boolean;
+}
+
+/**
+ * The body of `POST /webhook-endpoints`: `format` is `event` unless given; `events` is every
+ * type unless given (`plant.created` for the `plant` format).
+ * @throws ApiError as `readEndpointBody` says, or 40027 for the `plant` format with other events.
+ */
+export function readNewEndpoint(body: unknown): NewEndpoint {
+  const fields = readEndpointBody(newEndpointSchema, body);
+  const format = fields.format ?? 'event';
+  const events = fields.events ?? (format === 'plant' ? ['plant.created'] : [...plantEventTypes]);
+  checkCarried(format, events);
+  return {
+    url: fields.url,
+    events: inTypeOrder(events),
+    format,
+    ...(fields.description === undefined ? {} : { description: fields.description }),
+  };
+}
+
+/**
+ * The body of `PATCH /webhook-endpoints/{endpointId}` (`application/merge-patch+json`): only
+ * the members it has; what they make with `current` must still be a valid endpoint.
+ * @throws ApiError as {@link readNewEndpoint}.
+ */
+export function readEndpointPatch(body: unknown, current: EndpointRecord): EndpointPatch {
+  const fields = readEndpointBody(endpointPatchSchema, body);
+  const events = fields.events === undefined ? undefined : inTypeOrder(fields.events);
+  checkCarried(fields.format ?? current.format, events ?? current.events);
+  return {
+    ...(fields.url === undefined ? {} : { url: fields.url }),
+    ...(events === undefined ? {} : { events }),
+    ...(fields.format === undefined ? {} : { format: fields.format }),
+    ...(fields.description === undefined ? {} : { description: fields.description }),
+    ...(fields.enabled === undefined ? {} : { enabled: fields.enabled }),
+  };
+}
+
+/** The types named, once each, in the order of {@link plantEventTypes}. */
+function inTypeOrder(events: readonly PlantEventType[]): PlantEventType[] {
+  return plantEventTypes.filter((type) => events.includes(type));
+}
+
+function invalidEndpoint(
+  message: string,
+  code: ErrorCode = endpointErrorCodes.invalidWebhookEndpoint,
+) {
+  return new ApiError(code, `Invalid webhook endpoint: ${message}`);
+}
+
+/** The `plant` format's body is the StoredPlant alone: it carries `plant.created` only. */
+function checkCarried(format: WebhookFormat, events: readonly PlantEventType[]): void {
+  if (format === 'plant' && events.some((type) => type !== 'plant.created')) {
+    throw invalidEndpoint(
+      'the plant format carries plant.created only; use the event format for other types.',
+      endpointErrorCodes.invalidWebhookFormat,
+    );
+  }
 }

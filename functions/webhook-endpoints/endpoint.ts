@@ -1,17 +1,11 @@
 /**
  * A webhook endpoint: a receiver a client registered itself (`POST /webhook-endpoints`), owned by
- * the token's subject. What is stored, what the API shows of it (never a secret), and what the
- * bodies that create and change one (`endpoint-body.ts`) ask for.
+ * the token's subject: what is stored and what the API shows of it (never a secret). The bodies
+ * that create and change one are read in `endpoint-body.ts`, by those two functions alone.
  */
 import { randomBytes } from 'node:crypto';
-import { type ErrorCode, endpointErrorCodes } from '../shared/errors/error-codes.ts';
-import { ApiError, InvalidParameterError } from '../shared/errors/errors.ts';
-import {
-  type PlantEventType,
-  plantEventTypes,
-  type WebhookFormat,
-} from '../shared/webhooks/plant-events.ts';
-import { endpointPatchSchema, newEndpointSchema, readEndpointBody } from './endpoint-body.ts';
+import { InvalidParameterError } from '../shared/errors/errors.ts';
+import type { PlantEventType, WebhookFormat } from '../shared/webhooks/plant-events.ts';
 
 /** An endpoint as the endpoints table keeps it. */
 export interface EndpointRecord {
@@ -94,79 +88,4 @@ export function readEndpointIdParameter(pathParameters: Record<string, string | 
     );
   }
   return id;
-}
-
-/** What a create asks for, every field checked but the URL itself (which needs DNS). */
-export interface NewEndpoint {
-  readonly url: string;
-  readonly events: readonly PlantEventType[];
-  readonly format: WebhookFormat;
-  readonly description?: string;
-}
-
-/** What a merge patch asks to change: a description of `null` removes it. */
-export interface EndpointPatch {
-  readonly url?: string;
-  readonly events?: readonly PlantEventType[];
-  readonly format?: WebhookFormat;
-  readonly description?: string | null;
-  readonly enabled?: boolean;
-}
-
-/**
- * The body of `POST /webhook-endpoints`: `format` is `event` unless given; `events` is every
- * type unless given (`plant.created` for the `plant` format).
- * @throws ApiError as `readEndpointBody` says, or 40027 for the `plant` format with other events.
- */
-export function readNewEndpoint(body: unknown): NewEndpoint {
-  const fields = readEndpointBody(newEndpointSchema, body);
-  const format = fields.format ?? 'event';
-  const events = fields.events ?? (format === 'plant' ? ['plant.created'] : [...plantEventTypes]);
-  checkCarried(format, events);
-  return {
-    url: fields.url,
-    events: inTypeOrder(events),
-    format,
-    ...(fields.description === undefined ? {} : { description: fields.description }),
-  };
-}
-
-/**
- * The body of `PATCH /webhook-endpoints/{endpointId}` (`application/merge-patch+json`): only
- * the members it has; what they make with `current` must still be a valid endpoint.
- * @throws ApiError as {@link readNewEndpoint}.
- */
-export function readEndpointPatch(body: unknown, current: EndpointRecord): EndpointPatch {
-  const fields = readEndpointBody(endpointPatchSchema, body);
-  const events = fields.events === undefined ? undefined : inTypeOrder(fields.events);
-  checkCarried(fields.format ?? current.format, events ?? current.events);
-  return {
-    ...(fields.url === undefined ? {} : { url: fields.url }),
-    ...(events === undefined ? {} : { events }),
-    ...(fields.format === undefined ? {} : { format: fields.format }),
-    ...(fields.description === undefined ? {} : { description: fields.description }),
-    ...(fields.enabled === undefined ? {} : { enabled: fields.enabled }),
-  };
-}
-
-/** The types named, once each, in the order of {@link plantEventTypes}. */
-function inTypeOrder(events: readonly PlantEventType[]): PlantEventType[] {
-  return plantEventTypes.filter((type) => events.includes(type));
-}
-
-function invalidEndpoint(
-  message: string,
-  code: ErrorCode = endpointErrorCodes.invalidWebhookEndpoint,
-) {
-  return new ApiError(code, `Invalid webhook endpoint: ${message}`);
-}
-
-/** The `plant` format's body is the StoredPlant alone: it carries `plant.created` only. */
-function checkCarried(format: WebhookFormat, events: readonly PlantEventType[]): void {
-  if (format === 'plant' && events.some((type) => type !== 'plant.created')) {
-    throw invalidEndpoint(
-      'the plant format carries plant.created only; use the event format for other types.',
-      endpointErrorCodes.invalidWebhookFormat,
-    );
-  }
 }

@@ -15,10 +15,8 @@ import { int64Max, int64Min } from '../../functions/shared/http/int64-json.ts';
 import { routes } from '../../functions/shared/http/routes.ts';
 import { readPlantIdParameter } from '../../functions/shared/plants/plant-id.ts';
 import { parsePatch } from '../../functions/update-plant/plant-change.ts';
-import {
-  readEndpointIdParameter,
-  readNewEndpoint,
-} from '../../functions/webhook-endpoints/endpoint.ts';
+import { readEndpointIdParameter } from '../../functions/webhook-endpoints/endpoint.ts';
+import { readNewEndpoint } from '../../functions/webhook-endpoints/endpoint-body.ts';
 import { checkedUrlOf, deployedUrlPolicy } from '../../functions/webhook-endpoints/endpoint-url.ts';
 import { gatewayResponses } from '../../infra/gateway-responses.ts';
 import {
