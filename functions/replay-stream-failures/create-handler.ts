@@ -17,11 +17,11 @@ import {
   type InvocationContext,
   invocationLoggers,
 } from '../shared/platform/logger.ts';
-import type { PlantStreamRecord } from '../shared/webhooks/plant-events.ts';
 import {
   type FanoutDependencies,
   queuePlantEventDeliveries,
 } from '../shared/webhooks/queue-deliveries.ts';
+import type { PlantStreamRecord } from '../shared/webhooks/stream-records.ts';
 
 export interface ReplayDependencies extends FanoutDependencies {
   /** A client the SDK's paginator accepts (it checks for an S3Client). */

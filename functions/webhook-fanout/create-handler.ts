@@ -15,11 +15,11 @@ import {
   type InvocationContext,
   invocationLoggers,
 } from '../shared/platform/logger.ts';
-import type { PlantStreamRecord } from '../shared/webhooks/plant-events.ts';
 import {
   type FanoutDependencies,
   queuePlantEventDeliveries,
 } from '../shared/webhooks/queue-deliveries.ts';
+import type { PlantStreamRecord } from '../shared/webhooks/stream-records.ts';
 
 export function createHandler(dependencies: FanoutDependencies) {
   const loggerOf = invocationLoggers(

@@ -13,15 +13,7 @@
  * a receiver keeps the highest version it has seen of a plant and drops an event below it. A
  * delete's version is one more than the removed plant's last.
  */
-import type { AttributeValue } from '@aws-sdk/client-dynamodb';
-import { unmarshall } from '@aws-sdk/util-dynamodb';
-import * as v from 'valibot';
-import {
-  readVersionedPlant,
-  type StoredPlant,
-  stringifyStoredPlant,
-  type VersionedPlant,
-} from '../plants/stored-plant.ts';
+import { type StoredPlant, stringifyStoredPlant } from '../plants/stored-plant.ts';
 
 export const plantEventTypes = ['plant.created', 'plant.updated', 'plant.deleted'] as const;
 export type PlantEventType = (typeof plantEventTypes)[number];
@@ -115,20 +107,6 @@ export interface Webhook {
   readonly version?: number;
 }
 
-/** A stream record as Lambda's DynamoDB event and the DynamoDB Streams API both carry it. */
-export interface PlantStreamRecord {
-  /** Unique per record in the stream. */
-  readonly eventID?: string;
-  readonly eventName?: string;
-  readonly dynamodb?: {
-    readonly NewImage?: Record<string, AttributeValue>;
-    readonly OldImage?: Record<string, AttributeValue>;
-    readonly SequenceNumber?: string;
-    /** Seconds since the epoch in Lambda's event; a Date from the Streams API. */
-    readonly ApproximateCreationDateTime?: number | Date;
-  };
-}
-
 /**
  * An event's `webhook-id`: one per event (the stream record's id), the same on every retry, with
  * the plant's version in it. Standard Webhooks signs the id, the timestamp and the body, not the
@@ -143,56 +121,6 @@ export function webhookIdOf(eventId: string, version: number): string {
 export function versionOfWebhookId(webhookId: string): number | undefined {
   const match = /_v(0|[1-9][0-9]{0,15})$/.exec(webhookId);
   return match === null ? undefined : Number(match[1]);
-}
-
-/** A stream record the fan-out reads: its id, its kind, and the images it carries. */
-const streamRecordSchema = v.object({
-  eventID: v.string(),
-  eventName: v.picklist(['INSERT', 'MODIFY', 'REMOVE']),
-  dynamodb: v.optional(
-    v.object({
-      NewImage: v.optional(v.record(v.string(), v.unknown())),
-      OldImage: v.optional(v.record(v.string(), v.unknown())),
-      SequenceNumber: v.optional(v.string()),
-      ApproximateCreationDateTime: v.optional(v.union([v.number(), v.date()])),
-    }),
-  ),
-});
-
-/**
- * The event of a stream record, or `undefined` when it is none (not a record of a change, or a
- * MODIFY that changed neither name nor tag).
- * @throws Error when an image the event needs is not a plant (written by another tool).
- */
-export function plantEventOf(record: PlantStreamRecord, now: number): PlantEvent | undefined {
-  if (!v.is(streamRecordSchema, record)) return undefined;
-  const { eventID, eventName, dynamodb } = record;
-  if (eventID === undefined) return undefined;
-  const occurredAt = timeOf(dynamodb?.ApproximateCreationDateTime) ?? now;
-  const base = (version: number) => ({
-    webhookId: webhookIdOf(eventID, version),
-    occurredAt,
-    version,
-  });
-  switch (eventName) {
-    case 'INSERT': {
-      const { plant, version } = imageOf(dynamodb?.NewImage);
-      return { ...base(version), type: 'plant.created', id: plant.id, plant };
-    }
-    case 'MODIFY': {
-      const { plant, version } = imageOf(dynamodb?.NewImage);
-      // An old image that is not a plant (another tool wrote it) changed into one: an update.
-      const old = readImage(dynamodb?.OldImage)?.plant;
-      if (old !== undefined && old.name === plant.name && old.tag === plant.tag) return undefined;
-      return { ...base(version), type: 'plant.updated', id: plant.id, plant };
-    }
-    case 'REMOVE': {
-      const { plant, version } = imageOf(dynamodb?.OldImage);
-      return { ...base(version + 1), type: 'plant.deleted', id: plant.id };
-    }
-    default:
-      return undefined;
-  }
 }
 
 /**
@@ -218,24 +146,4 @@ export function webhookFor(event: PlantEvent, subscription: Subscription): Webho
     version,
     payload: `{"type":${JSON.stringify(event.type)},"timestamp":${timestamp},"data":${data}}`,
   };
-}
-
-/** The plant and version of a stream image, or `undefined` when it is none. */
-function readImage(image: Record<string, AttributeValue> | undefined): VersionedPlant | undefined {
-  return image === undefined
-    ? undefined
-    : readVersionedPlant(unmarshall(image, { wrapNumbers: true }));
-}
-
-/** The plant and version of a stream image that must be one. */
-function imageOf(image: Record<string, AttributeValue> | undefined): VersionedPlant {
-  const found = readImage(image);
-  if (found === undefined) throw new Error('A plants table item is not a plant.');
-  return found;
-}
-
-/** Milliseconds since the epoch of the record's approximate time, when it has one. */
-function timeOf(value: number | Date | undefined): number | undefined {
-  if (value instanceof Date) return value.getTime();
-  return typeof value === 'number' && Number.isFinite(value) ? Math.round(value * 1000) : undefined;
 }

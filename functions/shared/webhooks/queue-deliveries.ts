@@ -12,12 +12,11 @@ import type { DeliveryQueue } from './delivery-queue.ts';
 import {
   type PlantEvent,
   type PlantEventType,
-  type PlantStreamRecord,
-  plantEventOf,
   plantEventTypes,
   type Subscription,
   webhookFor,
 } from './plant-events.ts';
+import { type PlantStreamRecord, plantEventOf } from './stream-records.ts';
 
 /**
  * Who hears of events: the stage configuration's subscribers, and, where endpoints are

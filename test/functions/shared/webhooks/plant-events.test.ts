@@ -1,12 +1,14 @@
 import { marshall } from '@aws-sdk/util-dynamodb';
 import { describe, expect, it } from '@jest/globals';
 import {
-  type PlantStreamRecord,
-  plantEventOf,
   subscriptionOf,
   versionOfWebhookId,
   webhookFor,
 } from '../../../../functions/shared/webhooks/plant-events.ts';
+import {
+  type PlantStreamRecord,
+  plantEventOf,
+} from '../../../../functions/shared/webhooks/stream-records.ts';
 
 const id = 9_223_372_036_854_775_807n;
 const image = (item: Record<string, unknown>) => marshall(item);
