@@ -8,6 +8,7 @@
  */
 import * as v from 'valibot';
 import {
+  isSet,
   optional,
   parsed,
   parseJson,
@@ -43,11 +44,10 @@ export function readDeliverConfig(environment: NodeJS.ProcessEnv) {
     secretsManagerUrl: config.SECRETS_MANAGER_ENDPOINT,
   };
   // Where the stage has webhook endpoints (every deployed one): their stores, key and URLs.
-  if (!environment.ENDPOINTS_TABLE_NAME?.trim()) return { ...settings, endpoints: undefined };
+  if (!isSet(environment, 'ENDPOINTS_TABLE_NAME')) return { ...settings, endpoints: undefined };
   const endpoints = readConfiguration(
     'deliver-webhook',
     {
-      ...deliveryVariables,
       ...endpointStoreVariables,
       ...secretsKeyVariables,
       WEBHOOK_ENDPOINT_URLS: endpointUrlsVariable(environment),

@@ -4,7 +4,7 @@
  */
 import type { SQSClient } from '@aws-sdk/client-sqs';
 import * as v from 'valibot';
-import { optional, parsed, parseJson, required } from '../shared/platform/configuration.ts';
+import { isSet, optional, parsed, parseJson, required } from '../shared/platform/configuration.ts';
 import { sqsDeliveryQueue } from '../shared/webhooks/delivery-queue.ts';
 import { type Subscription, subscriptionOf } from '../shared/webhooks/plant-events.ts';
 import {
@@ -29,7 +29,7 @@ export function fanoutVariables(environment: Readonly<Record<string, string | un
   return {
     DELIVERY_QUEUE_URL: required(),
     SUBSCRIPTIONS: parsed(parseSubscriptions),
-    ...(environment.ENDPOINTS_TABLE_NAME?.trim()
+    ...(isSet(environment, 'ENDPOINTS_TABLE_NAME')
       ? endpointStoreVariables
       : {
           ENDPOINTS_TABLE_NAME: optional,

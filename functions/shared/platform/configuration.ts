@@ -72,10 +72,10 @@ export function readConfiguration<Entries extends v.ObjectEntries>(
   // is read as it is, spaces included.
   // Every variable is there, `undefined` when not set: a required one then says so in its words.
   const set = Object.fromEntries(
-    Object.keys(entries).map((name) => {
-      const text = environment[name];
-      return [name, text?.trim() ? text : undefined];
-    }),
+    Object.keys(entries).map((name) => [
+      name,
+      isSet(environment, name) ? environment[name] : undefined,
+    ]),
   );
   const result = v.safeParse(v.object(entries), set);
   if (result.success) {
@@ -93,6 +93,14 @@ export function readConfiguration<Entries extends v.ObjectEntries>(
       : `${name} ${issue.message}, got "${text}".`;
   });
   throw (options.createError ?? ((found) => new ConfigurationError(owner, found)))(problems);
+}
+
+/** Whether `name` is set: neither absent, empty nor blank (as `readConfiguration` reads it). */
+export function isSet(
+  environment: Readonly<Record<string, string | undefined>>,
+  name: string,
+): boolean {
+  return Boolean(environment[name]?.trim());
 }
 
 /** A variable holding a list: its members separated by commas, trimmed, empty ones dropped. */
