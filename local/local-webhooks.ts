@@ -16,7 +16,7 @@ import { DynamoDBStreamsClient } from '@aws-sdk/client-dynamodb-streams';
 import { GetSecretValueCommand, type SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { StartMessageMoveTaskCommand } from '@aws-sdk/client-sqs';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { localStoreRegion } from '../functions/shared/platform/dynamodb.ts';
+import { localStoreSettings } from '../functions/shared/platform/dynamodb.ts';
 import type { Logger } from '../functions/shared/platform/logger.ts';
 import type { DeadLetterMessage } from '../functions/shared/webhooks/delivery-message.ts';
 import type { DeliveryQueue } from '../functions/shared/webhooks/delivery-queue.ts';
@@ -239,12 +239,7 @@ async function streamArnOf(options: LocalWebhooksOptions): Promise<string> {
 /** A client of the store's streams API, with the credentials whose database holds the table. */
 function streamsClientOf(options: LocalWebhooksOptions): DynamoDBStreamsClient {
   return new DynamoDBStreamsClient({
-    endpoint: options.storeUrl,
-    region:
-      options.credentials === undefined
-        ? (process.env.AWS_REGION ?? 'us-east-1')
-        : localStoreRegion,
-    credentials: options.credentials ?? { accessKeyId: 'local', secretAccessKey: 'local' },
+    ...localStoreSettings(options.storeUrl, options.credentials),
     // A paused or hung store fails a read (retried a second later) rather than hold it, and a stop.
     requestHandler: { connectionTimeout: 1_000, requestTimeout: 5_000 },
   });

@@ -151,10 +151,15 @@ export async function callStore<Result>(
 }
 
 /**
- * DynamoDB Local accepts any credentials; without some, the SDK's default chain would end up
- * asking the EC2 metadata service, which is slow or absent on a developer's machine.
+ * A client's settings for a local store (`endpoint`): DynamoDB Local accepts any credentials;
+ * without some, the SDK's default chain would end up asking the EC2 metadata service, which is
+ * slow or absent on a developer's machine. `npm start` signs its streams client with these too,
+ * so that both clients see the same database.
  */
-function localStoreSettings(endpoint: string, credentials: DocumentClientOptions['credentials']) {
+export function localStoreSettings(
+  endpoint: string,
+  credentials: DocumentClientOptions['credentials'],
+) {
   const environment = process.env;
   if (credentials !== undefined) {
     // The database is chosen by key id and region: both fixed, so the data is found again.
