@@ -2,15 +2,14 @@
  * MiniStack (PyPI `ministack`, an AWS emulator on one port) as a child process, for the tier that
  * deploys the stack with the CDK CLI: on 127.0.0.1 and a free port, its state under a folder the
  * caller names, its functions run as host processes by the first `node` on `PATH` (Node.js 24,
- * the runtime the functions declare, from `node_modules/.bin`). Like moto, it runs under a small
- * `sh` guard whose stdin is a pipe from this process, so however this process ends, MiniStack is
- * stopped (SIGTERM: it ends its function workers too).
+ * the runtime the functions declare, from `node_modules/.bin`). Like moto, it runs under a guard
+ * (`guarded-server.ts`), so however this process ends, MiniStack is stopped (SIGTERM: it ends its
+ * function workers too).
  */
-import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
-import { createServer } from 'node:net';
 import path from 'node:path';
 import { repositoryRoot } from '../infra/plant-store-function.ts';
+import { freePort, startGuardedServer } from './guarded-server.ts';
 import { findPythonTool } from './python-tools.ts';
 
 export interface MiniStack {
@@ -27,15 +26,6 @@ export interface MiniStack {
   /** Stops MiniStack and waits until it has exited. */
   stop(): Promise<void>;
 }
-
-const guardScript = `
-"$@" </dev/null &
-child=$!
-trap 'kill "$child" 2>/dev/null; wait "$child"; exit 0' TERM INT HUP
-read -r _
-kill "$child" 2>/dev/null
-wait "$child"
-`;
 
 /** Starts MiniStack with its state in `stateDirectory`; rejects (with how to get it) without it. */
 export async function startMiniStack(stateDirectory: string): Promise<MiniStack> {
@@ -57,38 +47,16 @@ export async function startMiniStack(stateDirectory: string): Promise<MiniStack>
     // The functions run with the first `node` on PATH: the runtime's major, not the machine's.
     PATH: `${path.join(repositoryRoot, 'node_modules', '.bin')}:${process.env.PATH ?? ''}`,
   };
-  let output = '';
-  const guard: ChildProcess = spawn(
-    'sh',
-    ['-c', guardScript, 'ministack-guard', python, '-m', 'ministack'],
-    { env: environment, stdio: ['pipe', 'pipe', 'pipe'] },
-  );
-  const keep = (chunk: Buffer) => {
-    output = (output + chunk.toString('utf8')).slice(-20_000);
-  };
-  guard.stdout?.on('data', keep);
-  guard.stderr?.on('data', keep);
-  const exited = new Promise<void>((resolve) => guard.once('exit', () => resolve()));
-  const stop = async () => {
-    guard.stdin?.end();
-    await exited;
-  };
   const endpoint = `http://127.0.0.1:${port}`;
-  const deadline = Date.now() + 60_000;
-  for (;;) {
-    try {
-      const response = await fetch(`${endpoint}/_ministack/health`);
-      await response.body?.cancel();
-      if (response.ok) break;
-    } catch {
-      // Not listening yet.
-    }
-    if (Date.now() > deadline || guard.exitCode !== null) {
-      await stop();
-      throw new Error(`MiniStack did not answer on ${endpoint} within 60 s:\n${output}`);
-    }
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
+  const server = await startGuardedServer({
+    name: 'MiniStack',
+    command: [python, '-m', 'ministack'],
+    environment,
+    healthUrl: `${endpoint}/_ministack/health`,
+    readyTimeoutMilliseconds: 60_000,
+    pollMilliseconds: 200,
+    keepOutput: true,
+  });
   const region = 'us-east-1';
   return {
     url: endpoint,
@@ -102,22 +70,7 @@ export async function startMiniStack(stateDirectory: string): Promise<MiniStack>
       AWS_REGION: region,
       AWS_DEFAULT_REGION: region,
     },
-    output: () => output,
-    stop,
+    output: server.output,
+    stop: server.stop,
   };
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() =>
-        typeof address === 'object' && address !== null
-          ? resolve(address.port)
-          : reject(new Error('no free port')),
-      );
-    });
-  });
 }
