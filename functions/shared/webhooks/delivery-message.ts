@@ -64,12 +64,7 @@ export function firstDeliveryMessage(
 
 /** A member read when it is what `schema` says, left out (`undefined`) when it is anything else. */
 function tolerated<Schema extends v.GenericSchema>(schema: Schema) {
-  return v.optional(
-    v.pipe(
-      v.unknown(),
-      v.transform((value) => (v.is(schema, value) ? (value as v.InferOutput<Schema>) : undefined)),
-    ),
-  );
+  return v.fallback(v.optional(schema), undefined);
 }
 
 const finite = v.pipe(v.number(), v.finite());
