@@ -5,9 +5,12 @@
  * tests start it in-process on a free port.
  */
 
-import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { DescribeTableCommand } from '@aws-sdk/client-dynamodb';
 import { functionDisplayName, routes } from '../functions/shared/http/routes.ts';
-import { createDocumentClient } from '../functions/shared/platform/dynamodb.ts';
+import {
+  createDocumentClient,
+  type DocumentClientOptions,
+} from '../functions/shared/platform/dynamodb.ts';
 import { createLogger, type Logger } from '../functions/shared/platform/logger.ts';
 import {
   type EndpointUrlPolicy,
@@ -137,7 +140,10 @@ export async function startLocalApi(options: LocalApiOptions): Promise<LocalApi>
       ...(credentials === undefined ? {} : { credentials }),
     });
     stops.push(async () => documentClient.destroy());
-    const endpointTables = await createTables(documentClient, tableName);
+    const { streamArn, ...endpointTables } = await createTables(
+      { url: storeUrl, ...(credentials === undefined ? {} : { credentials }) },
+      tableName,
+    );
     const webhookOptions = options.webhooks ?? {};
     const endpointSettings = {
       secretBox: localSecretBox(loadOrCreateEndpointSecretsKey(options.keysDirectory)),
@@ -158,6 +164,7 @@ export async function startLocalApi(options: LocalApiOptions): Promise<LocalApi>
         : { dataDirectory: options.webhookDataDirectory }),
       documentClient,
       tableName,
+      streamArn,
       logger: logger.child({ component: 'webhooks' }),
     });
     stops.push(() => webhooks.stop());
@@ -219,20 +226,39 @@ async function startServices(
   return { store: storeStart.value, jwksServer: jwksStart.value };
 }
 
-/** The plants table and the endpoints' two tables beside it, made when missing. */
-async function createTables(documentClient: DynamoDBDocumentClient, tableName: string) {
-  const endpointTables = {
-    endpointsTableName: `${tableName}-webhook-endpoints`,
-    logTableName: `${tableName}-webhook-log`,
-  };
-  await Promise.all([
-    createPlantsTableIfMissing(documentClient, tableName),
-    createWebhookEndpointTablesIfMissing(documentClient, {
-      endpoints: endpointTables.endpointsTableName,
-      log: endpointTables.logTableName,
-    }),
-  ]);
-  return endpointTables;
+/**
+ * The plants table (and its stream's ARN) and the endpoints' two tables beside it, made when
+ * missing, with a client of their own: making a table is the store's slowest call, slower still
+ * from a fresh JVM on a busy machine, and the API's client gives a call 1 s an attempt.
+ */
+async function createTables(
+  store: Pick<DocumentClientOptions, 'url' | 'credentials'>,
+  tableName: string,
+) {
+  const client = createDocumentClient({
+    ...store,
+    connectionTimeoutMilliseconds: 5_000,
+    requestTimeoutMilliseconds: 30_000,
+  });
+  try {
+    const endpointTables = {
+      endpointsTableName: `${tableName}-webhook-endpoints`,
+      logTableName: `${tableName}-webhook-log`,
+    };
+    await Promise.all([
+      createPlantsTableIfMissing(client, tableName),
+      createWebhookEndpointTablesIfMissing(client, {
+        endpoints: endpointTables.endpointsTableName,
+        log: endpointTables.logTableName,
+      }),
+    ]);
+    const { Table } = await client.send(new DescribeTableCommand({ TableName: tableName }));
+    const streamArn = Table?.LatestStreamArn;
+    if (streamArn === undefined) throw new Error(`The table ${tableName} has no stream.`);
+    return { ...endpointTables, streamArn };
+  } finally {
+    client.destroy();
+  }
 }
 
 /**

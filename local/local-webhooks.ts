@@ -39,6 +39,8 @@ export interface LocalWebhooksOptions {
   readonly credentials?: { readonly accessKeyId: string; readonly secretAccessKey: string };
   readonly documentClient: DynamoDBDocumentClient;
   readonly tableName: string;
+  /** The table's stream, when the caller has read it already. @default read from the table */
+  readonly streamArn?: string;
   /** Each with what it hears of and in which format. */
   readonly subscribers: readonly LocalSubscriber[];
   /** The webhook endpoints' stores, key and URL policy, when clients may register endpoints. */
@@ -228,6 +230,7 @@ function deadLetterOf(body: string): DeadLetter {
 }
 
 async function streamArnOf(options: LocalWebhooksOptions): Promise<string> {
+  if (options.streamArn !== undefined) return options.streamArn;
   const { Table } = await options.documentClient.send(
     new DescribeTableCommand({ TableName: options.tableName }),
   );
