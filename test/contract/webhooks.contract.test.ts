@@ -5,20 +5,21 @@
  * and the endpoint is gone (404) once deleted. Every endpoint points at the suite's receiver:
  * none sends anything beyond this machine.
  */
-import { randomBytes, randomInt } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect } from '@jest/globals';
 import { startWebhookReceiver, type WebhookReceiver } from '../../beds/webhook-receiver.ts';
 import { expectDocumented, expectError } from './answers.ts';
 import { caseNeeding } from './cases.ts';
+import { freeIds, OwnPlants } from './own-plants.ts';
 import { call, target, tokenFor } from './target.ts';
 
-const plantId = 8_100_000_000_000_000n + BigInt(randomInt(0, 2 ** 47));
-let manager: string;
+const manager = await tokenFor('webhooks/manage plants/read plants/write');
+const [plantId = 0n] = await freeIds(8_100_000_000_000_000n, 1, manager);
+const made = new OwnPlants();
 let receiver: WebhookReceiver | undefined;
 const endpoints: string[] = [];
 
 beforeAll(async () => {
-  manager = await tokenFor('webhooks/manage plants/read plants/write');
   receiver = await startWebhookReceiver(
     `whsec_${randomBytes(32).toString('base64')}`,
     0,
@@ -30,7 +31,7 @@ afterAll(async () => {
   await receiver?.stop();
   if (!target().writes) return;
   for (const id of endpoints) await call('DELETE', `/webhook-endpoints/${id}`, { token: manager });
-  await call('DELETE', `/plants/${plantId}`, { token: manager });
+  await made.removeAll(manager);
 }, 60_000);
 
 async function register(url: string) {
@@ -54,11 +55,7 @@ describe('a webhook endpoint', () => {
       const hooks = receiver as WebhookReceiver;
       const { id, secret } = await register(`${hooks.url}/contract`);
       hooks.setSecret(secret);
-      const created = await call('POST', '/plants', {
-        token: manager,
-        headers: { 'Content-Type': 'application/json' },
-        body: `{"id":${plantId},"name":"Hooked"}`,
-      });
+      const created = await made.create(plantId, { name: 'Hooked' }, manager);
       expect(created.status).toBe(200);
       // Other files' plants may reach it too: this one is found by its id.
       const ours = () =>

@@ -1,0 +1,83 @@
+/**
+ * The plants a contract run made, so that it deletes those and nothing else, on any stage: a
+ * plant is the run's once its create answered 200 to an id no plant had just before, and it is
+ * deleted with `If-Match` of the last ETag the run saw, so one that someone changed meanwhile is
+ * left as it is.
+ */
+import { randomInt } from 'node:crypto';
+import { type Answer, call } from './target.ts';
+
+/** Whether a plant has `id` on the target (as `reader` sees it). */
+export async function plantExists(id: bigint, reader: string): Promise<boolean> {
+  const answer = await call('GET', `/plants/${id}`, { token: reader });
+  if (answer.status !== 200 && answer.status !== 404) {
+    throw new Error(`GET /plants/${id} answered ${answer.status}: ${answer.text}`);
+  }
+  return answer.status === 200;
+}
+
+/** Why a case needing `id` cannot run, when another's plant has it. */
+export async function takenReason(id: bigint, reader: string): Promise<string | undefined> {
+  return (await plantExists(id, reader))
+    ? `a plant the suite did not create has id ${id}, and the suite deletes only its own`
+    : undefined;
+}
+
+/**
+ * `count` ids from a random base far from any a person would use, none of them taken: a base
+ * with a taken id is drawn again.
+ */
+export async function freeIds(
+  floor: bigint,
+  count: number,
+  reader: string,
+): Promise<readonly bigint[]> {
+  for (;;) {
+    const base = floor + BigInt(randomInt(0, 2 ** 47)) * 1000n;
+    const ids = Array.from({ length: count }, (_, index) => base + BigInt(index));
+    const taken = await Promise.all(ids.map((id) => plantExists(id, reader)));
+    if (!taken.includes(true)) return ids;
+  }
+}
+
+/** The run's own plants, with the ETag each was last seen with. */
+export class OwnPlants {
+  readonly #etags = new Map<bigint, string | undefined>();
+
+  /**
+   * Creates a plant under `id` with the JSON `body` (the id written in exactly); it is the run's
+   * when it is answered 200 and no plant had `id` before.
+   */
+  async create(id: bigint, body: Record<string, unknown>, writer: string): Promise<Answer> {
+    const owned = this.#etags.has(id);
+    const free = owned || !(await plantExists(id, writer));
+    const answer = await call('POST', '/plants', {
+      token: writer,
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({ ...body, id: '§' }).replace('"§"', String(id)),
+    });
+    if (free && answer.status === 200) this.#etags.set(id, answer.headers.etag);
+    return answer;
+  }
+
+  /** The run changed its plant `id`: this is its ETag now. */
+  changed(id: bigint, etag: string | undefined): void {
+    if (this.#etags.has(id)) this.#etags.set(id, etag);
+  }
+
+  /** The run deleted its plant `id` itself. */
+  deleted(id: bigint): void {
+    this.#etags.delete(id);
+  }
+
+  /** Deletes every plant of the run's that is as the run left it. */
+  async removeAll(writer: string): Promise<void> {
+    for (const [id, etag] of this.#etags) {
+      await call('DELETE', `/plants/${id}`, {
+        token: writer,
+        headers: etag === undefined ? {} : { 'If-Match': etag },
+      });
+    }
+    this.#etags.clear();
+  }
+}
