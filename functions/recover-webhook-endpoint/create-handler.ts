@@ -17,6 +17,7 @@ import { ApiError } from '../shared/errors/errors.ts';
 import { jsonResponse } from '../shared/http/api-responses.ts';
 import { readJsonBody } from '../shared/http/json-body.ts';
 import { createRouteHandler } from '../shared/http/route-handler.ts';
+import { retryWhileUnavailable } from '../shared/platform/dynamodb.ts';
 import { type DeliveryMessage, firstDeliveryMessage } from '../shared/webhooks/delivery-message.ts';
 import type { DeliveryQueue } from '../shared/webhooks/delivery-queue.ts';
 import { type PlantEvent, webhookFor } from '../shared/webhooks/plant-events.ts';
@@ -35,7 +36,6 @@ import {
   endDelivery,
   eventsBetween,
   keptMilliseconds,
-  pendingStaleMilliseconds,
   type WebhookLogTable,
 } from '../webhook-endpoints/webhook-log.ts';
 
@@ -55,18 +55,17 @@ export function createHandler(dependencies: Dependencies) {
     // Event times are whole seconds (the stream's): from the second the endpoint was made.
     const from = Math.max(since, Math.floor(Date.parse(record.createdAt) / 1000) * 1000);
     const missed = await missedEvents(record, from, now, request.stores);
-    const messages = await claimedMessages(record, missed.slice(0, recoverCap), now, request);
+    const claimed = await claimedMessages(record, missed.slice(0, recoverCap), now, request);
+    const { messages } = claimed;
     try {
       await dependencies.deliveries.send(messages);
     } catch (error) {
       // Not queued: their claims go, so that the next recover queues them.
-      await Promise.all(
-        messages.map((message) =>
-          endDelivery(record.id, message.webhookId, message.deliveryId ?? '', request.stores),
-        ),
-      );
+      await releaseClaims(record, messages, request);
       throw error;
     }
+    // Every claim this call may hold has its message queued: a retry finds the rest.
+    if (claimed.failure !== undefined) throw claimed.failure;
     request.logger.info('webhook endpoint recovering', {
       endpointId: record.id,
       events: messages.length,
@@ -125,8 +124,7 @@ async function missedEvents(
     );
     for (const event of batch) {
       const state = states.get(event.webhookId);
-      const pending =
-        state?.state === 'pending' && state.claimedAt > now - pendingStaleMilliseconds;
+      const pending = state?.state === 'pending' && state.staleAt > now;
       if (state?.state !== 'delivered' && !pending) missed.push(event);
     }
     batch = [];
@@ -141,25 +139,34 @@ async function missedEvents(
   return missed;
 }
 
+/** How long a recover's claim holds without its first attempt: then another may claim. */
+export const recoverClaimHoldMilliseconds = 2 * 60 * 1000;
+
 /**
  * The first attempt's message of each event whose delivery this recover claimed (a new delivery
- * each); an event another delivery claimed meanwhile is left to it. Ten claims at a time.
+ * each), ten claims at a time; an event another delivery claimed meanwhile is left to it.
+ *
+ * A claim that fails stops the claiming, and its `failure` is kept for the answer. Its event
+ * still gets its message: the claim may yet have been written (a timed-out request can reach the
+ * store later), and the delivery claims again at its attempt, so the message is sent once either
+ * way. No claim is then left without its message, and a retry recovers what was not reached.
  */
 async function claimedMessages(
   record: EndpointRecord,
   events: readonly PlantEvent[],
   now: number,
   request: EndpointRequest,
-): Promise<DeliveryMessage[]> {
+): Promise<{ messages: DeliveryMessage[]; failure?: unknown }> {
   const subscription = {
     name: endpointSubscriberName(record.id),
     events: record.events,
     format: record.format,
   };
   const messages: DeliveryMessage[] = [];
+  let failure: unknown;
   let next = 0;
   const claimer = async () => {
-    while (next < events.length) {
+    while (next < events.length && failure === undefined) {
       const event = events[next++] as PlantEvent;
       const webhook = webhookFor(event, subscription);
       if (webhook === undefined) continue;
@@ -170,8 +177,12 @@ async function claimedMessages(
         deliveryId,
         now,
         request.stores,
-      );
-      if (claim !== 'claimed') continue;
+        recoverClaimHoldMilliseconds,
+      ).catch((error: unknown) => {
+        failure ??= error;
+        return 'uncertain' as const;
+      });
+      if (claim !== 'claimed' && claim !== 'uncertain') continue;
       messages.push(
         firstDeliveryMessage(
           webhook,
@@ -184,5 +195,32 @@ async function claimedMessages(
     }
   };
   await Promise.all(Array.from({ length: 10 }, claimer));
-  return messages;
+  return failure === undefined ? { messages } : { messages, failure };
+}
+
+/**
+ * Ends the claims of messages that were not queued, each tried three times: one the store still
+ * refuses holds its event only until the claim goes stale ({@link recoverClaimHoldMilliseconds}).
+ */
+async function releaseClaims(
+  record: EndpointRecord,
+  messages: readonly DeliveryMessage[],
+  request: EndpointRequest,
+): Promise<void> {
+  let next = 0;
+  const releaser = async () => {
+    while (next < messages.length) {
+      const { webhookId, deliveryId = '' } = messages[next++] as DeliveryMessage;
+      await retryWhileUnavailable(() =>
+        endDelivery(record.id, webhookId, deliveryId, request.stores),
+      ).catch((error: unknown) =>
+        request.logger.warn('webhook recover claim not released', {
+          endpointId: record.id,
+          webhookId,
+          error,
+        }),
+      );
+    }
+  };
+  await Promise.all(Array.from({ length: 10 }, releaser));
 }

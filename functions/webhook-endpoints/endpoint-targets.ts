@@ -7,6 +7,7 @@
  * rotation, the previous one too). Every attempt is logged for its owner; a run of failures 5
  * days long disables the endpoint.
  */
+import { retryWhileUnavailable } from '../shared/platform/dynamodb.ts';
 import type { Logger } from '../shared/platform/logger.ts';
 import type {
   DeliveryTarget,
@@ -87,9 +88,14 @@ export function endpointTargets(
     },
     record: async (message, outcome, timing, next) => {
       const { stores } = dependencies;
-      await recordAttempt(record.id, attemptRecordOf(message, outcome, timing), stores);
+      // Retried through a short pause of the store: else the claim would stay pending.
+      await retryWhileUnavailable(() =>
+        recordAttempt(record.id, attemptRecordOf(message, outcome, timing), stores),
+      );
       if (next === 'dead-letter' && message.endpoint?.type !== 'webhook.test') {
-        await endDelivery(record.id, message.webhookId, deliveryIdOf(message), stores);
+        await retryWhileUnavailable(() =>
+          endDelivery(record.id, message.webhookId, deliveryIdOf(message), stores),
+        );
       }
       // The endpoints' clock, not the attempt's: a test moves it days ahead.
       const at = now();

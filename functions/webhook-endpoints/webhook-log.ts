@@ -160,7 +160,7 @@ export async function recordAttempt(
 /** Where an event's delivery to an endpoint stands. */
 export type DeliveryState =
   | { readonly state: 'delivered' | 'ended' }
-  | { readonly state: 'pending'; readonly deliveryId: string; readonly claimedAt: number };
+  | { readonly state: 'pending'; readonly deliveryId: string; readonly staleAt: number };
 
 /**
  * A pending delivery with no attempt for this long is taken to be lost (its message never came
@@ -171,7 +171,9 @@ export const pendingStaleMilliseconds = 12 * 60 * 60 * 1000;
 /**
  * Claims the event's delivery to the endpoint for `deliveryId`, before an attempt: it is taken
  * unless another delivery of it is pending (and not stale) or it was delivered. Each attempt of
- * a delivery claims again (the same id renews it). Resolves `'claimed'`, or why not.
+ * a delivery claims again (the same id renews it). The claim goes stale `holdMilliseconds` after
+ * `now` unless renewed: a recover holds its claims only until their first attempt, so that one
+ * whose message was never queued frees its event soon. Resolves `'claimed'`, or why not.
  */
 export async function claimDelivery(
   endpointId: string,
@@ -179,6 +181,7 @@ export async function claimDelivery(
   deliveryId: string,
   now: number,
   table: WebhookLogTable,
+  holdMilliseconds = pendingStaleMilliseconds,
 ): Promise<'claimed' | 'delivered' | 'pending'> {
   try {
     await callStore(
@@ -188,9 +191,10 @@ export async function claimDelivery(
             TableName: table.logTableName,
             Key: { pk: `delivery#${endpointId}`, sk: webhookId },
             UpdateExpression:
-              'SET #state = :pending, deliveryId = :id, claimedAt = :now, expiresAt = :expires',
+              'SET #state = :pending, deliveryId = :id, claimedAt = :now, staleAt = :staleAt, expiresAt = :expires',
+            // A claim written before claims had `staleAt` is stale 12 h after `claimedAt`.
             ConditionExpression:
-              'attribute_not_exists(#state) OR #state = :ended OR (#state = :pending AND (deliveryId = :id OR claimedAt < :stale))',
+              'attribute_not_exists(#state) OR #state = :ended OR (#state = :pending AND (deliveryId = :id OR staleAt < :now OR claimedAt < :stale))',
             ExpressionAttributeNames: { '#state': 'state' },
             ExpressionAttributeValues: {
               ':pending': 'pending',
@@ -198,6 +202,7 @@ export async function claimDelivery(
               ':id': deliveryId,
               ':now': now,
               ':stale': now - pendingStaleMilliseconds,
+              ':staleAt': now + holdMilliseconds,
               ':expires': expiry(now),
             },
             ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
@@ -230,7 +235,7 @@ export async function endDelivery(
           new UpdateCommand({
             TableName: table.logTableName,
             Key: { pk: `delivery#${endpointId}`, sk: webhookId },
-            UpdateExpression: 'SET #state = :ended REMOVE deliveryId, claimedAt',
+            UpdateExpression: 'SET #state = :ended REMOVE deliveryId, claimedAt, staleAt',
             ConditionExpression: '#state = :pending AND deliveryId = :id',
             ExpressionAttributeNames: { '#state': 'state' },
             ExpressionAttributeValues: {
@@ -283,10 +288,14 @@ export async function deliveryStates(
 
 function stateOf(item: Item): DeliveryState {
   if (item.state === 'pending') {
+    const number = (value: unknown) => Number((value as { value: string }).value);
     return {
       state: 'pending',
       deliveryId: item.deliveryId as string,
-      claimedAt: Number((item.claimedAt as { value: string }).value),
+      staleAt:
+        item.staleAt === undefined
+          ? number(item.claimedAt) + pendingStaleMilliseconds
+          : number(item.staleAt),
     };
   }
   return { state: item.state === 'ended' ? 'ended' : 'delivered' };

@@ -48,14 +48,18 @@ export interface EndpointBed {
 
 let counter = 0;
 
-export async function startEndpointBed(options: LocalWebhookOptions = {}): Promise<EndpointBed> {
+/** Starts the bed on the test store, or on `storeUrl` (a fault proxy in front of it, say). */
+export async function startEndpointBed(
+  options: LocalWebhookOptions = {},
+  storeUrl = testStoreUrl(),
+): Promise<EndpointBed> {
   counter += 1;
   const keysDirectory = await mkdtemp(join(tmpdir(), 'plant-store-endpoint-keys-'));
   let offset = 0;
   const running: { stop(): Promise<void> }[] = [];
   const api = await startLocalApi({
     port: 0,
-    dynamoDbUrl: testStoreUrl(),
+    dynamoDbUrl: storeUrl,
     tableName: `plants-endpoints-${process.pid}-${Date.now()}-${counter}`,
     keysDirectory,
     throttlingStage: 'off',
@@ -128,6 +132,21 @@ export async function startEndpointBed(options: LocalWebhookOptions = {}): Promi
       await rm(keysDirectory, { recursive: true, force: true });
     },
   };
+}
+
+/**
+ * `call` again after each 503 or 429, as long as its `Retry-After` says, as the contract tells
+ * clients to, until it is answered otherwise (at most `tries` calls). Resolves every answer.
+ */
+export async function retried(call: () => Promise<Answer>, tries = 20): Promise<Answer[]> {
+  const answers: Answer[] = [];
+  for (let count = 1; ; count += 1) {
+    const answer = await call();
+    answers.push(answer);
+    if (![429, 503].includes(answer.status) || count === tries) return answers;
+    const seconds = Number(answer.headers.get('retry-after') ?? 1);
+    await new Promise((resolve) => setTimeout(resolve, seconds * 1000));
+  }
 }
 
 /** Waits until `check` holds, polling; fails after `timeoutMilliseconds`. */

@@ -114,10 +114,11 @@ async function collectResponseBody(body: Readable): Promise<Uint8Array> {
 }
 
 /**
- * Whether a store error means "unavailable, safe to retry" (503): throttling after the SDK's
- * retries, timeouts, the deadline's abort, connection failures and 5xx answers.
+ * Whether an AWS call's error (the store's, the queue's, KMS's, Secrets Manager's) means
+ * "unavailable, safe to retry" (503): throttling after the SDK's retries, timeouts, the
+ * deadline's abort, connection failures and 5xx answers.
  */
-export function isStoreUnavailableError(error: unknown): boolean {
+export function isUnavailableError(error: unknown): boolean {
   // Not `instanceof Error`: Node's socket errors may come from another realm (Jest's VM, for one).
   if (typeof error !== 'object' || error === null) return false;
   const classified = error as Parameters<typeof isTransientError>[0];
@@ -145,8 +146,25 @@ export async function callStore<Result>(
   try {
     return await call(AbortSignal.timeout(deadlineMilliseconds));
   } catch (error) {
-    if (isStoreUnavailableError(error)) throw new StoreUnavailableError({ cause: error });
+    if (isUnavailableError(error)) throw new StoreUnavailableError({ cause: error });
     throw error;
+  }
+}
+
+/**
+ * `call` again while the store is unavailable, `tries` times in all: for a write that must not
+ * be left undone when the store pauses for a few seconds (each try is bounded by its deadline).
+ */
+export async function retryWhileUnavailable<Result>(
+  call: () => Promise<Result>,
+  tries = 3,
+): Promise<Result> {
+  for (let attempt = 1; ; attempt += 1) {
+    try {
+      return await call();
+    } catch (error) {
+      if (!(error instanceof StoreUnavailableError) || attempt >= tries) throw error;
+    }
   }
 }
 
