@@ -5,7 +5,8 @@
 import type { MiddlewareObj, Request } from '@middy/core';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import { type ErrorCode, errorBody, errorCodes } from '../errors/error-codes.ts';
-import { ApiError, type TooManyRequestsError } from '../errors/errors.ts';
+import { ApiError, StoreUnavailableError, type TooManyRequestsError } from '../errors/errors.ts';
+import { isUnavailableError } from '../platform/dynamodb.ts';
 import type { InvocationContext, Logger } from '../platform/logger.ts';
 import { corsHeaders } from './cors.ts';
 import { findHeader } from './request.ts';
@@ -133,7 +134,11 @@ export function apiResponses(
       logRequest(request, request.response?.statusCode ?? 0);
     },
     onError: (request) => {
-      const { error } = request;
+      // A dependency (the store, the queue, KMS, Secrets Manager) slow or unavailable: 503.
+      const error =
+        !(request.error instanceof ApiError) && isUnavailableError(request.error)
+          ? new StoreUnavailableError({ cause: request.error })
+          : request.error;
       if (error instanceof ApiError) {
         request.response = errorResponse(
           error.code,

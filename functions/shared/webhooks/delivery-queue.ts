@@ -4,6 +4,8 @@
  * through this one interface.
  */
 import { SendMessageBatchCommand, type SQSClient } from '@aws-sdk/client-sqs';
+import { errorCodes } from '../errors/error-codes.ts';
+import { ApiError } from '../errors/errors.ts';
 import type { DeliveryMessage } from './delivery-message.ts';
 
 export interface DeliveryQueue {
@@ -26,7 +28,11 @@ export function sqsDeliveryQueue(sqs: Pick<SQSClient, 'send'>, queueUrl: string)
         })),
       }),
     );
-    if (Failed.length > 0) throw new Error(`SQS refused ${Failed.length} delivery messages`);
+    if (Failed.length === 0) return;
+    const message = `SQS refused ${Failed.length} delivery messages (${Failed[0]?.Code})`;
+    // An entry SQS failed on its side may be sent again (503); one it blames on us may not.
+    if (Failed.some((entry) => entry.SenderFault)) throw new Error(message);
+    throw new ApiError(errorCodes.storeUnavailable, message);
   };
   return {
     send: async (messages) => {

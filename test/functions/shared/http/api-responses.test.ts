@@ -80,4 +80,43 @@ describe('every answer of a function', () => {
     });
     expect(fault.headers).not.toHaveProperty('Retry-After');
   });
+
+  it('answers 503/50300 with Retry-After when a dependency is slow or unavailable, whichever it is', async () => {
+    const refusals = [
+      // SQS, KMS or Secrets Manager answering 503, or throttling after the SDK's retries.
+      Object.assign(new Error('Service Unavailable'), {
+        name: 'ServiceUnavailable',
+        $metadata: { httpStatusCode: 503 },
+      }),
+      Object.assign(new Error('Rate exceeded'), {
+        name: 'ThrottlingException',
+        $metadata: { httpStatusCode: 400 },
+      }),
+      // A call that timed out, or whose connection was refused.
+      Object.assign(new Error('timed out'), { name: 'TimeoutError' }),
+      Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:4566'), { code: 'ECONNREFUSED' }),
+    ];
+    for (const refusal of refusals) {
+      const unavailable = await answer(async () => {
+        throw refusal;
+      });
+      expect([refusal.name, unavailable.statusCode, unavailable.headers?.['Retry-After']]).toEqual([
+        refusal.name,
+        503,
+        '1',
+      ]);
+      expect(JSON.parse(unavailable.body)).toEqual({
+        error: 50300,
+        message: 'The plant store is temporarily unavailable; it is safe to retry.',
+      });
+    }
+    // A refusal that is ours to fix (no permission) stays a fault.
+    const denied = await answer(async () => {
+      throw Object.assign(new Error('not authorized'), {
+        name: 'AccessDeniedException',
+        $metadata: { httpStatusCode: 400 },
+      });
+    });
+    expect(denied.statusCode).toBe(500);
+  });
 });
