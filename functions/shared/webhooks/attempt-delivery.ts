@@ -3,6 +3,7 @@
  * deployed and under `npm start`. Where the message goes is asked of its targets as it is sent (`DeliveryTargets`): a stage subscriber by name, a webhook endpoint as its owner left it
  * a moment ago (deleted, disabled or pointed elsewhere counts at once).
  */
+import { StoreUnavailableError } from '../errors/errors.ts';
 import type { Logger } from '../platform/logger.ts';
 import type { DeliveryMessage } from './delivery-message.ts';
 import {
@@ -82,7 +83,21 @@ export async function attemptDelivery(
   // Received before its attempt is due: one more hop (SQS delays 15 minutes at most), so that
   // no attempt is made before the schedule says.
   if (message.dueAt > now()) return { kind: 'later', message };
-  const resolution = await targets.resolve(message);
+  let resolution: TargetResolution;
+  try {
+    resolution = await targets.resolve(message);
+  } catch (error) {
+    // The store the target is read from did not answer: a failed attempt, retried on schedule
+    // rather than after the queue's visibility timeout (minutes).
+    if (!(error instanceof StoreUnavailableError)) throw error;
+    const failure = 'the webhook endpoints could not be read (the store did not answer)';
+    const schedule = options.schedule ?? defaultRetrySchedule;
+    return stepAfter(
+      nextStepAfter({ delivered: false, failure }, message, logger, schedule, now()),
+      message,
+      now,
+    );
+  }
   if ('unknown' in resolution) {
     // Nothing could ever deliver it (a subscriber removed from the stage): keep it, visibly.
     return { kind: 'dead-letter', message, attempts: 0, failure: 'no such subscriber' };
@@ -115,6 +130,11 @@ export async function attemptDelivery(
     // The attempt stands; only its record is missing.
     logger.error('could not record a webhook attempt', { webhookId: message.webhookId, error });
   }
+  return stepAfter(step, message, now);
+}
+
+/** The delivery step that follows an attempt's next step. */
+function stepAfter(step: NextStep, message: DeliveryMessage, now: () => number): DeliveryStep {
   if (step.kind === 'delivered') return { kind: 'done' };
   if (step.kind === 'dead-letter') {
     return { kind: 'dead-letter', message, attempts: message.attempt, failure: step.failure };
