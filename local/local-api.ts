@@ -84,7 +84,11 @@ export interface LocalWebhookOptions
   extends Partial<
     Pick<
       LocalWebhooksOptions,
-      'subscribers' | 'retrySchedule' | 'timeoutMilliseconds' | 'pollIntervalMilliseconds'
+      | 'subscribers'
+      | 'retrySchedule'
+      | 'timeoutMilliseconds'
+      | 'pollIntervalMilliseconds'
+      | 'refuseSends'
     >
   > {
   /** Which URLs endpoints may have: http and this machine's loopback too, unless given. */
@@ -151,7 +155,12 @@ export async function startLocalApi(options: LocalApiOptions): Promise<LocalApi>
     };
     const webhooks = await startLocalWebhooks({
       subscribers: webhookOptions.subscribers ?? [],
-      ...pick(webhookOptions, ['retrySchedule', 'timeoutMilliseconds', 'pollIntervalMilliseconds']),
+      ...pick(webhookOptions, [
+        'retrySchedule',
+        'timeoutMilliseconds',
+        'pollIntervalMilliseconds',
+        'refuseSends',
+      ]),
       endpoints: {
         stores: { documentClient, ...endpointTables },
         ...endpointSettings,

@@ -14,7 +14,11 @@ import { join } from 'node:path';
 import { DescribeTableCommand } from '@aws-sdk/client-dynamodb';
 import { DynamoDBStreamsClient } from '@aws-sdk/client-dynamodb-streams';
 import { GetSecretValueCommand, type SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
-import { StartMessageMoveTaskCommand } from '@aws-sdk/client-sqs';
+import {
+  SendMessageBatchCommand,
+  SendMessageCommand,
+  StartMessageMoveTaskCommand,
+} from '@aws-sdk/client-sqs';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { localStoreSettings } from '../functions/shared/platform/dynamodb.ts';
 import type { Logger } from '../functions/shared/platform/logger.ts';
@@ -56,6 +60,11 @@ export interface LocalWebhooksOptions {
    * nowhere when absent (then a kept batch is logged).
    */
   readonly dataDirectory?: string;
+  /**
+   * While this answers true, SendMessage and SendMessageBatch fail as SQS's do when it is
+   * unavailable (503): for the fault-injection tier (`test/faults/`). @default never
+   */
+  readonly refuseSends?: () => boolean;
   readonly logger: Logger;
 }
 
@@ -98,12 +107,13 @@ export async function startLocalWebhooks(options: LocalWebhooksOptions): Promise
     options.dataDirectory === undefined ? undefined : join(options.dataDirectory, 'queues.json');
   const queues = memoryQueues({ region, ...(queueFile === undefined ? {} : { file: queueFile }) });
   const { deliveries, retries, deadLetters } = createQueues(queues);
+  const sqs = refusing(queues.sqs, options.refuseSends);
   const streams = streamsClientOf(options);
   const stopping = new AbortController();
   try {
     const pipeline = await startWebhookPipeline(
       {
-        sqs: queues.sqs,
+        sqs,
         region,
         queues: { deliveries, retries, deadLetters },
         stream: {
@@ -153,6 +163,24 @@ export async function startLocalWebhooks(options: LocalWebhooksOptions): Promise
     streams.destroy();
     throw error;
   }
+}
+
+/** `sqs`, its sends failing with SQS's 503 while `refuseSends` says so. */
+function refusing(sqs: MemoryQueues['sqs'], refuseSends?: () => boolean): MemoryQueues['sqs'] {
+  if (refuseSends === undefined) return sqs;
+  const send = async (command: unknown, ...rest: unknown[]) => {
+    const isSend =
+      command instanceof SendMessageCommand || command instanceof SendMessageBatchCommand;
+    if (isSend && refuseSends()) {
+      throw Object.assign(new Error('Service Unavailable'), {
+        name: 'ServiceUnavailable',
+        $fault: 'server',
+        $metadata: { httpStatusCode: 503 },
+      });
+    }
+    return (sqs.send as (...parameters: unknown[]) => Promise<unknown>)(command, ...rest);
+  };
+  return { send: send as unknown as MemoryQueues['sqs']['send'] };
 }
 
 /** The stack's three queues, the dead letters behind both others. */

@@ -11,10 +11,13 @@
  * loopback; `deployed`: https to public hosts only, as a deployed stage), `CORS_ORIGINS` (the
  * origins whose pages may call the API; any port of localhost and 127.0.0.1 by default, `none`
  * for no cross-origin page), `HOT_RELOAD` (`on`, the default: a saved change under `functions/`
- * answers the next request; `off`).
+ * answers the next request; `off`), `WEBHOOK_RETRY_SCHEDULE` (seconds before each retry,
+ * comma-separated; the product's 5 s … 10 h by default), `QUEUE_FAULT_FILE` (while this file
+ * exists, the queues refuse sends as SQS does when unavailable: for `npm run test:faults`).
  * Ctrl-C or SIGTERM stops everything it started and exits 0; a failed start prints one line
  * and exits 1, leaving nothing running.
  */
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { checkAllowedOrigins } from '../functions/shared/http/cors.ts';
 import { routes } from '../functions/shared/http/routes.ts';
@@ -55,6 +58,18 @@ function parseStoreEndpoint(text: string): string {
     throw new Error('must be an http(s) URL such as http://127.0.0.1:8000');
   }
   return text;
+}
+
+/** `WEBHOOK_RETRY_SCHEDULE`: whole seconds before each retry, such as `2,2,5`. */
+function parseSchedule(text: string): readonly number[] {
+  const schedule = commaList(text).map(Number);
+  if (
+    schedule.length === 0 ||
+    !schedule.every((seconds) => Number.isInteger(seconds) && seconds >= 0)
+  ) {
+    throw new Error('must be whole seconds separated by commas, such as 2,2,5');
+  }
+  return schedule;
 }
 
 /** `HOT_RELOAD`: `on` or `off`. */
@@ -176,6 +191,8 @@ function readSettings(environment: NodeJS.ProcessEnv) {
       WEBHOOK_ENDPOINT_URLS: parsed(parseEndpointUrls, { fallback: localUrlPolicy }),
       CORS_ORIGINS: parsed(parseCorsOrigins, { fallback: localOrigins as readonly string[] }),
       HOT_RELOAD: parsed(parseSwitch, { fallback: true }),
+      WEBHOOK_RETRY_SCHEDULE: parsed(parseSchedule, { fallback: undefined }),
+      QUEUE_FAULT_FILE: parsed((text) => text, { fallback: '' }),
     },
     environment,
     { secrets: ['WEBHOOK_SECRET'], createError: (problems) => new Error(problems.join(' ')) },
@@ -212,7 +229,16 @@ async function startFromSettings(
     tableName: variables.TABLE_NAME,
     keysDirectory: localKeysDirectory(environment),
     throttlingStage: settings.throttling,
-    webhooks: { subscribers: webhooks.subscribers, endpointUrlPolicy: settings.endpointUrls },
+    webhooks: {
+      subscribers: webhooks.subscribers,
+      endpointUrlPolicy: settings.endpointUrls,
+      ...(variables.WEBHOOK_RETRY_SCHEDULE === undefined
+        ? {}
+        : { retrySchedule: variables.WEBHOOK_RETRY_SCHEDULE }),
+      ...(variables.QUEUE_FAULT_FILE === ''
+        ? {}
+        : { refuseSends: () => existsSync(variables.QUEUE_FAULT_FILE) }),
+    },
     allowedOrigins: settings.allowedOrigins,
     ...(dynamoDbUrl === '' ? { dynamoDbDataDirectory } : { dynamoDbUrl }),
   });
