@@ -17,8 +17,8 @@
  *
  * What it does not imitate: FIFO queues, message attributes, and SQS's duplicates (a standard
  * queue delivers a message at least once; here exactly once, unless a delete comes too late).
- * Given a file, `close` saves every queue's messages there and the next start takes them up
- * (`saved-queues.ts`).
+ * Given a file, `close` saves every queue's messages there and the next start takes them up;
+ * meanwhile a journal beside it keeps every send and removal, so a crash loses none (`saved-queues.ts`).
  */
 import { createHash, randomUUID } from 'node:crypto';
 import {
@@ -32,15 +32,29 @@ import {
   type SQSClient,
   StartMessageMoveTaskCommand,
 } from '@aws-sdk/client-sqs';
-import { readSavedQueues, type SavedMessage, writeSavedQueues } from './saved-queues.ts';
+import {
+  QueueJournal,
+  readSavedQueues,
+  type SavedMessage,
+  writeSavedQueues,
+} from './saved-queues.ts';
+import {
+  allowedBody,
+  checkBatch,
+  checkPayload,
+  deleteMessage,
+  fourDaysSeconds,
+  largestBatch,
+  type MemoryQueueSettings,
+  resting,
+  type StoredMessage,
+  type StoredQueue,
+  sqsError,
+  waitForMessage,
+  wake,
+} from './sqs-rules.ts';
 
-export interface MemoryQueueSettings {
-  readonly visibilityTimeoutSeconds: number;
-  /** How long a message is kept. @default 4 days, as SQS */
-  readonly retentionSeconds?: number;
-  /** The redrive policy: where a message goes after `maxReceiveCount` receives. */
-  readonly deadLetter?: { readonly queueArn: string; readonly maxReceiveCount: number };
-}
+export type { MemoryQueueSettings } from './sqs-rules.ts';
 
 export interface MemoryQueue {
   readonly url: string;
@@ -60,45 +74,25 @@ export interface MemoryQueues {
   close(): void;
 }
 
-/** SQS's largest batch, and its largest message (and batch) in bytes. */
-const largestBatch = 10;
-const largestPayloadBytes = 1024 * 1024;
-const fourDaysSeconds = 4 * 24 * 3600;
+/** The size past which the journal is written anew with only the messages held. */
+const journalRewriteBytes = 16 * 1024 * 1024;
 
-interface StoredMessage {
-  readonly id: string;
-  readonly body: string;
-  readonly md5: string;
-  readonly sentAt: number;
-  visibleAt: number;
-  receiveCount: number;
-  firstReceivedAt?: number;
-  receiptHandle?: string;
+/** A message as it is saved: a receive's handle aside (a new start hands out new ones). */
+function savedOf({ md5: _md5, receiptHandle: _handle, ...message }: StoredMessage): SavedMessage {
+  return message;
 }
-
-interface StoredQueue {
-  readonly name: string;
-  readonly arn: string;
-  readonly settings: MemoryQueueSettings;
-  messages: StoredMessage[];
-  /** Receives waiting for a message: woken by a send, a visibility change or `close`. */
-  readonly waiting: Set<() => void>;
-}
-
-/** An error as the SDK raises SQS's, found by its `name`. */
-function sqsError(name: string, message: string): Error {
-  return Object.assign(new Error(message), { name, $fault: 'client' });
-}
-
-/** SQS's allowed characters: #x9, #xA, #xD, #x20 to #xD7FF, #xE000 to #xFFFD, #x10000 up. */
-const allowedBody = /^[\t\n\r\u0020-\uD7FF\uE000-\uFFFD\u{10000}-\u{10FFFF}]*$/u;
 
 /** Queues in this process, answering SQS's calls; `close` saves them to `file`, if given. */
 export function memoryQueues(
   options: { region?: string; now?: () => number; file?: string } = {},
 ): MemoryQueues {
-  const queues = new QueueSet(options.region ?? 'us-east-1', options.now ?? Date.now);
-  const saved = readSavedQueues(options.file);
+  const journal =
+    options.file === undefined ? undefined : new QueueJournal(`${options.file}.journal`);
+  // Saved at a clean stop; else what the journal kept before a crash.
+  const kept = readSavedQueues(options.file);
+  const saved = Object.keys(kept).length > 0 ? kept : (journal?.read() ?? {});
+  journal?.rewrite(saved);
+  const queues = new QueueSet(options.region ?? 'us-east-1', options.now ?? Date.now, journal);
   return {
     sqs: {
       send: (async (command: unknown, sendOptions?: { abortSignal?: AbortSignal }) => ({
@@ -122,9 +116,12 @@ class QueueSet {
   readonly region: string;
   readonly now: () => number;
 
-  constructor(region: string, now: () => number) {
+  readonly #journal: QueueJournal | undefined;
+
+  constructor(region: string, now: () => number, journal?: QueueJournal) {
     this.region = region;
     this.now = now;
+    this.#journal = journal;
   }
 
   /** Answers one SQS call, as the SDK's `send` would. */
@@ -140,14 +137,14 @@ class QueueSet {
     if (command instanceof SendMessageBatchCommand) return this.#sendBatch(command);
     if (command instanceof ReceiveMessageCommand) return this.#receive(command, signal);
     if (command instanceof DeleteMessageCommand) {
-      deleteMessage(this.queueOf(command.input.QueueUrl), command.input.ReceiptHandle);
+      this.#delete(this.queueOf(command.input.QueueUrl), command.input.ReceiptHandle);
       return {};
     }
     if (command instanceof DeleteMessageBatchCommand) {
       const { QueueUrl, Entries = [] } = command.input;
       const queue = this.queueOf(QueueUrl);
       checkBatch(Entries.map((entry) => entry.Id));
-      for (const entry of Entries) deleteMessage(queue, entry.ReceiptHandle);
+      for (const entry of Entries) this.#delete(queue, entry.ReceiptHandle);
       return { Successful: Entries.map((entry) => ({ Id: entry.Id })), Failed: [] };
     }
     if (command instanceof GetQueueAttributesCommand) return this.#attributes(command);
@@ -155,8 +152,10 @@ class QueueSet {
       const source = this.#queueByArn(command.input.SourceArn);
       const destination = this.#queueByArn(command.input.DestinationArn);
       const at = this.now();
-      const moved = source.messages.splice(0);
-      for (const message of moved) destination.messages.push(resting(message, at));
+      const moved = source.messages.splice(0).map((message) => resting(message, at));
+      this.#forget(source, moved);
+      destination.messages.push(...moved);
+      this.#keep(destination, moved);
       wake(destination);
       return { TaskHandle: randomUUID() };
     }
@@ -198,6 +197,7 @@ class QueueSet {
     this.#closed = true;
     try {
       if (file !== undefined) this.#save(file);
+      this.#journal?.remove();
     } finally {
       for (const timer of this.#timers) clearTimeout(timer);
       this.#timers.clear();
@@ -255,7 +255,11 @@ class QueueSet {
   /** Drops what outlived the retention; moves what was received too often to its dead letters. */
   #tidy(queue: StoredQueue, at: number): void {
     const retention = (queue.settings.retentionSeconds ?? fourDaysSeconds) * 1000;
-    queue.messages = queue.messages.filter((message) => at - message.sentAt < retention);
+    const expired = queue.messages.filter((message) => at - message.sentAt >= retention);
+    if (expired.length > 0) {
+      queue.messages = queue.messages.filter((message) => !expired.includes(message));
+      this.#forget(queue, expired);
+    }
     const { deadLetter } = queue.settings;
     if (deadLetter === undefined) return;
     const target = this.#queueByArn(deadLetter.queueArn);
@@ -264,7 +268,10 @@ class QueueSet {
     const moved = queue.messages.filter(overReceived);
     if (moved.length === 0) return;
     queue.messages = queue.messages.filter((message) => !overReceived(message));
-    for (const message of moved) target.messages.push(resting(message, at));
+    this.#forget(queue, moved);
+    const arrived = moved.map((message) => resting(message, at));
+    target.messages.push(...arrived);
+    this.#keep(target, arrived);
     wake(target);
   }
 
@@ -286,6 +293,7 @@ class QueueSet {
       receiveCount: 0,
     };
     queue.messages.push(message);
+    this.#keep(queue, [message]);
     if (delay === 0) wake(queue);
     else this.#wakeAt(queue, message.visibleAt);
     return message;
@@ -358,76 +366,34 @@ class QueueSet {
 
   /** Writes every queue's messages, a receive's handle aside (a new start hands out new ones). */
   #save(file: string): void {
-    writeSavedQueues(
-      file,
-      Object.fromEntries(
-        [...this.#queues.values()].map((queue) => [
-          queue.name,
-          queue.messages.map(({ md5: _md5, receiptHandle: _handle, ...message }) => message),
-        ]),
-      ),
+    writeSavedQueues(file, this.#snapshot());
+  }
+
+  #snapshot(): Record<string, SavedMessage[]> {
+    return Object.fromEntries(
+      [...this.#queues.values()].map((queue) => [queue.name, queue.messages.map(savedOf)]),
     );
   }
-}
 
-function wake(queue: StoredQueue): void {
-  for (const resolve of queue.waiting) resolve();
-}
-
-/** Resolves when the queue is woken, after `milliseconds`, or when `signal` aborts. */
-function waitForMessage(
-  queue: StoredQueue,
-  milliseconds: number,
-  signal: AbortSignal | undefined,
-): Promise<void> {
-  return new Promise<void>((resolve) => {
-    const done = () => {
-      queue.waiting.delete(done);
-      clearTimeout(timer);
-      signal?.removeEventListener('abort', done);
-      resolve();
-    };
-    const timer = setTimeout(done, Math.max(0, milliseconds));
-    queue.waiting.add(done);
-    signal?.addEventListener('abort', done, { once: true });
-  });
-}
-
-/** The message as a new arrival on another queue: same id, body and first-sent time. */
-function resting(message: StoredMessage, at: number): StoredMessage {
-  return {
-    id: message.id,
-    body: message.body,
-    md5: message.md5,
-    sentAt: message.sentAt,
-    visibleAt: at,
-    receiveCount: 0,
-  };
-}
-
-/** A message over 1 MiB is an invalid parameter; a batch over it, a batch too long. */
-function checkPayload(bodies: readonly string[], batch: boolean): void {
-  const bytes = bodies.reduce((total, body) => total + Buffer.byteLength(body), 0);
-  if (bytes <= largestPayloadBytes) return;
-  throw batch
-    ? sqsError('BatchRequestTooLong', 'The messages hold more than 1 MiB together.')
-    : sqsError('InvalidParameterValue', 'The message is longer than 1 MiB.');
-}
-
-function checkBatch(ids: readonly (string | undefined)[]): void {
-  if (ids.length === 0) throw sqsError('EmptyBatchRequest', 'The batch has no entries.');
-  if (ids.length > largestBatch) {
-    throw sqsError('TooManyEntriesInBatchRequest', 'A batch has at most 10 entries.');
+  /** Deletes the message a receipt handle names, in the journal too. */
+  #delete(queue: StoredQueue, receiptHandle: string | undefined): void {
+    const before = queue.messages;
+    deleteMessage(queue, receiptHandle);
+    this.#forget(
+      queue,
+      before.filter((message) => !queue.messages.includes(message)),
+    );
   }
-  if (new Set(ids).size !== ids.length) {
-    throw sqsError('BatchEntryIdsNotDistinct', 'Two entries of the batch have the same id.');
-  }
-}
 
-/** Deletes the message `receiptHandle` names; an out-of-date handle deletes nothing, and succeeds. */
-function deleteMessage(queue: StoredQueue, receiptHandle: string | undefined): void {
-  if (receiptHandle === undefined || receiptHandle === '') {
-    throw sqsError('ReceiptHandleIsInvalid', "The specified receipt handle isn't valid.");
+  /** Journals messages that arrived on a queue (the journal written anew once it is large). */
+  #keep(queue: StoredQueue, messages: readonly StoredMessage[]): void {
+    if (this.#journal === undefined) return;
+    for (const message of messages) this.#journal.sent(queue.name, savedOf(message));
+    if (this.#journal.size > journalRewriteBytes) this.#journal.rewrite(this.#snapshot());
   }
-  queue.messages = queue.messages.filter((message) => message.receiptHandle !== receiptHandle);
+
+  /** Journals messages that left a queue. */
+  #forget(queue: StoredQueue, messages: readonly StoredMessage[]): void {
+    for (const message of messages) this.#journal?.removed(queue.name, message.id);
+  }
 }

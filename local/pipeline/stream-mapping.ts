@@ -28,6 +28,7 @@ import {
 } from '@aws-sdk/client-dynamodb-streams';
 import type { DynamoDBBatchResponse, DynamoDBStreamEvent } from 'aws-lambda';
 import type { InvocationContext, Logger } from '../../functions/shared/platform/logger.ts';
+import { readStreamCheckpoint, writeStreamCheckpoint } from './stream-checkpoint.ts';
 
 /** A running mapping; `stop` waits for the batch in hand to finish. */
 export interface RunningMapping {
@@ -86,6 +87,11 @@ export interface StreamMappingOptions {
   readonly onFailure: (record: StreamFailureRecord) => Promise<void>;
   /** How long to wait after an empty read. @default 100 */
   readonly pollIntervalMilliseconds?: number;
+  /**
+   * Where the position is kept after every batch (`stream-checkpoint.ts`): a start that finds it
+   * resumes there, whatever `startingPosition` says. @default nowhere
+   */
+  readonly checkpointFile?: string;
   /** Where a failed read or an unkept batch is told. */
   readonly logger: Logger;
 }
@@ -115,11 +121,16 @@ export async function startStreamMapping(options: StreamMappingOptions): Promise
   const shards = new Map<string, ShardState>();
   const reader = shardReader(options, shards, stopping.signal);
   const invoker = batchInvoker(options);
-  await reader.refreshShards(options.startingPosition === 'LATEST');
-  if (options.startingPosition === 'LATEST') {
+  const kept = await resumablePlaces(options);
+  // Shards the checkpoint does not name began after it: they are read from their start.
+  for (const [shardId, place] of kept ?? []) shards.set(shardId, { ...place });
+  const latest = kept === undefined && options.startingPosition === 'LATEST';
+  await reader.refreshShards(latest);
+  if (latest) {
     for (const [shardId, state] of shards)
       if (!state.closed) await reader.skipToEnd(shardId, state);
   }
+  keepPlace(options, shards);
   const polling = pollShards(options, reader, invoker, shards, stopping.signal);
   return {
     invocations: invoker.invocations,
@@ -215,8 +226,30 @@ async function readEveryShard(
       state.closed = true;
       read += 1;
     }
+    if (records.length > 0 || ended) keepPlace(options, shards);
   }
   return read;
+}
+
+/**
+ * The checkpoint's places, when the stream still has a shard it names (a store whose stream was
+ * made anew has none of them: then the checkpoint says nothing about it).
+ */
+async function resumablePlaces(options: StreamMappingOptions) {
+  const kept = readStreamCheckpoint(options.checkpointFile, options.streamArn);
+  if (kept === undefined) return undefined;
+  const { StreamDescription } = await options.streams.send(
+    new DescribeStreamCommand({ StreamArn: options.streamArn }),
+  );
+  const current = (StreamDescription?.Shards ?? []).map((shard) => shard.ShardId);
+  return current.some((shardId) => shardId !== undefined && kept.has(shardId)) ? kept : undefined;
+}
+
+/** Keeps the shards' places, when the mapping has a checkpoint file. */
+function keepPlace(options: StreamMappingOptions, shards: ReadonlyMap<string, ShardState>): void {
+  if (options.checkpointFile !== undefined) {
+    writeStreamCheckpoint(options.checkpointFile, options.streamArn, shards);
+  }
 }
 
 /** The stream calls on the shards' states; `signal` aborts them. */

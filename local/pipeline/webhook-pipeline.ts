@@ -93,7 +93,12 @@ export interface WebhookPipelineOptions {
   /** The plants table's stream, where the fan-out starts reading and where it keeps failures. */
   readonly stream: Pick<
     StreamMappingOptions,
-    'streams' | 'streamArn' | 'startingPosition' | 'onFailure' | 'pollIntervalMilliseconds'
+    | 'streams'
+    | 'streamArn'
+    | 'startingPosition'
+    | 'onFailure'
+    | 'pollIntervalMilliseconds'
+    | 'checkpointFile'
   > & { readonly retryAttempts?: number };
   readonly secretsManager: Pick<SecretsManagerClient, 'send'>;
   readonly subscribers: readonly PipelineSubscriber[];

@@ -64,7 +64,10 @@ export function plantEventOf(record: PlantStreamRecord, now: number): PlantEvent
       return { ...base(version), type: 'plant.updated', id: plant.id, plant };
     }
     case 'REMOVE': {
-      const { plant, version } = imageOf(dynamodb?.OldImage);
+      // DynamoDB Local writes a REMOVE without an old image for a DeleteItem that found nothing
+      // (AWS writes no record): nothing was removed.
+      if (dynamodb?.OldImage === undefined) return undefined;
+      const { plant, version } = imageOf(dynamodb.OldImage);
       return { ...base(version + 1), type: 'plant.deleted', id: plant.id };
     }
     default:

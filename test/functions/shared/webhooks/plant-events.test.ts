@@ -69,6 +69,10 @@ describe('plant events of stream records', () => {
     expect(plantEventOf(record('REMOVE', { OldImage: fern }), 0)?.plant).toBeUndefined();
   });
 
+  it('reads no event from a REMOVE without an old image (DynamoDB Local’s, for a delete of nothing)', () => {
+    expect(plantEventOf(record('REMOVE', {}), 0)).toBeUndefined();
+  });
+
   it('gives a plant written before versions existed version 0 (1 once deleted)', () => {
     expect(plantEventOf(record('INSERT', { NewImage: { id: 1n, name: 'Old' } }), 0)?.version).toBe(
       0,
