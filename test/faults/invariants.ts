@@ -1,0 +1,186 @@
+/**
+ * The fault run's checker. Once the faults end, within the drain time:
+ * - every event committed (read back from the table's own stream, from its start) reaches every
+ *   endpoint that hears of its type, at least once, with the webhook id the product gives it,
+ *   and its signature verifies;
+ * - no delivery claim is left `pending` in the webhook log;
+ * - no answer was a 5xx other than 503.
+ */
+
+import { DescribeTableCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import {
+  type _Record,
+  DescribeStreamCommand,
+  DynamoDBStreamsClient,
+  GetRecordsCommand,
+  GetShardIteratorCommand,
+} from '@aws-sdk/client-dynamodb-streams';
+import { DynamoDBDocumentClient, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import type { WebhookReceiver } from '../../beds/webhook-receiver.ts';
+import {
+  type PlantStreamRecord,
+  plantEventOf,
+} from '../../functions/shared/webhooks/stream-records.ts';
+
+export interface FaultClient {
+  readonly url: string;
+  /** Both plant scopes. */
+  readonly writer: string;
+  /** `webhooks/manage plants/read`, as the endpoints' owner. */
+  readonly manager: string;
+}
+
+export interface RunEndpoint {
+  readonly id: string;
+  readonly receiver: WebhookReceiver;
+  readonly events: readonly string[];
+  readonly createdAt: number;
+}
+
+export interface RunAnswer {
+  readonly method: string;
+  readonly path: string;
+  readonly status: number;
+  readonly body: string;
+}
+
+export interface Report {
+  readonly passed: number;
+  readonly failed: number;
+  readonly violations: readonly string[];
+  readonly figures: Record<string, unknown>;
+}
+
+const tableName = 'plants';
+
+/** Holds the invariants, waiting up to `drainMilliseconds` for deliveries to arrive. */
+export async function checkInvariants(options: {
+  readonly client: FaultClient;
+  readonly endpoints: readonly RunEndpoint[];
+  readonly storeUrl: string;
+  readonly credentials: {
+    AWS_ACCESS_KEY_ID: string;
+    AWS_SECRET_ACCESS_KEY: string;
+    AWS_REGION: string;
+  };
+  readonly answers: readonly RunAnswer[];
+  readonly drainMilliseconds: number;
+}): Promise<Report> {
+  const settings = {
+    endpoint: options.storeUrl,
+    region: options.credentials.AWS_REGION,
+    credentials: {
+      accessKeyId: options.credentials.AWS_ACCESS_KEY_ID,
+      secretAccessKey: options.credentials.AWS_SECRET_ACCESS_KEY,
+    },
+  };
+  const dynamodb = new DynamoDBClient(settings);
+  const streams = new DynamoDBStreamsClient(settings);
+  const documents = DynamoDBDocumentClient.from(dynamodb);
+  try {
+    const events = await committedEvents(dynamodb, streams);
+    const expected = (endpoint: RunEndpoint) =>
+      events.filter((event) => endpoint.events.includes(event.type));
+    const missing = () =>
+      options.endpoints.flatMap((endpoint) => {
+        const accepted = endpoint.receiver.accepted();
+        return expected(endpoint)
+          .filter((event) => !accepted.has(event.webhookId))
+          .map((event) => `${endpoint.id} never had ${event.type} ${event.webhookId}`);
+      });
+    const pending = async () => {
+      const found: string[] = [];
+      for (const endpoint of options.endpoints) {
+        const { Items = [] } = await documents.send(
+          new QueryCommand({
+            TableName: `${tableName}-webhook-log`,
+            KeyConditionExpression: 'pk = :pk',
+            FilterExpression: '#state = :pending',
+            ExpressionAttributeNames: { '#state': 'state' },
+            ExpressionAttributeValues: { ':pk': `delivery#${endpoint.id}`, ':pending': 'pending' },
+            ConsistentRead: true,
+          }),
+        );
+        for (const item of Items) found.push(`${endpoint.id}: claim of ${item.sk} left pending`);
+      }
+      return found;
+    };
+    const drainStarted = Date.now();
+    const deadline = drainStarted + options.drainMilliseconds;
+    let lost = missing();
+    let claims = await pending();
+    while ((lost.length > 0 || claims.length > 0) && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 1000));
+      lost = missing();
+      claims = await pending();
+    }
+    const faults = options.answers
+      .filter((answer) => answer.status >= 500 && answer.status !== 503)
+      .map((answer) => `${answer.method} ${answer.path} answered ${answer.status}: ${answer.body}`);
+    const unsigned = options.endpoints.flatMap((endpoint) =>
+      endpoint.receiver.deliveries
+        .filter((delivery) => delivery.answered === 'ok' && !delivery.verified)
+        .map((delivery) => `${endpoint.id} got ${delivery.webhookId} without a valid signature`),
+    );
+    const checks = [lost.concat(unsigned), claims, faults];
+    const deliveries = options.endpoints.flatMap((endpoint) =>
+      endpoint.receiver.deliveries.filter((delivery) => delivery.answered === 'ok'),
+    );
+    const distinct = options.endpoints.reduce(
+      (sum, endpoint) => sum + endpoint.receiver.accepted().size,
+      0,
+    );
+    const statuses: Record<number, number> = {};
+    for (const answer of options.answers)
+      statuses[answer.status] = (statuses[answer.status] ?? 0) + 1;
+    return {
+      passed: checks.filter((check) => check.length === 0).length,
+      failed: checks.filter((check) => check.length > 0).length,
+      violations: checks.flat().slice(0, 40),
+      figures: {
+        events: events.length,
+        expectedDeliveries: options.endpoints.reduce(
+          (sum, endpoint) => sum + expected(endpoint).length,
+          0,
+        ),
+        deliveries: deliveries.length,
+        duplicates: deliveries.length - distinct,
+        answers: statuses,
+        drainSeconds: Number(((Date.now() - drainStarted) / 1000).toFixed(1)),
+      },
+    };
+  } finally {
+    dynamodb.destroy();
+    streams.destroy();
+  }
+}
+
+/** Every event of the plants table's stream, from its start, as the fan-out reads it. */
+async function committedEvents(dynamodb: DynamoDBClient, streams: DynamoDBStreamsClient) {
+  const { Table } = await dynamodb.send(new DescribeTableCommand({ TableName: tableName }));
+  const streamArn = Table?.LatestStreamArn;
+  if (streamArn === undefined) throw new Error('The plants table has no stream.');
+  const { StreamDescription } = await streams.send(
+    new DescribeStreamCommand({ StreamArn: streamArn }),
+  );
+  const records: _Record[] = [];
+  for (const shard of StreamDescription?.Shards ?? []) {
+    let { ShardIterator: iterator } = await streams.send(
+      new GetShardIteratorCommand({
+        StreamArn: streamArn,
+        ShardId: shard.ShardId,
+        ShardIteratorType: 'TRIM_HORIZON',
+      }),
+    );
+    while (iterator !== undefined) {
+      const page = await streams.send(new GetRecordsCommand({ ShardIterator: iterator }));
+      records.push(...(page.Records ?? []));
+      if ((page.Records ?? []).length === 0) break;
+      iterator = page.NextShardIterator;
+    }
+  }
+  return records.flatMap((record) => {
+    const event = plantEventOf(record as unknown as PlantStreamRecord, Date.now());
+    return event === undefined ? [] : [event];
+  });
+}
