@@ -23,7 +23,8 @@ import type { EndpointStores } from '../functions/webhook-endpoints/endpoint-sto
 import type { EndpointUrlPolicy } from '../functions/webhook-endpoints/endpoint-url.ts';
 import { kmsSecretBox, type SecretBox } from '../functions/webhook-endpoints/secret-box.ts';
 import { deliveryMaxReceiveCount, workQueueSettings } from '../infra/webhook-pipeline-settings.ts';
-import type { RunningMapping, StreamFailureRecord } from '../local/pipeline/stream-mapping.ts';
+import type { StreamFailureRecord } from '../local/pipeline/stream-batches.ts';
+import type { RunningMapping } from '../local/pipeline/stream-mapping.ts';
 import {
   importPipelineModules,
   type PipelineQueue,

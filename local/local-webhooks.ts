@@ -33,7 +33,7 @@ import {
   workQueueSettings,
 } from '../infra/webhook-pipeline-settings.ts';
 import { type MemoryQueues, memoryQueues } from './pipeline/memory-queues.ts';
-import type { StreamFailureRecord } from './pipeline/stream-mapping.ts';
+import type { StreamFailureRecord } from './pipeline/stream-batches.ts';
 import { importPipelineModules, startWebhookPipeline } from './pipeline/webhook-pipeline.ts';
 
 export interface LocalWebhooksOptions {
@@ -120,6 +120,9 @@ export async function startLocalWebhooks(options: LocalWebhooksOptions): Promise
           streams,
           streamArn: await streamArnOf(options),
           startingPosition: 'LATEST',
+          ...(options.dataDirectory === undefined
+            ? {}
+            : { checkpointFile: join(options.dataDirectory, 'stream-checkpoint.json') }),
           onFailure: keepStreamFailure(options),
           ...(options.pollIntervalMilliseconds === undefined
             ? {}

@@ -1,24 +1,11 @@
 /**
  * Lambda's DynamoDB event source mapping, imitated on DynamoDB Local's stream as AWS documents it
- * ("Using Lambda with DynamoDB", "Lambda parameters for Amazon DynamoDB event source mappings",
- * "Retaining discarded records"), so the deployed fan-out handler runs unchanged on this machine:
- *
- * - every shard read in order, a child shard only once its parent has ended;
- * - only the records the filter passes (`eventNames`), up to `batchSize` to an invocation;
- * - with a partial batch response, a retry from the lowest failed sequence number; a thrown error
- *   splits the batch in two (BisectBatchOnFunctionError) before the retry;
- * - after `retryAttempts` retries, the rest of the batch is discarded to the on-failure
- *   destination, given Lambda's invocation record with the records in its `payload` (as an S3
- *   destination gets it).
- *
- * It starts at the stream's start (TRIM_HORIZON) or at its end (LATEST). DynamoDB Local fails a
- * LATEST iterator's read once another table is written, so LATEST is done by reading every shard
- * to its end first without invoking; every later read resumes after the last record read. An
- * outage of the store (iterators gone stale, calls failing) is waited out: reading resumes after
- * the last record read, so nothing is skipped.
+ * ("Using Lambda with DynamoDB"), so the deployed fan-out runs unchanged here: every shard read in
+ * order (a child once its parent has ended), only the records the filter passes, each batch handed
+ * to `stream-batches.ts` (retries, bisection, discards). It starts at TRIM_HORIZON, at LATEST
+ * (DynamoDB Local fails a LATEST iterator once another table is written, so every shard is read to
+ * its end first), or where its checkpoint says; an outage of the store is waited out.
  */
-import { randomUUID } from 'node:crypto';
-import { setTimeout as wait } from 'node:timers/promises';
 import {
   type _Record,
   DescribeStreamCommand,
@@ -26,8 +13,7 @@ import {
   GetRecordsCommand,
   GetShardIteratorCommand,
 } from '@aws-sdk/client-dynamodb-streams';
-import type { DynamoDBBatchResponse, DynamoDBStreamEvent } from 'aws-lambda';
-import type { InvocationContext, Logger } from '../../functions/shared/platform/logger.ts';
+import { type BatchInvokerOptions, batchInvoker, sleep } from './stream-batches.ts';
 import { readStreamCheckpoint, writeStreamCheckpoint } from './stream-checkpoint.ts';
 
 /** A running mapping; `stop` waits for the batch in hand to finish. */
@@ -37,54 +23,13 @@ export interface RunningMapping {
   stop(): Promise<void>;
 }
 
-/** What Lambda writes to an on-failure destination for a discarded stream batch. */
-export interface StreamFailureRecord {
-  readonly requestContext: {
-    readonly requestId: string;
-    readonly functionArn: string;
-    /**
-     * Lambda's `RetryAttemptsExhausted`, or this mapping's own `StoppedBeforeRetry`: stopped while
-     * the batch waited for a retry (`npm start` stopping), it is kept rather than lost.
-     */
-    readonly condition: 'RetryAttemptsExhausted' | 'StoppedBeforeRetry';
-    readonly approximateInvokeCount: number;
-  };
-  readonly responseContext: {
-    readonly statusCode: number;
-    readonly executedVersion: string;
-    readonly functionError: string;
-  };
-  readonly version: '1.0';
-  readonly timestamp: string;
-  readonly DDBStreamBatchInfo: {
-    readonly shardId: string;
-    readonly startSequenceNumber: string | undefined;
-    readonly endSequenceNumber: string | undefined;
-    readonly batchSize: number;
-    readonly streamArn: string;
-  };
-  /** The discarded records, `{"Records": […]}` as JSON. */
-  readonly payload: string;
-}
-
-export interface StreamMappingOptions {
+export interface StreamMappingOptions extends BatchInvokerOptions {
   readonly streams: DynamoDBStreamsClient;
-  readonly streamArn: string;
-  /** Invoked as Lambda does, with a context naming the invocation. */
-  readonly handler: (
-    event: DynamoDBStreamEvent,
-    context: InvocationContext,
-  ) => Promise<DynamoDBBatchResponse>;
-  readonly functionArn: string;
   readonly startingPosition: 'TRIM_HORIZON' | 'LATEST';
   /** The event filter: only records with these event names. @default every kind */
   readonly eventNames?: readonly string[];
   /** @default 100 */
   readonly batchSize?: number;
-  /** @default 10 */
-  readonly retryAttempts?: number;
-  /** The on-failure destination: takes a discarded batch's invocation record. */
-  readonly onFailure: (record: StreamFailureRecord) => Promise<void>;
   /** How long to wait after an empty read. @default 100 */
   readonly pollIntervalMilliseconds?: number;
   /**
@@ -92,8 +37,6 @@ export interface StreamMappingOptions {
    * resumes there, whatever `startingPosition` says. @default nowhere
    */
   readonly checkpointFile?: string;
-  /** Where a failed read or an unkept batch is told. */
-  readonly logger: Logger;
 }
 
 /**
@@ -109,8 +52,6 @@ interface ShardState {
 
 /** How often the stream's shards are looked up again (DynamoDB Local may start new ones). */
 const shardRefreshMilliseconds = 2_000;
-/** The pause before a batch's retry: doubling from 100 ms to 5 s (AWS does not say its own). */
-const retryPause = (attempt: number) => Math.min(100 * 2 ** attempt, 5_000);
 
 /**
  * Starts reading; resolves once the shards are known (and, for LATEST, read to their end), so a
@@ -333,103 +274,6 @@ function shardReader(
 }
 
 /**
- * Invokes the handler with a shard's batch as Lambda does, retrying and discarding; `signal`
- * (the mapping stopping) ends the retries.
- */
-function batchInvoker(options: StreamMappingOptions) {
-  let invocations = 0;
-
-  /** The index of the first record to retry from, or -1 when the batch succeeded. */
-  const invokeOnce = async (records: readonly _Record[]): Promise<number | 'error'> => {
-    invocations += 1;
-    const event = { Records: records } as unknown as DynamoDBStreamEvent;
-    try {
-      const response = await options.handler(event, { awsRequestId: randomUUID() });
-      // No list, or an empty one, is a success (Lambda reads only the failures named).
-      const batchItemFailures = response?.batchItemFailures ?? [];
-      if (batchItemFailures.length === 0) return -1;
-      const indexes = batchItemFailures.map((failure) =>
-        records.findIndex((record) => record.dynamodb?.SequenceNumber === failure.itemIdentifier),
-      );
-      // An identifier that names no record fails the whole batch.
-      return indexes.includes(-1) ? 0 : Math.min(...indexes);
-    } catch {
-      return 'error';
-    }
-  };
-
-  /**
-   * Invokes with `records` until they are handled or the retries are used up; a thrown error
-   * splits what failed in two, each half retried on its own. Stopped while a batch waits for its
-   * retry, it keeps what failed as one discarded batch, so that a stop loses no record.
-   */
-  const invoke = async (
-    shardId: string,
-    records: readonly _Record[],
-    signal: AbortSignal,
-    attempt = 0,
-  ): Promise<void> => {
-    if (records.length === 0) return;
-    const outcome = await invokeOnce(records);
-    if (outcome === -1) return;
-    const failing = records.slice(outcome === 'error' ? 0 : outcome);
-    if (attempt >= (options.retryAttempts ?? 10)) {
-      return discard(shardId, failing, attempt + 1, 'RetryAttemptsExhausted');
-    }
-    await sleep(retryPause(attempt), signal);
-    if (signal.aborted) return discard(shardId, failing, attempt + 1, 'StoppedBeforeRetry');
-    if (outcome === 'error' && failing.length > 1) {
-      const half = Math.ceil(failing.length / 2);
-      await invoke(shardId, failing.slice(0, half), signal, attempt + 1);
-      await invoke(shardId, failing.slice(half), signal, attempt + 1);
-      return;
-    }
-    await invoke(shardId, failing, signal, attempt + 1);
-  };
-
-  /**
-   * Hands a discarded batch to the on-failure destination, as Lambda's invocation record. One the
-   * destination does not take is logged whole, at error level: the records are then in the log.
-   */
-  const discard = async (
-    shardId: string,
-    records: readonly _Record[],
-    invokeCount: number,
-    condition: StreamFailureRecord['requestContext']['condition'],
-  ) => {
-    const record: StreamFailureRecord = {
-      requestContext: {
-        requestId: randomUUID(),
-        functionArn: options.functionArn,
-        condition,
-        approximateInvokeCount: invokeCount,
-      },
-      responseContext: { statusCode: 200, executedVersion: '$LATEST', functionError: 'Unhandled' },
-      version: '1.0',
-      timestamp: new Date().toISOString(),
-      DDBStreamBatchInfo: {
-        shardId,
-        startSequenceNumber: records[0]?.dynamodb?.SequenceNumber,
-        endSequenceNumber: records.at(-1)?.dynamodb?.SequenceNumber,
-        batchSize: records.length,
-        streamArn: options.streamArn,
-      },
-      payload: JSON.stringify({ Records: records }),
-    };
-    try {
-      await options.onFailure(record);
-    } catch (error) {
-      options.logger.error('could not keep a discarded stream batch; its records follow', {
-        error,
-        record,
-      });
-    }
-  };
-
-  return { invoke, invocations: () => invocations };
-}
-
-/**
  * A record as Lambda hands it to a function: the stream's ARN added, and its time in seconds since
  * the epoch (the SDK reads it as a Date). AWS gives that time rounded down to the second
  * (`ApproximateCreationDateTime`, DynamoDB Streams API reference, StreamRecord); DynamoDB Local
@@ -455,9 +299,4 @@ export function lambdaRecordOf(
     ...lambdaRecord,
     dynamodb: { ...record.dynamodb, ApproximateCreationDateTime: seconds as never },
   };
-}
-
-/** Waits, or less when `signal` aborts (then without an error). */
-async function sleep(milliseconds: number, signal: AbortSignal): Promise<void> {
-  await wait(milliseconds, undefined, { signal }).catch(() => undefined);
 }
