@@ -21,7 +21,7 @@ Options:
   --scope <scopes>        space-separated scopes (default "${defaultLocalScope}");
                           "plants/read" reads only, "plants/write" writes only, "" none: 403;
                           "webhooks/manage" manages the subject's webhook endpoints
-                          (creating one, enabling it or recovering needs "plants/read" too)
+                          (creating, changing or recovering one needs "plants/read" too)
   --subject <sub>         the token's subject (default "${defaultLocalSubject}"): the client
                           whose webhook endpoints the token manages
   --expires-in <seconds>  lifetime in whole seconds (default ${defaultExpiresInSeconds});

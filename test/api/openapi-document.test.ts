@@ -1,6 +1,6 @@
 import { beforeAll, describe, expect, it } from '@jest/globals';
 import { newPlantSchema, parseNewPlant } from '../../functions/create-plant/new-plant.ts';
-import { readPageParameters } from '../../functions/list-plants/page-cursor.ts';
+import { encodeCursor, readPageParameters } from '../../functions/list-plants/page-cursor.ts';
 import {
   endpointErrorCodes,
   errorCodes,
@@ -161,6 +161,43 @@ function messageOfInvalidPlant(body: unknown): string {
 describe('openapi.yaml', () => {
   it('is an OpenAPI 3.1.0 document', () => {
     expect(openApiDocument.openapi).toBe('3.1.0');
+  });
+
+  it('gives every list’s cursor the shape its function reads: never empty, a pattern, a longest', () => {
+    const cursors = operations.flatMap(({ operation }) =>
+      (operation.parameters ?? [])
+        .map((parameter) => resolveReference(parameter) as { name: string; schema?: object })
+        .filter((parameter) => parameter.name === 'cursor')
+        .map((parameter) => [operation.operationId, parameter.schema]),
+    );
+    expect(cursors.length).toBeGreaterThanOrEqual(3);
+    for (const [operationId, schema] of cursors) {
+      expect([operationId, schema]).toEqual([
+        operationId,
+        expect.objectContaining({
+          minLength: 1,
+          maxLength: expect.any(Number),
+          pattern: expect.any(String),
+        }),
+      ]);
+    }
+    // The plants list's: every cursor it writes fits, and what it refuses for its shape does not.
+    const plants = Object.fromEntries(cursors).listPlants as {
+      minLength: number;
+      maxLength: number;
+      pattern: string;
+    };
+    const fits = (cursor: string) =>
+      cursor.length >= plants.minLength &&
+      cursor.length <= plants.maxLength &&
+      new RegExp(plants.pattern).test(cursor);
+    for (const id of [int64Min, int64Max, 0n, 7n]) expect(fits(encodeCursor(id))).toBe(true);
+    for (const cursor of ['', 'a'.repeat(plants.maxLength + 1), 'a+b', 'a/b=']) {
+      expect(fits(cursor)).toBe(false);
+      expect(() =>
+        readPageParameters({ multiValueQueryStringParameters: { cursor: [cursor] } } as never),
+      ).toThrow();
+    }
   });
 
   describe('agrees with the error-code table', () => {

@@ -21,7 +21,7 @@ export const scopeDescriptions: Readonly<Record<Scope, string>> = {
   'plants/read': 'List and read plants, and hear of them at a webhook endpoint',
   'plants/write': 'Create, change and delete plants',
   'webhooks/manage':
-    "Manage the client's own webhook endpoints (pointing one at plant events needs plants/read too)",
+    "Manage the client's own webhook endpoints (creating, changing or recovering one needs plants/read too)",
 };
 
 export interface Route {
@@ -82,8 +82,8 @@ export const routes = [
     function: 'deletePlant',
     operationId: 'deletePlant',
   },
-  // An endpoint receives plant events: the routes that point one at them (a create, a PATCH
-  // that enables or redirects it, a recover that sends 7 days of them) need plants/read too.
+  // An endpoint receives plant events: the routes that can point one at them (a create, any
+  // PATCH, since the gateway authorizes before the body is read, a recover) need plants/read.
   ...webhookEndpointRoutes([
     ['POST', '/webhook-endpoints', 'createWebhookEndpoint', 'readsPlants'],
     ['GET', '/webhook-endpoints', 'listWebhookEndpoints'],
