@@ -35,7 +35,8 @@ const common = {
 };
 
 export default {
-  testTimeout: 30_000,
+  // A cap for a test that hangs, not a bound on behaviour: a busy machine stretches every wait.
+  testTimeout: 120_000,
   // Jest leaves a core to itself by default, which on two cores is one worker: use both.
   maxWorkers: '100%',
   projects: [

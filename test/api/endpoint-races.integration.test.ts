@@ -23,7 +23,7 @@ afterEach(async () => {
   const stopping = bed;
   bed = undefined;
   await stopping?.stop();
-}, 30_000);
+}, 180_000);
 
 async function started(options: Parameters<typeof startEndpointBed>[0] = {}) {
   bed = await startEndpointBed(options);
@@ -73,7 +73,7 @@ describe('recover', () => {
     }
     expect(perEvent.size).toBe(10);
     expect([...perEvent.values()]).toEqual(Array(10).fill(3));
-  }, 60_000);
+  }, 180_000);
 
   it('queues at most 1,000 events a call and says when more were missed', async () => {
     // Each first attempt fails and its retry waits ten minutes: no delivery ends meanwhile (an
@@ -106,7 +106,7 @@ describe('recover', () => {
       since,
     });
     expect(second.body).toEqual({ events: 1, more: false });
-  }, 60_000);
+  }, 180_000);
 
   it('answers 429/42900 with Retry-After past 5 recovers, and 10 tests, a minute per endpoint', async () => {
     const { receiver, register, request } = await started();
@@ -136,7 +136,7 @@ describe('recover', () => {
       }
     }
     expect([recovers.at(-1)?.status, tests.at(-1)?.status]).toContain(429);
-  }, 60_000);
+  }, 180_000);
 });
 
 describe('concurrent writers', () => {
@@ -278,5 +278,5 @@ describe('a new endpoint', () => {
       await eventually(() => heard(hooks, 100 + round), 10_000).catch(() => {});
       expect({ round, heard: heard(hooks, 100 + round) }).toEqual({ round, heard: true });
     }
-  }, 60_000);
+  }, 180_000);
 });

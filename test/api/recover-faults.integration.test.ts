@@ -21,7 +21,7 @@ afterEach(async () => {
   await proxy?.stop();
   bed = undefined;
   proxy = undefined;
-}, 60_000);
+}, 180_000);
 
 const settle = (milliseconds: number) =>
   new Promise((resolve) => setTimeout(resolve, milliseconds));

@@ -14,7 +14,7 @@ let bed: EndpointBed;
 
 beforeAll(async () => {
   bed = await startEndpointBed();
-}, 60_000);
+}, 180_000);
 
 afterAll(async () => {
   await bed?.stop();

@@ -19,7 +19,7 @@ let moto: MotoServer;
 
 beforeAll(async () => {
   moto = await startMotoServer();
-}, 60_000);
+}, 180_000);
 
 afterAll(async () => {
   await moto?.stop();

@@ -78,7 +78,7 @@ async function startApi(): Promise<string> {
   child.stderr?.on('data', (chunk: Buffer) => {
     output += chunk.toString();
   });
-  const deadline = Date.now() + 25_000;
+  const deadline = Date.now() + 120_000;
   while (!/^curl /m.test(output)) {
     if (Date.now() > deadline || child.exitCode !== null) throw new Error(`No banner:\n${output}`);
     await new Promise((resolve) => setTimeout(resolve, 50));
@@ -126,7 +126,7 @@ beforeAll(async () => {
   expiredToken = signLocalToken(keys, { expiresInSeconds: -120 });
   // As root (CI), Chromium's sandbox cannot start; the pages are our own.
   browser = await chromium.launch({ executablePath: chromiumPath, args: ['--no-sandbox'] });
-}, 60_000);
+}, 180_000);
 
 afterAll(async () => {
   await browser?.close();
@@ -175,7 +175,7 @@ describe('the API reference at /docs', () => {
     } finally {
       await page.close();
     }
-  }, 60_000);
+  }, 180_000);
 
   it('offers none of the renderer’s hosted features, only "try it" and the download', async () => {
     const { page, foreign } = await openPage(`${apiUrl}/docs`);
@@ -203,7 +203,7 @@ describe('the API reference at /docs', () => {
     } finally {
       await page.close();
     }
-  }, 60_000);
+  }, 180_000);
 
   it('creates a plant with its "try it", with the token pasted in', async () => {
     const { page, foreign } = await openPage(`${apiUrl}/docs`);
@@ -228,7 +228,7 @@ describe('the API reference at /docs', () => {
     } finally {
       await page.close();
     }
-  }, 60_000);
+  }, 180_000);
 });
 
 describe('the example page, from another origin', () => {
@@ -264,7 +264,7 @@ describe('the example page, from another origin', () => {
     } finally {
       await page.close();
     }
-  }, 60_000);
+  }, 180_000);
 
   it('follows Link across pages in the browser, every plant once', async () => {
     const { page } = await openPage(exampleUrl('http://localhost'));
@@ -282,7 +282,7 @@ describe('the example page, from another origin', () => {
     } finally {
       await page.close();
     }
-  }, 60_000);
+  }, 180_000);
 
   it('cannot read the API from an origin it does not allow: the browser refuses what the same page reads when allowed', async () => {
     const readFrom = async (origin: string) => {
@@ -309,7 +309,7 @@ describe('the example page, from another origin', () => {
     // The same request from 127.0.0.1, which CORS_ORIGINS leaves out: the preflight answers
     // without Access-Control-Allow-Origin, and the browser refuses to send it.
     expect(await readFrom('http://127.0.0.1')).toBe('TypeError');
-  }, 60_000);
+  }, 180_000);
 
   it('reads the 401 of an expired token, with its code and request id', async () => {
     const { page } = await openPage(exampleUrl('http://localhost', expiredToken));
@@ -333,5 +333,5 @@ describe('the example page, from another origin', () => {
     } finally {
       await page.close();
     }
-  }, 60_000);
+  }, 180_000);
 });

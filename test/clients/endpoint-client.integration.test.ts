@@ -19,7 +19,7 @@ beforeAll(async () => {
   bed = await startEndpointBed();
   const token = bed.api.signToken({ scope: 'webhooks/manage plants/read', subject: 'client-sdk' });
   endpoints = new PlantStoreClient({ baseUrl: bed.api.url, token }).webhookEndpoints;
-}, 60_000);
+}, 180_000);
 
 afterAll(async () => {
   await bed?.stop();

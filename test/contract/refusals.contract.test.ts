@@ -15,7 +15,7 @@ let reader: string;
 
 beforeAll(async () => {
   ({ writer, reader } = await plantTokens());
-}, 60_000);
+}, 180_000);
 
 const post = (body: string | Uint8Array, contentType = 'application/json') =>
   call('POST', '/plants', { token: writer, headers: { 'Content-Type': contentType }, body });

@@ -47,7 +47,7 @@ export async function startNpmStartTarget(): Promise<RunningTarget> {
     }
     rmSync(dataDirectory, { recursive: true, force: true });
   };
-  const deadline = Date.now() + 60_000;
+  const deadline = Date.now() + 150_000;
   let port: string | undefined;
   while (port === undefined) {
     port = /API: +http:\/\/127\.0\.0\.1:(\d+)/.exec(output)?.[1];

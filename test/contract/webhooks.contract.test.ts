@@ -25,14 +25,14 @@ beforeAll(async () => {
     0,
     target().receiverHost ?? '127.0.0.1',
   );
-}, 60_000);
+}, 180_000);
 
 afterAll(async () => {
   await receiver?.stop();
   if (!target().writes) return;
   for (const id of endpoints) await call('DELETE', `/webhook-endpoints/${id}`, { token: manager });
   await made.removeAll(manager);
-}, 60_000);
+}, 180_000);
 
 async function register(url: string) {
   const answer = await call('POST', '/webhook-endpoints', {

@@ -28,7 +28,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await running?.stop();
   rmSync(folder, { recursive: true, force: true });
-}, 60_000);
+}, 180_000);
 
 /** The contract suite's plants file in a Jest of its own, against the running target. */
 function runPlantsContract(): Promise<{ code: number | null; output: string }> {

@@ -48,7 +48,7 @@ beforeAll(async () => {
   await until(() => /^curl .*$/m.test(output), 30_000, 'the banner');
   url = (/API: +(http:\/\/127\.0\.0\.1:\d+)/.exec(output) as RegExpExecArray)[1] as string;
   token = (/Authorization: Bearer ([^']+)'/.exec(output) as RegExpExecArray)[1] as string;
-}, 60_000);
+}, 180_000);
 
 afterAll(async () => {
   if (child?.exitCode === null) {
@@ -117,7 +117,7 @@ it('answers the next request with a saved change, keeping the data, in one log l
     body: { error: 40401, message: 'Nothing stored there.' },
   });
   expect(await request('GET', '/plants/5')).toMatchObject({ status: 200, body: { name: 'Kept' } });
-}, 30_000);
+}, 180_000);
 
 it('reloads a function of its own without a word about restarting', async () => {
   const before = reloadLines().length;
@@ -130,7 +130,7 @@ it('reloads a function of its own without a word about restarting', async () => 
   expect(reloadLines().at(-1)).toMatchObject({
     changed: ['functions/get-plant/create-handler.ts'],
   });
-}, 30_000);
+}, 180_000);
 
 it('keeps the previous code answering when a save does not load, and says so', async () => {
   const before = reloadLines().length;
@@ -147,4 +147,4 @@ it('keeps the previous code answering when a save does not load, and says so', a
   await until(() => reloadLines().length === before + 2, 10_000, 'reload line after the fix');
   expect(reloadLines().at(-1)).toMatchObject({ level: 'info' });
   expect((await request('GET', '/plants/404')).body.message).toBe('Nothing stored there.');
-}, 30_000);
+}, 180_000);

@@ -87,14 +87,15 @@ beforeAll(async () => {
   npmStart.stderr?.on('data', (chunk: Buffer) => {
     output += chunk.toString();
   });
-  const deadline = Date.now() + 40_000;
+  // A wait, not a bound: a busy machine may take long to start Node.js and a JVM.
+  const deadline = Date.now() + 150_000;
   while (!/^curl /m.test(output)) {
     if (Date.now() > deadline) throw new Error(`No banner:\n${output}`);
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
   apiUrl = (/API: +(http:\/\/127\.0\.0\.1:\d+)/.exec(output) as RegExpExecArray)[1] as string;
   banner = output;
-}, 60_000);
+}, 180_000);
 
 afterAll(async () => {
   for (const started of receivers) await started.stop();
@@ -196,5 +197,5 @@ describe('webhook endpoints through npm start', () => {
     await new Promise((resolve) => setTimeout(resolve, 2_000));
     expect(hooks.deliveries).toHaveLength(5);
     expect(hooks.deliveries.every((delivery) => delivery.verified)).toBe(true);
-  }, 90_000);
+  }, 180_000);
 });

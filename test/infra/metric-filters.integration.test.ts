@@ -50,7 +50,7 @@ describe('metric filters, against the real log lines', () => {
       },
       loggerOf,
     });
-  }, 60_000);
+  }, 180_000);
 
   afterAll(async () => {
     delete process.env.AWS_LAMBDA_FUNCTION_VERSION;

@@ -10,6 +10,7 @@ import { ListTablesCommand } from '@aws-sdk/client-dynamodb';
 import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, describe, expect, it } from '@jest/globals';
 import { createDocumentClient } from '../../functions/shared/platform/dynamodb.ts';
+
 import {
   type DynamoDbLocal,
   DynamoDbLocalStartError,
@@ -19,6 +20,9 @@ import {
 import { loadOrCreateStoreCredentials } from '../../local/store-credentials.ts';
 import { createPlantsTableIfMissing } from '../../local/tables.ts';
 import { isProcessRunning } from '../support/processes.ts';
+
+/** A fresh JVM on a busy machine may take seconds to answer: these tests wait, the API's client does not. */
+const patient = { connectionTimeoutMilliseconds: 10_000, requestTimeoutMilliseconds: 30_000 };
 
 const started: DynamoDbLocal[] = [];
 const temporaryDirectories: string[] = [];
@@ -51,7 +55,7 @@ describe('startDynamoDbLocal', () => {
     const first = await startDynamoDbLocal({ dataDirectory });
     started.push(first);
     expect(first.url).toBe(`http://127.0.0.1:${first.port}`);
-    const client = createDocumentClient({ url: first.url });
+    const client = createDocumentClient({ url: first.url, ...patient });
     await createPlantsTableIfMissing(client, 'plants');
     await client.send(new PutCommand({ TableName: 'plants', Item: { id: 1n, name: 'Fern' } }));
     client.destroy();
@@ -63,7 +67,7 @@ describe('startDynamoDbLocal', () => {
 
     const second = await startDynamoDbLocal({ dataDirectory, port: first.port });
     started.push(second);
-    const again = createDocumentClient({ url: second.url });
+    const again = createDocumentClient({ url: second.url, ...patient });
     await createPlantsTableIfMissing(again, 'plants');
     const { Item } = await again.send(new GetCommand({ TableName: 'plants', Key: { id: 1n } }));
     again.destroy();
@@ -71,7 +75,7 @@ describe('startDynamoDbLocal', () => {
     await second.stop();
     expect(isProcessRunning(second.pid)).toBe(false);
     // Two JVM starts: well over the default 30 s when the machine is busy with other tiers.
-  }, 90_000);
+  }, 180_000);
 
   it('never outlives its parent, even when the parent is killed with SIGKILL', async () => {
     const harness = fileURLToPath(new URL('../../local/dynamodb-local.ts', import.meta.url));
@@ -132,9 +136,10 @@ describe('the store npm start runs', () => {
       privateAccessKeyId: credentials.accessKeyId,
     });
     started.push(store);
-    const owner = createDocumentClient({ url: store.url, credentials });
+    const owner = createDocumentClient({ url: store.url, credentials, ...patient });
     const stranger = createDocumentClient({
       url: store.url,
+      ...patient,
       credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
     });
     try {

@@ -239,7 +239,7 @@ describe('fuzzed bodies', () => {
       }),
       { seed, numRuns: runs.truncated },
     );
-  }, 60_000);
+  }, 180_000);
 
   it(`answer deep nesting, as the body or inside an ignored field, without a 5xx (${runs.nesting} cases)`, async () => {
     const nesting = fc.record({
@@ -292,7 +292,7 @@ describe('fuzzed bodies', () => {
     session.countCase(2);
     expect([large.status, large.text]).toEqual([413, `{"message": "Request Too Long"}`]);
     expect([huge.status, huge.text]).toEqual([413, 'HTTP content length exceeded 10485760 bytes.']);
-  }, 60_000);
+  }, 180_000);
 });
 
 describeAudit(session, 100);

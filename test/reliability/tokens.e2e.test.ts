@@ -215,7 +215,7 @@ describe('through the local API', () => {
       }),
       { seed, numRuns: fuzzRuns },
     );
-  }, 60_000);
+  }, 180_000);
 
   it(`answers 401/40100 to a valid token with any one character changed (${fuzzRuns} cases)`, async () => {
     const token = signToken(issuerKey, validClaims());
@@ -234,7 +234,7 @@ describe('through the local API', () => {
       }),
       { seed, numRuns: fuzzRuns },
     );
-  }, 60_000);
+  }, 180_000);
 });
 
 describe('afterwards', () => {

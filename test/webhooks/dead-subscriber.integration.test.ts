@@ -16,7 +16,7 @@ let retryMoto: MotoServer;
 
 beforeAll(async () => {
   [moto, retryMoto] = await Promise.all([startMotoServer(), startMotoServer()]);
-}, 60_000);
+}, 180_000);
 
 afterAll(async () => {
   await Promise.all([moto?.stop(), retryMoto?.stop()]);

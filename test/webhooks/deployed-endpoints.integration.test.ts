@@ -32,7 +32,7 @@ const running: { stop(): Promise<void> }[] = [];
 
 beforeAll(async () => {
   moto = await startMotoServer();
-}, 60_000);
+}, 180_000);
 
 afterEach(async () => {
   for (const entry of running.splice(0).reverse()) await entry.stop();
@@ -107,7 +107,7 @@ describe('webhook endpoints on the deployed path', () => {
     expect(Item?.secret).toMatch(/^kms:/);
     hooks.setSecret(secret);
     await putPlant(bed, 7n, 'Ivy');
-    await hooks.waitForAccepted(1, 30_000);
+    await hooks.waitForAccepted(1);
     expect(hooks.deliveries[0]).toMatchObject({ verified: true });
     expect(JSON.parse(hooks.deliveries[0]?.body ?? '')).toMatchObject({
       type: 'plant.created',
@@ -120,7 +120,7 @@ describe('webhook endpoints on the deployed path', () => {
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
     expect(attempts).toEqual([expect.objectContaining({ outcome: 'delivered', attempt: 1 })]);
-  }, 60_000);
+  }, 180_000);
 
   it('retries a failing endpoint through the retry queue and dead-letters it, while another gets every event', async () => {
     const bed = await startBed();
@@ -134,7 +134,7 @@ describe('webhook endpoints on the deployed path', () => {
       [2n, 'Moss'],
     ] as const)
       await putPlant(bed, id, name);
-    await healthy.waitForAccepted(2, 30_000);
+    await healthy.waitForAccepted(2);
     let letters: Record<string, unknown>[] = [];
     const deadline = Date.now() + 40_000;
     while (letters.length < 2 && Date.now() < deadline) {
@@ -149,7 +149,7 @@ describe('webhook endpoints on the deployed path', () => {
     // Three attempts each, every one signed with the endpoint's own secret.
     expect(failing.deliveries).toHaveLength(6);
     expect(failing.deliveries.every((delivery) => delivery.verified)).toBe(true);
-  }, 90_000);
+  }, 180_000);
 
   it('sends nothing more to an endpoint deleted while its retry waits', async () => {
     const bed = await startBed();
@@ -181,5 +181,5 @@ describe('webhook endpoints on the deployed path', () => {
     await new Promise((resolve) => setTimeout(resolve, 5_000));
     expect(hooks.deliveries).toHaveLength(1);
     expect(await bed.deadLetters()).toEqual([]);
-  }, 60_000);
+  }, 180_000);
 });

@@ -42,7 +42,7 @@ let counter = 0;
 beforeAll(async () => {
   moto = await startMotoServer();
   memory = memoryQueues();
-}, 60_000);
+}, 180_000);
 
 afterAll(async () => {
   memory?.close();
