@@ -191,7 +191,7 @@ function readSettings(environment: NodeJS.ProcessEnv) {
       WEBHOOK_ENDPOINT_URLS: parsed(parseEndpointUrls, { fallback: localUrlPolicy }),
       CORS_ORIGINS: parsed(parseCorsOrigins, { fallback: localOrigins as readonly string[] }),
       HOT_RELOAD: parsed(parseSwitch, { fallback: true }),
-      WEBHOOK_RETRY_SCHEDULE: parsed(parseSchedule, { fallback: undefined }),
+      WEBHOOK_RETRY_SCHEDULE: parsed(parseSchedule, { fallback: [] as readonly number[] }),
       QUEUE_FAULT_FILE: parsed((text) => text, { fallback: '' }),
     },
     environment,
@@ -232,7 +232,8 @@ async function startFromSettings(
     webhooks: {
       subscribers: webhooks.subscribers,
       endpointUrlPolicy: settings.endpointUrls,
-      ...(variables.WEBHOOK_RETRY_SCHEDULE === undefined
+      // None given: the product's schedule.
+      ...(variables.WEBHOOK_RETRY_SCHEDULE.length === 0
         ? {}
         : { retrySchedule: variables.WEBHOOK_RETRY_SCHEDULE }),
       ...(variables.QUEUE_FAULT_FILE === ''
