@@ -42,10 +42,9 @@ export interface MonitoredFunction {
   /**
    * `api`: behind API Gateway, its crashes are 500s. `authorizer`: throws on every bad token by
    * design, so only its own failures (logged at error level) count. `stream`: reads the stream.
-   * `queue`: reads the delivery and retry queues. `manual`: run by hand (its errors are seen by whoever
-   * runs it; its metrics are on the dashboard).
+   * `queue`: reads the delivery and retry queues. `scheduled`: run by a schedule (and by hand).
    */
-  readonly role: 'api' | 'authorizer' | 'stream' | 'queue' | 'manual';
+  readonly role: 'api' | 'authorizer' | 'stream' | 'queue' | 'scheduled';
 }
 
 /** What the metrics are made of: the stage, its functions and its endpoint stores. */

@@ -5,7 +5,6 @@ import {
   Alarm,
   type AlarmProps,
   ComparisonOperator,
-  Metric,
   TreatMissingData,
   Unit,
 } from 'aws-cdk-lib/aws-cloudwatch';
@@ -20,6 +19,7 @@ import {
   SnsAlarmActionStrategy,
 } from 'cdk-monitoring-constructs';
 import { Construct } from 'constructs';
+import { replayLog } from '../functions/replay-stream-failures/create-handler.ts';
 import { logFields } from '../functions/shared/platform/logger.ts';
 import { webhookLog } from '../functions/shared/webhooks/send-webhook.ts';
 import {
@@ -34,7 +34,7 @@ import {
   stageMetricNamespace,
 } from './log-metrics.ts';
 import { PlainMetricAlarms } from './plain-metric-alarms.ts';
-import { type PlantWebhooks, streamFailureMetricsId } from './plant-webhooks.ts';
+import type { PlantWebhooks } from './plant-webhooks.ts';
 import type { AlarmNotificationsConfig } from './stages.ts';
 
 export type { MonitoredFunction };
@@ -52,6 +52,9 @@ export interface PlantStoreMonitoringProps extends MetricsProps {
  * fails, about 35 minutes after the event).
  */
 export const lateWebhookSeconds = 3600;
+
+/** How old a kept stream batch may be before its failing replays wake someone: an hour. */
+export const keptBatchAlarmMinutes = 60;
 
 /**
  * Alarms worth waking for, one SNS topic they notify, and a dashboard, per stage, built with
@@ -142,10 +145,6 @@ export class PlantStoreMonitoring extends Construct implements MetricsScope {
   /** Each function: errors (but the authorizer's), throttles, duration, a stream's age. */
   private monitorFunctions(props: PlantStoreMonitoringProps): void {
     for (const { name, function: fn, role } of props.functions) {
-      if (role === 'manual') {
-        this.facade.monitorLambdaFunction({ lambdaFunction: fn, humanReadableName: name });
-        continue;
-      }
       this.facade.monitorLambdaFunction({
         lambdaFunction: fn,
         humanReadableName: name,
@@ -262,21 +261,22 @@ export class PlantStoreMonitoring extends Construct implements MetricsScope {
       threshold: lateWebhookSeconds,
       comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
     });
-    // Lambda gave up on a stream batch and kept it in the bucket: its plants' webhooks are not
-    // queued until someone replays it (docs/webhooks.md).
-    this.addAlarm('Webhooks-Stream-Batch-Kept', {
-      alarmDescription: 'The fan-out gave up on a stream batch: replay the kept failures.',
-      metric: new Metric({
-        namespace: 'AWS/S3',
-        metricName: 'PutRequests',
-        dimensionsMap: {
-          BucketName: webhooks.streamFailureBucket.bucketName,
-          FilterId: streamFailureMetricsId,
-        },
-        statistic: 'Sum',
-        period: Duration.minutes(1),
-      }),
-      threshold: 1,
+    // A stream batch the fan-out gave up on is replayed on a schedule (5, 10, 20, 40 minutes…):
+    // one still kept an hour later is one the replay keeps failing (its crashes alarm as any
+    // function's do).
+    const kept = new MetricFilter(this, 'OldestKeptStreamBatch', {
+      logGroup: logGroupOf(props, 'replay-stream-failures'),
+      filterPattern: message(replayLog.replayed),
+      metricNamespace: stageMetricNamespace(props.stageName),
+      metricName: 'OldestKeptStreamBatchMinutes',
+      metricValue: `$.${replayLog.oldestKeptField}`,
+      unit: Unit.COUNT,
+    });
+    this.addAlarm('Webhooks-Replay-Failing', {
+      alarmDescription:
+        'A stream batch the fan-out gave up on is still kept an hour later: its replays keep failing (docs/webhooks.md).',
+      metric: kept.metric({ statistic: 'Maximum', period: Duration.minutes(5) }),
+      threshold: keptBatchAlarmMinutes,
       comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
     });
   }

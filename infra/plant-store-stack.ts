@@ -219,7 +219,7 @@ export class PlantStoreStack extends Stack {
         monitored(this.authorizerFunction, 'authorizer'),
         monitored(this.webhooks.fanoutFunction, 'stream'),
         monitored(this.webhooks.deliverFunction, 'queue'),
-        monitored(this.webhooks.replayFunction, 'manual'),
+        monitored(this.webhooks.replayFunction, 'scheduled'),
       ],
     });
     const notify = new SnsAction(monitoring.topic);

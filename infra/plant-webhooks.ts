@@ -1,5 +1,7 @@
 import { Duration, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
 import type { Table } from 'aws-cdk-lib/aws-dynamodb';
+import { Rule, Schedule } from 'aws-cdk-lib/aws-events';
+import { LambdaFunction } from 'aws-cdk-lib/aws-events-targets';
 import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import { StartingPosition } from 'aws-cdk-lib/aws-lambda';
 import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
@@ -8,6 +10,7 @@ import { BlockPublicAccess, Bucket, BucketEncryption, type CfnBucket } from 'aws
 import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
+import { replayPeriodMinutes } from '../functions/replay-stream-failures/create-handler.ts';
 import { functionSettings } from './function-settings.ts';
 import { PlantStoreFunction } from './plant-store-function.ts';
 import type { WebhookSubscriberConfig } from './stages.ts';
@@ -33,9 +36,6 @@ export interface PlantWebhooksProps {
   readonly logRetention: RetentionDays;
   readonly logRemovalPolicy: RemovalPolicy;
 }
-
-/** The stream-failures bucket's request metrics (the kept-batch alarm reads its PutRequests). */
-export const streamFailureMetricsId = 'KeptBatches';
 
 /** How long a kept stream failure waits in its bucket for someone to replay it. */
 const streamFailureRetention = Duration.days(30);
@@ -123,8 +123,6 @@ export class PlantWebhooks extends Construct {
       lifecycleRules: [
         { expiration: streamFailureRetention, noncurrentVersionExpiration: streamFailureRetention },
       ],
-      // Request metrics (a minute's resolution) let an alarm see a batch being kept.
-      metrics: [{ id: streamFailureMetricsId }],
       removalPolicy: this.removalPolicy,
       autoDeleteObjects: false,
     });
@@ -196,7 +194,7 @@ export class PlantWebhooks extends Construct {
     const replay = new PlantStoreFunction(scope, 'ReplayStreamFailures', {
       ...this.functionDefaults(),
       settings: functionSettings.replayStreamFailures,
-      description: 'Plant Store: queues the webhooks of kept stream failures (run by hand).',
+      description: 'Plant Store: queues the webhooks of kept stream failures (on a schedule).',
       environment: {
         STREAM_FAILURES_BUCKET: this.streamFailureBucket.bucketName,
         // Empty: AWS's endpoint. Declared so that `sam local invoke --env-vars` can set it.
@@ -218,6 +216,18 @@ export class PlantWebhooks extends Construct {
       }),
     );
     this.deliveryQueue.grantSendMessages(replay);
+    // Nobody has to act: the schedule replays each kept batch with backoff by its age.
+    const schedule = new Rule(scope, 'ReplayStreamFailuresSchedule', {
+      description: 'Plant Store: replays kept stream failures (backoff by their age).',
+      schedule: Schedule.rate(Duration.minutes(replayPeriodMinutes)),
+      targets: [new LambdaFunction(replay, { retryAttempts: 2 })],
+    });
+    Validations.of(schedule).acknowledge({
+      id: 'Serverless::Serverless-EventBusDLQ',
+      reason:
+        'A scheduled event carries nothing: the kept batches stay in their bucket, and a run ' +
+        'that fails is made up by the next one 5 minutes later.',
+    });
     this.props.endpointStores.bind(
       replay,
       functionSettings.replayStreamFailures.endpoints,
@@ -292,8 +302,8 @@ export class PlantWebhooks extends Construct {
     }
     const accessLogsReason =
       'Only Lambda writes this bucket (kept stream batches) and only the replay function reads ' +
-      'and deletes them; every write raises the Webhooks-Stream-Batch-Kept alarm, so access ' +
-      'logs would add a second bucket to keep without telling anything new.';
+      'and deletes them, every 5 minutes on a schedule; the Webhooks-Replay-Failing alarm says when ' +
+      'one stays, so access logs would add a second bucket to keep without telling anything new.';
     Validations.of(this.streamFailureBucket).acknowledge(
       { id: 'AwsSolutions::AwsSolutions-S1', reason: accessLogsReason },
       // Control Tower's CT.S3.PR.2, .4, .9 and .10, checked by cfn-guard.
@@ -301,8 +311,8 @@ export class PlantWebhooks extends Construct {
       {
         id: 'cdk-validator-cfnguard::s3_event_notifications_enabled_check',
         reason:
-          "A kept batch is noticed by the Webhooks-Stream-Batch-Kept alarm on the bucket's " +
-          'request metrics; an event notification would need a consumer that only repeats it.',
+          'The replay function reads the bucket every 5 minutes on a schedule, and the ' +
+          'Webhooks-Replay-Failing alarm says when a batch stays; a notification would repeat it.',
       },
       {
         id: 'cdk-validator-cfnguard::s3_bucket_object_lock_enabled_check',

@@ -32,6 +32,7 @@ import {
   deliveryMaxReceiveCount,
   workQueueSettings,
 } from '../infra/webhook-pipeline-settings.ts';
+import { startKeptBatchReplay } from './pipeline/kept-batch-replay.ts';
 import { type MemoryQueues, memoryQueues } from './pipeline/memory-queues.ts';
 import type { StreamFailureRecord } from './pipeline/stream-batches.ts';
 import { importPipelineModules, startWebhookPipeline } from './pipeline/webhook-pipeline.ts';
@@ -139,6 +140,14 @@ export async function startLocalWebhooks(options: LocalWebhooksOptions): Promise
       },
       await importPipelineModules(),
     );
+    const replay =
+      options.dataDirectory === undefined
+        ? undefined
+        : startKeptBatchReplay({
+            folder: join(options.dataDirectory, 'stream-failures'),
+            fanout: (event) => pipeline.fanout(event),
+            logger: options.logger,
+          });
     return {
       deliveries: pipeline.deliveries,
       prepareReload: async (importModule) =>
@@ -156,6 +165,7 @@ export async function startLocalWebhooks(options: LocalWebhooksOptions): Promise
       },
       stop: async () => {
         stopping.abort();
+        await replay?.stop();
         await pipeline.stop();
         queues.close();
         streams.destroy();
@@ -238,7 +248,7 @@ function keepStreamFailure(options: LocalWebhooksOptions) {
     mkdirSync(folder, { recursive: true, mode: 0o700 });
     const file = join(folder, `${record.timestamp.replaceAll(':', '.')}-${randomUUID()}.json`);
     writeFileSync(file, JSON.stringify(record, null, 2), { mode: 0o600 });
-    options.logger.error('stream batch kept after its retries', {
+    options.logger.warn('stream batch kept after its retries; it is replayed on its own', {
       file,
       records: batchSize,
       from: startSequenceNumber,

@@ -1,10 +1,9 @@
 /**
- * Replays the stream batches the webhook fan-out gave up on. Lambda keeps each such batch whole
- * in the stream-failures bucket (an S3 on-failure destination: the invocation record with its
- * payload, the stream records themselves), which outlives the stream's 24 hours. This function
- * queues the new plants of every kept batch as the fan-out would have, then deletes the batch's
- * object; a batch it cannot queue either stays for the next replay. One command runs it (docs/webhooks.md):
- * `aws lambda invoke --function-name <ReplayStreamFailuresFunctionName> …`.
+ * Replays the stream batches the webhook fan-out gave up on, kept whole by Lambda in the
+ * stream-failures bucket (the invocation record with the stream records, beyond the stream's 24
+ * hours): queues each as the fan-out would have, then deletes its object; one it cannot queue
+ * stays. A schedule runs it every 5 minutes, each batch replayed with backoff by its age
+ * ({@link replayDue}); invoked by hand (docs/webhooks.md) it replays every batch at once.
  */
 import {
   DeleteObjectCommand,
@@ -36,33 +35,69 @@ export interface ReplaySummary {
   /** Kept batches queued and deleted. */
   readonly replayedBatches: number;
   readonly newPlants: number;
-  /** Kept batches left for a later replay (SQS refused their deliveries, or unreadable). */
+  /** Kept batches left for a later replay (SQS refused their deliveries, unreadable, not due). */
   readonly remainingBatches: number;
+  /** The age of the oldest batch still kept, in whole minutes (0 when none is). */
+  readonly oldestKeptMinutes: number;
 }
 
 /** The log line of each replay, with its summary. */
-export const replayLog = { replayed: 'replayed kept stream failures' } as const;
+export const replayLog = {
+  replayed: 'replayed kept stream failures',
+  oldestKeptField: 'oldestKeptMinutes',
+} as const;
+
+/** How often the schedule runs the replay, in minutes. */
+export const replayPeriodMinutes = 5;
+
+/**
+ * Whether a scheduled run replays a batch kept `ageMinutes` ago: at 5, 10, 20, 40, 80 and 160
+ * minutes, then every 4 hours; each moment falls in exactly one run of the 5-minute schedule.
+ */
+export function replayDue(ageMinutes: number): boolean {
+  const steps = [5, 10, 20, 40, 80, 160];
+  const inRun = (step: number) => ageMinutes >= step && ageMinutes < step + replayPeriodMinutes;
+  if (steps.some(inRun)) return true;
+  return ageMinutes >= 240 && (ageMinutes - 240) % 240 < replayPeriodMinutes;
+}
+
+/** Whether the invocation is the schedule's (EventBridge's scheduled event). */
+function isScheduled(event: unknown): boolean {
+  return (event as { 'detail-type'?: unknown } | undefined)?.['detail-type'] === 'Scheduled Event';
+}
 
 export function createHandler(dependencies: ReplayDependencies) {
   const loggerOf = invocationLoggers(
     dependencies.logger ?? createLogger({ service: 'replay-stream-failures' }),
   );
-  return async (_event?: unknown, context?: InvocationContext): Promise<ReplaySummary> => {
+  const now = dependencies.now ?? Date.now;
+  return async (event?: unknown, context?: InvocationContext): Promise<ReplaySummary> => {
     const logger = loggerOf(context);
+    const scheduled = isScheduled(event);
     let replayedBatches = 0;
     let newPlants = 0;
     let remainingBatches = 0;
-    for await (const key of keptBatchKeys(dependencies)) {
+    let oldestKeptMinutes = 0;
+    for await (const { key, keptAt } of keptBatches(dependencies)) {
+      const ageMinutes = Math.floor((now() - keptAt) / 60_000);
+      const keep = () => {
+        remainingBatches += 1;
+        oldestKeptMinutes = Math.max(oldestKeptMinutes, ageMinutes);
+      };
+      if (scheduled && !replayDue(ageMinutes)) {
+        keep();
+        continue;
+      }
       const records = await readKeptRecords(dependencies, key);
       if (records === undefined) {
         logger.error('a kept stream failure is not an invocation record', { key });
-        remainingBatches += 1;
+        keep();
         continue;
       }
       const outcome = await queuePlantEventDeliveries(records, dependencies, logger);
       newPlants += outcome.events['plant.created'];
       if (outcome.failedRecord !== undefined) {
-        remainingBatches += 1;
+        keep();
         continue;
       }
       await dependencies.s3.send(
@@ -70,20 +105,25 @@ export function createHandler(dependencies: ReplayDependencies) {
       );
       replayedBatches += 1;
     }
-    const summary = { replayedBatches, newPlants, remainingBatches };
+    const summary = { replayedBatches, newPlants, remainingBatches, oldestKeptMinutes };
     logger.info(replayLog.replayed, summary);
     return summary;
   };
 }
 
-/** Every object of the bucket, page by page. */
-async function* keptBatchKeys(dependencies: ReplayDependencies): AsyncGenerator<string> {
+/** Every object of the bucket and when it was written, page by page. */
+async function* keptBatches(
+  dependencies: ReplayDependencies,
+): AsyncGenerator<{ key: string; keptAt: number }> {
   const pages = paginateListObjectsV2(
     { client: dependencies.s3, pageSize: dependencies.listPageSize ?? 1000 },
     { Bucket: dependencies.bucketName },
   );
   for await (const page of pages) {
-    for (const object of page.Contents ?? []) if (object.Key !== undefined) yield object.Key;
+    for (const object of page.Contents ?? []) {
+      if (object.Key === undefined) continue;
+      yield { key: object.Key, keptAt: object.LastModified?.getTime() ?? 0 };
+    }
   }
 }
 

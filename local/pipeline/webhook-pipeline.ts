@@ -5,8 +5,10 @@
  * stack's own settings (`infra/webhook-pipeline-settings.ts`). `npm start` runs it on in-process
  * queues (`memory-queues.ts`); the test beds run it on moto's SQS, Secrets Manager and S3.
  */
+import { randomUUID } from 'node:crypto';
 import type { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import type { SQSClient } from '@aws-sdk/client-sqs';
+import type { DynamoDBBatchResponse, DynamoDBStreamEvent } from 'aws-lambda';
 import type { Logger } from '../../functions/shared/platform/logger.ts';
 import type { DeliveryQueue } from '../../functions/shared/webhooks/delivery-queue.ts';
 import type { Subscription } from '../../functions/shared/webhooks/plant-events.ts';
@@ -122,6 +124,8 @@ export interface WebhookPipeline {
   readonly stream: RunningMapping;
   readonly delivery: RunningMapping;
   readonly retry: RunningMapping;
+  /** The fan-out as the stream mapping invokes it: for the replay of kept batches. */
+  fanout(event: DynamoDBStreamEvent): Promise<DynamoDBBatchResponse>;
   /**
    * Builds both handlers again from `modules` and returns what puts them in use (the next
    * invocations then run them), so that a reload can build everything before it changes anything.
@@ -186,6 +190,7 @@ export async function startWebhookPipeline(
     stream,
     delivery,
     retry,
+    fanout: (event) => handlers.fanout(event, { awsRequestId: randomUUID() }),
     prepare: (fresh) => {
       const built = build(fresh);
       return () => {

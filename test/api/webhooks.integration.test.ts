@@ -7,6 +7,7 @@
  * @services dynamodb-local
  */
 import { randomBytes } from 'node:crypto';
+import { existsSync, readdirSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -26,9 +27,15 @@ let tableCounter = 0;
 
 async function startApi(
   receivers: readonly WebhookReceiver[],
-  options: { retrySchedule?: number[]; timeoutMilliseconds?: number; dynamoDbUrl?: string } = {},
+  options: {
+    retrySchedule?: number[];
+    timeoutMilliseconds?: number;
+    dynamoDbUrl?: string;
+    refuseSends?: () => boolean;
+    webhookDataDirectory?: string;
+  } = {},
 ): Promise<LocalApi> {
-  const { dynamoDbUrl = testStoreUrl(), ...webhookOptions } = options;
+  const { dynamoDbUrl = testStoreUrl(), webhookDataDirectory, ...webhookOptions } = options;
   tableCounter += 1;
   const api = await startLocalApi({
     port: 0,
@@ -37,6 +44,7 @@ async function startApi(
     keysDirectory,
     throttlingStage: 'off',
     logger: createLogger({}, () => {}),
+    ...(webhookDataDirectory === undefined ? {} : { webhookDataDirectory }),
     webhooks: {
       subscribers: receivers.map((receiver, index) => ({
         name: `receiver-${index + 1}`,
@@ -344,6 +352,35 @@ describe('new-plant webhooks', () => {
       await webhooks.stop();
     }
   });
+
+  it('replays a stream batch set aside after its retries on its own, until every plant is delivered', async () => {
+    const receiver = await startReceiver();
+    const kept = await mkdtemp(join(tmpdir(), 'plant-store-kept-'));
+    // Removed once the API has stopped (and saved its queues there).
+    started.push({ stop: () => rm(kept, { recursive: true, force: true }) });
+    let refusing = true;
+    const api = await startApi([receiver], {
+      webhookDataDirectory: kept,
+      // The queue refuses every send: the fan-out fails its batch until Lambda would give up.
+      refuseSends: () => refusing,
+    });
+    {
+      for (let id = 1; id <= 5; id++) {
+        expect((await send(api, 'POST', '/plants', `{"id":${id},"name":"P${id}"}`)).status).toBe(
+          200,
+        );
+      }
+      const folder = join(kept, 'stream-failures');
+      const keptFiles = () => (existsSync(folder) ? readdirSync(folder) : []);
+      while (keptFiles().length === 0) await new Promise((resolve) => setTimeout(resolve, 200));
+      expect(receiver.deliveries).toHaveLength(0);
+      // The queue is back; nobody acts.
+      refusing = false;
+      await receiver.waitForAccepted(5);
+      expect(new Set([...receiver.accepted().keys()]).size).toBe(5);
+      while (keptFiles().length > 0) await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+  }, 300_000);
 
   it('delivers 1,000 creates from 20 clients as 1,000 distinct, verified webhooks', async () => {
     const receiver = await startReceiver();

@@ -123,6 +123,7 @@ describe('metric filters, against the real log lines', () => {
       never: /"subscriber":"audit"/,
     },
     EndpointsDisabled: { matches: /webhook endpoint disabled/, never: /retrying/ },
+    OldestKeptStreamBatchMinutes: { matches: /replayed kept stream failures/ },
     InitDuration: { matches: /"initDurationMs":171\.4/, never: /"maxMemoryUsedMB":88}/ },
   };
 

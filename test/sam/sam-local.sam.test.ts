@@ -161,7 +161,12 @@ describe('sam local invoke', () => {
       logger: quiet,
     })();
     const viaSam = await samInvoke('ReplayStreamFailures', eventFile('replay-stream-failures'));
-    expect(viaSam).toEqual({ replayedBatches: 0, newPlants: 0, remainingBatches: 0 });
+    expect(viaSam).toEqual({
+      replayedBatches: 0,
+      newPlants: 0,
+      remainingBatches: 0,
+      oldestKeptMinutes: 0,
+    });
     expect(viaSam).toEqual(inProcess);
   }, 120_000);
 

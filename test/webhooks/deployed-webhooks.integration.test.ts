@@ -282,6 +282,7 @@ describe('the deployed webhook path, on AWS emulators', () => {
       replayedBatches: 1,
       newPlants: 1,
       remainingBatches: 0,
+      oldestKeptMinutes: 0,
     });
     for (const subscriber of receivers) {
       await subscriber.waitForAccepted(1);
@@ -296,6 +297,7 @@ describe('the deployed webhook path, on AWS emulators', () => {
       replayedBatches: 0,
       newPlants: 0,
       remainingBatches: 0,
+      oldestKeptMinutes: 0,
     });
   }, 180_000);
 
@@ -332,11 +334,70 @@ describe('the deployed webhook path, on AWS emulators', () => {
       replayedBatches: 5,
       newPlants: 5,
       remainingBatches: 0,
+      oldestKeptMinutes: 0,
     });
     const [subscriber] = receivers;
     await subscriber?.waitForAccepted(5);
     expect(subscriber?.deliveries.map((delivery) => delivery.body).sort()).toEqual(
       [21, 22, 23, 24, 25].map((id) => `{"id":${id},"name":"Fern"}`),
     );
+  }, 180_000);
+
+  it('replays a kept batch on the schedule with backoff by its age, and by hand at once', async () => {
+    const { webhooks, receivers } = await bedWithReceivers(1);
+    const keep = (id: number) =>
+      moto.s3.send(
+        new PutObjectCommand({
+          Bucket: webhooks.bucket,
+          Key: `aws/lambda/mapping/shard/2026-11-25T00:00:${id}.000Z-${id}`,
+          Body: JSON.stringify({
+            payload: JSON.stringify({
+              Records: [
+                {
+                  eventID: `kept-${id}`,
+                  eventName: 'INSERT',
+                  dynamodb: { NewImage: marshall({ id, name: 'Moss' }) },
+                },
+              ],
+            }),
+          }),
+        }),
+      );
+    let offsetMinutes = 0;
+    const replay = createReplayHandler({
+      s3: moto.s3,
+      bucketName: webhooks.bucket,
+      deliveries: sqsDeliveryQueue(moto.sqs, webhooks.deliveryQueueUrl),
+      subscriptions: fixedSubscriptions([subscriptionOf('subscriber-1', {})]),
+      logger: createLogger({}, () => {}),
+      now: () => Date.now() + offsetMinutes * 60_000,
+    });
+    const scheduled = { 'detail-type': 'Scheduled Event', source: 'aws.events' };
+    await keep(31);
+    // Two minutes old: not yet due on the schedule.
+    offsetMinutes = 2;
+    await expect(replay(scheduled)).resolves.toEqual({
+      replayedBatches: 0,
+      newPlants: 0,
+      remainingBatches: 1,
+      oldestKeptMinutes: 2,
+    });
+    // By hand: every kept batch at once, delivered.
+    offsetMinutes = 0;
+    await expect(replay()).resolves.toMatchObject({ replayedBatches: 1, remainingBatches: 0 });
+    const [subscriber] = receivers;
+    await subscriber?.waitForAccepted(1);
+    expect(subscriber?.deliveries.map((delivery) => delivery.body)).toEqual([
+      '{"id":31,"name":"Moss"}',
+    ]);
+    // Five minutes old on the schedule: its first replay.
+    await keep(32);
+    offsetMinutes = 6;
+    await expect(replay(scheduled)).resolves.toEqual({
+      replayedBatches: 1,
+      newPlants: 1,
+      remainingBatches: 0,
+      oldestKeptMinutes: 0,
+    });
   }, 180_000);
 });
