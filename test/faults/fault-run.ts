@@ -29,7 +29,9 @@ const { values } = parseArgs({
   options: {
     seed: { type: 'string' },
     seconds: { type: 'string', default: '40' },
-    'drain-seconds': { type: 'string', default: '150' },
+    // The queue's visibility timeout (3 minutes: a message whose handling failed comes back then),
+    // the run's retry schedule (a minute in all), and a margin for a busy machine.
+    'drain-seconds': { type: 'string', default: '300' },
   },
 });
 const seed = values.seed === undefined ? randomInt(0, 2 ** 31) : Number(values.seed);
