@@ -20,7 +20,7 @@ export interface EndpointRecord {
   readonly disabledReason?: string;
   /** RFC 3339, milliseconds, UTC. */
   readonly createdAt: string;
-  /** Grows with every change: the `ETag` (`plant-version.ts`'s clock). */
+  /** Grows with every change: the `ETag` (`shared/http/entity-version.ts`'s clock). */
   readonly version: number;
   /** The signing secret, sealed (`secret-box.ts`). */
   readonly secret: string;

@@ -15,7 +15,7 @@ export interface StoredPlant {
   readonly tag?: string;
 }
 
-/** A stored plant with its version (`plant-version.ts`), as the changing operations see it. */
+/** A stored plant with its version (`shared/http/entity-version.ts`), as the changing operations see it. */
 export interface VersionedPlant {
   readonly plant: StoredPlant;
   readonly version: number;

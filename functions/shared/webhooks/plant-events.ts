@@ -9,7 +9,7 @@
  *   nothing, so it has no record either.
  * - `plant.deleted`: a REMOVE, a stored plant deleted (a delete of a missing id writes nothing).
  *
- * Every event carries the plant's version (`plant-version.ts`): deliveries are not ordered, and
+ * Every event carries the plant's version (`shared/http/entity-version.ts`): deliveries are not ordered, and
  * a receiver keeps the highest version it has seen of a plant and drops an event below it. A
  * delete's version is one more than the removed plant's last.
  */
