@@ -11,7 +11,7 @@ import {
   type GatewayResponseType,
   gatewayResponses,
 } from '../../infra/gateway-responses.ts';
-import type { HttpAnswer } from './proxy-integration.ts';
+import type { HttpAnswer } from './gateway-types.ts';
 
 /** The gateway response of `type`, as the stack deploys it. */
 export function gatewayAnswer(type: GatewayResponseType): HttpAnswer {

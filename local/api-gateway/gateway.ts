@@ -17,13 +17,6 @@ import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
-import type {
-  APIGatewayAuthorizerResult,
-  APIGatewayProxyEvent,
-  APIGatewayProxyResult,
-  APIGatewayTokenAuthorizerEvent,
-  Context,
-} from 'aws-lambda';
 import { protectiveHeaders } from '../../functions/shared/http/api-responses.ts';
 import { allowOriginHeader, preflightHeaders } from '../../functions/shared/http/cors.ts';
 import { createLogger, type Logger } from '../../functions/shared/platform/logger.ts';
@@ -31,45 +24,33 @@ import { awsOwnAnswers, lambdaMaxInvocationBytes } from '../../infra/gateway-res
 import { type ClientLimit, clientLimitAnswer } from '../../infra/throttling.ts';
 import { awsAnswer, gatewayAnswer, gatewayCorsHeaders, readBody, writeAnswer } from './answers.ts';
 import { type ClientLimiter, createClientLimiter } from './client-limits.ts';
+import type {
+  GatewayRoute,
+  HttpAnswer,
+  RouteMatch,
+  TokenAuthorizerHandler,
+} from './gateway-types.ts';
 import {
   accountId,
   answerFromProxyResult,
   apiId,
   createLambdaContext,
   createProxyEvent,
-  type HttpAnswer,
   invokeWithTimeout,
   isProxyResult,
   region,
 } from './proxy-integration.ts';
 import { answerParserRejection, answerUnmetExpectation, refusedByParser } from './rejections.ts';
-import { createRouteMatcher, type RouteMatch } from './routing.ts';
+import { createRouteMatcher } from './routing.ts';
 import { createTokenBucket } from './throttling.ts';
 import { createCachedAuthorizer } from './token-authorizer.ts';
 
-/** A Lambda handler as the runtime calls it: an event and a context in, a promise out. */
-export type LambdaHandler<Event, Result> = (event: Event, context: Context) => Promise<Result>;
-
-export type TokenAuthorizerHandler = LambdaHandler<
-  APIGatewayTokenAuthorizerEvent,
-  APIGatewayAuthorizerResult
->;
-
-export type ProxyIntegrationHandler = LambdaHandler<APIGatewayProxyEvent, APIGatewayProxyResult>;
-
-/** One route of the API, served by a function behind a Lambda proxy integration. */
-export interface GatewayRoute {
-  readonly httpMethod: string;
-  /** The resource path, path parameters in braces: `/plants`, `/plants/{id}`. */
-  readonly resourcePath: string;
-  /** Shown in the Lambda context, as the deployed function's name would be. */
-  readonly functionName: string;
-  /** The function's Lambda timeout; the integration timeout when absent. */
-  readonly timeoutMilliseconds?: number;
-  /** This method's throttling (its share of the stage's budget), unless the options set one. */
-  readonly throttling?: { readonly rateLimit: number; readonly burstLimit: number };
-  readonly handler: ProxyIntegrationHandler;
-}
+export type {
+  GatewayRoute,
+  LambdaHandler,
+  ProxyIntegrationHandler,
+  TokenAuthorizerHandler,
+} from './gateway-types.ts';
 
 export interface ApiGatewayOptions {
   readonly routes: readonly GatewayRoute[];

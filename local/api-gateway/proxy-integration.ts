@@ -5,22 +5,13 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
-import type { RouteMatch } from './routing.ts';
+import type { HttpAnswer, RouteMatch } from './gateway-types.ts';
 
 // Placeholders where a deployed API has its region, account and id: the authorizer reads the
 // stage from the method ARN, so the ARN must have the real shape.
 export const region = 'us-east-1';
 export const accountId = '000000000000';
 export const apiId = 'plantlocal';
-
-/** A response ready to be written: status, headers (single or multiple values) and body bytes. */
-export interface HttpAnswer {
-  readonly statusCode: number;
-  readonly headers: Readonly<Record<string, string | readonly string[]>>;
-  readonly body: Buffer;
-  /** A gateway response (`gateway-responses.ts`): the stage's CORS headers are added to it. */
-  readonly gatewayResponse?: true;
-}
 
 export interface ProxyEventDetails {
   readonly stageName: string;

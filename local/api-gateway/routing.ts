@@ -1,17 +1,7 @@
 /**
  * Routing, as a REST API matches a request line to a resource and method.
  */
-import type { GatewayRoute } from './gateway.ts';
-
-/** A request matched to a route: the route, the path as sent and its path parameters. */
-export interface RouteMatch {
-  readonly route: GatewayRoute;
-  /** The request path, as API Gateway passes it (not percent-decoded). */
-  readonly path: string;
-  /** Path parameters as API Gateway passes them: not percent-decoded. */
-  readonly pathParameters: Readonly<Record<string, string>> | null;
-  readonly query: string;
-}
+import type { GatewayRoute, RouteMatch } from './gateway-types.ts';
 
 /**
  * Matches a request line to a route as a REST API does: segment by segment, a `{name}` segment

@@ -2,7 +2,7 @@
  * The TOKEN authorizer, called and cached as API Gateway does.
  */
 import type { APIGatewayAuthorizerResult } from 'aws-lambda';
-import type { TokenAuthorizerHandler } from './gateway.ts';
+import type { TokenAuthorizerHandler } from './gateway-types.ts';
 import { createLambdaContext, invokeWithTimeout } from './proxy-integration.ts';
 
 export type AuthorizerDecision =

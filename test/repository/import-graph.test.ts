@@ -1,0 +1,52 @@
+/**
+ * No module imports itself through others, type imports included: a circle makes a reader hold
+ * several files at once, and a runtime one can leave a binding undefined at start-up.
+ */
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import path from 'node:path';
+import { expect, it } from '@jest/globals';
+
+const root = path.resolve(import.meta.dirname, '../..');
+const folders = ['functions', 'infra', 'local', 'beds', 'bench', 'clients/typescript/src'];
+
+function sourceFiles(folder: string): string[] {
+  return readdirSync(folder).flatMap((name) => {
+    const file = path.join(folder, name);
+    if (statSync(file).isDirectory()) return name === 'node_modules' ? [] : sourceFiles(file);
+    return file.endsWith('.ts') ? [file] : [];
+  });
+}
+
+/** Every relative `import … from` and `export … from` of a file, resolved. */
+function importsOf(file: string): string[] {
+  const text = readFileSync(file, 'utf8');
+  return [...text.matchAll(/^(?:import|export)\b[^;]*?\bfrom\s+'(\.{1,2}\/[^']+)'/gms)].map(
+    (match) => path.resolve(path.dirname(file), match[1] as string),
+  );
+}
+
+it('has no import circle in the product, the local stand-ins, the beds or the bench', () => {
+  const files = folders.flatMap((folder) => {
+    try {
+      return sourceFiles(path.join(root, folder));
+    } catch {
+      return [];
+    }
+  });
+  const graph = new Map(files.map((file) => [file, importsOf(file)]));
+  const circles: string[] = [];
+  const state = new Map<string, 'open' | 'done'>();
+  const visit = (file: string, trail: string[]) => {
+    if (state.get(file) === 'done' || !graph.has(file)) return;
+    if (state.get(file) === 'open') {
+      const circle = trail.slice(trail.indexOf(file)).concat(file);
+      circles.push(circle.map((step) => path.relative(root, step)).join(' → '));
+      return;
+    }
+    state.set(file, 'open');
+    for (const next of graph.get(file) ?? []) visit(next, [...trail, file]);
+    state.set(file, 'done');
+  };
+  for (const file of files) visit(file, []);
+  expect(circles).toEqual([]);
+});
