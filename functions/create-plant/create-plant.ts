@@ -4,7 +4,8 @@
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
-import { PlantConflictError } from '../shared/errors/errors.ts';
+import { errorCodes } from '../shared/errors/error-codes.ts';
+import { ApiError } from '../shared/errors/errors.ts';
 import {
   nextVersion,
   readItemVersion,
@@ -26,7 +27,7 @@ export interface CreatedPlant {
  * new, returning the old item when it is not. An identical stored plant is a safe client retry
  * and is answered as a success; different content is a conflict.
  *
- * @throws PlantConflictError when the id is stored with another name or tag.
+ * @throws ApiError 40009 when the id is stored with another name or tag.
  * @throws StoreUnavailableError when the store is unreachable, too slow or throttling.
  */
 export async function createPlant(
@@ -70,6 +71,6 @@ function answerExistingPlant(plant: Plant, error: ConditionalCheckFailedExceptio
   const stored = unmarshall(error.Item, { wrapNumbers: true });
   const version = readItemVersion(stored);
   const same = stored.name === plant.name && stored.tag === plant.tag && version !== undefined;
-  if (!same) throw new PlantConflictError();
+  if (!same) throw new ApiError(errorCodes.plantConflict);
   return { plant, version };
 }

@@ -2,7 +2,8 @@
  * NewPlant (the request body) and Plant (the answer), defined by their valibot schemas.
  */
 import * as v from 'valibot';
-import { InvalidPlantError } from '../shared/errors/errors.ts';
+import { errorCodes } from '../shared/errors/error-codes.ts';
+import { ApiError } from '../shared/errors/errors.ts';
 import { int64Max, int64Min } from '../shared/http/int64-json.ts';
 
 /**
@@ -36,11 +37,11 @@ type FieldName = keyof typeof fieldRequirements;
 
 /**
  * Checks a parsed body against the schema.
- * @throws InvalidPlantError naming every failing field (never echoing the client's values).
+ * @throws ApiError 40002 naming every failing field (never echoing the client's values).
  */
 export function parseNewPlant(body: unknown): NewPlant {
   if (typeof body !== 'object' || body === null || Array.isArray(body)) {
-    throw new InvalidPlantError('Invalid plant: the body must be a JSON object.');
+    throw new ApiError(errorCodes.invalidPlant, 'Invalid plant: the body must be a JSON object.');
   }
   const result = v.safeParse(newPlantSchema, body);
   if (result.success) return result.output;
@@ -60,7 +61,7 @@ export function parseNewPlant(body: unknown): NewPlant {
         ? `${field} is required and must be ${fieldRequirements[field]}`
         : `${field} must be ${fieldRequirements[field]}`,
     );
-  throw new InvalidPlantError(`Invalid plant: ${failures.join('; ')}.`);
+  throw new ApiError(errorCodes.invalidPlant, `Invalid plant: ${failures.join('; ')}.`);
 }
 
 /** The Plant answered for a stored or new plant: the declared fields, `tag` only when present. */

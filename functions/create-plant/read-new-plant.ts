@@ -8,7 +8,7 @@ import { type NewPlant, parseNewPlant } from './new-plant.ts';
 
 /**
  * The NewPlant of a `POST /plants` request.
- * @throws UnsupportedMediaTypeError | BodyTooLargeError | InvalidJsonError | InvalidPlantError
+ * @throws ApiError 40003, 40004, 40001 or 40002
  */
 export function readNewPlant(event: APIGatewayProxyEvent): NewPlant {
   return parseNewPlant(readJsonBody(event));

@@ -24,7 +24,7 @@ const attempts = 3;
 /**
  * Removes the plant with `id`, if there is one and it meets `preconditions`; the id can be
  * created again afterwards. No plant (or an item that is not one) is not an error.
- * @throws PreconditionFailedError when `If-Match` names none of the plant's version, or
+ * @throws ApiError 41200 when `If-Match` names none of the plant's version, or
  * `If-None-Match` names it.
  * @throws StoreUnavailableError when the store is unreachable, too slow or throttling, or the
  * plant kept changing between its read and its delete.

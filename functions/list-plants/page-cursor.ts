@@ -30,7 +30,7 @@ export function decodeCursor(cursor: string): bigint | undefined {
 
 /**
  * `limit` and `cursor` of `GET /plants`.
- * @throws InvalidParameterError (40005) naming the parameter.
+ * @throws ApiError 40005 naming the parameter.
  */
 export function readPageParameters(event: APIGatewayProxyEvent): PageParameters<bigint> {
   return readPage(event, decodeCursor);

@@ -7,7 +7,7 @@
  * Free of module-scope effects; `handler.ts` is the Lambda entry.
  */
 import type { APIGatewayProxyEvent } from 'aws-lambda';
-import { PreconditionRequiredError } from '../shared/errors/errors.ts';
+import { preconditionRequired } from '../shared/errors/errors.ts';
 import { jsonTextResponse } from '../shared/http/api-responses.ts';
 import { entityTagOf } from '../shared/http/entity-version.ts';
 import { readJsonBody } from '../shared/http/json-body.ts';
@@ -27,7 +27,7 @@ export function createHandler(dependencies: PlantsFunctionDependencies) {
     const preconditions = readPreconditions(event);
     const { ifMatch } = preconditions;
     // A change must say which version it changes.
-    if (ifMatch === undefined) throw new PreconditionRequiredError();
+    if (ifMatch === undefined) throw preconditionRequired();
     const { plant, version } = await updatePlant(id, change, { ...preconditions, ifMatch }, store);
     return jsonTextResponse(200, stringifyStoredPlant(plant), { ETag: entityTagOf(version) });
   });

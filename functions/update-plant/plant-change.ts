@@ -3,7 +3,8 @@
  * Plant `{name, tag?}`, or a JSON merge patch (RFC 7396) of one.
  */
 import * as v from 'valibot';
-import { InvalidPlantError } from '../shared/errors/errors.ts';
+import { errorCodes } from '../shared/errors/error-codes.ts';
+import { ApiError } from '../shared/errors/errors.ts';
 import { int64Max, int64Min } from '../shared/http/int64-json.ts';
 
 /**
@@ -47,7 +48,7 @@ type FieldName = 'id' | 'name' | 'tag';
 
 /**
  * The change of a `PUT` body: name and tag as given (no tag removes the tag).
- * @throws InvalidPlantError naming every failing field (never echoing the client's values).
+ * @throws ApiError 40002 naming every failing field (never echoing the client's values).
  */
 export function parseReplacement(body: unknown, id: bigint): PlantChange {
   const { name, tag } = check(replacementSchema, fieldRequirements.replacement, body, id);
@@ -56,7 +57,7 @@ export function parseReplacement(body: unknown, id: bigint): PlantChange {
 
 /**
  * The change of a `PATCH` body (`application/merge-patch+json`): only the members it has.
- * @throws InvalidPlantError naming every failing field.
+ * @throws ApiError 40002 naming every failing field.
  */
 export function parsePatch(body: unknown, id: bigint): PlantChange {
   const patch = check(patchSchema, fieldRequirements.patch, body, id);
@@ -83,7 +84,7 @@ function check<Schema extends typeof replacementSchema | typeof patchSchema>(
   id: bigint,
 ): v.InferOutput<Schema> {
   if (typeof body !== 'object' || body === null || Array.isArray(body)) {
-    throw new InvalidPlantError('Invalid plant: the body must be a JSON object.');
+    throw new ApiError(errorCodes.invalidPlant, 'Invalid plant: the body must be a JSON object.');
   }
   const result = v.safeParse(schema, body);
   const missing = new Set<FieldName>();
@@ -102,5 +103,5 @@ function check<Schema extends typeof replacementSchema | typeof patchSchema>(
         ? `${field} is required and must be ${requirements[field]}`
         : `${field} must be ${requirements[field]}`,
     );
-  throw new InvalidPlantError(`Invalid plant: ${failures.join('; ')}.`);
+  throw new ApiError(errorCodes.invalidPlant, `Invalid plant: ${failures.join('; ')}.`);
 }

@@ -66,7 +66,7 @@ type Pin = { readonly version: number } | 'below-clock' | 'from-clock';
  * Applies `change` to the plant `id` if its version meets `preconditions`: one `If-Match`
  * names and, when the request has `If-None-Match`, none that it names (RFC 9110 §13.2.2).
  * @throws PlantNotFoundError when no plant has this id (never created: no upsert).
- * @throws PreconditionFailedError when the plant's version is not one `If-Match` names, or is
+ * @throws ApiError 41200 when the plant's version is not one `If-Match` names, or is
  * one `If-None-Match` names.
  * @throws StoreUnavailableError when the store is unreachable, too slow or throttling, or the
  * plant kept changing under a `*` change.
@@ -129,7 +129,7 @@ export async function updatePlant(
 
 /**
  * The plant, if its version meets the preconditions.
- * @throws PreconditionFailedError
+ * @throws ApiError 41200
  * @throws PlantNotFoundError for a plant that cannot take another version.
  */
 function checkVersion(found: VersionedPlant, preconditions: Preconditions): VersionedPlant {

@@ -7,7 +7,7 @@
  * counted, no reason) but sends nothing missed: `recover` does that.
  */
 
-import { PreconditionFailedError, PreconditionRequiredError } from '../shared/errors/errors.ts';
+import { preconditionFailed, preconditionRequired } from '../shared/errors/errors.ts';
 import { jsonResponse } from '../shared/http/api-responses.ts';
 import { entityTagOf, nextVersion } from '../shared/http/entity-version.ts';
 import { readJsonBody } from '../shared/http/json-body.ts';
@@ -35,8 +35,7 @@ export function createHandler(dependencies: Dependencies) {
   return createRouteHandler('update-webhook-endpoint', dependencies, async (route) => {
     const request = endpointRequestOf(route, dependencies);
     const preconditions = readPreconditions(request.event);
-    if (preconditions.ifMatch === undefined)
-      throw new PreconditionRequiredError('webhook endpoint');
+    if (preconditions.ifMatch === undefined) throw preconditionRequired('webhook endpoint');
     const body = readJsonBody(request.event, 'application/merge-patch+json');
     // With `If-Match: *`, a change made meanwhile is read again and the patch applied over it.
     for (let attempt = 1; ; attempt += 1) {
@@ -57,7 +56,7 @@ export function createHandler(dependencies: Dependencies) {
         return jsonResponse(200, viewOf(changed), { ETag: entityTagOf(changed.version) });
       }
       if (preconditions.ifMatch !== 'any' || attempt === 3) {
-        throw new PreconditionFailedError('If-Match', 'webhook endpoint');
+        throw preconditionFailed('If-Match', 'webhook endpoint');
       }
     }
   });

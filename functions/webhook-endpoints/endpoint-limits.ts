@@ -7,7 +7,8 @@
  */
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { TooManyRequestsError } from '../shared/errors/errors.ts';
+import { errorCodes } from '../shared/errors/error-codes.ts';
+import { ApiError } from '../shared/errors/errors.ts';
 import { callStore } from '../shared/platform/dynamodb.ts';
 import type { WebhookLogTable } from './webhook-log.ts';
 
@@ -30,7 +31,7 @@ export const recoverCap = 1000;
 
 /**
  * Counts a call of `call` at the endpoint.
- * @throws TooManyRequestsError (429/42900) when the window's calls are spent.
+ * @throws ApiError 42900 (429, with `Retry-After`) when the window's calls are spent.
  */
 export async function countEndpointCall(
   endpointId: string,
@@ -62,9 +63,10 @@ export async function countEndpointCall(
     );
   } catch (error) {
     if (!(error instanceof ConditionalCheckFailedException)) throw error;
-    throw new TooManyRequestsError(
+    throw new ApiError(
+      errorCodes.throttled,
       `This endpoint's ${call} may be called ${limit.calls} times a ${limit.windowSeconds === 60 ? 'minute' : `${limit.windowSeconds} s`}; retry later.`,
-      (windowStart + windowMilliseconds - now) / 1000,
+      { retryAfterSeconds: (windowStart + windowMilliseconds - now) / 1000 },
     );
   }
 }

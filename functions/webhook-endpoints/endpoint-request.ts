@@ -66,7 +66,7 @@ function ownerOf(event: APIGatewayProxyEvent): string {
 
 /**
  * The owner's endpoint the path names.
- * @throws InvalidParameterError (40005) for a malformed id, ApiError 40402 when the owner has none.
+ * @throws ApiError 40005 for a malformed id, ApiError 40402 when the owner has none.
  */
 export async function requireEndpoint(request: EndpointRequest): Promise<EndpointRecord> {
   const id = readEndpointIdParameter(request.event.pathParameters);

@@ -4,7 +4,8 @@
  * that create and change one are read in `endpoint-body.ts`, by those two functions alone.
  */
 import { randomBytes } from 'node:crypto';
-import { InvalidParameterError } from '../shared/errors/errors.ts';
+import { errorCodes } from '../shared/errors/error-codes.ts';
+import { ApiError } from '../shared/errors/errors.ts';
 import type { PlantEventType, WebhookFormat } from '../shared/webhooks/plant-events.ts';
 
 /** An endpoint as the endpoints table keeps it. */
@@ -78,12 +79,13 @@ export function newEndpointId(now: number): string {
 
 /**
  * The `{endpointId}` of the path.
- * @throws InvalidParameterError (40005) when it is not an endpoint id.
+ * @throws ApiError 40005 when it is not an endpoint id.
  */
 export function readEndpointIdParameter(pathParameters: Record<string, string | undefined> | null) {
   const id = pathParameters?.endpointId;
   if (id === undefined || !endpointIdPattern.test(id)) {
-    throw new InvalidParameterError(
+    throw new ApiError(
+      errorCodes.invalidParameter,
       'Invalid parameter: endpointId must be an endpoint id (ep_ and 26 letters and digits).',
     );
   }

@@ -7,10 +7,7 @@ import {
   everyErrorCode,
   gatewayErrorCodes,
 } from '../../functions/shared/errors/error-codes.ts';
-import {
-  PreconditionFailedError,
-  PreconditionRequiredError,
-} from '../../functions/shared/errors/errors.ts';
+import { preconditionFailed, preconditionRequired } from '../../functions/shared/errors/errors.ts';
 import { int64Max, int64Min } from '../../functions/shared/http/int64-json.ts';
 import { routes } from '../../functions/shared/http/routes.ts';
 import { readPlantIdParameter } from '../../functions/shared/plants/plant-id.ts';
@@ -249,13 +246,13 @@ describe('openapi.yaml', () => {
             messageOfInvalidId('x'),
           ],
           [errorCodes.preconditionFailed.error]: [
-            new PreconditionFailedError('If-Match').message,
-            new PreconditionFailedError('If-None-Match').message,
-            new PreconditionFailedError('If-Match', 'webhook endpoint').message,
+            preconditionFailed('If-Match').message,
+            preconditionFailed('If-None-Match').message,
+            preconditionFailed('If-Match', 'webhook endpoint').message,
           ],
           [errorCodes.preconditionRequired.error]: [
-            new PreconditionRequiredError().message,
-            new PreconditionRequiredError('webhook endpoint').message,
+            preconditionRequired().message,
+            preconditionRequired('webhook endpoint').message,
           ],
           // Recover's: a body that is no object, a since out of range; the path's endpoint id.
           [endpointErrorCodes.invalidWebhookEndpoint.error]: [

@@ -10,7 +10,7 @@ import type * as v from 'valibot';
 import { newPlantSchema } from '../../functions/create-plant/new-plant.ts';
 import { recoverSchema } from '../../functions/recover-webhook-endpoint/create-handler.ts';
 import { rotationSchema } from '../../functions/rotate-webhook-endpoint-secret/create-handler.ts';
-import { InvalidParameterError } from '../../functions/shared/errors/errors.ts';
+import { errorCodes } from '../../functions/shared/errors/error-codes.ts';
 import { int64Max, int64Min } from '../../functions/shared/http/int64-json.ts';
 import { readPlantIdParameter } from '../../functions/shared/plants/plant-id.ts';
 import { patchSchema, replacementSchema } from '../../functions/update-plant/plant-change.ts';
@@ -126,7 +126,7 @@ describe('what openapi.yaml says that the schemas cannot', () => {
     for (const id of [`${'0'.repeat(19)}42`, '', '-', '1e3']) {
       expect([id, pattern.test(id)]).toEqual([id, false]);
       expect(() => readPlantIdParameter({ pathParameters: { id } } as never)).toThrow(
-        InvalidParameterError,
+        expect.objectContaining({ code: errorCodes.invalidParameter }),
       );
     }
   });

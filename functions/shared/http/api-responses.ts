@@ -5,7 +5,7 @@
 import type { MiddlewareObj, Request } from '@middy/core';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import { type ErrorCode, errorBody, errorCodes } from '../errors/error-codes.ts';
-import { ApiError, StoreUnavailableError, type TooManyRequestsError } from '../errors/errors.ts';
+import { ApiError, StoreUnavailableError } from '../errors/errors.ts';
 import { isUnavailableError } from '../platform/dynamodb.ts';
 import type { InvocationContext, Logger } from '../platform/logger.ts';
 import { corsHeaders } from './cors.ts';
@@ -140,12 +140,7 @@ export function apiResponses(
           ? new StoreUnavailableError({ cause: request.error })
           : request.error;
       if (error instanceof ApiError) {
-        request.response = errorResponse(
-          error.code,
-          error.clientMessage,
-          // Duck-typed, so that functions that never answer 429 do not bundle its class.
-          (error as Partial<TooManyRequestsError>).retryAfterSeconds,
-        );
+        request.response = errorResponse(error.code, error.clientMessage, error.retryAfterSeconds);
         addCorsHeaders(request);
         const detail = error.code.statusCode >= 500 ? { error } : {};
         logRequest(request, error.code.statusCode, {

@@ -3,12 +3,8 @@
  * (40004) → JSON (40001). What the JSON must be is the caller's (40002).
  */
 import type { APIGatewayProxyEvent } from 'aws-lambda';
-import { maxBodyBytes } from '../errors/error-codes.ts';
-import {
-  BodyTooLargeError,
-  InvalidJsonError,
-  UnsupportedMediaTypeError,
-} from '../errors/errors.ts';
+import { errorCodes, maxBodyBytes } from '../errors/error-codes.ts';
+import { ApiError } from '../errors/errors.ts';
 import { parseJsonWithInt64 } from './int64-json.ts';
 import { findHeader } from './request.ts';
 
@@ -19,20 +15,26 @@ const utf8 = new TextDecoder('utf-8', { fatal: true });
 /**
  * The parsed body of a request whose content type must be `mediaType` (any case, parameters such
  * as `charset` allowed), its `id` member read as an exact int64 (`bigint`).
- * @throws UnsupportedMediaTypeError | BodyTooLargeError | InvalidJsonError
+ * @throws ApiError 40003, 40004 or 40001
  */
 export function readJsonBody(
   event: APIGatewayProxyEvent,
   mediaType: 'application/json' | 'application/merge-patch+json' = 'application/json',
 ): unknown {
   const given = findHeader(event, 'content-type')?.split(';', 1)[0]?.trim().toLowerCase();
-  if (given !== mediaType) throw new UnsupportedMediaTypeError(mediaType);
+  if (given !== mediaType) {
+    const { unsupportedMediaType } = errorCodes;
+    throw new ApiError(
+      unsupportedMediaType,
+      unsupportedMediaType.message.replace('application/json', mediaType),
+    );
+  }
   const body = readBodyBytes(event);
-  if (body.byteLength > maxBodyBytes) throw new BodyTooLargeError();
+  if (body.byteLength > maxBodyBytes) throw new ApiError(errorCodes.bodyTooLarge);
   try {
     return parseJsonWithInt64(utf8.decode(body), 'id');
   } catch (error) {
-    throw new InvalidJsonError({ cause: error });
+    throw new ApiError(errorCodes.invalidJson, undefined, { cause: error });
   }
 }
 

@@ -4,7 +4,8 @@
  * writes and reads its own cursors; this module only carries them.
  */
 import type { APIGatewayProxyEvent } from 'aws-lambda';
-import { InvalidParameterError } from '../errors/errors.ts';
+import { errorCodes } from '../errors/error-codes.ts';
+import { ApiError } from '../errors/errors.ts';
 import { findHeader } from './request.ts';
 
 export const defaultPageLimit = 20;
@@ -18,7 +19,7 @@ export interface PageParameters<After> {
 /**
  * `limit` and `cursor` of the request, the cursor read by `decode` (`undefined`: not a cursor
  * the list could have written). Each may be given once; other query parameters are ignored.
- * @throws InvalidParameterError (40005) naming the parameter.
+ * @throws ApiError 40005 naming the parameter.
  */
 export function readPage<After>(
   event: APIGatewayProxyEvent,
@@ -32,7 +33,8 @@ export function readPage<After>(
     const digits = /^[0-9]+$/.test(limitText) ? limitText.replace(/^0+(?=[0-9])/, '') : '';
     limit = digits.length >= 1 && digits.length <= 3 ? Number(digits) : 0;
     if (limit < 1 || limit > maxPageLimit) {
-      throw new InvalidParameterError(
+      throw new ApiError(
+        errorCodes.invalidParameter,
         `Invalid parameter: limit must be an integer from 1 to ${maxPageLimit}.`,
       );
     }
@@ -40,7 +42,8 @@ export function readPage<After>(
   if (cursor === undefined) return { limit };
   const after = decode(cursor);
   if (after === undefined) {
-    throw new InvalidParameterError(
+    throw new ApiError(
+      errorCodes.invalidParameter,
       'Invalid parameter: cursor must be copied unchanged from a next link.',
     );
   }
@@ -51,7 +54,10 @@ export function readPage<After>(
 function singleQueryValue(event: APIGatewayProxyEvent, name: string): string | undefined {
   const values = event.multiValueQueryStringParameters?.[name] ?? [];
   if (values.length > 1) {
-    throw new InvalidParameterError(`Invalid parameter: ${name} must be given at most once.`);
+    throw new ApiError(
+      errorCodes.invalidParameter,
+      `Invalid parameter: ${name} must be given at most once.`,
+    );
   }
   return values[0] ?? event.queryStringParameters?.[name];
 }

@@ -3,7 +3,7 @@
  * and evaluated against the plant's version in §13.2.2's order, `If-Match` first.
  */
 import type { APIGatewayProxyEvent } from 'aws-lambda';
-import { PreconditionFailedError } from '../errors/errors.ts';
+import { preconditionFailed } from '../errors/errors.ts';
 import {
   type EntityTagList,
   matchesWeakly,
@@ -39,7 +39,7 @@ export function holdsForAnyVersion(preconditions: Preconditions): boolean {
 /**
  * Evaluates the preconditions against the plant's `version`: `'not-modified'` when a read's
  * `If-None-Match` names it (the answer is then 304), `'proceed'` otherwise.
- * @throws PreconditionFailedError when `If-Match` names none of it, or, for a change or a
+ * @throws ApiError 41200 when `If-Match` names none of it, or, for a change or a
  * delete, when `If-None-Match` names it.
  */
 export function evaluatePreconditions(
@@ -50,9 +50,9 @@ export function evaluatePreconditions(
 ): 'proceed' | 'not-modified' {
   const { ifMatch, ifNoneMatch } = preconditions;
   if (ifMatch !== undefined && ifMatch !== 'any' && !ifMatch.includes(version)) {
-    throw new PreconditionFailedError('If-Match', subject);
+    throw preconditionFailed('If-Match', subject);
   }
   if (ifNoneMatch === undefined || !matchesWeakly(ifNoneMatch, version)) return 'proceed';
   if (request === 'read') return 'not-modified';
-  throw new PreconditionFailedError('If-None-Match', subject);
+  throw preconditionFailed('If-None-Match', subject);
 }

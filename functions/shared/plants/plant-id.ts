@@ -2,7 +2,8 @@
  * A plant's id as a path names it (`/plants/{id}`).
  */
 import type { APIGatewayProxyEvent } from 'aws-lambda';
-import { InvalidParameterError } from '../errors/errors.ts';
+import { errorCodes } from '../errors/error-codes.ts';
+import { ApiError } from '../errors/errors.ts';
 import { int64Max, int64Min, parseDecimalInt64 } from '../http/int64-json.ts';
 
 /** A path's id as `openapi.yaml` says it: 20 digits at most, one leading minus allowed. */
@@ -12,13 +13,14 @@ const idPattern = /^-?[0-9]{1,20}$/;
  * The plant id of a `/plants/{id}` path: at most 20 decimal digits (leading zeros allowed) with
  * an optional leading minus, within int64, as `openapi.yaml`'s pattern says. API Gateway passes
  * path parameters as sent, not percent-decoded: `%31` is not an id.
- * @throws InvalidParameterError (40005) naming `id`.
+ * @throws ApiError 40005 naming `id`.
  */
 export function readPlantIdParameter(event: APIGatewayProxyEvent): bigint {
   const text = event.pathParameters?.id;
   const id = text === undefined || !idPattern.test(text) ? undefined : parseDecimalInt64(text);
   if (id === undefined) {
-    throw new InvalidParameterError(
+    throw new ApiError(
+      errorCodes.invalidParameter,
       `Invalid parameter: id must be an integer from ${int64Min} to ${int64Max}.`,
     );
   }

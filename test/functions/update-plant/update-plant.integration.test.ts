@@ -6,13 +6,14 @@
  */
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import {
-  PlantNotFoundError,
-  PreconditionFailedError,
-} from '../../../functions/shared/errors/errors.ts';
+import { errorCodes } from '../../../functions/shared/errors/error-codes.ts';
+import { PlantNotFoundError } from '../../../functions/shared/errors/errors.ts';
 import { maxVersion } from '../../../functions/shared/http/entity-version.ts';
 import { updatePlant } from '../../../functions/update-plant/update-plant.ts';
 import { createTestTable, type TestTable } from '../../support/test-store.ts';
+
+/** What a change whose If-Match names none of the plant's versions is refused with. */
+const preconditionFailed = { code: errorCodes.preconditionFailed };
 
 let table: TestTable;
 let nextId = 1n;
@@ -69,7 +70,7 @@ describe('updatePlant', () => {
     expect(await storedVersion(id)).toBeUndefined();
     await expect(
       updatePlant(id, { name: 'New' }, { ifMatch: [5] }, dependencies()),
-    ).rejects.toThrow(PreconditionFailedError);
+    ).rejects.toMatchObject(preconditionFailed);
     expect(await updatePlant(id, { name: 'New' }, { ifMatch: [0] }, dependencies())).toEqual({
       plant: { id, name: 'New' },
       version: clock,
@@ -96,7 +97,7 @@ describe('updatePlant', () => {
     const id = await store({ name: 'Listed', version: 42 });
     await expect(
       updatePlant(id, { name: 'x' }, { ifMatch: [1, 2, 3] }, dependencies()),
-    ).rejects.toThrow(PreconditionFailedError);
+    ).rejects.toMatchObject(preconditionFailed);
     expect(
       (await updatePlant(id, { name: 'x' }, { ifMatch: [1, 42, 3] }, dependencies())).version,
     ).toBe(clock);
@@ -104,9 +105,9 @@ describe('updatePlant', () => {
       updatePlant(999_999n, { name: 'x' }, { ifMatch: [1, 2] }, dependencies()),
     ).rejects.toThrow(PlantNotFoundError);
     // No ETag that could match (only weak or foreign ones): 412 for a plant, 404 for none.
-    await expect(updatePlant(id, { name: 'y' }, { ifMatch: [] }, dependencies())).rejects.toThrow(
-      PreconditionFailedError,
-    );
+    await expect(
+      updatePlant(id, { name: 'y' }, { ifMatch: [] }, dependencies()),
+    ).rejects.toMatchObject(preconditionFailed);
     await expect(
       updatePlant(999_999n, { name: 'y' }, { ifMatch: [] }, dependencies()),
     ).rejects.toThrow(PlantNotFoundError);
@@ -143,7 +144,7 @@ describe('updatePlant', () => {
     const lower = await store({ name: 'Lower', version: 42 });
     await expect(
       updatePlant(lower, { tag: 'b' }, { ifMatch: [maxVersion] }, dependencies()),
-    ).rejects.toThrow(PreconditionFailedError);
+    ).rejects.toMatchObject(preconditionFailed);
     const past = await store({ name: 'Past', version: maxVersion + 1 });
     await expect(
       updatePlant(past, { tag: 'b' }, { ifMatch: 'any' }, dependencies()),
@@ -157,9 +158,9 @@ describe('updatePlant', () => {
     expect(
       (await updatePlant(id, { name: 'Whole' }, { ifMatch: 'any' }, dependencies())).version,
     ).toBe(clock);
-    await expect(updatePlant(id, { name: 'x' }, { ifMatch: [1] }, dependencies())).rejects.toThrow(
-      PreconditionFailedError,
-    );
+    await expect(
+      updatePlant(id, { name: 'x' }, { ifMatch: [1] }, dependencies()),
+    ).rejects.toMatchObject(preconditionFailed);
   });
 
   it('writes nothing when nothing changes, whatever the If-Match form', async () => {
