@@ -206,10 +206,11 @@ export const functionSettings = {
   },
   replayStreamFailures: {
     entry: 'functions/replay-stream-failures/handler.ts',
-    // Run by hand, rarely: it reads kept batches from S3 and sends SQS batches, so a whole
-    // bucket of them fits in the maximum timeout (a replay that runs out is simply run again).
+    // Run every 5 minutes by its schedule (and by hand): it reads kept batches from S3 and sends
+    // SQS batches. Under the schedule's period, so that two runs do not replay one batch side by
+    // side; a run that runs out leaves the rest to the next.
     memorySizeMb: 512,
-    timeoutSeconds: 900,
+    timeoutSeconds: 240,
     skipsItemsNotPlants: true,
     endpoints: fanoutEndpointAccess,
   },

@@ -9,7 +9,7 @@
  * the stream starts at its end: a plant stored while `npm start` was stopped is not sent.
  */
 import { randomUUID } from 'node:crypto';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { DescribeTableCommand } from '@aws-sdk/client-dynamodb';
 import { DynamoDBStreamsClient } from '@aws-sdk/client-dynamodb-streams';
@@ -247,7 +247,9 @@ function keepStreamFailure(options: LocalWebhooksOptions) {
     const folder = join(options.dataDirectory, 'stream-failures');
     mkdirSync(folder, { recursive: true, mode: 0o700 });
     const file = join(folder, `${record.timestamp.replaceAll(':', '.')}-${randomUUID()}.json`);
-    writeFileSync(file, JSON.stringify(record, null, 2), { mode: 0o600 });
+    // Whole or not at all: the replay reads every .json file of the folder.
+    writeFileSync(`${file}.partial`, JSON.stringify(record, null, 2), { mode: 0o600 });
+    renameSync(`${file}.partial`, file);
     options.logger.warn('stream batch kept after its retries; it is replayed on its own', {
       file,
       records: batchSize,

@@ -134,11 +134,19 @@ export function endpointTargets(
       }
       const claim = await claimDelivery(record.id, message.webhookId, deliveryId, now(), stores);
       if (claim === 'delivered') return { done: 'the endpoint has had this event' };
-      if (claim === 'pending') return { done: 'another delivery of this event is under way' };
-      return { target: target(record, logger) };
+      if (claim === 'claimed') return { target: target(record, logger) };
+      // A recover's claim is held only until its first attempt: if its call was cut short before
+      // queueing it, this message is the event's only one, so it looks again once the hold ends.
+      if (claim.pendingUntil - now() <= shortHoldMilliseconds) {
+        return { retryAt: claim.pendingUntil + 1_000 };
+      }
+      return { done: 'another delivery of this event is under way' };
     },
   });
 }
+
+/** A claim held this long at most is a recover's, waiting for its first attempt. */
+const shortHoldMilliseconds = 15 * 60 * 1000;
 
 /** A message's delivery id; one queued before deliveries had ids is its event's own. */
 function deliveryIdOf(message: DeliveryMessage): string {

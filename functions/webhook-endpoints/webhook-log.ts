@@ -173,7 +173,8 @@ export const pendingStaleMilliseconds = 12 * 60 * 60 * 1000;
  * unless another delivery of it is pending (and not stale) or it was delivered. Each attempt of
  * a delivery claims again (the same id renews it). The claim goes stale `holdMilliseconds` after
  * `now` unless renewed: a recover holds its claims only until their first attempt, so that one
- * whose message was never queued frees its event soon. Resolves `'claimed'`, or why not.
+ * whose message was never queued frees its event soon. Resolves `'claimed'`, `'delivered'`, or
+ * when the other delivery's claim goes stale.
  */
 export async function claimDelivery(
   endpointId: string,
@@ -182,7 +183,7 @@ export async function claimDelivery(
   now: number,
   table: WebhookLogTable,
   holdMilliseconds = pendingStaleMilliseconds,
-): Promise<'claimed' | 'delivered' | 'pending'> {
+): Promise<'claimed' | 'delivered' | { readonly pendingUntil: number }> {
   try {
     await callStore(
       (abortSignal) =>
@@ -214,7 +215,12 @@ export async function claimDelivery(
     return 'claimed';
   } catch (error) {
     if (!(error instanceof ConditionalCheckFailedException)) throw error;
-    return error.Item?.state?.S === 'delivered' ? 'delivered' : 'pending';
+    if (error.Item?.state?.S === 'delivered') return 'delivered';
+    const staleAt = Number(error.Item?.staleAt?.N ?? Number.NaN);
+    const claimedAt = Number(error.Item?.claimedAt?.N ?? 0);
+    return {
+      pendingUntil: Number.isNaN(staleAt) ? claimedAt + pendingStaleMilliseconds : staleAt,
+    };
   }
 }
 

@@ -35,6 +35,7 @@ import {
 import {
   QueueJournal,
   readSavedQueues,
+  removeSavedQueues,
   type SavedMessage,
   writeSavedQueues,
 } from './saved-queues.ts';
@@ -91,7 +92,8 @@ export function memoryQueues(
   // Saved at a clean stop; else what the journal kept before a crash.
   const kept = readSavedQueues(options.file);
   const saved = Object.keys(kept).length > 0 ? kept : (journal?.read() ?? {});
-  journal?.rewrite(saved);
+  journal?.rewrite(saved); // before the saved file goes: a crash in between loses none
+  removeSavedQueues(options.file);
   const queues = new QueueSet(options.region ?? 'us-east-1', options.now ?? Date.now, journal);
   return {
     sqs: {
@@ -153,9 +155,10 @@ class QueueSet {
       const destination = this.#queueByArn(command.input.DestinationArn);
       const at = this.now();
       const moved = source.messages.splice(0).map((message) => resting(message, at));
-      this.#forget(source, moved);
+      // Journaled where it arrives first: a crash between the two lines doubles it, never loses it.
       destination.messages.push(...moved);
       this.#keep(destination, moved);
+      this.#forget(source, moved);
       wake(destination);
       return { TaskHandle: randomUUID() };
     }
@@ -268,10 +271,10 @@ class QueueSet {
     const moved = queue.messages.filter(overReceived);
     if (moved.length === 0) return;
     queue.messages = queue.messages.filter((message) => !overReceived(message));
-    this.#forget(queue, moved);
     const arrived = moved.map((message) => resting(message, at));
     target.messages.push(...arrived);
     this.#keep(target, arrived);
+    this.#forget(queue, moved);
     wake(target);
   }
 
@@ -377,12 +380,9 @@ class QueueSet {
 
   /** Deletes the message a receipt handle names, in the journal too. */
   #delete(queue: StoredQueue, receiptHandle: string | undefined): void {
-    const before = queue.messages;
+    const deleted = queue.messages.find((message) => message.receiptHandle === receiptHandle);
     deleteMessage(queue, receiptHandle);
-    this.#forget(
-      queue,
-      before.filter((message) => !queue.messages.includes(message)),
-    );
+    if (deleted !== undefined) this.#forget(queue, [deleted]);
   }
 
   /** Journals messages that arrived on a queue (the journal written anew once it is large). */

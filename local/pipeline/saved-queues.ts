@@ -30,7 +30,8 @@ const savedQueuesSchema = v.object({
 export type SavedMessage = v.InferOutput<typeof savedMessageSchema>;
 
 /**
- * The messages saved in `file` by queue name, the file removed; none when there is no file.
+ * The messages saved in `file` by queue name; none when there is no file. The caller removes it
+ * ({@link removeSavedQueues}) once they are kept elsewhere.
  * @throws Error naming the file when it holds something else.
  */
 export function readSavedQueues(
@@ -47,8 +48,12 @@ export function readSavedQueues(
   if (!saved.success) {
     throw new Error(`${file} holds no saved queues (delete it to start with empty queues).`);
   }
-  rmSync(file);
   return saved.output.queues;
+}
+
+/** Removes the saved file, so that a later start cannot take its messages up twice. */
+export function removeSavedQueues(file: string | undefined): void {
+  if (file !== undefined) rmSync(file, { force: true });
 }
 
 /** Writes the messages by queue name to `file` (0600), whole or not at all. */

@@ -202,18 +202,37 @@ function shardReader(
   const { streams, streamArn } = options;
   const send = { abortSignal: signal };
 
-  /** An iterator after the last record read, or at the shard's start when none was read. */
+  /**
+   * An iterator after the last record read, or at the shard's start when none was read. A
+   * position the stream no longer holds (a checkpoint older than its 24 hours) reads on from the
+   * oldest record it has, and a shard it no longer has is done with.
+   */
   const renewIterator = async (shardId: string, state: ShardState) => {
-    const { ShardIterator } = await streams.send(
-      new GetShardIteratorCommand({
-        StreamArn: streamArn,
-        ShardId: shardId,
-        ...(state.after === undefined
-          ? { ShardIteratorType: 'TRIM_HORIZON' }
-          : { ShardIteratorType: 'AFTER_SEQUENCE_NUMBER', SequenceNumber: state.after }),
-      }),
-      send,
-    );
+    let ShardIterator: string | undefined;
+    try {
+      ({ ShardIterator } = await streams.send(
+        new GetShardIteratorCommand({
+          StreamArn: streamArn,
+          ShardId: shardId,
+          ...(state.after === undefined
+            ? { ShardIteratorType: 'TRIM_HORIZON' }
+            : { ShardIteratorType: 'AFTER_SEQUENCE_NUMBER', SequenceNumber: state.after }),
+        }),
+        send,
+      ));
+    } catch (error) {
+      const name = (error as { name?: unknown }).name;
+      if (name === 'TrimmedDataAccessException' && state.after !== undefined) {
+        options.logger.warn(
+          'the stream no longer holds the last position read; reading on from its oldest record',
+          { shardId, after: state.after },
+        );
+        state.after = undefined;
+        return renewIterator(shardId, state);
+      }
+      if (name !== 'ResourceNotFoundException') throw error;
+      ShardIterator = undefined;
+    }
     state.iterator = ShardIterator;
     if (ShardIterator === undefined) state.closed = true;
   };

@@ -60,9 +60,9 @@ export class OwnPlants {
     return answer;
   }
 
-  /** The run changed its plant `id`: this is its ETag now. */
+  /** The run changed its plant `id`: this is its ETag now (none: the change did not happen). */
   changed(id: bigint, etag: string | undefined): void {
-    if (this.#etags.has(id)) this.#etags.set(id, etag);
+    if (etag !== undefined && this.#etags.has(id)) this.#etags.set(id, etag);
   }
 
   /** The run deleted its plant `id` itself. */

@@ -57,6 +57,13 @@ export async function request(
       headers: response.headers,
     };
   }
+  // Status 0: never answered within the budget, which the checker counts as broken.
+  answers.push({
+    method,
+    path,
+    status: 0,
+    body: `not answered in ${requestBudgetMilliseconds} ms`,
+  });
   return undefined;
 }
 

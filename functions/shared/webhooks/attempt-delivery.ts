@@ -10,6 +10,7 @@ import {
   defaultRetrySchedule,
   type NextStep,
   nextStepAfter,
+  retryDelaySeconds,
   type SendOptions,
   type SendOutcome,
   sendWebhook,
@@ -39,11 +40,13 @@ export interface AttemptTiming {
 
 /**
  * The target of a message now: one to attempt, none any more (`done`, with why: the endpoint was
- * deleted, disabled, or already had the event), or none ever (`unknown`: a dead letter).
+ * deleted, disabled, or already had the event), not yet (`retryAt`: another delivery holds the
+ * event for a short while), or none ever (`unknown`: a dead letter).
  */
 export type TargetResolution =
   | { readonly target: DeliveryTarget }
   | { readonly done: string }
+  | { readonly retryAt: number }
   | { readonly unknown: true };
 
 export interface DeliveryTargets {
@@ -69,6 +72,9 @@ export interface AttemptOptions {
   readonly now?: () => number;
 }
 
+/** The log line of an attempt put off because the store did not answer. */
+export const putOffLog = 'webhook attempt put off: the store did not answer';
+
 /** The log line of a message that has nowhere to go any more. */
 export const notSentLog = 'webhook not sent';
 
@@ -87,17 +93,21 @@ export async function attemptDelivery(
   try {
     resolution = await targets.resolve(message);
   } catch (error) {
-    // The store the target is read from did not answer: a failed attempt, retried on schedule
-    // rather than after the queue's visibility timeout (minutes).
+    // The store the target is read from did not answer: no attempt was made, so none is spent
+    // and none is dead-lettered; the same attempt waits as long as this one's retry would (or
+    // the last wait) rather than the queue's visibility timeout (minutes).
     if (!(error instanceof StoreUnavailableError)) throw error;
-    const failure = 'the webhook endpoints could not be read (the store did not answer)';
     const schedule = options.schedule ?? defaultRetrySchedule;
-    return stepAfter(
-      nextStepAfter({ delivered: false, failure }, message, logger, schedule, now()),
-      message,
-      now,
-    );
+    const delaySeconds = retryDelaySeconds(message.attempt, schedule) ?? schedule.at(-1) ?? 60;
+    logger.warn(putOffLog, {
+      webhookId: message.webhookId,
+      attempt: message.attempt,
+      delaySeconds,
+    });
+    return { kind: 'later', message: { ...message, dueAt: now() + delaySeconds * 1000 } };
   }
+  if ('retryAt' in resolution)
+    return { kind: 'later', message: { ...message, dueAt: resolution.retryAt } };
   if ('unknown' in resolution) {
     // Nothing could ever deliver it (a subscriber removed from the stage): keep it, visibly.
     return { kind: 'dead-letter', message, attempts: 0, failure: 'no such subscriber' };

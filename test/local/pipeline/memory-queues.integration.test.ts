@@ -261,6 +261,43 @@ describe('memory queues alone', () => {
     }
   });
 
+  it('takes up after a crash (no close) every message sent and not deleted, moved ones where they went', async () => {
+    const folder = await mkdtemp(join(tmpdir(), 'plant-store-queues-'));
+    const file = join(folder, 'queues.json');
+    try {
+      const crashed = memoryQueues({ file });
+      const dead = crashed.create('dead', { visibilityTimeoutSeconds: 30 });
+      const work = crashed.create('work', { visibilityTimeoutSeconds: 30 });
+      for (const body of ['kept', 'deleted', 'in flight']) {
+        await crashed.sqs.send(new SendMessageCommand({ QueueUrl: work.url, MessageBody: body }));
+      }
+      await crashed.sqs.send(new SendMessageCommand({ QueueUrl: dead.url, MessageBody: 'moved' }));
+      const received = await receive(crashed.sqs, work.url, 0, 300);
+      const deleted = received.find((message) => message.Body === 'deleted') ?? received[0];
+      await crashed.sqs.send(
+        new DeleteMessageCommand({ QueueUrl: work.url, ReceiptHandle: deleted?.ReceiptHandle }),
+      );
+      await crashed.sqs.send(
+        new StartMessageMoveTaskCommand({ SourceArn: dead.arn, DestinationArn: work.arn }),
+      );
+      // No close: the process died. Its in-flight message is visible again at once.
+      const restarted = memoryQueues({ file });
+      try {
+        restarted.create('dead', { visibilityTimeoutSeconds: 30 });
+        const again = restarted.create('work', { visibilityTimeoutSeconds: 30 });
+        const bodies = (await receive(restarted.sqs, again.url, 0, 10)).map((m) => m.Body);
+        expect(bodies.sort()).toEqual(
+          ['kept', 'deleted', 'in flight', 'moved'].filter((body) => body !== deleted?.Body).sort(),
+        );
+      } finally {
+        restarted.close();
+        crashed.close();
+      }
+    } finally {
+      await rm(folder, { recursive: true, force: true });
+    }
+  });
+
   it('refuses to start on a file that holds no saved queues, saying which', async () => {
     const folder = await mkdtemp(join(tmpdir(), 'plant-store-queues-'));
     const file = join(folder, 'queues.json');
