@@ -17,6 +17,7 @@ import { ApiError } from '../shared/errors/errors.ts';
 import { jsonResponse } from '../shared/http/api-responses.ts';
 import { readJsonBody } from '../shared/http/json-body.ts';
 import { createRouteHandler } from '../shared/http/route-handler.ts';
+import { forEachConcurrently } from '../shared/platform/concurrency.ts';
 import { retryWhileUnavailable } from '../shared/platform/dynamodb.ts';
 import { type DeliveryMessage, firstDeliveryMessage } from '../shared/webhooks/delivery-message.ts';
 import type { DeliveryQueue } from '../shared/webhooks/delivery-queue.ts';
@@ -164,37 +165,32 @@ async function claimedMessages(
   };
   const messages: DeliveryMessage[] = [];
   let failure: unknown;
-  let next = 0;
-  const claimer = async () => {
-    while (next < events.length && failure === undefined) {
-      const event = events[next++] as PlantEvent;
-      const webhook = webhookFor(event, subscription);
-      if (webhook === undefined) continue;
-      const deliveryId = randomUUID();
-      const claim = await claimDelivery(
-        record.id,
-        event.webhookId,
-        deliveryId,
+  await forEachConcurrently(events, 10, async (event) => {
+    const webhook = failure === undefined ? webhookFor(event, subscription) : undefined;
+    if (webhook === undefined) return;
+    const deliveryId = randomUUID();
+    const claim = await claimDelivery(
+      record.id,
+      event.webhookId,
+      deliveryId,
+      now,
+      request.stores,
+      recoverClaimHoldMilliseconds,
+    ).catch((error: unknown) => {
+      failure ??= error;
+      return 'uncertain' as const;
+    });
+    if (claim !== 'claimed' && claim !== 'uncertain') return;
+    messages.push(
+      firstDeliveryMessage(
+        webhook,
+        subscription.name,
         now,
-        request.stores,
-        recoverClaimHoldMilliseconds,
-      ).catch((error: unknown) => {
-        failure ??= error;
-        return 'uncertain' as const;
-      });
-      if (claim !== 'claimed' && claim !== 'uncertain') continue;
-      messages.push(
-        firstDeliveryMessage(
-          webhook,
-          subscription.name,
-          now,
-          { id: record.id, owner: record.owner, type: event.type },
-          deliveryId,
-        ),
-      );
-    }
-  };
-  await Promise.all(Array.from({ length: 10 }, claimer));
+        { id: record.id, owner: record.owner, type: event.type },
+        deliveryId,
+      ),
+    );
+  });
   return failure === undefined ? { messages } : { messages, failure };
 }
 
@@ -207,20 +203,15 @@ async function releaseClaims(
   messages: readonly DeliveryMessage[],
   request: EndpointRequest,
 ): Promise<void> {
-  let next = 0;
-  const releaser = async () => {
-    while (next < messages.length) {
-      const { webhookId, deliveryId = '' } = messages[next++] as DeliveryMessage;
-      await retryWhileUnavailable(() =>
-        endDelivery(record.id, webhookId, deliveryId, request.stores),
-      ).catch((error: unknown) =>
-        request.logger.warn('webhook recover claim not released', {
-          endpointId: record.id,
-          webhookId,
-          error,
-        }),
-      );
-    }
-  };
-  await Promise.all(Array.from({ length: 10 }, releaser));
+  await forEachConcurrently(messages, 10, async ({ webhookId, deliveryId = '' }) => {
+    await retryWhileUnavailable(() =>
+      endDelivery(record.id, webhookId, deliveryId, request.stores),
+    ).catch((error: unknown) =>
+      request.logger.warn('webhook recover claim not released', {
+        endpointId: record.id,
+        webhookId,
+        error,
+      }),
+    );
+  });
 }

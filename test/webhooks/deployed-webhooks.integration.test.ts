@@ -104,6 +104,26 @@ async function bedWithReceivers(
   return { webhooks, receivers };
 }
 
+/** A kept invocation record of one new plant, as Lambda writes it to the bucket. */
+function keepBatch(bucket: string, id: number, name: string) {
+  const payload = {
+    Records: [
+      {
+        eventID: `kept-${id}`,
+        eventName: 'INSERT',
+        dynamodb: { NewImage: marshall({ id, name }) },
+      },
+    ],
+  };
+  return moto.s3.send(
+    new PutObjectCommand({
+      Bucket: bucket,
+      Key: `aws/lambda/mapping/shard/2026-11-25T00:00:${id}.000Z-${id}`,
+      Body: JSON.stringify({ payload: JSON.stringify(payload) }),
+    }),
+  );
+}
+
 describe('the deployed webhook path, on AWS emulators', () => {
   it('delivers each new plant once to every subscriber, exact and signed; an item that is not a plant is skipped and counted', async () => {
     const lines: Record<string, unknown>[] = [];
@@ -304,24 +324,7 @@ describe('the deployed webhook path, on AWS emulators', () => {
   it('replays every page of kept batches the bucket lists', async () => {
     const { webhooks, receivers } = await bedWithReceivers(1);
     // Five kept invocation records, as Lambda writes them, listed two to a page.
-    for (const id of [21, 22, 23, 24, 25]) {
-      const payload = {
-        Records: [
-          {
-            eventID: `kept-${id}`,
-            eventName: 'INSERT',
-            dynamodb: { NewImage: marshall({ id, name: 'Fern' }) },
-          },
-        ],
-      };
-      await moto.s3.send(
-        new PutObjectCommand({
-          Bucket: webhooks.bucket,
-          Key: `aws/lambda/mapping/shard/2026-11-25T00:00:${id}.000Z-${id}`,
-          Body: JSON.stringify({ payload: JSON.stringify(payload) }),
-        }),
-      );
-    }
+    for (const id of [21, 22, 23, 24, 25]) await keepBatch(webhooks.bucket, id, 'Fern');
     const replay = createReplayHandler({
       s3: moto.s3,
       bucketName: webhooks.bucket,
@@ -345,24 +348,7 @@ describe('the deployed webhook path, on AWS emulators', () => {
 
   it('replays a kept batch on the schedule with backoff by its age, and by hand at once', async () => {
     const { webhooks, receivers } = await bedWithReceivers(1);
-    const keep = (id: number) =>
-      moto.s3.send(
-        new PutObjectCommand({
-          Bucket: webhooks.bucket,
-          Key: `aws/lambda/mapping/shard/2026-11-25T00:00:${id}.000Z-${id}`,
-          Body: JSON.stringify({
-            payload: JSON.stringify({
-              Records: [
-                {
-                  eventID: `kept-${id}`,
-                  eventName: 'INSERT',
-                  dynamodb: { NewImage: marshall({ id, name: 'Moss' }) },
-                },
-              ],
-            }),
-          }),
-        }),
-      );
+    const keep = (id: number) => keepBatch(webhooks.bucket, id, 'Moss');
     let offsetMinutes = 0;
     const replay = createReplayHandler({
       s3: moto.s3,

@@ -6,6 +6,7 @@
 import { SendMessageBatchCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import { errorCodes } from '../errors/error-codes.ts';
 import { ApiError } from '../errors/errors.ts';
+import { forEachConcurrently } from '../platform/concurrency.ts';
 import type { DeliveryMessage } from './delivery-message.ts';
 
 export interface DeliveryQueue {
@@ -40,20 +41,11 @@ export function sqsDeliveryQueue(sqs: Pick<SQSClient, 'send'>, queueUrl: string)
       for (let start = 0; start < messages.length; start += 10) {
         batches.push(messages.slice(start, start + 10));
       }
-      let next = 0;
       const failures: unknown[] = [];
-      const worker = async () => {
-        while (next < batches.length) {
-          const batch = batches[next++] as DeliveryMessage[];
-          try {
-            await sendBatch(batch);
-          } catch (error) {
-            failures.push(error);
-          }
-        }
-      };
-      await Promise.all(
-        Array.from({ length: Math.min(concurrentBatches, batches.length) }, worker),
+      await forEachConcurrently(batches, concurrentBatches, (batch) =>
+        sendBatch(batch).catch((error: unknown) => {
+          failures.push(error);
+        }),
       );
       if (failures.length > 0) throw failures[0];
     },
