@@ -15,6 +15,10 @@
  * - `AWS::WAFv2::WebACLAssociation` is a resource type MiniStack's CloudFormation does not know
  *   (the web ACL itself it makes): removed, so the per-client limits are not in front of the
  *   emulated stage. The local stand-in imitates them, and the template checks cover the rules.
+ * - MiniStack reads a method's API key from the `x-api-key` header whatever the API's key source,
+ *   so it would refuse every request: `ApiKeyRequired` is removed from the methods, and the usage
+ *   plan does not throttle each client here. The plan is made, and the authorizer adds each
+ *   client's key to it; the local stand-in imitates the throttling.
  * - There is no CodeDeploy: a stage with gradual deployments (prod) cannot deploy here at all.
  */
 import { createHash } from 'node:crypto';
@@ -71,6 +75,14 @@ export function adaptTemplateToMiniStack(template: Template): TemplateDifference
         resource: id,
         change: 'removed',
         reason: `metric math (${String(properties.AlarmName ?? id)}) is refused by MiniStack's CloudFormation`,
+      });
+    }
+    if (resource.Type === 'AWS::ApiGateway::Method' && properties.ApiKeyRequired === true) {
+      delete properties.ApiKeyRequired;
+      differences.push({
+        resource: id,
+        change: 'ApiKeyRequired removed',
+        reason: 'MiniStack reads API keys from the x-api-key header only, not from the authorizer',
       });
     }
     const generate = properties.GenerateSecretString as Record<string, unknown> | undefined;

@@ -1,10 +1,11 @@
 /**
- * moto's server (an AWS emulator: SQS, S3, Secrets Manager, KMS) as a child process on 127.0.0.1
+ * moto's server (an AWS emulator: SQS, S3, Secrets Manager, KMS, API Gateway) as a child process on 127.0.0.1
  * and a free port, for the deployed webhook path's test bed, under a guard
  * (`guarded-server.ts`): however this process ends, the guard stops the server, so no test leaves
  * one running.
  */
 import path from 'node:path';
+import { APIGatewayClient } from '@aws-sdk/client-api-gateway';
 import { KMSClient } from '@aws-sdk/client-kms';
 import { S3Client } from '@aws-sdk/client-s3';
 import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
@@ -20,6 +21,7 @@ export interface MotoServer {
   readonly s3: S3Client;
   readonly secretsManager: SecretsManagerClient;
   readonly kms: KMSClient;
+  readonly apiGateway: APIGatewayClient;
   /** The region the clients use, as Lambda events name it. */
   readonly region: string;
   /** Stops the server and waits until it has exited. */
@@ -55,15 +57,17 @@ export async function startMotoServer(host = '127.0.0.1'): Promise<MotoServer> {
   const s3 = new S3Client({ ...settings, forcePathStyle: true });
   const secretsManager = new SecretsManagerClient(settings);
   const kms = new KMSClient(settings);
+  const apiGateway = new APIGatewayClient(settings);
   return {
     url: endpoint,
     sqs,
     s3,
     secretsManager,
     kms,
+    apiGateway,
     region,
     stop: async () => {
-      for (const client of [sqs, s3, secretsManager, kms]) client.destroy();
+      for (const client of [sqs, s3, secretsManager, kms, apiGateway]) client.destroy();
       await server.stop();
     },
   };

@@ -299,7 +299,7 @@ function describeEndpointCosts(costs: EndpointCosts): string[] {
 }
 
 /**
- * The stage's own web ACL, which holds the per-client limits (`infra/client-limits.ts`): a month of
+ * The stage's own web ACL, which holds the per-client limits (`infra/token-limits.ts`): a month of
  * the ACL and its rules, and every request it inspects (included in the table's API Gateway
  * column). A stage that names an account's web ACL pays for its two rules there instead.
  */

@@ -21,6 +21,7 @@ export type GatewayResponseType =
   | 'RESOURCE_NOT_FOUND'
   | 'THROTTLED'
   | 'QUOTA_EXCEEDED'
+  | 'INVALID_API_KEY'
   | 'UNSUPPORTED_MEDIA_TYPE'
   | 'INTEGRATION_TIMEOUT'
   | 'DEFAULT_4XX'
@@ -72,6 +73,9 @@ export const gatewayResponses: Readonly<Record<GatewayResponseType, GatewayRespo
   RESOURCE_NOT_FOUND: respond('RESOURCE_NOT_FOUND', gatewayErrorCodes.notFound),
   THROTTLED: respond('THROTTLED', errorCodes.throttled, { 'Retry-After': '1' }),
   QUOTA_EXCEEDED: respond('QUOTA_EXCEEDED', errorCodes.throttled, { 'Retry-After': '1' }),
+  // The client's API key is not in the usage plan (yet): the authorizer adds it before it answers,
+  // so this is a key still on its way; API Gateway's 403 would tell the client to give up.
+  INVALID_API_KEY: respond('INVALID_API_KEY', errorCodes.storeUnavailable, { 'Retry-After': '1' }),
   // REQUEST_TOO_LARGE is left out on purpose: API Gateway does not apply a customised 413
   // (see `awsOwnAnswers` below), so defining one would only pretend.
   UNSUPPORTED_MEDIA_TYPE: respond('UNSUPPORTED_MEDIA_TYPE', errorCodes.unsupportedMediaType),

@@ -22,7 +22,7 @@ import { type FunctionSettings, functionSettings } from './function-settings.ts'
 import { PlantStoreFunction } from './plant-store-function.ts';
 import { type MonitoredFunction, PlantStoreMonitoring } from './plant-store-monitoring.ts';
 import { PlantWebhooks } from './plant-webhooks.ts';
-import { PlantsApi } from './plants-api.ts';
+import { PlantsApi, usagePlanName } from './plants-api.ts';
 import { PlantsTable } from './plants-table.ts';
 import { GradualDeployment } from './safe-deployment.ts';
 import { SamResourceIds } from './sam-resource-ids.ts';
@@ -111,7 +111,12 @@ export class PlantStoreStack extends Stack {
     this.authorizerFunction = new PlantStoreFunction(this, 'Authorizer', {
       settings: functionSettings.authorizer,
       description: 'Plant Store: TOKEN authorizer, verifies the bearer JWT and its scope.',
-      environment: { ...this.tokenIssuer.authorizerEnvironment },
+      environment: {
+        ...this.tokenIssuer.authorizerEnvironment,
+        USAGE_PLAN_NAME: usagePlanName(stage.name),
+        // AWS's own; `sam local` points it at an emulator.
+        API_GATEWAY_ENDPOINT: '',
+      },
       ...this.logs,
     });
     this.gradualDeployments = this.createGradualDeployments();

@@ -1,33 +1,40 @@
-import { Duration, RemovalPolicy, Validations } from 'aws-cdk-lib';
+import { Duration, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
 import {
   AccessLogField,
   AccessLogFormat,
+  ApiKeySourceType,
   AuthorizationType,
+  CfnApiKey,
+  CfnUsagePlanKey,
   ContentHandling,
   EndpointType,
   LambdaIntegration,
   LogGroupLogDestination,
+  type Method,
   MethodLoggingLevel,
   MockIntegration,
   ResponseType,
   RestApi,
   SecurityPolicy,
   TokenAuthorizer,
+  UsagePlan,
 } from 'aws-cdk-lib/aws-apigateway';
 import { Certificate } from 'aws-cdk-lib/aws-certificatemanager';
+import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { ARecord, HostedZone, RecordTarget } from 'aws-cdk-lib/aws-route53';
 import { ApiGatewayDomain } from 'aws-cdk-lib/aws-route53-targets';
 import { CfnWebACLAssociation } from 'aws-cdk-lib/aws-wafv2';
 import { Construct } from 'constructs';
+import { clientKeyValue, sharedClient } from '../functions/authorizer/client-keys.ts';
 import { protectiveHeaders } from '../functions/shared/http/api-responses.ts';
 import { gatewayResponseCors, preflightHeaders } from '../functions/shared/http/cors.ts';
 import { type RouteFunctionName, routes } from '../functions/shared/http/routes.ts';
-import { ClientRateLimits } from './client-limits.ts';
 import { type GatewayResponse, gatewayResponses } from './gateway-responses.ts';
 import type { CustomDomainConfig, ThrottlingConfig } from './stages.ts';
-import { clientLimits, isEndpointRoute, routeThrottling } from './throttling.ts';
+import { clientThrottling, isEndpointRoute, routeThrottling, tokenLimits } from './throttling.ts';
+import { TokenRateLimits } from './token-limits.ts';
 
 export interface PlantsApiProps {
   readonly stageName: string;
@@ -83,6 +90,11 @@ export const accessLogFields = {
   integrationError: AccessLogField.contextIntegrationErrorMessage(),
 } as const;
 
+/** The name of a stage's usage plan, which the authorizer adds each client's API key to. */
+export function usagePlanName(stageName: string): string {
+  return `plant-store-${stageName}-clients`;
+}
+
 /**
  * The Plant Store's REST API: every route of the route table behind a TOKEN authorizer, each
  * served by its own function through a Lambda proxy integration; the gateway's own
@@ -97,7 +109,7 @@ export class PlantsApi extends Construct {
   constructor(scope: Construct, id: string, props: PlantsApiProps) {
     super(scope, id);
     this.restApi = this.createRestApi(props);
-    this.addRoutes(props);
+    this.addClientUsagePlan(props, this.addRoutes(props));
     const allowedOrigins = props.allowedOrigins ?? [];
     if (allowedOrigins.length > 0) {
       for (const path of new Set(routes.map((route) => route.path))) {
@@ -136,6 +148,8 @@ export class PlantsApi extends Construct {
       // Every request body reaches the functions base64-encoded, exactly as sent, so that bytes
       // that are not UTF-8 are refused (docs/decisions/binary-bodies.md).
       binaryMediaTypes: ['*/*'],
+      // Each client's key comes from the authorizer (`usageIdentifierKey`), never from a header.
+      apiKeySourceType: ApiKeySourceType.AUTHORIZER,
       // API Gateway can only write logs through an account-wide role. Retained, because every
       // stage and API of the account shares it: deleting one stack must not break the others.
       // A stage whose account's platform team owns the role leaves it to them.
@@ -178,28 +192,92 @@ export class PlantsApi extends Construct {
     };
   }
 
-  /** Every route of the route table: its function behind a proxy integration and the authorizer. */
-  private addRoutes(props: PlantsApiProps): void {
+  /**
+   * Every route of the route table: its function behind a proxy integration and the authorizer,
+   * counted against the client's API key in the usage plan.
+   */
+  private addRoutes(props: PlantsApiProps) {
     const authorizer = new TokenAuthorizer(this, 'TokenAuthorizer', {
       handler: props.authorizerFunction,
       identitySource: 'method.request.header.Authorization',
       resultsCacheTtl: Duration.seconds(authorizerCacheSeconds),
     });
-    for (const route of routes) {
-      this.restApi.root.resourceForPath(route.path).addMethod(
+    return routes.map((route) => ({
+      route,
+      method: this.restApi.root.resourceForPath(route.path).addMethod(
         route.method,
         // No extra permission for the console's test invocations: only the stage may call.
         new LambdaIntegration(props.routeFunctions[route.function], { allowTestInvoke: false }),
-        { authorizer },
-      );
-    }
+        { authorizer, apiKeyRequired: true },
+      ),
+    }));
+  }
+
+  /**
+   * The usage plan that limits each client on each method (`clientThrottling`), applied before
+   * the method's own limit ("Throttle requests to your REST APIs", API Gateway developer guide).
+   * The authorizer adds a client's key on first sight; the shared key, made here, counts the
+   * clients whose own key could not be made.
+   */
+  private addClientUsagePlan(
+    props: PlantsApiProps,
+    methods: readonly { route: (typeof routes)[number]; method: Method }[],
+  ): void {
+    const budgets = this.budgetsOf(props);
+    const name = usagePlanName(props.stageName);
+    const plan = new UsagePlan(this, 'ClientUsagePlan', {
+      name,
+      description: 'Plant Store: each client’s limits per method; one API key per client.',
+      apiStages: [
+        {
+          api: this.restApi,
+          stage: this.restApi.deploymentStage,
+          throttle: methods.map(({ route, method }) => ({
+            method,
+            throttle: clientThrottling(route, budgets),
+          })),
+        },
+      ],
+    });
+    const value = clientKeyValue(name, sharedClient);
+    const sharedKey = new CfnApiKey(this, 'SharedClientKey', { name: value, value, enabled: true });
+    new CfnUsagePlanKey(this, 'SharedClientPlanKey', {
+      usagePlanId: plan.usagePlanId,
+      keyId: sharedKey.ref,
+      keyType: 'API_KEY',
+    });
+    const role = props.authorizerFunction.role;
+    if (role !== undefined)
+      Validations.of(role).acknowledge({
+        id: 'AwsSolutions::AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:apigateway:<AWS::Region>::/usageplans/*/keys]',
+        reason:
+          'The authorizer adds client keys to the stage’s usage plan, whose id it may not name: ' +
+          'the plan waits for the stage, whose methods wait for the authorizer. It finds the plan ' +
+          'by its name (the stage’s), and may only read plans and keys and add keys.',
+      });
+    props.authorizerFunction.addToRolePolicy(
+      new PolicyStatement({
+        actions: ['apigateway:GET', 'apigateway:POST'],
+        resources: [
+          Stack.of(this).formatArn({ service: 'apigateway', account: '', resource: '/usageplans' }),
+          Stack.of(this).formatArn({ service: 'apigateway', account: '', resource: '/apikeys' }),
+          // Not the plan's own id: the authorizer function would then wait for the plan, which
+          // waits for the stage, whose methods wait for the authorizer.
+          Stack.of(this).formatArn({
+            service: 'apigateway',
+            account: '',
+            resource: '/usageplans/*/keys',
+          }),
+        ],
+      }),
+    );
   }
 
   /**
    * The web ACL in front of the stage: the one the stage names (an account-wide ACL, to which its
    * team adds the per-client rules, docs/deploying.md), or else the stage's own, which holds them.
    */
-  private protectWithWebAcl(props: PlantsApiProps, budgets: Parameters<typeof clientLimits>[0]) {
+  private protectWithWebAcl(props: PlantsApiProps, budgets: Parameters<typeof tokenLimits>[0]) {
     const stageArn = this.restApi.deploymentStage.stageArn;
     if (props.webAclArn !== undefined) {
       new CfnWebACLAssociation(this, 'WebAclAssociation', {
@@ -208,9 +286,9 @@ export class PlantsApi extends Construct {
       });
       return;
     }
-    new ClientRateLimits(this, 'ClientRateLimits', {
+    new TokenRateLimits(this, 'ClientRateLimits', {
       stageName: props.stageName,
-      limits: clientLimits(budgets),
+      limits: tokenLimits(budgets),
       stageArn,
       allowedOrigins: props.allowedOrigins ?? [],
     });

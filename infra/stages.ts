@@ -110,7 +110,7 @@ export interface StageConfig {
    * ARN of an existing regional AWS WAFv2 web ACL to put in front of the API stage (web ACLs
    * are usually managed per account, e.g. by Firewall Manager, and shared by many APIs); its team
    * adds the per-client rules to it (docs/deploying.md), since a stage has one web ACL.
-   * @default the stage's own web ACL, holding the per-client limits (`infra/client-limits.ts`)
+   * @default the stage's own web ACL, holding the per-client limits (`infra/token-limits.ts`)
    */
   readonly webAclArn?: string;
   /**

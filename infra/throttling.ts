@@ -51,13 +51,29 @@ export function routeThrottling(
 }
 
 /**
- * Per-client limits, which the stage's web ACL enforces before API Gateway (AWS WAF rate-based
+ * Each client's limits on a route, which the stage's usage plan keeps per API key (one key per
+ * client, `functions/authorizer/client-keys.ts`): half the method's share, so one client, however
+ * many tokens it mints, never takes a whole method's bucket from the others.
+ */
+export function clientThrottling(
+  route: Pick<Route, 'path'>,
+  budgets: Parameters<typeof routeThrottling>[1],
+): ThrottlingLimits {
+  const share = routeThrottling(route, budgets);
+  return {
+    rateLimit: share.rateLimit / 2,
+    burstLimit: Math.max(1, Math.floor(share.burstLimit / 2)),
+  };
+}
+
+/**
+ * Per-token limits, which the stage's web ACL enforces before API Gateway (AWS WAF rate-based
  * rules, "Rate-based rule high-level settings", AWS WAF Developer Guide): requests in the trailing
  * minute, counted per bearer token (the `Authorization` header is the aggregation key) and per
- * group of routes. One client's loop is refused there, so a client that keeps its token cannot
- * drain the method buckets every client shares.
+ * group of routes. A loop on one token, valid or not, is refused there before it costs an
+ * authorizer call; a client that mints tokens meets its usage plan limit (`clientThrottling`).
  */
-export interface ClientLimit {
+export interface TokenLimit {
   readonly group: 'plants' | 'webhookEndpoints';
   /** The rule's scope: request paths containing this (`/plants`, `/webhook-endpoints`). */
   readonly pathContains: string;
@@ -66,7 +82,7 @@ export interface ClientLimit {
 }
 
 /** The window AWS WAF counts a rate-based rule's requests over (its shortest). */
-export const clientLimitWindowSeconds = 60;
+export const tokenLimitWindowSeconds = 60;
 
 /** AWS WAF's lowest rate limit for a rate-based rule. */
 const lowestWafLimit = 10;
@@ -75,14 +91,14 @@ const lowestWafLimit = 10;
  * Each group's per-client limit: half of one of its method's share over the window, so a single
  * client never takes a whole method's rate, however it loops.
  */
-export function clientLimits(budgets: {
+export function tokenLimits(budgets: {
   readonly plants: ThrottlingLimits;
   readonly webhookEndpoints?: ThrottlingLimits;
-}): readonly ClientLimit[] {
+}): readonly TokenLimit[] {
   const limitOf = (path: string) =>
     Math.max(
       lowestWafLimit,
-      Math.floor((routeThrottling({ path }, budgets).rateLimit * clientLimitWindowSeconds) / 2),
+      Math.floor((routeThrottling({ path }, budgets).rateLimit * tokenLimitWindowSeconds) / 2),
     );
   return [
     { group: 'plants', pathContains: '/plants', requestsPerWindow: limitOf('/plants') },
@@ -99,14 +115,14 @@ export function clientLimits(budgets: {
  * own, so no gateway response reshapes it. Browsers may read it only where the stage allows any
  * origin (a custom response's headers are fixed, so it cannot name the request's origin).
  */
-export function clientLimitAnswer(allowedOrigins: readonly string[]) {
+export function tokenLimitAnswer(allowedOrigins: readonly string[]) {
   return {
     statusCode: 429,
     headers: {
       'Content-Type': 'application/json',
-      'Retry-After': String(clientLimitWindowSeconds),
+      'Retry-After': String(tokenLimitWindowSeconds),
       ...(allowedOrigins.includes('*') ? { 'Access-Control-Allow-Origin': '*' } : {}),
     },
-    body: JSON.stringify(errorBody(gatewayErrorCodes.clientThrottled)),
+    body: JSON.stringify(errorBody(gatewayErrorCodes.tokenThrottled)),
   } as const;
 }

@@ -19,7 +19,7 @@ import {
 import { localSecretBox } from '../functions/webhook-endpoints/secret-box.ts';
 import { functionSettings } from '../infra/function-settings.ts';
 import { resolveStageConfig } from '../infra/stages.ts';
-import { clientLimits, routeThrottling } from '../infra/throttling.ts';
+import { clientThrottling, routeThrottling, tokenLimits } from '../infra/throttling.ts';
 import { type ApiGateway, type ApiGatewayOptions, startApiGateway } from './api-gateway/gateway.ts';
 import { createDocsPages } from './docs-page.ts';
 import { type DynamoDbLocal, startDynamoDbLocal } from './dynamodb-local.ts';
@@ -289,7 +289,7 @@ function startGateway(
   };
   return startApiGateway({
     port: options.port ?? 3000,
-    ...(budgets === undefined ? {} : { clientLimits: clientLimits(budgets) }),
+    ...(budgets === undefined ? {} : { tokenLimits: tokenLimits(budgets) }),
     authorizerTimeoutMilliseconds: functionSettings.authorizer.timeoutSeconds * 1000,
     logger,
     allowedOrigins: options.allowedOrigins ?? [],
@@ -301,7 +301,12 @@ function startGateway(
       resourcePath: route.path,
       functionName: functionDisplayName(route.function),
       timeoutMilliseconds: functionSettings[route.function].timeoutSeconds * 1000,
-      ...(budgets === undefined ? {} : { throttling: routeThrottling(route, budgets) }),
+      ...(budgets === undefined
+        ? {}
+        : {
+            throttling: routeThrottling(route, budgets),
+            clientThrottling: clientThrottling(route, budgets),
+          }),
       handler: functions.routeHandler(route.function),
     })),
   });

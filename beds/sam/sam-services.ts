@@ -11,6 +11,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
+import { CreateUsagePlanCommand } from '@aws-sdk/client-api-gateway';
 import { CreateKeyCommand } from '@aws-sdk/client-kms';
 import { CreateBucketCommand } from '@aws-sdk/client-s3';
 import { CreateSecretCommand } from '@aws-sdk/client-secrets-manager';
@@ -85,6 +86,9 @@ export interface SynthesizedTemplate {
   >;
 }
 
+/** The usage plan the authorizer adds client keys to, in moto. */
+export const samUsagePlanName = 'plant-store-sam-clients';
+
 /** Starts everything; on a failure, stops whatever had started before rethrowing. */
 export async function startSamServices(options: SamServicesOptions): Promise<SamServices> {
   const stops: (() => Promise<void>)[] = [];
@@ -125,6 +129,7 @@ export async function startSamServices(options: SamServicesOptions): Promise<Sam
     );
     const receiver = await startWebhookReceiver(`whsec_${secretValue}`, 0, options.host);
     stops.push(() => receiver.stop());
+    await moto.apiGateway.send(new CreateUsagePlanCommand({ name: samUsagePlanName }));
     const { KeyMetadata } = await moto.kms.send(
       new CreateKeyCommand({ Description: 'Plant Store local: webhook endpoint secrets' }),
     );
@@ -140,7 +145,12 @@ export async function startSamServices(options: SamServicesOptions): Promise<Sam
         DELIVERY_QUEUE_URL: queues.deliveries,
       },
       route: { TABLE_NAME: tableName, DYNAMODB_ENDPOINT: reachable(store.url, options.host) },
-      Authorizer: localAuthorizerEnvironment(jwks.jwksUri),
+      // The authorizer adds each client's key to this plan, as it does to the stage's.
+      Authorizer: {
+        ...localAuthorizerEnvironment(jwks.jwksUri),
+        USAGE_PLAN_NAME: samUsagePlanName,
+        API_GATEWAY_ENDPOINT: moto.url,
+      },
       WebhookFanout: {
         DELIVERY_QUEUE_URL: queues.deliveries,
         SUBSCRIPTIONS: JSON.stringify([

@@ -7,6 +7,7 @@ import * as v from 'valibot';
 import {
   ConfigurationError,
   commaList,
+  optional,
   parsed,
   readConfiguration,
 } from '../shared/platform/configuration.ts';
@@ -33,6 +34,13 @@ export interface AuthorizerConfig {
    * whose containers reach the local issuer at the Docker bridge's gateway. @default false
    */
   readonly jwksOnPrivateNetwork?: boolean;
+  /**
+   * The stage's usage plan, which throttles each client: the authorizer adds a client's key to it
+   * on first sight (`client-keys.ts`). Unset (locally), keys are named but not registered.
+   */
+  readonly usagePlanName?: string;
+  /** API Gateway's control plane, where not AWS's (an emulator under `sam local`). */
+  readonly apiGatewayUrl?: string;
 }
 
 /** Thrown at cold start when the environment does not describe a usable authorizer. */
@@ -43,7 +51,8 @@ export class AuthorizerConfigError extends ConfigurationError {
 /**
  * Reads and checks the authorizer's environment variables: `TOKEN_ISSUER`, `TOKEN_AUDIENCE`
  * (comma-separated), `TOKEN_AUDIENCE_CLAIM` (`aud` or `client_id`, default `aud`), `JWKS_URI`
- * (default `${TOKEN_ISSUER}/.well-known/jwks.json`). An optional variable set to an empty string
+ * (default `${TOKEN_ISSUER}/.well-known/jwks.json`), `USAGE_PLAN_NAME` and `API_GATEWAY_ENDPOINT`
+ * (both optional). An optional variable set to an empty string
  * counts as not set. The scopes each operation needs come from the route table, not from here.
  *
  * @throws {AuthorizerConfigError} listing every problem found, not only the first.
@@ -60,6 +69,8 @@ export function readAuthorizerConfig(env: Record<string, string | undefined>): A
       }),
       TOKEN_AUDIENCE_CLAIM: parsed(audienceClaimOf, { fallback: 'aud' as AudienceClaim }),
       JWKS_URI: v.optional(parsed((text) => secureUrl(text, { jwksOnPrivateNetwork }))),
+      USAGE_PLAN_NAME: optional,
+      API_GATEWAY_ENDPOINT: optional,
     },
     env,
     { createError: (problems) => new AuthorizerConfigError('authorizer', problems) },
@@ -71,6 +82,8 @@ export function readAuthorizerConfig(env: Record<string, string | undefined>): A
     audienceClaim: variables.TOKEN_AUDIENCE_CLAIM,
     jwksUri: variables.JWKS_URI ?? `${issuer.replace(/\/+$/, '')}/.well-known/jwks.json`,
     ...(jwksOnPrivateNetwork ? { jwksOnPrivateNetwork } : {}),
+    usagePlanName: variables.USAGE_PLAN_NAME,
+    apiGatewayUrl: variables.API_GATEWAY_ENDPOINT,
   };
 }
 

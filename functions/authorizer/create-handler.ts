@@ -7,6 +7,9 @@
  * API Gateway caches the result per token, not per method, so the policy lists every route the
  * token's scopes grant (docs/decisions/authorizer-policy.md).
  *
+ * The policy also names the client's API key (`usageIdentifierKey`), which the stage's usage plan
+ * throttles per client (`client-keys.ts`).
+ *
  * No middy here: the handler has no HTTP body or response to shape, so the middleware stack
  * would only add bundle size and cold-start time.
  */
@@ -18,6 +21,7 @@ import {
   invocationLoggers,
   type Logger,
 } from '../shared/platform/logger.ts';
+import { clientKeyValue, type RegisterClientKey, sharedClient } from './client-keys.ts';
 import type { AuthorizerConfig } from './config.ts';
 import {
   type BearerTokenVerifierOptions,
@@ -34,6 +38,8 @@ export type TokenAuthorizerHandler = (
 
 export interface AuthorizerOptions extends BearerTokenVerifierOptions {
   readonly logger?: Logger;
+  /** Adds a client's key to the usage plan (`handler.ts` makes one where a plan is named). */
+  readonly registerClientKey?: RegisterClientKey;
 }
 
 /** What the function behind the gateway finds in `requestContext.authorizer`. */
@@ -62,6 +68,24 @@ export function createHandler(
 ): TokenAuthorizerHandler {
   const verifyBearerToken = createBearerTokenVerifier(config, options);
   const loggerOf = invocationLoggers(options.logger ?? createLogger({ service: 'authorizer' }));
+  const planName = config.usagePlanName ?? 'local';
+  const { registerClientKey } = options;
+
+  /** The client's key, registered; the shared client's while its own cannot be (logged). */
+  const usageKeyOf = async (token: VerifiedToken, logger: Logger) => {
+    const value = clientKeyValue(planName, token.client);
+    if (registerClientKey === undefined) return value;
+    try {
+      await registerClientKey(value);
+      return value;
+    } catch (error) {
+      logger.error('Could not add the client to the usage plan; counting it as the shared client', {
+        error,
+        sub: token.subject,
+      });
+      return clientKeyValue(planName, sharedClient);
+    }
+  };
 
   return async (event, context) => {
     const logger = loggerOf(context);
@@ -86,7 +110,10 @@ export function createHandler(
       logger.warn('Denied a token that grants no operation', { sub: token.subject });
       return policy(token, 'Deny', [`${stage}/*/*`]);
     }
-    return policy(token, 'Allow', routeResources(stage, granted));
+    return {
+      ...policy(token, 'Allow', routeResources(stage, granted)),
+      usageIdentifierKey: await usageKeyOf(token, logger),
+    };
   };
 }
 

@@ -63,6 +63,11 @@ export const keyTypeOfAlgorithm: Readonly<Record<string, string>> = {
 export interface VerifiedToken {
   /** The token's `sub`: the user, or the app client for a client-credentials token. */
   readonly subject: string;
+  /**
+   * Who the token was issued to, whatever token it is: the issuer and its client id (`client_id`,
+   * else `azp`, else `sub`). Every token a client mints names the same client.
+   */
+  readonly client: string;
   /** The `scope` claim as issued: space-separated scopes, `''` when it has none. */
   readonly scope: string;
   readonly scopes: readonly string[];
@@ -176,6 +181,7 @@ export function createBearerTokenVerifier(
     return {
       // checkToken has made sure `sub` is a non-empty string; the library's type cannot know it.
       subject: String(payload.sub),
+      client: clientOf(payload),
       scope,
       scopes: scope.split(' ').filter((item) => item !== ''),
     };
@@ -253,6 +259,14 @@ function checkToken(
       );
     }
   }
+}
+
+/** The issuer and the client a token names (RFC 9068 `client_id`, OIDC `azp`, or its `sub`). */
+function clientOf(payload: Readonly<Record<string, unknown>>): string {
+  const named = [payload.client_id, payload.azp].find(
+    (claim): claim is string => typeof claim === 'string' && claim !== '',
+  );
+  return `${String(payload.iss)} ${named ?? String(payload.sub)}`;
 }
 
 /** The size of an RSA JWK's modulus in bits (leading zero bits of `n` do not count). */

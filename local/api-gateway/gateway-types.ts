@@ -31,6 +31,8 @@ export interface GatewayRoute {
   readonly timeoutMilliseconds?: number;
   /** This method's throttling (its share of the stage's budget), unless the options set one. */
   readonly throttling?: { readonly rateLimit: number; readonly burstLimit: number };
+  /** Each client's throttling on this method, as the stage's usage plan holds it per API key. */
+  readonly clientThrottling?: { readonly rateLimit: number; readonly burstLimit: number };
   readonly handler: ProxyIntegrationHandler;
 }
 

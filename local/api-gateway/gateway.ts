@@ -21,9 +21,8 @@ import { protectiveHeaders } from '../../functions/shared/http/api-responses.ts'
 import { allowOriginHeader, preflightHeaders } from '../../functions/shared/http/cors.ts';
 import { createLogger, type Logger } from '../../functions/shared/platform/logger.ts';
 import { awsOwnAnswers, lambdaMaxInvocationBytes } from '../../infra/gateway-responses.ts';
-import { type ClientLimit, clientLimitAnswer } from '../../infra/throttling.ts';
+import { type TokenLimit, tokenLimitAnswer } from '../../infra/throttling.ts';
 import { awsAnswer, gatewayAnswer, gatewayCorsHeaders, readBody, writeAnswer } from './answers.ts';
-import { type ClientLimiter, createClientLimiter } from './client-limits.ts';
 import type {
   GatewayRoute,
   HttpAnswer,
@@ -44,6 +43,7 @@ import { answerParserRejection, answerUnmetExpectation, refusedByParser } from '
 import { createRouteMatcher } from './routing.ts';
 import { createTokenBucket } from './throttling.ts';
 import { createCachedAuthorizer } from './token-authorizer.ts';
+import { createTokenLimiter, type TokenLimiter } from './token-limits.ts';
 
 export type {
   GatewayRoute,
@@ -71,7 +71,7 @@ export interface ApiGatewayOptions {
    * The stage's per-client limits, which its web ACL enforces before API Gateway; none when
    * absent.
    */
-  readonly clientLimits?: readonly ClientLimit[];
+  readonly tokenLimits?: readonly TokenLimit[];
   /** API Gateway's maximum integration timeout. @default 29000 */
   readonly integrationTimeoutMilliseconds?: number;
   /** The authorizer function's Lambda timeout; past it, API Gateway answers 500. @default 5000 */
@@ -118,7 +118,9 @@ interface Gateway {
   readonly logger: Logger;
   readonly authorize: ReturnType<typeof createCachedAuthorizer>;
   /** Counts a request against its client's limit: false when the web ACL refuses it. */
-  readonly withinClientLimit: ClientLimiter;
+  readonly withinTokenLimit: TokenLimiter;
+  /** Takes a token from the client's bucket for the method: false when it is throttled. */
+  readonly takeClientToken: (route: GatewayRoute, usageKey: unknown) => boolean;
   /** Takes a token from the method's bucket: false when it is throttled. */
   readonly takeToken: (route: GatewayRoute) => boolean;
   readonly matchRoute: ReturnType<typeof createRouteMatcher>;
@@ -178,6 +180,19 @@ function createGateway(options: ApiGatewayOptions): Gateway {
     }
     return bucket();
   };
+  // One bucket per API key and method, as a usage plan's per-method throttling keeps them.
+  const clientBuckets = new Map<string, () => boolean>();
+  const takeClientToken = (route: GatewayRoute, usageKey: unknown) => {
+    if (route.clientThrottling === undefined || options.throttling !== undefined) return true;
+    if (typeof usageKey !== 'string') return false;
+    const key = `${route.httpMethod} ${route.resourcePath} ${usageKey}`;
+    let bucket = clientBuckets.get(key);
+    if (bucket === undefined) {
+      bucket = createTokenBucket(route.clientThrottling);
+      clientBuckets.set(key, bucket);
+    }
+    return bucket();
+  };
   return {
     options,
     stageName: options.stageName ?? 'local',
@@ -186,8 +201,9 @@ function createGateway(options: ApiGatewayOptions): Gateway {
       options.authorizer,
       (options.authorizerCacheTtlSeconds ?? 300) * 1000,
     ),
-    withinClientLimit: createClientLimiter(options.clientLimits ?? []),
+    withinTokenLimit: createTokenLimiter(options.tokenLimits ?? []),
     takeToken,
+    takeClientToken,
     matchRoute: createRouteMatcher(options.routes),
     integrationTimeout: options.integrationTimeoutMilliseconds ?? 29_000,
     authorizerTimeout: options.authorizerTimeoutMilliseconds ?? 5_000,
@@ -230,10 +246,11 @@ function answerRequest(gateway: Gateway, request: IncomingMessage, response: Ser
 }
 
 /**
- * The order of the checks: the web ACL's per-client limit (AWS WAF sees a request before API
+ * The order of the checks: the web ACL's per-token limit (AWS WAF sees a request before API
  * Gateway does), then API Gateway's: a routable request, the stage's own pages and preflights, the
- * route, its method's throttling, the payload limit, the token and the authorizer, and only then
- * the function.
+ * route, the payload limit, the token and the authorizer, the client's throttling in the usage
+ * plan (its key is the authorizer's `usageIdentifierKey`), the method's, and only then the
+ * function.
  */
 async function handleRequest(
   gateway: Gateway,
@@ -242,8 +259,8 @@ async function handleRequest(
   matched: RouteMatch | undefined,
 ): Promise<HttpAnswer | 'refused' | undefined> {
   const path = (request.url ?? '/').split('?', 1)[0] as string;
-  if (!gateway.withinClientLimit(path, request.headers.authorization)) {
-    const answer = clientLimitAnswer(gateway.allowedOrigins);
+  if (!gateway.withinTokenLimit(path, request.headers.authorization)) {
+    const answer = tokenLimitAnswer(gateway.allowedOrigins);
     return { ...answer, body: Buffer.from(answer.body) };
   }
   if (request.headers.host === undefined) return gatewayAnswer('DEFAULT_4XX');
@@ -251,7 +268,6 @@ async function handleRequest(
   if (ownAnswer !== undefined) return ownAnswer;
   // A REST API answers an unknown path and an unknown method alike (MISSING_AUTHENTICATION_TOKEN).
   if (matched === undefined) return gatewayAnswer('MISSING_AUTHENTICATION_TOKEN');
-  if (!gateway.takeToken(matched.route)) return gatewayAnswer('THROTTLED');
 
   const body = await readBody(request);
   if (body === 'client gone') return refusedByParser.has(request.socket) ? 'refused' : undefined;
@@ -262,6 +278,15 @@ async function handleRequest(
   const methodArn = `arn:aws:execute-api:${region}:${accountId}:${apiId}/${gateway.stageName}/${matched.route.httpMethod}${matched.path}`;
   const decision = await gateway.authorize(token, methodArn, gateway.authorizerTimeout);
   if (decision.outcome !== 'allow') return gatewayAnswer(decision.outcome);
+  // The usage plan's limit for the client the authorizer named, then the method's own: "Per-client
+  // or per-method throttling limits that you set for an API stage in a usage plan" come first
+  // ("Throttle requests to your REST APIs", API Gateway developer guide).
+  if (!gateway.takeClientToken(matched.route, decision.usageIdentifierKey)) {
+    return decision.usageIdentifierKey === undefined
+      ? gatewayAnswer('INVALID_API_KEY')
+      : gatewayAnswer('THROTTLED');
+  }
+  if (!gateway.takeToken(matched.route)) return gatewayAnswer('THROTTLED');
   return invokeRoute(gateway, request, matched, body, decision.authorizerContext, requestId);
 }
 

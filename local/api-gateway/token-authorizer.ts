@@ -6,7 +6,12 @@ import type { TokenAuthorizerHandler } from './gateway-types.ts';
 import { createLambdaContext, invokeWithTimeout } from './proxy-integration.ts';
 
 export type AuthorizerDecision =
-  | { readonly outcome: 'allow'; readonly authorizerContext: Record<string, unknown> }
+  | {
+      readonly outcome: 'allow';
+      readonly authorizerContext: Record<string, unknown>;
+      /** The API key the usage plan counts the request under. */
+      readonly usageIdentifierKey?: string;
+    }
   | { readonly outcome: 'UNAUTHORIZED' | 'ACCESS_DENIED' | 'DEFAULT_5XX' };
 
 /**
@@ -68,6 +73,9 @@ export function createCachedAuthorizer(
         principalId: result.principalId,
         integrationLatency: 0,
       },
+      ...(typeof result.usageIdentifierKey === 'string'
+        ? { usageIdentifierKey: result.usageIdentifierKey }
+        : {}),
     };
   };
 }

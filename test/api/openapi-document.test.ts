@@ -279,7 +279,7 @@ describe('openapi.yaml', () => {
         // The gateway's throttling and the web ACL's per-client limit share a code.
         namedMessages[errorCodes.throttled.error] = [
           ...(namedMessages[errorCodes.throttled.error] ?? [errorCodes.throttled.message]),
-          gatewayErrorCodes.clientThrottled.message,
+          gatewayErrorCodes.tokenThrottled.message,
         ];
         expect(namedMessages[value.error] ?? [code?.message]).toContain(value.message);
       },

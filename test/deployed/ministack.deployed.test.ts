@@ -19,6 +19,8 @@ import {
   GetResourcesCommand,
   GetRestApisCommand,
   GetStageCommand,
+  GetUsagePlanKeysCommand,
+  GetUsagePlansCommand,
 } from '@aws-sdk/client-api-gateway';
 import { CloudWatchClient, DescribeAlarmsCommand } from '@aws-sdk/client-cloudwatch';
 import { CloudWatchLogsClient, DescribeLogGroupsCommand } from '@aws-sdk/client-cloudwatch-logs';
@@ -33,10 +35,12 @@ import { ListWebACLsCommand, WAFV2Client, type WebACL } from '@aws-sdk/client-wa
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { type MiniStack, startMiniStack } from '../../beds/ministack.ts';
 import { miniStackAssemblyOf, type TemplateDifference } from '../../beds/ministack-differences.ts';
+import { clientKeyValue, sharedClient } from '../../functions/authorizer/client-keys.ts';
 import { routes } from '../../functions/shared/http/routes.ts';
 import { repositoryRoot } from '../../infra/plant-store-function.ts';
+import { usagePlanName } from '../../infra/plants-api.ts';
 import { stages } from '../../infra/stages.ts';
-import { clientLimits, routeThrottling } from '../../infra/throttling.ts';
+import { clientThrottling, routeThrottling, tokenLimits } from '../../infra/throttling.ts';
 import { clientSecretOf, describeStack, targetAddresses } from '../../local/smoke.ts';
 import { assemblyDirectory } from '../support/synthesized-assembly.ts';
 
@@ -49,6 +53,8 @@ let ministack: MiniStack | undefined;
 let work: string;
 let deployAssembly: string;
 let differences: TemplateDifference[] = [];
+/** A token of the stage's own client, from the first request's test. */
+let clientToken = '';
 let deployed = false;
 
 /** The CDK CLI of the project, against the emulator. */
@@ -123,6 +129,13 @@ describe('the differences from AWS', () => {
         .map((difference) => difference.resource.replace(/[0-9A-F]{8}$/, '')),
     ).toEqual(['DeliverWebhook', 'CreateWebhookEndpoint', 'UpdateWebhookEndpoint']);
     const original = template();
+    const keyed = differences.filter(
+      (difference) => difference.change === 'ApiKeyRequired removed',
+    );
+    expect(keyed).toHaveLength(routes.length);
+    for (const difference of keyed) {
+      expect(original.Resources[difference.resource]?.Properties.ApiKeyRequired).toBe(true);
+    }
     const [association, ...alarms] = removed;
     expect(original.Resources[association?.resource ?? '']?.Properties.WebACLArn).toEqual({
       'Fn::GetAtt': [expect.stringMatching(/^ApiClientRateLimitsWebAcl/), 'Arn'],
@@ -256,7 +269,7 @@ describe('what MiniStack built, read back through its AWS APIs', () => {
         body: JSON.stringify({ Scope: 'REGIONAL', Name: summary?.Name, Id: summary?.Id }),
       });
       const { WebACL } = (await answer.json()) as { WebACL?: WebACL };
-      const limits = clientLimits({ plants: stages.dev.throttling });
+      const limits = tokenLimits({ plants: stages.dev.throttling });
       expect(
         (WebACL?.Rules ?? []).map((rule) => [
           rule.Name,
@@ -266,7 +279,7 @@ describe('what MiniStack built, read back through its AWS APIs', () => {
         ]),
       ).toEqual(
         limits.map((limit) => [
-          `per-client-${limit.group}`,
+          `per-token-${limit.group}`,
           limit.requestsPerWindow,
           'authorization',
           429,
@@ -401,7 +414,41 @@ describe('the deployed stage', () => {
     warm.sort((a, b) => a - b);
     figures.warmP50Milliseconds = Math.round((warm[49] ?? 0) * 10) / 10;
     figures.warmP99Milliseconds = Math.round((warm[98] ?? 0) * 10) / 10;
+    clientToken = token;
   }, 120_000);
+
+  it('has the authorizer add the client’s key to the usage plan, which limits each client per method', async () => {
+    const apiGateway = new APIGatewayClient({});
+    try {
+      const planName = usagePlanName('dev');
+      const { items: plans = [] } = await apiGateway.send(new GetUsagePlansCommand({}));
+      const plan = plans.find((candidate) => candidate.name === planName);
+      const budgets = { plants: stages.dev.throttling };
+      expect(plan?.apiStages?.[0]?.throttle).toEqual(
+        Object.fromEntries(
+          routes.map((route) => [
+            `${route.path}/${route.method}`,
+            expect.objectContaining(clientThrottling(route, budgets)),
+          ]),
+        ),
+      );
+      const { items: keys = [] } = await apiGateway.send(
+        new GetUsagePlanKeysCommand({ usagePlanId: plan?.id as string }),
+      );
+      // The token's client, as the authorizer names it: its issuer and client id.
+      const claims = JSON.parse(
+        Buffer.from(clientToken.split('.')[1] ?? '', 'base64url').toString('utf8'),
+      ) as { iss: string; client_id: string };
+      expect(keys.map((key) => key.value).sort()).toEqual(
+        [
+          clientKeyValue(planName, sharedClient),
+          clientKeyValue(planName, `${claims.iss} ${claims.client_id}`),
+        ].sort(),
+      );
+    } finally {
+      apiGateway.destroy();
+    }
+  });
 
   it('passes the smoke command a team runs after cdk deploy: the contract suite', async () => {
     const started = performance.now();

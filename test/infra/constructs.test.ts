@@ -5,9 +5,10 @@
 import { describe, expect, it } from '@jest/globals';
 import { Stack } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
+import { clientKeyValue, sharedClient } from '../../functions/authorizer/client-keys.ts';
 import { routes, scopeDescriptions } from '../../functions/shared/http/routes.ts';
 import { stages } from '../../infra/stages.ts';
-import { clientLimits } from '../../infra/throttling.ts';
+import { clientThrottling, routeThrottling, tokenLimits } from '../../infra/throttling.ts';
 import { TokenIssuer } from '../../infra/token-issuer.ts';
 import { createPlantsApi } from './bare-plants-api.ts';
 
@@ -153,8 +154,62 @@ describe('PlantsApi on a custom domain', () => {
   });
 });
 
+describe('PlantsApi’s usage plan', () => {
+  it('limits each client on each method, before the method’s own limit, with the key the authorizer names', () => {
+    const stack = new Stack();
+    createPlantsApi(stack, { stageName: 'dev', throttling: stages.dev.throttling });
+    const template = Template.fromStack(stack);
+    const budgets = { plants: stages.dev.throttling };
+    template.hasResourceProperties('AWS::ApiGateway::RestApi', { ApiKeySourceType: 'AUTHORIZER' });
+    const methods = Object.values(template.findResources('AWS::ApiGateway::Method'));
+    // Every route requires the key; the preflights, which have no authorizer, do not.
+    expect(
+      methods.map((method) => [method.Properties.HttpMethod, method.Properties.ApiKeyRequired]),
+    ).toEqual(expect.arrayContaining(routes.map((route) => [route.method, true])));
+    for (const method of methods) {
+      expect(method.Properties.ApiKeyRequired === true).toBe(
+        method.Properties.HttpMethod !== 'OPTIONS',
+      );
+    }
+    template.hasResourceProperties('AWS::ApiGateway::UsagePlan', {
+      UsagePlanName: 'plant-store-dev-clients',
+      ApiStages: [
+        {
+          ApiId: Match.anyValue(),
+          Stage: Match.anyValue(),
+          Throttle: Object.fromEntries(
+            routes.map((route) => {
+              const limits = clientThrottling(route, budgets);
+              return [
+                `${route.path}/${route.method}`,
+                { RateLimit: limits.rateLimit, BurstLimit: limits.burstLimit },
+              ];
+            }),
+          ),
+        },
+      ],
+    });
+    // Half a method's share: one client never takes the whole bucket.
+    for (const route of routes) {
+      expect(clientThrottling(route, budgets).rateLimit).toBe(
+        routeThrottling(route, budgets).rateLimit / 2,
+      );
+    }
+    const shared = clientKeyValue('plant-store-dev-clients', sharedClient);
+    template.hasResourceProperties('AWS::ApiGateway::ApiKey', { Value: shared, Enabled: true });
+    template.resourceCountIs('AWS::ApiGateway::UsagePlanKey', 1);
+    template.hasResourceProperties('AWS::IAM::Policy', {
+      PolicyDocument: {
+        Statement: Match.arrayWith([
+          Match.objectLike({ Action: ['apigateway:GET', 'apigateway:POST'] }),
+        ]),
+      },
+    });
+  });
+});
+
 describe('PlantsApi with a WAF web ACL', () => {
-  it('puts its own web ACL in front of the stage when it names none: per-client limits keyed on the bearer token', () => {
+  it('puts its own web ACL in front of the stage when it names none: per-token limits keyed on the bearer token', () => {
     const stack = new Stack();
     createPlantsApi(stack, {
       stageName: 'dev',
@@ -162,7 +217,7 @@ describe('PlantsApi with a WAF web ACL', () => {
       allowedOrigins: ['*'],
     });
     const template = Template.fromStack(stack);
-    const limits = clientLimits({ plants: stages.dev.throttling });
+    const limits = tokenLimits({ plants: stages.dev.throttling });
     template.hasResourceProperties('AWS::WAFv2::WebACL', {
       Scope: 'REGIONAL',
       DefaultAction: { Allow: {} },
@@ -171,12 +226,12 @@ describe('PlantsApi with a WAF web ACL', () => {
           ContentType: 'APPLICATION_JSON',
           Content: JSON.stringify({
             error: 42900,
-            message: 'Too many requests from this client in the last minute; retry later.',
+            message: 'Too many requests with this token in the last minute; retry later.',
           }),
         },
       },
       Rules: limits.map((limit, priority) => ({
-        Name: `per-client-${limit.group}`,
+        Name: `per-token-${limit.group}`,
         Priority: priority,
         Action: {
           Block: {

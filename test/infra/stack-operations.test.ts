@@ -28,6 +28,7 @@ const acknowledgedFindings = [
   'AwsSolutions-IAM5[Resource::*]',
   'AwsSolutions-IAM5[Resource::<PlantsTable4EFC45DE.Arn>/stream/*]',
   'AwsSolutions-IAM5[Resource::<WebhooksStreamFailures483EBBE6.Arn>/*]',
+  'AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:apigateway:<AWS::Region>::/usageplans/*/keys]',
   'AwsSolutions-S1',
   // The replay's schedule: a scheduled event carries nothing a dead-letter queue could keep.
   'Serverless-EventBusDLQ',
@@ -269,6 +270,20 @@ describe.each([stages.dev, stages.prod])('the PlantStore-$name stack', (stage) =
           ],
         });
       },
+    );
+  });
+
+  it('throttles each client in a usage plan whose keys the authorizer names and may add', () => {
+    const plans = Object.values(template().findResources('AWS::ApiGateway::UsagePlan'));
+    expect(plans.map((plan) => plan.Properties.UsagePlanName)).toEqual([
+      `plant-store-${stage.name}-clients`,
+    ]);
+    const authorizers = Object.values(template().findResources('AWS::Lambda::Function')).filter(
+      (fn) => fn.Properties.Environment?.Variables?.TOKEN_ISSUER !== undefined,
+    );
+    expect(authorizers).toHaveLength(1);
+    expect(authorizers[0]?.Properties.Environment.Variables.USAGE_PLAN_NAME).toBe(
+      `plant-store-${stage.name}-clients`,
     );
   });
 

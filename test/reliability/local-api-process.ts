@@ -25,7 +25,7 @@ function readThrottling(text: string | undefined) {
   }
   return {
     throttling: { rateLimit: rateLimit as number, burstLimit: burstLimit as number },
-    clientLimits: [],
+    tokenLimits: [],
   };
 }
 

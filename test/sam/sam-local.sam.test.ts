@@ -9,9 +9,10 @@
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
+import { GetUsagePlanKeysCommand, GetUsagePlansCommand } from '@aws-sdk/client-api-gateway';
 import { ReceiveMessageCommand } from '@aws-sdk/client-sqs';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { sampleSubscriber } from '../../beds/sam/sam-services.ts';
+import { sampleSubscriber, samUsagePlanName } from '../../beds/sam/sam-services.ts';
 import { readAuthorizerConfig } from '../../functions/authorizer/config.ts';
 import { createHandler as createAuthorizer } from '../../functions/authorizer/create-handler.ts';
 import { createHandler as createDeliverHandler } from '../../functions/deliver-webhook/create-handler.ts';
@@ -101,8 +102,16 @@ describe('sam local invoke', () => {
       },
     )(event);
     const viaSam = await samInvoke('Authorizer', eventPath);
+    // The same policy and the client's own key, which the container added to moto's plan (the
+    // shared key, had it failed, would differ from the in-process one).
     expect(viaSam).toEqual(inProcess);
     expect(JSON.stringify(viaSam)).toContain('"Effect":"Allow"');
+    const { items: plans = [] } = await local.moto.apiGateway.send(new GetUsagePlansCommand({}));
+    const plan = plans.find((candidate) => candidate.name === samUsagePlanName);
+    const { items: keys = [] } = await local.moto.apiGateway.send(
+      new GetUsagePlanKeysCommand({ usagePlanId: plan?.id as string }),
+    );
+    expect(keys.map((key) => key.value)).toEqual([inProcess.usageIdentifierKey]);
   }, 120_000);
 
   it('answers the fan-out\u2019s stream event and the delivery\u2019s SQS event as in-process: queued, then delivered and verified', async () => {

@@ -83,10 +83,10 @@ export const gatewayErrorCodes = {
     message: 'The bearer token does not grant the required scope.',
   },
   notFound: { error: 40400, statusCode: 404, message: 'No such resource or method.' },
-  clientThrottled: {
+  tokenThrottled: {
     error: 42900,
     statusCode: 429,
-    message: 'Too many requests from this client in the last minute; retry later.',
+    message: 'Too many requests with this token in the last minute; retry later.',
   },
 } as const satisfies Record<string, ErrorCode>;
 

@@ -5,6 +5,10 @@
  */
 import { afterAll, beforeAll, expect } from '@jest/globals';
 import type { APIGatewayAuthorizerResult } from 'aws-lambda';
+import {
+  clientKeyValue,
+  type RegisterClientKey,
+} from '../../../functions/authorizer/client-keys.ts';
 import type { AuthorizerConfig } from '../../../functions/authorizer/config.ts';
 import { createHandler } from '../../../functions/authorizer/create-handler.ts';
 import { createLogger } from '../../../functions/shared/platform/logger.ts';
@@ -97,10 +101,15 @@ export function configWith(overrides: Partial<AuthorizerConfig> = {}): Authorize
 export function createAuthorizer(
   overrides: Partial<AuthorizerConfig> = {},
   jwksRefetchWaitSeconds = 10,
+  registerClientKey?: RegisterClientKey,
 ) {
   const logLines: Record<string, unknown>[] = [];
   const logger = createLogger({}, (line) => logLines.push(JSON.parse(line)));
-  const handler = createHandler(configWith(overrides), { logger, jwksRefetchWaitSeconds });
+  const handler = createHandler(configWith(overrides), {
+    logger,
+    jwksRefetchWaitSeconds,
+    ...(registerClientKey === undefined ? {} : { registerClientKey }),
+  });
   const authorize = (authorizationToken: string | undefined) =>
     handler({ type: 'TOKEN', methodArn, authorizationToken: authorizationToken as string });
   const reasons = () =>
@@ -130,5 +139,7 @@ export function allowPolicy(
       Statement: [{ Action: 'execute-api:Invoke', Effect: 'Allow', Resource: [...resources] }],
     },
     context: { sub, scope },
+    // The test issuer's client `sub`, in the local plan (no usage plan named).
+    usageIdentifierKey: clientKeyValue('local', `${issuer} ${sub}`),
   };
 }

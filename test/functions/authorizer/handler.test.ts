@@ -1,4 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
+import { clientKeyValue, sharedClient } from '../../../functions/authorizer/client-keys.ts';
 import { stageArnOf } from '../../../functions/authorizer/create-handler.ts';
 import {
   allowPolicy,
@@ -29,6 +30,51 @@ import {
 } from './token-factory.ts';
 
 describe('authorizer handler', () => {
+  describe('names the client’s API key, which the usage plan throttles per client', () => {
+    const keyOf = async (claims: Record<string, unknown>, authorizer = createAuthorizer()) =>
+      (await authorizer.authorize(`Bearer ${signToken(rsaKey, validClaims(claims))}`))
+        .usageIdentifierKey;
+
+    it('gives every token of a client the same key, and another client another', async () => {
+      const first = await keyOf({ exp: nowInSeconds() + 100 });
+      expect(await keyOf({ exp: nowInSeconds() + 200, scope: 'plants/read' })).toBe(first);
+      expect(await keyOf({ sub: 'client-43' })).not.toBe(first);
+      // A Cognito user's tokens count against their app client; another issuer is another client.
+      const users = [{ sub: 'user-1' }, { sub: 'user-2' }].map((claims) => ({
+        ...claims,
+        client_id: 'app-7',
+      }));
+      const [one, two] = await Promise.all(users.map((claims) => keyOf(claims)));
+      expect(one).toBe(two);
+      expect(one).toBe(clientKeyValue('local', `${issuer} app-7`));
+      expect(await keyOf({ azp: 'app-7', sub: 'user-3' })).toBe(one);
+    });
+
+    it('adds the key to the named usage plan before it answers, and counts the client as the shared client while it cannot', async () => {
+      const registered: string[] = [];
+      let failing = false;
+      const authorizer = createAuthorizer(
+        { usagePlanName: 'plant-store-dev-clients' },
+        10,
+        async (value) => {
+          if (failing) throw new Error('TooManyRequestsException');
+          registered.push(value);
+        },
+      );
+      const own = clientKeyValue('plant-store-dev-clients', `${issuer} client-42`);
+      expect(await keyOf({}, authorizer)).toBe(own);
+      expect(registered).toEqual([own]);
+      failing = true;
+      expect(await keyOf({}, authorizer)).toBe(
+        clientKeyValue('plant-store-dev-clients', sharedClient),
+      );
+      expect(authorizer.logLines.at(-1)).toMatchObject({
+        level: 'error',
+        message: 'Could not add the client to the usage plan; counting it as the shared client',
+      });
+    });
+  });
+
   describe('allows a valid token with the required scope', () => {
     it('answers Allow for the routes its scopes grant, with the subject and scopes in the context', async () => {
       const { authorize, logLines } = createAuthorizer();

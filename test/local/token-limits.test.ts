@@ -3,17 +3,17 @@
  * token and group of routes, the refused ones counted too, as AWS WAF counts a rate-based rule's.
  */
 import { expect, it } from '@jest/globals';
-import type { ClientLimit } from '../../infra/throttling.ts';
-import { createClientLimiter } from '../../local/api-gateway/client-limits.ts';
+import type { TokenLimit } from '../../infra/throttling.ts';
+import { createTokenLimiter } from '../../local/api-gateway/token-limits.ts';
 
-const limits: ClientLimit[] = [
+const limits: TokenLimit[] = [
   { group: 'plants', pathContains: '/plants', requestsPerWindow: 3 },
   { group: 'webhookEndpoints', pathContains: '/webhook-endpoints', requestsPerWindow: 2 },
 ];
 
 function limiterAt() {
   let time = 1_000_000;
-  const limiter = createClientLimiter(limits, () => time);
+  const limiter = createTokenLimiter(limits, () => time);
   return {
     limiter,
     advance: (milliseconds: number) => {

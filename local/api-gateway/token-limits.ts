@@ -1,21 +1,21 @@
 /**
  * The stage's per-client limits, as its web ACL enforces them before API Gateway sees a request
- * (`infra/client-limits.ts`): per bearer token and group of routes, the requests of the trailing
+ * (`infra/token-limits.ts`): per bearer token and group of routes, the requests of the trailing
  * minute, the refused ones included, as AWS WAF counts them. AWS WAF checks the rate "frequently"
  * and applies it "near the limit" (AWS WAF Developer Guide, "Rate-based rule high-level
  * settings"), so a deployed stage may let a few more through, a few seconds later; this stand-in
  * refuses the first request over the limit.
  */
-import { type ClientLimit, clientLimitWindowSeconds } from '../../infra/throttling.ts';
+import { type TokenLimit, tokenLimitWindowSeconds } from '../../infra/throttling.ts';
 
 /** Counts a request; false when its client is over its limit for the request's group. */
-export type ClientLimiter = (path: string, authorization: string | undefined) => boolean;
+export type TokenLimiter = (path: string, authorization: string | undefined) => boolean;
 
-export function createClientLimiter(
-  limits: readonly ClientLimit[],
+export function createTokenLimiter(
+  limits: readonly TokenLimit[],
   now: () => number = Date.now,
-): ClientLimiter {
-  const windowMilliseconds = clientLimitWindowSeconds * 1000;
+): TokenLimiter {
+  const windowMilliseconds = tokenLimitWindowSeconds * 1000;
   /** Each aggregation instance's request times, oldest first. */
   const counts = new Map<string, number[]>();
   let prunedAt = now();

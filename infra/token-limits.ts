@@ -3,16 +3,16 @@
  * ("Rate-based rule statements", AWS WAF Developer Guide). API Gateway's throttling keeps one
  * bucket per method for every client together, so one client's loop could answer everyone else
  * 429; here each bearer token (the `Authorization` header, the rules' aggregation key) has its own
- * count per group of routes (`clientLimits` in `throttling.ts`), and what is over it is answered
+ * count per group of routes (`tokenLimits` in `throttling.ts`), and what is over it is answered
  * 429 with the contract's error body before API Gateway sees it. Cost: `npm run cost`.
  */
 import { CfnWebACL, CfnWebACLAssociation } from 'aws-cdk-lib/aws-wafv2';
 import { Construct } from 'constructs';
-import { type ClientLimit, clientLimitAnswer, clientLimitWindowSeconds } from './throttling.ts';
+import { type TokenLimit, tokenLimitAnswer, tokenLimitWindowSeconds } from './throttling.ts';
 
-export interface ClientRateLimitsProps {
+export interface TokenRateLimitsProps {
   readonly stageName: string;
-  readonly limits: readonly ClientLimit[];
+  readonly limits: readonly TokenLimit[];
   /** The API stage the web ACL protects. */
   readonly stageArn: string;
   readonly allowedOrigins: readonly string[];
@@ -20,12 +20,12 @@ export interface ClientRateLimitsProps {
 
 const answerBodyKey = 'too-many-requests';
 
-export class ClientRateLimits extends Construct {
+export class TokenRateLimits extends Construct {
   readonly webAcl: CfnWebACL;
 
-  constructor(scope: Construct, id: string, props: ClientRateLimitsProps) {
+  constructor(scope: Construct, id: string, props: TokenRateLimitsProps) {
     super(scope, id);
-    const answer = clientLimitAnswer(props.allowedOrigins);
+    const answer = tokenLimitAnswer(props.allowedOrigins);
     const { 'Content-Type': _contentType, ...headers } = answer.headers;
     const visibility = (name: string) => ({
       cloudWatchMetricsEnabled: true,
@@ -42,7 +42,7 @@ export class ClientRateLimits extends Construct {
         [answerBodyKey]: { contentType: 'APPLICATION_JSON', content: answer.body },
       },
       rules: props.limits.map((limit, priority) => ({
-        name: `per-client-${limit.group}`,
+        name: `per-token-${limit.group}`,
         priority,
         action: {
           block: {
@@ -56,7 +56,7 @@ export class ClientRateLimits extends Construct {
         statement: {
           rateBasedStatement: {
             limit: limit.requestsPerWindow,
-            evaluationWindowSec: clientLimitWindowSeconds,
+            evaluationWindowSec: tokenLimitWindowSeconds,
             aggregateKeyType: 'CUSTOM_KEYS',
             customKeys: [
               {
@@ -77,7 +77,7 @@ export class ClientRateLimits extends Construct {
             },
           },
         },
-        visibilityConfig: visibility(`PerClient-${limit.group}`),
+        visibilityConfig: visibility(`PerToken-${limit.group}`),
       })),
     });
     new CfnWebACLAssociation(this, 'Association', {

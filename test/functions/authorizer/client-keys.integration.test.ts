@@ -1,0 +1,90 @@
+/**
+ * Each client's API key, added to the stage's usage plan on first sight, against moto's API
+ * Gateway: one key per client however many containers race to add it, and a failure that is
+ * forgotten, so the next request tries again.
+ */
+import {
+  APIGatewayClient,
+  CreateRestApiCommand,
+  CreateUsagePlanCommand,
+  GetApiKeysCommand,
+  GetUsagePlanKeysCommand,
+} from '@aws-sdk/client-api-gateway';
+import { afterAll, beforeAll, expect, it } from '@jest/globals';
+import { type MotoServer, startMotoServer } from '../../../beds/moto-server.ts';
+import {
+  clientKeyValue,
+  createClientKeyRegistry,
+} from '../../../functions/authorizer/client-keys.ts';
+
+let moto: MotoServer;
+let apiGateway: APIGatewayClient;
+
+beforeAll(async () => {
+  moto = await startMotoServer();
+  apiGateway = new APIGatewayClient({
+    endpoint: moto.url,
+    region: moto.region,
+    credentials: { accessKeyId: 'testing', secretAccessKey: 'testing' },
+  });
+}, 180_000);
+
+afterAll(async () => {
+  apiGateway?.destroy();
+  await moto?.stop();
+});
+
+async function plan(name: string): Promise<string> {
+  await apiGateway.send(new CreateRestApiCommand({ name: `${name}-api` }));
+  const { id } = await apiGateway.send(new CreateUsagePlanCommand({ name }));
+  return id as string;
+}
+
+it('adds each client’s key once, however many containers race to add it', async () => {
+  const planId = await plan('plant-store-race-clients');
+  // Three containers, each seeing the same four clients ten times at once.
+  const containers = [1, 2, 3].map(() =>
+    createClientKeyRegistry(apiGateway, 'plant-store-race-clients'),
+  );
+  const clients = ['a', 'b', 'c', 'd'].map((client) =>
+    clientKeyValue('plant-store-race-clients', `https://issuer.example ${client}`),
+  );
+  await Promise.all(
+    containers.flatMap((register) =>
+      clients.flatMap((value) => Array.from({ length: 10 }, () => register(value))),
+    ),
+  );
+
+  const { items: planKeys = [] } = await apiGateway.send(
+    new GetUsagePlanKeysCommand({ usagePlanId: planId }),
+  );
+  expect(planKeys.map((key) => key.value).sort()).toEqual([...clients].sort());
+  for (const value of clients) {
+    const { items = [] } = await apiGateway.send(
+      new GetApiKeysCommand({ nameQuery: value, includeValues: true }),
+    );
+    expect(items.filter((key) => key.name === value)).toHaveLength(1);
+  }
+});
+
+it('tells a failed registration to its caller and tries again on the next request', async () => {
+  const register = createClientKeyRegistry(apiGateway, 'plant-store-later-clients');
+  const value = clientKeyValue('plant-store-later-clients', 'https://issuer.example late');
+  // The plan does not exist yet: the registration fails, and is not remembered as done.
+  await expect(register(value)).rejects.toThrow('No usage plan named plant-store-later-clients');
+  const planId = await plan('plant-store-later-clients');
+  await register(value);
+
+  const { items = [] } = await apiGateway.send(
+    new GetUsagePlanKeysCommand({ usagePlanId: planId }),
+  );
+  expect(items.map((key) => key.value)).toEqual([value]);
+});
+
+it('derives one key per client and plan, the same from every token of the client', () => {
+  const value = clientKeyValue('plant-store-dev-clients', 'https://issuer.example a');
+  expect(value).toMatch(/^[\w-]{43}$/);
+  expect(clientKeyValue('plant-store-dev-clients', 'https://issuer.example a')).toBe(value);
+  expect(clientKeyValue('plant-store-prod-clients', 'https://issuer.example a')).not.toBe(value);
+  expect(clientKeyValue('plant-store-dev-clients', 'https://issuer.example b')).not.toBe(value);
+});
