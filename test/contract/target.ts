@@ -187,16 +187,27 @@ export interface RequestOptions {
   readonly body?: string | Uint8Array;
 }
 
-/** A request to the target: `path` under its base URL (`/plants`), or an absolute URL. */
-export function call(method: string, pathOrUrl: string, options: RequestOptions = {}) {
+/**
+ * A request to the target: `path` under its base URL (`/plants`), or an absolute URL. A `429` is
+ * sent again after its `Retry-After`, as the contract tells clients to: the suite is one client,
+ * and the stage limits each client per route (no case is about a limit).
+ */
+export async function call(method: string, pathOrUrl: string, options: RequestOptions = {}) {
   const url = pathOrUrl.startsWith('http') ? pathOrUrl : `${target().baseUrl}${pathOrUrl}`;
-  return send(method, url, {
-    ...options,
-    headers: {
-      ...(options.token === undefined ? {} : { Authorization: `Bearer ${options.token}` }),
-      ...options.headers,
-    },
-  });
+  for (let tries = 1; ; tries += 1) {
+    const answer = await send(method, url, {
+      ...options,
+      headers: {
+        ...(options.token === undefined ? {} : { Authorization: `Bearer ${options.token}` }),
+        ...options.headers,
+      },
+    });
+    if (answer.status !== 429 || tries === 10) return answer;
+    const seconds = Number(answer.headers['retry-after'] ?? 1);
+    await new Promise((resolve) =>
+      setTimeout(resolve, (Number.isFinite(seconds) ? seconds : 1) * 1000),
+    );
+  }
 }
 
 /**
