@@ -1,7 +1,7 @@
 /**
  * Creating a plant: one conditional put, idempotent for identical repeats.
  */
-import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
+import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { errorCodes } from '../shared/errors/error-codes.ts';
@@ -13,7 +13,7 @@ import {
   versionAttribute,
   versionClock,
 } from '../shared/http/entity-version.ts';
-import { callStore, type StoreDependencies } from '../shared/platform/dynamodb.ts';
+import { conditionFailed, type StoreDependencies, writeIf } from '../shared/platform/dynamodb.ts';
 import { type NewPlant, type Plant, toPlant } from './new-plant.ts';
 
 /** The answer of a create: the Plant and the stored plant's version (its `ETag`). */
@@ -37,38 +37,34 @@ export async function createPlant(
   const { documentClient, tableName } = dependencies;
   const plant = toPlant(newPlant);
   const version = nextVersion(unversioned, versionClock());
-  try {
-    await callStore(
-      (abortSignal) =>
-        documentClient.send(
-          new PutCommand({
-            TableName: tableName,
-            // Exactly the declared fields: nothing else the client sent reaches the table.
-            Item: { id: newPlant.id, ...plant, [versionAttribute]: version },
-            ConditionExpression: 'attribute_not_exists(id)',
-            ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
-          }),
-          { abortSignal },
-        ),
-      dependencies.deadlineMilliseconds,
-    );
-    return { plant, version };
-  } catch (error) {
-    if (error instanceof ConditionalCheckFailedException) {
-      return answerExistingPlant(plant, error);
-    }
-    throw error;
-  }
+  const written = await writeIf(
+    (abortSignal) =>
+      documentClient.send(
+        new PutCommand({
+          TableName: tableName,
+          // Exactly the declared fields: nothing else the client sent reaches the table.
+          Item: { id: newPlant.id, ...plant, [versionAttribute]: version },
+          ConditionExpression: 'attribute_not_exists(id)',
+          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+        }),
+        { abortSignal },
+      ),
+    dependencies.deadlineMilliseconds,
+  );
+  return conditionFailed(written) ? answerExistingPlant(plant, written.item) : { plant, version };
 }
 
 /**
  * The stored plant when it equals the new one; a conflict otherwise. Without the old item there
  * is nothing to compare: that is a fault of ours (500), not the client's conflict to be told of.
  */
-function answerExistingPlant(plant: Plant, error: ConditionalCheckFailedException): CreatedPlant {
-  if (error.Item === undefined) throw error;
+function answerExistingPlant(
+  plant: Plant,
+  item: Record<string, AttributeValue> | undefined,
+): CreatedPlant {
+  if (item === undefined) throw new Error('The create failed its condition without the item.');
   // The document client does not unmarshall an exception's item; numbers stay wrapped (exact).
-  const stored = unmarshall(error.Item, { wrapNumbers: true });
+  const stored = unmarshall(item, { wrapNumbers: true });
   const version = readItemVersion(stored);
   const same = stored.name === plant.name && stored.tag === plant.tag && version !== undefined;
   if (!same) throw new ApiError(errorCodes.plantConflict);

@@ -5,7 +5,6 @@
  * `If-None-Match`, the plant is read, the preconditions are evaluated against its version, and
  * the DeleteItem is conditioned on that version, so a plant changed in between is not removed.
  */
-import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { DeleteCommand } from '@aws-sdk/lib-dynamodb';
 import { PlantNotFoundError, StoreUnavailableError } from '../shared/errors/errors.ts';
 import { hasVersionTerms, versionAttribute } from '../shared/http/entity-version.ts';
@@ -15,7 +14,12 @@ import {
   type Preconditions,
 } from '../shared/http/preconditions.ts';
 import { readPlant } from '../shared/plants/read-plant.ts';
-import { anyOf, callStore, type StoreDependencies } from '../shared/platform/dynamodb.ts';
+import {
+  anyOf,
+  conditionFailed,
+  type StoreDependencies,
+  writeIf,
+} from '../shared/platform/dynamodb.ts';
 import type { Logger } from '../shared/platform/logger.ts';
 
 /** Reads and conditioned deletes before the client is told to retry (503): a plant changing this fast. */
@@ -47,23 +51,14 @@ export async function deletePlant(
       throw error;
     }
     evaluatePreconditions(preconditions, version, 'write');
-    try {
-      await remove(id, version, dependencies);
-      return;
-    } catch (error) {
-      // Changed or removed since it was read: read it again.
-      if (!(error instanceof ConditionalCheckFailedException)) throw error;
-    }
+    // Changed or removed since it was read when the condition fails: read it again.
+    if (!conditionFailed(await remove(id, version, dependencies))) return;
   }
   throw new StoreUnavailableError();
 }
 
 /** One DeleteItem: of whatever is stored, or only of the plant at `version`. */
-async function remove(
-  id: bigint,
-  version: number | undefined,
-  dependencies: StoreDependencies,
-): Promise<void> {
+async function remove(id: bigint, version: number | undefined, dependencies: StoreDependencies) {
   const { documentClient, tableName } = dependencies;
   const condition =
     version === undefined
@@ -73,7 +68,7 @@ async function remove(
           ExpressionAttributeNames: { '#id': 'id', '#version': versionAttribute },
           ExpressionAttributeValues: { ':version': version },
         };
-  await callStore(
+  return writeIf(
     (abortSignal) =>
       documentClient.send(new DeleteCommand({ TableName: tableName, Key: { id }, ...condition }), {
         abortSignal,

@@ -7,8 +7,6 @@
  * The new version comes from the clock or from the stored version, never from the client's
  * `If-Match`: a tag names a version to match, it cannot set one.
  */
-import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
-import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { PlantNotFoundError, StoreUnavailableError } from '../shared/errors/errors.ts';
 import {
@@ -30,7 +28,13 @@ import {
   requirePlant,
   type VersionedPlant,
 } from '../shared/plants/stored-plant.ts';
-import { anyOf, callStore, type StoreDependencies } from '../shared/platform/dynamodb.ts';
+import {
+  anyOf,
+  type ConditionFailed,
+  conditionFailed,
+  type StoreDependencies,
+  updateIf,
+} from '../shared/platform/dynamodb.ts';
 import type { Logger } from '../shared/platform/logger.ts';
 import { changesNothing, type PlantChange } from './plant-change.ts';
 
@@ -102,27 +106,25 @@ export async function updatePlant(
     pin = { version: found.version };
   }
   for (let attempt = 1; attempt <= attempts; attempt += 1) {
-    try {
-      return await write(id, change, pin, clock, dependencies);
-    } catch (error) {
-      if (!(error instanceof ConditionalCheckFailedException)) throw error;
-      const stored =
-        error.Item === undefined ? undefined : unmarshall(error.Item, { wrapNumbers: true });
-      const found = check(requirePlant(stored, dependencies.logger));
-      if (changesNothing(found.plant, change)) return found;
-      // `*`: the form for the version found. Otherwise a version that changed since it was
-      // read: pin to it, if it is still one the request accepts (`check` said so).
-      const next: Pin = anyVersion
-        ? found.version < clock
-          ? 'below-clock'
-          : 'from-clock'
-        : { version: found.version };
-      // The same pin again: the condition failed for a reason the item does not show.
-      if (samePin(next, pin)) throw error;
-      pin = next;
-      if (!anyVersion)
-        await new Promise((resolve) => setTimeout(resolve, Math.random() * 5 * attempt));
+    const written = await write(id, change, pin, clock, dependencies);
+    if (!conditionFailed(written)) return written;
+    const stored =
+      written.item === undefined ? undefined : unmarshall(written.item, { wrapNumbers: true });
+    const found = check(requirePlant(stored, dependencies.logger));
+    if (changesNothing(found.plant, change)) return found;
+    // `*`: the form for the version found. Otherwise a version that changed since it was
+    // read: pin to it, if it is still one the request accepts (`check` said so).
+    const next: Pin = anyVersion
+      ? found.version < clock
+        ? 'below-clock'
+        : 'from-clock'
+      : { version: found.version };
+    if (samePin(next, pin)) {
+      throw new Error('The change failed its condition for a reason the item does not show.');
     }
+    pin = next;
+    if (!anyVersion)
+      await new Promise((resolve) => setTimeout(resolve, Math.random() * 5 * attempt));
   }
   throw new StoreUnavailableError();
 }
@@ -160,7 +162,7 @@ async function write(
   pin: Pin,
   clock: number,
   dependencies: UpdateDependencies,
-): Promise<VersionedPlant> {
+): Promise<VersionedPlant | ConditionFailed> {
   const names: Record<string, string> = { '#id': 'id', '#name': 'name', '#tag': 'tag' };
   names['#version'] = versionAttribute;
   const values: Record<string, unknown> = { ':string': 'S', ':number': 'N' };
@@ -180,33 +182,28 @@ async function write(
     values[':tag'] = change.tag;
     differences.push('attribute_not_exists(#tag) OR #tag <> :tag');
   }
-  const { Attributes } = await callStore(
-    (abortSignal) =>
-      dependencies.documentClient.send(
-        new UpdateCommand({
-          TableName: dependencies.tableName,
-          Key: { id },
-          UpdateExpression: `SET ${sets.join(', ')}${removes.length > 0 ? ` REMOVE ${removes.join(', ')}` : ''}`,
-          ConditionExpression: [
-            'attribute_exists(#id)',
-            // A plant's types: an item a read answers 404 for as not a plant is not changed. (A
-            // fractional version, which only another tool could store, is past what a condition
-            // can tell from a whole one: a `*` change writes a whole one over it.)
-            'attribute_type(#name, :string)',
-            '(attribute_not_exists(#tag) OR attribute_type(#tag, :string))',
-            '(attribute_not_exists(#version) OR attribute_type(#version, :number))',
-            anyOf(versionCondition(pin, clock, values)),
-            anyOf(differences),
-          ].join(' AND '),
-          ExpressionAttributeNames: names,
-          ExpressionAttributeValues: values,
-          ReturnValues: 'ALL_NEW',
-          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
-        }),
-        { abortSignal },
-      ),
-    dependencies.deadlineMilliseconds,
-  );
+  const written = await updateIf(dependencies, {
+    TableName: dependencies.tableName,
+    Key: { id },
+    UpdateExpression: `SET ${sets.join(', ')}${removes.length > 0 ? ` REMOVE ${removes.join(', ')}` : ''}`,
+    ConditionExpression: [
+      'attribute_exists(#id)',
+      // A plant's types: an item a read answers 404 for as not a plant is not changed. (A
+      // fractional version, which only another tool could store, is past what a condition can
+      // tell from a whole one: a `*` change writes a whole one over it.)
+      'attribute_type(#name, :string)',
+      '(attribute_not_exists(#tag) OR attribute_type(#tag, :string))',
+      '(attribute_not_exists(#version) OR attribute_type(#version, :number))',
+      anyOf(versionCondition(pin, clock, values)),
+      anyOf(differences),
+    ].join(' AND '),
+    ExpressionAttributeNames: names,
+    ExpressionAttributeValues: values,
+    ReturnValues: 'ALL_NEW',
+    ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+  });
+  if (conditionFailed(written)) return written;
+  const { Attributes } = written;
   const updated = Attributes === undefined ? undefined : readVersionedPlant(Attributes);
   if (updated === undefined) throw new Error('The updated item is not a plant.');
   return updated;

@@ -1,21 +1,14 @@
 /**
- * The changes a client makes to its endpoints. Every writer changes only its own attributes,
- * conditionally, so concurrent changes all stand: a change of what the API shows (`PATCH`) is
- * conditioned on the version it read; a rotation writes the secrets only, conditioned on the
- * secret it replaces.
- *
- * A create and a delete also keep the owner's count in the webhook log, in one transaction with
- * the endpoint, so the 50-endpoint limit holds however many creates race; and every change of who
- * hears what is written to the fan-out's subscription list (`endpoint-subscriptions.ts`) before
- * it is answered.
+ * The changes a client makes to its endpoints, each writer only its own attributes and under a
+ * condition, so concurrent changes all stand: a `PATCH` on the version it read, a rotation on the
+ * secret it replaces. A create and a delete keep the owner's count in the same transaction (the
+ * 50-endpoint limit holds under races), and every change of who hears what reaches the fan-out's
+ * list (`endpoint-subscriptions.ts`) before it is answered.
  */
 
-import {
-  ConditionalCheckFailedException,
-  TransactionCanceledException,
-} from '@aws-sdk/client-dynamodb';
-import { TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { callStore } from '../shared/platform/dynamodb.ts';
+import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
+import { TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
+import { callStore, conditionFailed, updateIf } from '../shared/platform/dynamodb.ts';
 import { type EndpointRecord, maxEndpointsPerOwner } from './endpoint.ts';
 import {
   type EndpointStores,
@@ -137,38 +130,27 @@ export async function changeEndpoint(
 ): Promise<EndpointRecord | undefined> {
   const set = changedAttributes.filter((name) => change[name] !== undefined);
   const removed = changedAttributes.filter((name) => change[name] === undefined);
-  try {
-    const { Attributes } = await callStore(
-      (abortSignal) =>
-        stores.documentClient.send(
-          new UpdateCommand({
-            TableName: stores.endpointsTableName,
-            Key: { owner: current.owner, endpointId: current.id },
-            UpdateExpression: [
-              `SET ${set.map((name) => `#${name} = :${name}`).join(', ')}`,
-              removed.length === 0 ? '' : `REMOVE ${removed.map((name) => `#${name}`).join(', ')}`,
-            ].join(' '),
-            ConditionExpression: '#version = :expected',
-            ExpressionAttributeNames: Object.fromEntries(
-              changedAttributes.map((name) => [`#${name}`, name]),
-            ),
-            ExpressionAttributeValues: {
-              ...Object.fromEntries(set.map((name) => [`:${name}`, change[name]])),
-              ':expected': current.version,
-            },
-            ReturnValues: 'ALL_NEW',
-          }),
-          { abortSignal },
-        ),
-      stores.deadlineMilliseconds,
-    );
-    const changed = recordOf(Attributes ?? {});
-    await publishSubscription(subscriptionOfRecord(changed), stores);
-    return changed;
-  } catch (error) {
-    if (error instanceof ConditionalCheckFailedException) return undefined;
-    throw error;
-  }
+  const result = await updateIf(stores, {
+    TableName: stores.endpointsTableName,
+    Key: { owner: current.owner, endpointId: current.id },
+    UpdateExpression: [
+      `SET ${set.map((name) => `#${name} = :${name}`).join(', ')}`,
+      removed.length === 0 ? '' : `REMOVE ${removed.map((name) => `#${name}`).join(', ')}`,
+    ].join(' '),
+    ConditionExpression: '#version = :expected',
+    ExpressionAttributeNames: Object.fromEntries(
+      changedAttributes.map((name) => [`#${name}`, name]),
+    ),
+    ExpressionAttributeValues: {
+      ...Object.fromEntries(set.map((name) => [`:${name}`, change[name]])),
+      ':expected': current.version,
+    },
+    ReturnValues: 'ALL_NEW',
+  });
+  if (conditionFailed(result)) return undefined;
+  const changed = recordOf(result.Attributes ?? {});
+  await publishSubscription(subscriptionOfRecord(changed), stores);
+  return changed;
 }
 
 /**
@@ -182,32 +164,20 @@ export async function rotateEndpointSecret(
   table: EndpointTable,
 ): Promise<boolean> {
   const keepsPrevious = rotated.previousSecretUntil !== undefined;
-  try {
-    await callStore(
-      (abortSignal) =>
-        table.documentClient.send(
-          new UpdateCommand({
-            TableName: table.endpointsTableName,
-            Key: { owner: current.owner, endpointId: current.id },
-            UpdateExpression: keepsPrevious
-              ? 'SET secret = :secret, previousSecret = :previous, previousSecretUntil = :until'
-              : 'SET secret = :secret REMOVE previousSecret, previousSecretUntil',
-            ConditionExpression: 'secret = :previous',
-            ExpressionAttributeValues: {
-              ':secret': rotated.secret,
-              ':previous': current.secret,
-              ...(keepsPrevious ? { ':until': rotated.previousSecretUntil } : {}),
-            },
-          }),
-          { abortSignal },
-        ),
-      table.deadlineMilliseconds,
-    );
-    return true;
-  } catch (error) {
-    if (error instanceof ConditionalCheckFailedException) return false;
-    throw error;
-  }
+  const result = await updateIf(table, {
+    TableName: table.endpointsTableName,
+    Key: { owner: current.owner, endpointId: current.id },
+    UpdateExpression: keepsPrevious
+      ? 'SET secret = :secret, previousSecret = :previous, previousSecretUntil = :until'
+      : 'SET secret = :secret REMOVE previousSecret, previousSecretUntil',
+    ConditionExpression: 'secret = :previous',
+    ExpressionAttributeValues: {
+      ':secret': rotated.secret,
+      ':previous': current.secret,
+      ...(keepsPrevious ? { ':until': rotated.previousSecretUntil } : {}),
+    },
+  });
+  return !conditionFailed(result);
 }
 
 /**

@@ -5,11 +5,9 @@
  * each a conditional increment, so concurrent calls cannot pass the limit together. Past it, the
  * call answers 429/42900 with `Retry-After` (the window's end).
  */
-import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
-import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { errorCodes } from '../shared/errors/error-codes.ts';
 import { ApiError } from '../shared/errors/errors.ts';
-import { callStore } from '../shared/platform/dynamodb.ts';
+import { conditionFailed, updateIf } from '../shared/platform/dynamodb.ts';
 import type { WebhookLogTable } from './webhook-log.ts';
 
 /** A limit: at most `calls` in each window of `windowSeconds`. */
@@ -42,27 +40,18 @@ export async function countEndpointCall(
   const limit = endpointCallLimits[call];
   const windowMilliseconds = limit.windowSeconds * 1000;
   const windowStart = Math.floor(now / windowMilliseconds) * windowMilliseconds;
-  try {
-    await callStore(
-      (abortSignal) =>
-        log.documentClient.send(
-          new UpdateCommand({
-            TableName: log.logTableName,
-            Key: { pk: `limits#${endpointId}`, sk: `${call}#${windowStart}` },
-            UpdateExpression: 'ADD calls :one SET expiresAt = :expires',
-            ConditionExpression: 'attribute_not_exists(calls) OR calls < :most',
-            ExpressionAttributeValues: {
-              ':one': 1,
-              ':most': limit.calls,
-              ':expires': Math.ceil((windowStart + 2 * windowMilliseconds) / 1000),
-            },
-          }),
-          { abortSignal },
-        ),
-      log.deadlineMilliseconds,
-    );
-  } catch (error) {
-    if (!(error instanceof ConditionalCheckFailedException)) throw error;
+  const counted = await updateIf(log, {
+    TableName: log.logTableName,
+    Key: { pk: `limits#${endpointId}`, sk: `${call}#${windowStart}` },
+    UpdateExpression: 'ADD calls :one SET expiresAt = :expires',
+    ConditionExpression: 'attribute_not_exists(calls) OR calls < :most',
+    ExpressionAttributeValues: {
+      ':one': 1,
+      ':most': limit.calls,
+      ':expires': Math.ceil((windowStart + 2 * windowMilliseconds) / 1000),
+    },
+  });
+  if (conditionFailed(counted)) {
     throw new ApiError(
       errorCodes.throttled,
       `This endpoint's ${call} may be called ${limit.calls} times a ${limit.windowSeconds === 60 ? 'minute' : `${limit.windowSeconds} s`}; retry later.`,

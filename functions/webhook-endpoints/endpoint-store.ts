@@ -7,14 +7,13 @@
  * `endpoint-changes.ts`.
  */
 
-import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
+import { GetCommand, type NativeAttributeValue, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import {
-  GetCommand,
-  type NativeAttributeValue,
-  QueryCommand,
-  UpdateCommand,
-} from '@aws-sdk/lib-dynamodb';
-import { callStore, type StoreDependencies } from '../shared/platform/dynamodb.ts';
+  callStore,
+  conditionFailed,
+  type StoreDependencies,
+  updateIf,
+} from '../shared/platform/dynamodb.ts';
 import type { EndpointRecord } from './endpoint.ts';
 import { type EndpointSubscription, publishSubscription } from './endpoint-subscriptions.ts';
 
@@ -50,8 +49,8 @@ export function recordOf(item: Item): EndpointRecord {
     ...(rest as Omit<EndpointRecord, 'id'>),
     id: endpointId as string,
     version: numberOf(item.version) ?? 0,
-    ...(previousSecretUntil === undefined ? {} : { previousSecretUntil }),
-    ...(failingSince === undefined ? {} : { failingSince }),
+    previousSecretUntil,
+    failingSince,
   };
 }
 
@@ -109,7 +108,7 @@ export async function listEndpoints(
             ExpressionAttributeValues: { ':owner': owner },
             ConsistentRead: true,
             Limit: page.limit + 1 - records.length,
-            ...(start === undefined ? {} : { ExclusiveStartKey: start }),
+            ExclusiveStartKey: start,
           }),
           { abortSignal },
         ),
@@ -140,51 +139,40 @@ export async function recordEndpointHealth(
     condition: string,
     values: Record<string, NativeAttributeValue>,
   ) =>
-    callStore(
-      (abortSignal) =>
-        stores.documentClient.send(
-          new UpdateCommand({
-            TableName: stores.endpointsTableName,
-            Key: key,
-            UpdateExpression: expression,
-            ConditionExpression: `attribute_exists(endpointId) AND ${condition}`,
-            ...(Object.keys(values).length === 0 ? {} : { ExpressionAttributeValues: values }),
-          }),
-          { abortSignal },
-        ),
-      stores.deadlineMilliseconds,
-    );
-  try {
-    if (outcome.delivered) {
-      if (record.failingSince !== undefined) {
-        await update('REMOVE failingSince', 'attribute_exists(failingSince)', {});
-      }
-      return undefined;
+    updateIf(stores, {
+      TableName: stores.endpointsTableName,
+      Key: key,
+      UpdateExpression: expression,
+      ConditionExpression: `attribute_exists(endpointId) AND ${condition}`,
+      ...(Object.keys(values).length === 0 ? {} : { ExpressionAttributeValues: values }),
+    });
+  if (outcome.delivered) {
+    if (record.failingSince !== undefined) {
+      await update('REMOVE failingSince', 'attribute_exists(failingSince)', {});
     }
-    if (record.failingSince === undefined) {
-      await update('SET failingSince = :at', 'attribute_not_exists(failingSince)', {
-        ':at': outcome.at,
-      });
-      return undefined;
-    }
-    if (!record.enabled || outcome.at - record.failingSince < failingLimit) return undefined;
-    const version = Math.max(record.version + 1, outcome.at * 1000);
-    await update(
-      'SET enabled = :false, disabledReason = :reason, version = :version',
-      'enabled = :true AND failingSince = :since',
-      {
-        ':false': false,
-        ':true': true,
-        ':reason': outcome.reason,
-        ':version': version,
-        ':since': record.failingSince,
-      },
-    );
-    await publishSubscription({ ...subscriptionOfRecord(record), enabled: false, version }, stores);
-    return 'disabled';
-  } catch (error) {
-    // Changed meanwhile (deleted, re-enabled, already disabled): the owner's change stands.
-    if (error instanceof ConditionalCheckFailedException) return undefined;
-    throw error;
+    return undefined;
   }
+  if (record.failingSince === undefined) {
+    await update('SET failingSince = :at', 'attribute_not_exists(failingSince)', {
+      ':at': outcome.at,
+    });
+    return undefined;
+  }
+  if (!record.enabled || outcome.at - record.failingSince < failingLimit) return undefined;
+  const version = Math.max(record.version + 1, outcome.at * 1000);
+  const disabled = await update(
+    'SET enabled = :false, disabledReason = :reason, version = :version',
+    'enabled = :true AND failingSince = :since',
+    {
+      ':false': false,
+      ':true': true,
+      ':reason': outcome.reason,
+      ':version': version,
+      ':since': record.failingSince,
+    },
+  );
+  // Changed meanwhile (deleted, re-enabled, already disabled): the owner's change stands.
+  if (conditionFailed(disabled)) return undefined;
+  await publishSubscription({ ...subscriptionOfRecord(record), enabled: false, version }, stores);
+  return 'disabled';
 }

@@ -1,26 +1,23 @@
 /**
- * Who hears what: the fan-out's list of endpoints, kept in the webhook log so that it can be read
- * strongly consistently (an index cannot be). Every change of who hears what — a create, a
- * `PATCH` of `enabled`, `events` or `format`, a delete, the auto-disable — writes the endpoint's
- * entry (`subscriptions` / `<endpointId>`, conditioned on a newer version, so a late writer
- * never brings an old state back) and then counts a change (`subscriptions` / `#changes`),
- * before the request is answered.
- *
- * The fan-out reads the count on every batch (one strongly consistent read) and the whole list
- * when it changed. A batch holds records committed before it was read, so an event committed
- * after a create (or an enabling `PATCH`) was answered is always addressed to the endpoint: no
- * window in which a new endpoint misses events. A delete, a disable or a new URL counts at once
- * anyway: the delivery reads the endpoint as it sends.
+ * The fan-out's list of who hears what, in the webhook log so it can be read strongly
+ * consistently. Every change of it (create, `PATCH`, delete, auto-disable) writes the endpoint's
+ * entry, conditioned on a newer version, then counts a change, before the request is answered.
+ * The fan-out reads the count every batch and the list when it changed, so an event committed
+ * after a create was answered always reaches the new endpoint.
  */
 
-import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import {
   GetCommand,
   type NativeAttributeValue,
   QueryCommand,
   UpdateCommand,
 } from '@aws-sdk/lib-dynamodb';
-import { callStore, type StoreDependencies } from '../shared/platform/dynamodb.ts';
+import {
+  callStore,
+  conditionFailed,
+  type StoreDependencies,
+  updateIf,
+} from '../shared/platform/dynamodb.ts';
 import type {
   PlantEventType,
   Subscription,
@@ -66,38 +63,27 @@ export async function publishSubscription(
   subscription: EndpointSubscription,
   list: SubscriptionList,
 ): Promise<void> {
-  try {
-    await callStore(
-      (abortSignal) =>
-        list.documentClient.send(
-          new UpdateCommand({
-            TableName: list.logTableName,
-            Key: { pk: partition, sk: subscription.id },
-            UpdateExpression:
-              'SET #owner = :owner, events = :events, #format = :format, enabled = :enabled, version = :version' +
-              (subscription.enabled ? ' REMOVE expiresAt' : ', expiresAt = :expires'),
-            ConditionExpression: 'attribute_not_exists(version) OR version < :version',
-            ExpressionAttributeNames: { '#owner': 'owner', '#format': 'format' },
-            ExpressionAttributeValues: {
-              ':owner': subscription.owner,
-              ':events': subscription.events,
-              ':format': subscription.format,
-              ':enabled': subscription.enabled,
-              ':version': subscription.version,
-              ...(subscription.enabled
-                ? {}
-                : { ':expires': Math.ceil(Date.now() / 1000) + withdrawnKeptSeconds }),
-            },
-          }),
-          { abortSignal },
-        ),
-      list.deadlineMilliseconds,
-    );
-  } catch (error) {
-    // A newer state is there already: it stands, and it was counted when it was written.
-    if (error instanceof ConditionalCheckFailedException) return;
-    throw error;
-  }
+  const written = await updateIf(list, {
+    TableName: list.logTableName,
+    Key: { pk: partition, sk: subscription.id },
+    UpdateExpression:
+      'SET #owner = :owner, events = :events, #format = :format, enabled = :enabled, version = :version' +
+      (subscription.enabled ? ' REMOVE expiresAt' : ', expiresAt = :expires'),
+    ConditionExpression: 'attribute_not_exists(version) OR version < :version',
+    ExpressionAttributeNames: { '#owner': 'owner', '#format': 'format' },
+    ExpressionAttributeValues: {
+      ':owner': subscription.owner,
+      ':events': subscription.events,
+      ':format': subscription.format,
+      ':enabled': subscription.enabled,
+      ':version': subscription.version,
+      ...(subscription.enabled
+        ? {}
+        : { ':expires': Math.ceil(Date.now() / 1000) + withdrawnKeptSeconds }),
+    },
+  });
+  // A newer state is there already: it stands, and it was counted when it was written.
+  if (conditionFailed(written)) return;
   await callStore(
     (abortSignal) =>
       list.documentClient.send(
@@ -143,7 +129,7 @@ export async function listSubscribedEndpoints(
             FilterExpression: 'enabled = :true',
             ExpressionAttributeValues: { ':pk': partition, ':endpoint': 'ep_', ':true': true },
             ConsistentRead: true,
-            ...(start === undefined ? {} : { ExclusiveStartKey: start }),
+            ExclusiveStartKey: start,
           }),
           { abortSignal },
         ),

@@ -1,33 +1,26 @@
 /**
- * The webhook log (`infra/table-schemas.ts`), kept 7 days: every plant event, so that an
- * endpoint can `recover` what it missed, and every attempt at an endpoint, so that its owner can
- * see them (`attempts`) and no event is delivered to it twice by a recover.
- *
- * - `event#<hour>` / `<time>#<webhookId>`: an event, under the hour it happened in.
- * - `attempts#<endpointId>` / `<time>#<webhookId>#<attempt>`: an attempt, read newest first.
- * - `delivery#<endpointId>` / `<webhookId>`: the event's delivery to the endpoint: `pending`
- *   (one delivery of it is under way, named by its `deliveryId`), `delivered`, or `ended` (dead
- *   letter, or not sent). At most one delivery of an event is pending at an endpoint, however
- *   often it is queued: each claims this item before it sends, and a second one finds it taken.
- *
- * The same table holds the fan-out's subscription list (`endpoint-subscriptions.ts`), each
- * owner's count of endpoints (`endpoint-store.ts`) and the endpoints' call limits
- * (`endpoint-limits.ts`).
- *
- * Every item expires (TTL `expiresAt`) 7 days after it was written; DynamoDB deletes expired
- * items within days, so reads leave out what has expired but is still there.
+ * The webhook log (`infra/table-schemas.ts`): every plant event, so an endpoint can `recover`
+ * what it missed; every attempt, for its owner (`attempts`); and each event's delivery to each
+ * endpoint (`delivery#<endpointId>` / `<webhookId>`: `pending` under one `deliveryId`,
+ * `delivered` or `ended`), which a delivery claims before it sends, so at most one is under way.
+ * The same table holds the subscription list, the endpoint counts and the call limits. Every
+ * item expires 7 days after it was written (TTL `expiresAt`); reads leave out what has expired
+ * but is still there.
  */
-import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import {
   BatchGetCommand,
   BatchWriteCommand,
   type NativeAttributeValue,
   PutCommand,
   QueryCommand,
-  UpdateCommand,
 } from '@aws-sdk/lib-dynamodb';
 import { readStoredPlant } from '../shared/plants/stored-plant.ts';
-import { callStore, type StoreDependencies } from '../shared/platform/dynamodb.ts';
+import {
+  callStore,
+  conditionFailed,
+  type StoreDependencies,
+  updateIf,
+} from '../shared/platform/dynamodb.ts';
 import type { PlantEvent, PlantEventType } from '../shared/webhooks/plant-events.ts';
 import type { EventLog } from '../shared/webhooks/queue-deliveries.ts';
 
@@ -184,44 +177,31 @@ export async function claimDelivery(
   table: WebhookLogTable,
   holdMilliseconds = pendingStaleMilliseconds,
 ): Promise<'claimed' | 'delivered' | { readonly pendingUntil: number }> {
-  try {
-    await callStore(
-      (abortSignal) =>
-        table.documentClient.send(
-          new UpdateCommand({
-            TableName: table.logTableName,
-            Key: { pk: `delivery#${endpointId}`, sk: webhookId },
-            UpdateExpression:
-              'SET #state = :pending, deliveryId = :id, claimedAt = :now, staleAt = :staleAt, expiresAt = :expires',
-            // A claim written before claims had `staleAt` is stale 12 h after `claimedAt`.
-            ConditionExpression:
-              'attribute_not_exists(#state) OR #state = :ended OR (#state = :pending AND (deliveryId = :id OR staleAt < :now OR claimedAt < :stale))',
-            ExpressionAttributeNames: { '#state': 'state' },
-            ExpressionAttributeValues: {
-              ':pending': 'pending',
-              ':ended': 'ended',
-              ':id': deliveryId,
-              ':now': now,
-              ':stale': now - pendingStaleMilliseconds,
-              ':staleAt': now + holdMilliseconds,
-              ':expires': expiry(now),
-            },
-            ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
-          }),
-          { abortSignal },
-        ),
-      table.deadlineMilliseconds,
-    );
-    return 'claimed';
-  } catch (error) {
-    if (!(error instanceof ConditionalCheckFailedException)) throw error;
-    if (error.Item?.state?.S === 'delivered') return 'delivered';
-    const staleAt = Number(error.Item?.staleAt?.N ?? Number.NaN);
-    const claimedAt = Number(error.Item?.claimedAt?.N ?? 0);
-    return {
-      pendingUntil: Number.isNaN(staleAt) ? claimedAt + pendingStaleMilliseconds : staleAt,
-    };
-  }
+  const claim = await updateIf(table, {
+    TableName: table.logTableName,
+    Key: { pk: `delivery#${endpointId}`, sk: webhookId },
+    UpdateExpression:
+      'SET #state = :pending, deliveryId = :id, claimedAt = :now, staleAt = :staleAt, expiresAt = :expires',
+    // A claim written before claims had `staleAt` is stale 12 h after `claimedAt`.
+    ConditionExpression:
+      'attribute_not_exists(#state) OR #state = :ended OR (#state = :pending AND (deliveryId = :id OR staleAt < :now OR claimedAt < :stale))',
+    ExpressionAttributeNames: { '#state': 'state' },
+    ExpressionAttributeValues: {
+      ':pending': 'pending',
+      ':ended': 'ended',
+      ':id': deliveryId,
+      ':now': now,
+      ':stale': now - pendingStaleMilliseconds,
+      ':staleAt': now + holdMilliseconds,
+      ':expires': expiry(now),
+    },
+    ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+  });
+  if (!conditionFailed(claim)) return 'claimed';
+  if (claim.item?.state?.S === 'delivered') return 'delivered';
+  const staleAt = Number(claim.item?.staleAt?.N ?? Number.NaN);
+  const claimedAt = Number(claim.item?.claimedAt?.N ?? 0);
+  return { pendingUntil: Number.isNaN(staleAt) ? claimedAt + pendingStaleMilliseconds : staleAt };
 }
 
 /**
@@ -234,29 +214,15 @@ export async function endDelivery(
   deliveryId: string,
   table: WebhookLogTable,
 ): Promise<void> {
-  try {
-    await callStore(
-      (abortSignal) =>
-        table.documentClient.send(
-          new UpdateCommand({
-            TableName: table.logTableName,
-            Key: { pk: `delivery#${endpointId}`, sk: webhookId },
-            UpdateExpression: 'SET #state = :ended REMOVE deliveryId, claimedAt, staleAt',
-            ConditionExpression: '#state = :pending AND deliveryId = :id',
-            ExpressionAttributeNames: { '#state': 'state' },
-            ExpressionAttributeValues: {
-              ':pending': 'pending',
-              ':ended': 'ended',
-              ':id': deliveryId,
-            },
-          }),
-          { abortSignal },
-        ),
-      table.deadlineMilliseconds,
-    );
-  } catch (error) {
-    if (!(error instanceof ConditionalCheckFailedException)) throw error;
-  }
+  // Another delivery holds the claim when the condition fails: nothing to end.
+  await updateIf(table, {
+    TableName: table.logTableName,
+    Key: { pk: `delivery#${endpointId}`, sk: webhookId },
+    UpdateExpression: 'SET #state = :ended REMOVE deliveryId, claimedAt, staleAt',
+    ConditionExpression: '#state = :pending AND deliveryId = :id',
+    ExpressionAttributeNames: { '#state': 'state' },
+    ExpressionAttributeValues: { ':pending': 'pending', ':ended': 'ended', ':id': deliveryId },
+  });
 }
 
 /** Where each of `eventIds` stands at the endpoint (100 to a request, DynamoDB's batch limit). */
@@ -345,9 +311,9 @@ function attemptOf(item: Item): DeliveryAttemptRecord {
     type: item.type as DeliveryAttemptRecord['type'],
     attempt: number(item.attempt),
     outcome: item.outcome as DeliveryAttemptRecord['outcome'],
-    ...(item.responseStatus === undefined ? {} : { responseStatus: number(item.responseStatus) }),
+    responseStatus: item.responseStatus === undefined ? undefined : number(item.responseStatus),
     durationMilliseconds: number(item.durationMilliseconds),
-    ...(item.failure === undefined ? {} : { failure: item.failure as string }),
+    failure: item.failure as string | undefined,
     attemptedAt: item.attemptedAt as string,
   };
 }
@@ -367,8 +333,8 @@ async function* query(
             ...input,
             TableName: table.logTableName,
             ConsistentRead: true,
-            ...(pageSize === undefined ? {} : { Limit: pageSize }),
-            ...(start === undefined ? {} : { ExclusiveStartKey: start }),
+            Limit: pageSize,
+            ExclusiveStartKey: start,
           }),
           { abortSignal },
         ),

@@ -11,8 +11,17 @@
 import { Agent as HttpAgent } from 'node:http';
 import { Agent as HttpsAgent } from 'node:https';
 import type { Readable } from 'node:stream';
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import {
+  type AttributeValue,
+  ConditionalCheckFailedException,
+  DynamoDBClient,
+} from '@aws-sdk/client-dynamodb';
+import {
+  DynamoDBDocumentClient,
+  UpdateCommand,
+  type UpdateCommandInput,
+  type UpdateCommandOutput,
+} from '@aws-sdk/lib-dynamodb';
 import { isServerError, isThrottlingError, isTransientError } from '@smithy/core/retry';
 import type { RetryErrorInfo, RetryStrategyV2, RetryToken } from '@smithy/types';
 import { StoreUnavailableError } from '../errors/errors.ts';
@@ -149,6 +158,49 @@ export async function callStore<Result>(
     if (isUnavailableError(error)) throw new StoreUnavailableError({ cause: error });
     throw error;
   }
+}
+
+/** A conditional write whose condition did not hold. */
+export interface ConditionFailed {
+  readonly conditionFailed: true;
+  /** The item as it stood, where the write asked for it (`ReturnValuesOnConditionCheckFailure`). */
+  readonly item?: Record<string, AttributeValue>;
+}
+
+/**
+ * Runs one conditional write as {@link callStore} does: resolves its output, or
+ * {@link ConditionFailed} when its condition did not hold, which each caller reads as it must (a
+ * newer state stands, a limit is met, a claim is taken). Any other failure throws.
+ */
+export async function writeIf<Output extends object>(
+  call: (abortSignal: AbortSignal) => Promise<Output>,
+  deadlineMilliseconds?: number,
+): Promise<Output | ConditionFailed> {
+  try {
+    return await callStore(call, deadlineMilliseconds);
+  } catch (error) {
+    if (!(error instanceof ConditionalCheckFailedException)) throw error;
+    return { conditionFailed: true, ...(error.Item === undefined ? {} : { item: error.Item }) };
+  }
+}
+
+/** {@link writeIf} for one update. */
+export function updateIf(
+  store: {
+    readonly documentClient: DynamoDBDocumentClient;
+    readonly deadlineMilliseconds?: number;
+  },
+  input: UpdateCommandInput,
+): Promise<UpdateCommandOutput | ConditionFailed> {
+  return writeIf(
+    (abortSignal) => store.documentClient.send(new UpdateCommand(input), { abortSignal }),
+    store.deadlineMilliseconds,
+  );
+}
+
+/** Whether a conditional write's condition did not hold. */
+export function conditionFailed(result: object): result is ConditionFailed {
+  return 'conditionFailed' in result;
 }
 
 /**
