@@ -50,7 +50,7 @@ export function createHandler(dependencies: Dependencies) {
       url,
       events: fields.events,
       format: fields.format,
-      ...(fields.description === undefined ? {} : { description: fields.description }),
+      description: fields.description,
       enabled: true,
       createdAt: new Date(now).toISOString(),
       version: nextVersion(0, now * 1000),

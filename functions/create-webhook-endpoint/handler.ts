@@ -1,15 +1,24 @@
 /**
- * Lambda entry of `POST /webhook-endpoints`. Environment, read once at cold start: see `config.ts`.
+ * Lambda entry of `POST /webhook-endpoints`, configured at cold start (`readEndpointFunctionConfig`,
+ * the key that seals the secrets, and which URLs an endpoint may have: `WEBHOOK_ENDPOINT_URLS`).
  */
-import { createDocumentClient } from '../shared/platform/dynamodb.ts';
-import { kmsSealerOf } from '../webhook-endpoints/endpoint-config.ts';
-import { readConfig } from './config.ts';
+import {
+  endpointUrlsVariable,
+  kmsSealerOf,
+  readEndpointFunctionConfig,
+  secretsKeySettingsOf,
+  secretsKeyVariables,
+} from '../webhook-endpoints/endpoint-config.ts';
 import { createHandler } from './create-handler.ts';
 
-const { dynamoDbUrl, secretsKeyId, kmsUrl, ...config } = readConfig(process.env);
+const { variables, ...config } = readEndpointFunctionConfig(
+  'create-webhook-endpoint',
+  process.env,
+  { ...secretsKeyVariables, WEBHOOK_ENDPOINT_URLS: endpointUrlsVariable(process.env) },
+);
 
 export const handler = createHandler({
-  documentClient: createDocumentClient({ url: dynamoDbUrl }),
-  secretBox: kmsSealerOf({ secretsKeyId, kmsUrl }),
   ...config,
+  secretBox: kmsSealerOf(secretsKeySettingsOf(variables)),
+  urlPolicy: variables.WEBHOOK_ENDPOINT_URLS,
 });

@@ -1,15 +1,22 @@
 /**
- * Lambda entry of `GET /webhook-endpoints/{endpointId}/secret`. Environment, read once at cold start: see `config.ts`.
+ * Lambda entry of `GET /webhook-endpoints/{endpointId}/secret`, configured at cold start
+ * (`readEndpointFunctionConfig`, and the key that seals the secrets).
  */
-import { createDocumentClient } from '../shared/platform/dynamodb.ts';
-import { kmsOpenerOf } from '../webhook-endpoints/endpoint-config.ts';
-import { readConfig } from './config.ts';
+import {
+  kmsOpenerOf,
+  readEndpointFunctionConfig,
+  secretsKeySettingsOf,
+  secretsKeyVariables,
+} from '../webhook-endpoints/endpoint-config.ts';
 import { createHandler } from './create-handler.ts';
 
-const { dynamoDbUrl, secretsKeyId, kmsUrl, ...config } = readConfig(process.env);
+const { variables, ...config } = readEndpointFunctionConfig(
+  'get-webhook-endpoint-secret',
+  process.env,
+  secretsKeyVariables,
+);
 
 export const handler = createHandler({
-  documentClient: createDocumentClient({ url: dynamoDbUrl }),
-  secretBox: kmsOpenerOf({ secretsKeyId, kmsUrl }),
   ...config,
+  secretBox: kmsOpenerOf(secretsKeySettingsOf(variables)),
 });

@@ -1,17 +1,12 @@
 /**
- * Lambda entry of `GET /webhook-endpoints/{endpointId}/attempts`. Environment, read once at cold start: `ENDPOINTS_TABLE_NAME`,
- * `WEBHOOK_LOG_TABLE_NAME`, `DYNAMODB_ENDPOINT` and `CORS_ALLOWED_ORIGINS`.
+ * Lambda entry of `GET /webhook-endpoints/{endpointId}/attempts`, configured at cold start (`readEndpointFunctionConfig`).
  */
-import { createDocumentClient } from '../shared/platform/dynamodb.ts';
 import { readEndpointFunctionConfig } from '../webhook-endpoints/endpoint-config.ts';
 import { createHandler } from './create-handler.ts';
 
-const { dynamoDbUrl, ...config } = readEndpointFunctionConfig(
+const { variables: _, ...config } = readEndpointFunctionConfig(
   'list-webhook-endpoint-attempts',
   process.env,
 );
 
-export const handler = createHandler({
-  documentClient: createDocumentClient({ url: dynamoDbUrl }),
-  ...config,
-});
+export const handler = createHandler(config);

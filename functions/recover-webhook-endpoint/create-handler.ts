@@ -1,14 +1,10 @@
 /**
- * `POST /webhook-endpoints/{endpointId}/recover` `{"since": RFC 3339}`: queues again every kept
- * event since then (at most 7 days back, and none from before the endpoint existed) of a type it
- * hears of that it has not had delivered, events that happened while it was disabled included:
- * once each, in its current format, on the usual schedule. A disabled endpoint is enabled first
- * (409 otherwise): its deliveries would not be sent.
- *
- * However often it is called, an event has at most one delivery under way at the endpoint: each
- * is claimed before it is queued (`webhook-log.ts`), and an event already pending is left to its
- * delivery. One call queues at most {@link recoverCap} events (`"more": true` says more were
- * missed: call again), and an endpoint's recover may be called five times a minute.
+ * `POST /webhook-endpoints/{endpointId}/recover` `{"since": RFC 3339}`: queues again, once each,
+ * every kept event since then (7 days at most, none before the endpoint existed) of a type it
+ * hears of and has not had delivered. Each event is claimed before it is queued, so at most one
+ * delivery of it is under way however often this is called (`webhook-log.ts`); a call queues at
+ * most {@link recoverCap} (`"more": true`: call again), five calls a minute. A disabled endpoint
+ * answers 409.
  */
 import { randomUUID } from 'node:crypto';
 import * as v from 'valibot';

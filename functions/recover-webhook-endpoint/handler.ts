@@ -1,16 +1,22 @@
 /**
- * Lambda entry of `POST /webhook-endpoints/{endpointId}/recover`. Environment, read once at cold start: see `config.ts`.
+ * Lambda entry of `POST /webhook-endpoints/{endpointId}/recover`, configured at cold start
+ * (`readEndpointFunctionConfig`, and the queue its deliveries go to: `DELIVERY_QUEUE_URL`).
  */
 import { SQSClient } from '@aws-sdk/client-sqs';
-import { createDocumentClient } from '../shared/platform/dynamodb.ts';
+import { required } from '../shared/platform/configuration.ts';
 import { sqsDeliveryQueue } from '../shared/webhooks/delivery-queue.ts';
-import { readConfig } from './config.ts';
+import { readEndpointFunctionConfig } from '../webhook-endpoints/endpoint-config.ts';
 import { createHandler } from './create-handler.ts';
 
-const { dynamoDbUrl, deliveryQueueUrl, ...config } = readConfig(process.env);
+const { variables, ...config } = readEndpointFunctionConfig(
+  'recover-webhook-endpoint',
+  process.env,
+  {
+    DELIVERY_QUEUE_URL: required(),
+  },
+);
 
 export const handler = createHandler({
-  documentClient: createDocumentClient({ url: dynamoDbUrl }),
-  deliveries: sqsDeliveryQueue(new SQSClient({}), deliveryQueueUrl),
   ...config,
+  deliveries: sqsDeliveryQueue(new SQSClient({}), variables.DELIVERY_QUEUE_URL),
 });

@@ -1,15 +1,22 @@
 /**
- * Lambda entry of `POST /webhook-endpoints/{endpointId}/secret/rotate`. Environment, read once at cold start: see `config.ts`.
+ * Lambda entry of `POST /webhook-endpoints/{endpointId}/secret/rotate`, configured at cold start
+ * (`readEndpointFunctionConfig`, and the key that seals the secrets).
  */
-import { createDocumentClient } from '../shared/platform/dynamodb.ts';
-import { kmsSealerOf } from '../webhook-endpoints/endpoint-config.ts';
-import { readConfig } from './config.ts';
+import {
+  kmsSealerOf,
+  readEndpointFunctionConfig,
+  secretsKeySettingsOf,
+  secretsKeyVariables,
+} from '../webhook-endpoints/endpoint-config.ts';
 import { createHandler } from './create-handler.ts';
 
-const { dynamoDbUrl, secretsKeyId, kmsUrl, ...config } = readConfig(process.env);
+const { variables, ...config } = readEndpointFunctionConfig(
+  'rotate-webhook-endpoint-secret',
+  process.env,
+  secretsKeyVariables,
+);
 
 export const handler = createHandler({
-  documentClient: createDocumentClient({ url: dynamoDbUrl }),
-  secretBox: kmsSealerOf({ secretsKeyId, kmsUrl }),
   ...config,
+  secretBox: kmsSealerOf(secretsKeySettingsOf(variables)),
 });

@@ -1,26 +1,17 @@
 /**
- * Lambda entry of `PATCH /webhook-endpoints/{endpointId}`. Environment, read once at cold start: `ENDPOINTS_TABLE_NAME`,
- * `WEBHOOK_LOG_TABLE_NAME`, `DYNAMODB_ENDPOINT` and `CORS_ALLOWED_ORIGINS`.
+ * Lambda entry of `PATCH /webhook-endpoints/{endpointId}`, configured at cold start
+ * (`readEndpointFunctionConfig`, and which URLs an endpoint may have: `WEBHOOK_ENDPOINT_URLS`).
  */
-
-import { readConfiguration } from '../shared/platform/configuration.ts';
-import { createDocumentClient } from '../shared/platform/dynamodb.ts';
 import {
-  endpointFunctionSettingsOf,
-  endpointFunctionVariables,
   endpointUrlsVariable,
+  readEndpointFunctionConfig,
 } from '../webhook-endpoints/endpoint-config.ts';
 import { createHandler } from './create-handler.ts';
 
-const variables = readConfiguration(
+const { variables, ...config } = readEndpointFunctionConfig(
   'update-webhook-endpoint',
-  { ...endpointFunctionVariables, WEBHOOK_ENDPOINT_URLS: endpointUrlsVariable(process.env) },
   process.env,
+  { WEBHOOK_ENDPOINT_URLS: endpointUrlsVariable(process.env) },
 );
-const { dynamoDbUrl, ...config } = endpointFunctionSettingsOf(variables);
 
-export const handler = createHandler({
-  documentClient: createDocumentClient({ url: dynamoDbUrl }),
-  urlPolicy: variables.WEBHOOK_ENDPOINT_URLS,
-  ...config,
-});
+export const handler = createHandler({ ...config, urlPolicy: variables.WEBHOOK_ENDPOINT_URLS });

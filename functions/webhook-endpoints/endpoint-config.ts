@@ -4,6 +4,7 @@
  */
 import { KMSClient } from '@aws-sdk/client-kms';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import type * as v from 'valibot';
 import { checkAllowedOrigins } from '../shared/http/cors.ts';
 import {
   commaList,
@@ -96,23 +97,34 @@ export const endpointFunctionVariables = {
   ),
 };
 
-/** An endpoint function's settings of its variables (read with {@link endpointFunctionVariables}). */
-export function endpointFunctionSettingsOf(
-  variables: Parameters<typeof endpointStoreSettingsOf>[0] & {
-    readonly CORS_ALLOWED_ORIGINS: readonly string[];
-  },
-) {
-  return {
-    ...endpointStoreSettingsOf(variables),
-    allowedOrigins: variables.CORS_ALLOWED_ORIGINS,
-  };
-}
+type VariablesOf<Entries extends v.ObjectEntries> = v.InferOutput<
+  v.ObjectSchema<Entries, undefined>
+>;
 
-/** The settings of an endpoint function that reads no variable of its own. */
-export function readEndpointFunctionConfig(functionName: string, environment: NodeJS.ProcessEnv) {
-  return endpointFunctionSettingsOf(
-    readConfiguration(functionName, endpointFunctionVariables, environment),
-  );
+/**
+ * An endpoint function's configuration, read once at cold start: its stores and
+ * `CORS_ALLOWED_ORIGINS` ({@link endpointFunctionVariables}), with the store's client made, and
+ * the variables of its own (`extra`) in `variables`. Its other clients are made in its
+ * `handler.ts`, so that each bundle holds only the SDK clients it uses.
+ */
+export function readEndpointFunctionConfig<Extra extends v.ObjectEntries>(
+  functionName: string,
+  environment: NodeJS.ProcessEnv,
+  extra: Extra = {} as Extra,
+) {
+  // One read, so that a start names every problem; typed as the two parts it reads.
+  const variables = readConfiguration(
+    functionName,
+    { ...endpointFunctionVariables, ...extra },
+    environment,
+  ) as VariablesOf<typeof endpointFunctionVariables> & VariablesOf<Extra>;
+  return {
+    documentClient: createDocumentClient({ url: variables.DYNAMODB_ENDPOINT }),
+    endpointsTableName: variables.ENDPOINTS_TABLE_NAME,
+    logTableName: variables.WEBHOOK_LOG_TABLE_NAME,
+    allowedOrigins: variables.CORS_ALLOWED_ORIGINS,
+    variables,
+  };
 }
 
 /**
