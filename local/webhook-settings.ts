@@ -14,7 +14,12 @@ import {
   parsed,
   readConfiguration,
 } from '../functions/shared/platform/configuration.ts';
-import { subscriptionOf } from '../functions/shared/webhooks/plant-events.ts';
+import {
+  type PlantEventType,
+  subscriptionOf,
+  type WebhookFormat,
+  webhookFormats,
+} from '../functions/shared/webhooks/plant-events.ts';
 import type { LocalSubscriber } from './local-webhooks.ts';
 import { ensurePrivateDirectory } from './private-directory.ts';
 
@@ -44,7 +49,7 @@ export function readLocalWebhooks(
 export const webhookVariables = {
   WEBHOOK_URL: parsed(parseUrls, { fallback: [] as string[] }),
   WEBHOOK_SECRET: parsed(parseSecret, { fallback: '' }),
-  WEBHOOK_FORMAT: parsed(parseFormat, { fallback: 'plant' as 'plant' | 'event' }),
+  WEBHOOK_FORMAT: parsed(parseFormat, { fallback: 'plant' as WebhookFormat }),
   // None listed: the format's default.
   WEBHOOK_EVENTS: parsed(parseList, { fallback: [] as ReturnType<typeof parseList> }),
 };
@@ -53,7 +58,7 @@ export const webhookVariables = {
 export function webhookSettingsOf(variables: {
   readonly WEBHOOK_URL: string[];
   readonly WEBHOOK_SECRET: string;
-  readonly WEBHOOK_FORMAT: 'plant' | 'event';
+  readonly WEBHOOK_FORMAT: WebhookFormat;
   readonly WEBHOOK_EVENTS: ReturnType<typeof parseList>;
 }) {
   return {
@@ -120,16 +125,16 @@ function parseUrls(text: string): string[] {
   return urls;
 }
 
-/** `WEBHOOK_FORMAT`: `plant` or `event`. */
-function parseFormat(text: string): 'plant' | 'event' {
-  const format = text.trim();
-  if (format !== 'plant' && format !== 'event') throw new Error('must be plant or event');
+/** `WEBHOOK_FORMAT`: one of {@link webhookFormats}. */
+function parseFormat(text: string): WebhookFormat {
+  const format = webhookFormats.find((name) => name === text.trim());
+  if (format === undefined) throw new Error(`must be ${webhookFormats.join(' or ')}`);
   return format;
 }
 
 /** `WEBHOOK_EVENTS`: names separated by commas (each checked with the format). */
-function parseList(text: string): ('plant.created' | 'plant.updated' | 'plant.deleted')[] {
-  return commaList(text) as ('plant.created' | 'plant.updated' | 'plant.deleted')[];
+function parseList(text: string): PlantEventType[] {
+  return commaList(text) as PlantEventType[];
 }
 
 /** A Standard Webhooks secret: `whsec_` and base64 (never shown back: it is a secret). */

@@ -3,6 +3,7 @@
  * used by the functions, the gateway responses (deployed and local) and the OpenAPI document.
  * Every failure is answered with exactly an {@link ErrorBody}.
  */
+import { plantEventTypes } from '../webhooks/event-types.ts';
 
 /** The body of every failure response: `{"error": <int32>, "message": <string>}` and nothing else. */
 export interface ErrorBody {
@@ -128,7 +129,7 @@ export const endpointErrorCodes = {
   unknownEventType: {
     error: 40026,
     statusCode: 400,
-    message: 'events must be a non-empty list of plant.created, plant.updated, plant.deleted.',
+    message: `events must be a non-empty list of ${plantEventTypes.join(', ')}.`,
   },
   invalidWebhookFormat: {
     error: 40027,

@@ -1,29 +1,19 @@
 /**
- * Plant events, read from the plants table's stream, and the webhook each subscriber gets of
- * them. Only the API writes plants, so the stream is the one source of the events: no second
- * write that could be lost.
- *
- * - `plant.created`: an INSERT, a plant stored by a create. An idempotent repeat or a conflict
- *   writes nothing, so it has no record; a re-create after a delete is a new INSERT.
- * - `plant.updated`: a MODIFY that changed the name or tag. A change that changes nothing writes
- *   nothing, so it has no record either.
- * - `plant.deleted`: a REMOVE, a stored plant deleted (a delete of a missing id writes nothing).
- *
- * Every event carries the plant's version (`shared/http/entity-version.ts`): deliveries are not ordered, and
- * a receiver keeps the highest version it has seen of a plant and drops an event below it. A
- * delete's version is one more than the removed plant's last.
+ * Plant events, read from the plants table's stream (docs/decisions/events-from-the-stream.md),
+ * and the subscriptions that hear of them: `plant.created` (an INSERT), `plant.updated` (a
+ * MODIFY that changed the plant), `plant.deleted` (a REMOVE). Each carries the plant's version,
+ * a delete's one more than the plant's last, so a receiver drops an event older than one it has.
  */
 import { type StoredPlant, stringifyStoredPlant } from '../plants/stored-plant.ts';
 
-export const plantEventTypes = ['plant.created', 'plant.updated', 'plant.deleted'] as const;
-export type PlantEventType = (typeof plantEventTypes)[number];
+import {
+  type PlantEventType,
+  plantEventTypes,
+  type WebhookFormat,
+  webhookFormats,
+} from './event-types.ts';
 
-/**
- * How a subscriber's webhooks are written: `plant`, the StoredPlant alone (the first webhook's
- * body, `plant.created` only); `event`, the Standard Webhooks envelope `{type, timestamp, data}`.
- */
-export const webhookFormats = ['plant', 'event'] as const;
-export type WebhookFormat = (typeof webhookFormats)[number];
+export { type PlantEventType, plantEventTypes, type WebhookFormat, webhookFormats };
 
 /** What a subscriber hears of, and how. */
 export interface Subscription {
