@@ -103,7 +103,7 @@ const createOperation: Operation = 'POST /plants';
  */
 function dynamoCost(operation: Operation, assumptions: CostAssumptions): number {
   const settings: FunctionSettings = functionSettings[functionOf(operation)];
-  const actions = settings.tableActions ?? settings.endpoints?.tableActions ?? [];
+  const actions = settings.tableActions ?? settings.endpointAccess?.tableActions ?? [];
   if (actions.some((action) => /PutItem|UpdateItem|DeleteItem/.test(action))) {
     return prices.dynamoWriteRequestUnitsPerMillion * Math.ceil(assumptions.itemBytes / 1024);
   }

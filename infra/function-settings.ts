@@ -28,7 +28,7 @@ export interface FunctionSettings {
    */
   readonly skipsItemsNotPlants?: boolean;
   /** What it may do with the webhook endpoints: their table's actions, and the key's. */
-  readonly endpoints?: {
+  readonly endpointAccess?: {
     /** On the endpoints table. */
     readonly tableActions?: readonly string[];
     /** On the webhook log. */
@@ -60,13 +60,13 @@ const apiFunctionTimeoutSeconds = 10;
 /** An endpoint function: sized as the plants' (the same shape of work), its access as given. */
 function endpointFunction(
   name: RouteFunctionName,
-  endpoints: NonNullable<FunctionSettings['endpoints']>,
+  endpointAccess: NonNullable<FunctionSettings['endpointAccess']>,
 ): FunctionSettings {
   return {
     entry: routeFunctionEntry(name),
     memorySizeMb: apiFunctionMemorySizeMb,
     timeoutSeconds: apiFunctionTimeoutSeconds,
-    endpoints,
+    endpointAccess,
   };
 }
 
@@ -181,7 +181,7 @@ export const functionSettings = {
     timeoutSeconds: 30,
     skipsItemsNotPlants: true,
     // The enabled endpoints (their index), and every event kept for their recover.
-    endpoints: fanoutEndpointAccess,
+    endpointAccess: fanoutEndpointAccess,
   },
   deliverWebhook: {
     entry: 'functions/deliver-webhook/handler.ts',
@@ -191,7 +191,7 @@ export const functionSettings = {
     // A batch's deliveries run side by side, each at most 10 s, plus reading a secret.
     timeoutSeconds: 30,
     // Each endpoint as it is when sent to, its health; each attempt logged; its secret opened.
-    endpoints: {
+    endpointAccess: {
       tableActions: ['dynamodb:GetItem', 'dynamodb:UpdateItem'],
       // Each attempt logged; the event's delivery claimed (a refused claim returns the item,
       // which GetItem allows) and settled; the fan-out's list when it disables an endpoint.
@@ -212,7 +212,7 @@ export const functionSettings = {
     memorySizeMb: 512,
     timeoutSeconds: 240,
     skipsItemsNotPlants: true,
-    endpoints: fanoutEndpointAccess,
+    endpointAccess: fanoutEndpointAccess,
   },
   authorizer: {
     entry: 'functions/authorizer/handler.ts',

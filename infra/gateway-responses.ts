@@ -77,7 +77,7 @@ export const gatewayResponses: Readonly<Record<GatewayResponseType, GatewayRespo
   // so this is a key still on its way; API Gateway's 403 would tell the client to give up.
   INVALID_API_KEY: respond('INVALID_API_KEY', errorCodes.storeUnavailable, { 'Retry-After': '1' }),
   // REQUEST_TOO_LARGE is left out on purpose: API Gateway does not apply a customised 413
-  // (see `awsOwnAnswers` below), so defining one would only pretend.
+  // (see `awsOwnResponses` below), so defining one would only pretend.
   UNSUPPORTED_MEDIA_TYPE: respond('UNSUPPORTED_MEDIA_TYPE', errorCodes.unsupportedMediaType),
   // The function did not answer in time. Creates are idempotent, so a retry is safe.
   INTEGRATION_TIMEOUT: respond('INTEGRATION_TIMEOUT', errorCodes.storeUnavailable, {
@@ -99,7 +99,7 @@ export const gatewayResponses: Readonly<Record<GatewayResponseType, GatewayRespo
  *   type sends bodies base64-encoded, so bodies from about 4.5 MB): API Gateway answers 413 with
  *   its own JSON message, as captured from real responses.
  */
-export const awsOwnAnswers = {
+export const awsOwnResponses = {
   payloadTooLarge: {
     statusCode: 413,
     headers: { 'Content-Type': 'text/plain; charset=utf-8' },

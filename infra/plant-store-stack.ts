@@ -141,10 +141,10 @@ export class PlantStoreStack extends Stack {
         ...this.logs,
       });
       // A plant function reaches the plants table, an endpoint function the endpoint stores.
-      if (settings.endpoints === undefined) {
+      if (settings.endpointAccess === undefined) {
         this.table.bindFunction(fn, settings.tableActions ?? []);
       } else {
-        this.endpointStores.bind(fn, settings.endpoints, this.webhooks.deliveryQueue);
+        this.endpointStores.bind(fn, settings.endpointAccess, this.webhooks.deliveryQueue);
       }
       // The functions' answers are the browser's (Lambda proxy): they carry the CORS headers.
       // Declared in every stage (empty: no origin), so `sam local invoke --env-vars` can set it.
@@ -196,7 +196,7 @@ export class PlantStoreStack extends Stack {
       ...this.logs,
       webAclArn: stage.webAclArn,
       allowedOrigins,
-      ...(stage.customDomain === undefined ? {} : { customDomain: stage.customDomain }),
+      customDomain: stage.customDomain,
       ...(stage.manageApiGatewayCloudWatchRole === undefined
         ? {}
         : { manageCloudWatchRole: stage.manageApiGatewayCloudWatchRole }),

@@ -185,7 +185,7 @@ export class PlantWebhooks extends Construct {
       onFailure: keepFailuresIn(this.streamFailureBucket),
     });
     this.deliveryQueue.grantSendMessages(fanout);
-    endpointStores.bind(fanout, functionSettings.webhookFanout.endpoints, this.deliveryQueue);
+    endpointStores.bind(fanout, functionSettings.webhookFanout.endpointAccess, this.deliveryQueue);
     return fanout;
   }
 
@@ -230,7 +230,7 @@ export class PlantWebhooks extends Construct {
     });
     this.props.endpointStores.bind(
       replay,
-      functionSettings.replayStreamFailures.endpoints,
+      functionSettings.replayStreamFailures.endpointAccess,
       this.deliveryQueue,
     );
     return replay;
@@ -275,7 +275,7 @@ export class PlantWebhooks extends Construct {
     for (const secret of this.secrets.values()) secret.grantRead(deliver);
     this.props.endpointStores.bind(
       deliver,
-      functionSettings.deliverWebhook.endpoints,
+      functionSettings.deliverWebhook.endpointAccess,
       this.deliveryQueue,
     );
     return deliver;

@@ -115,7 +115,7 @@ export function tokenLimits(budgets: {
  * own, so no gateway response reshapes it. Browsers may read it only where the stage allows any
  * origin (a custom response's headers are fixed, so it cannot name the request's origin).
  */
-export function tokenLimitAnswer(allowedOrigins: readonly string[]) {
+export function tokenLimitResponse(allowedOrigins: readonly string[]) {
   return {
     statusCode: 429,
     headers: {

@@ -8,7 +8,7 @@
  */
 import { CfnWebACL, CfnWebACLAssociation } from 'aws-cdk-lib/aws-wafv2';
 import { Construct } from 'constructs';
-import { type TokenLimit, tokenLimitAnswer, tokenLimitWindowSeconds } from './throttling.ts';
+import { type TokenLimit, tokenLimitResponse, tokenLimitWindowSeconds } from './throttling.ts';
 
 export interface TokenRateLimitsProps {
   readonly stageName: string;
@@ -25,7 +25,7 @@ export class TokenRateLimits extends Construct {
 
   constructor(scope: Construct, id: string, props: TokenRateLimitsProps) {
     super(scope, id);
-    const answer = tokenLimitAnswer(props.allowedOrigins);
+    const answer = tokenLimitResponse(props.allowedOrigins);
     const { 'Content-Type': _contentType, ...headers } = answer.headers;
     const visibility = (name: string) => ({
       cloudWatchMetricsEnabled: true,

@@ -93,7 +93,7 @@ export class WebhookEndpointStores extends Construct {
    */
   bind(
     fn: LambdaFunction,
-    access: NonNullable<FunctionSettings['endpoints']>,
+    access: NonNullable<FunctionSettings['endpointAccess']>,
     deliveryQueue: IQueue,
   ): void {
     fn.addEnvironment('ENDPOINTS_TABLE_NAME', this.endpointsTable.tableName);

@@ -47,7 +47,7 @@ export interface RouteMatch {
 }
 
 /** A response ready to be written: status, headers (single or multiple values) and body bytes. */
-export interface HttpAnswer {
+export interface HttpResponse {
   readonly statusCode: number;
   readonly headers: Readonly<Record<string, string | readonly string[]>>;
   readonly body: Buffer;

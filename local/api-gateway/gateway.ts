@@ -1,17 +1,9 @@
 /**
- * A small stand-in for one API Gateway REST API stage, so `npm start` runs the Lambda handlers
- * exactly as deployed: route match, each method's throttling, the TOKEN authorizer (with its result
- * cache), then the function behind a Lambda proxy integration. Every answer the gateway gives
- * itself comes from `gatewayResponses`, the definition the CDK stack deploys.
- *
- * It imitates what the Plant Store relies on, not all of API Gateway: resource paths with path
- * parameters, the `*\/*` binary media type the stack sets (every request body reaches the
- * function base64-encoded, exactly as sent), CORS preflights and the gateway responses' CORS
- * headers as the stack makes them (`functions/shared/http/cors.ts`), no usage plans.
- *
- * This module is the server and the order of the checks; its parts are beside it in
- * `api-gateway/`: routing, throttling, the TOKEN authorizer and its cache, the proxy integration,
- * the gateway's own answers and the requests it refuses before routing them.
+ * A stand-in for one API Gateway REST API stage, so `npm start` runs the handlers as deployed:
+ * the checks in API Gateway's order (`handleRequest`), the TOKEN authorizer and its cache, the
+ * usage plan's and each method's throttling, the Lambda proxy integration, the `*\/*` binary
+ * media type, CORS as the stack makes it, and every answer of its own from `gatewayResponses`,
+ * the definition the stack deploys. Its parts are beside it in `api-gateway/`.
  */
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
@@ -20,12 +12,11 @@ import type { Duplex } from 'node:stream';
 import { protectiveHeaders } from '../../functions/shared/http/api-responses.ts';
 import { allowOriginHeader, preflightHeaders } from '../../functions/shared/http/cors.ts';
 import { createLogger, type Logger } from '../../functions/shared/platform/logger.ts';
-import { awsOwnAnswers, lambdaMaxInvocationBytes } from '../../infra/gateway-responses.ts';
-import { type TokenLimit, tokenLimitAnswer } from '../../infra/throttling.ts';
-import { awsAnswer, gatewayAnswer, gatewayCorsHeaders, readBody, writeAnswer } from './answers.ts';
+import { awsOwnResponses, lambdaMaxInvocationBytes } from '../../infra/gateway-responses.ts';
+import { type TokenLimit, tokenLimitResponse } from '../../infra/throttling.ts';
 import type {
   GatewayRoute,
-  HttpAnswer,
+  HttpResponse,
   RouteMatch,
   TokenAuthorizerHandler,
 } from './gateway-types.ts';
@@ -40,6 +31,13 @@ import {
   region,
 } from './proxy-integration.ts';
 import { answerParserRejection, answerUnmetExpectation, refusedByParser } from './rejections.ts';
+import {
+  awsResponse,
+  gatewayCorsHeaders,
+  gatewayResponseFor,
+  readBody,
+  writeResponse,
+} from './responses.ts';
 import { createRouteMatcher } from './routing.ts';
 import { createTokenBucket } from './throttling.ts';
 import { createCachedAuthorizer } from './token-authorizer.ts';
@@ -220,7 +218,7 @@ function answerRequest(gateway: Gateway, request: IncomingMessage, response: Ser
   handleRequest(gateway, request, requestId, matched)
     .catch((error: unknown) => {
       gateway.logger.error('local gateway failed', { requestId, error });
-      return gatewayAnswer('DEFAULT_5XX');
+      return gatewayResponseFor('DEFAULT_5XX');
     })
     .then((answer) => {
       // A body the HTTP parser refused mid-way was answered, and logged, by `clientError`.
@@ -229,7 +227,7 @@ function answerRequest(gateway: Gateway, request: IncomingMessage, response: Ser
         const cors = answer.gatewayResponse
           ? gatewayCorsHeaders(gateway.allowedOrigins, request.headers.origin)
           : {};
-        writeAnswer(response, { ...answer, headers: { ...answer.headers, ...cors } }, requestId);
+        writeResponse(response, { ...answer, headers: { ...answer.headers, ...cors } }, requestId);
       }
       // The route's resource path, never the path as sent: a client may put a token anywhere
       // in it (`/plants/<jwt>`, `;access_token=…`), and nothing a client sends as a
@@ -257,36 +255,36 @@ async function handleRequest(
   request: IncomingMessage,
   requestId: string,
   matched: RouteMatch | undefined,
-): Promise<HttpAnswer | 'refused' | undefined> {
+): Promise<HttpResponse | 'refused' | undefined> {
   const path = (request.url ?? '/').split('?', 1)[0] as string;
   if (!gateway.withinTokenLimit(path, request.headers.authorization)) {
-    const answer = tokenLimitAnswer(gateway.allowedOrigins);
+    const answer = tokenLimitResponse(gateway.allowedOrigins);
     return { ...answer, body: Buffer.from(answer.body) };
   }
-  if (request.headers.host === undefined) return gatewayAnswer('DEFAULT_4XX');
-  const ownAnswer = localPage(gateway, request, matched) ?? preflight(gateway, request, matched);
-  if (ownAnswer !== undefined) return ownAnswer;
+  if (request.headers.host === undefined) return gatewayResponseFor('DEFAULT_4XX');
+  const ownResponse = localPage(gateway, request, matched) ?? preflight(gateway, request, matched);
+  if (ownResponse !== undefined) return ownResponse;
   // A REST API answers an unknown path and an unknown method alike (MISSING_AUTHENTICATION_TOKEN).
-  if (matched === undefined) return gatewayAnswer('MISSING_AUTHENTICATION_TOKEN');
+  if (matched === undefined) return gatewayResponseFor('MISSING_AUTHENTICATION_TOKEN');
 
   const body = await readBody(request);
   if (body === 'client gone') return refusedByParser.has(request.socket) ? 'refused' : undefined;
-  if (body === 'too large') return awsAnswer(awsOwnAnswers.payloadTooLarge);
+  if (body === 'too large') return awsResponse(awsOwnResponses.payloadTooLarge);
 
   const token = request.headers.authorization;
-  if (token === undefined || token.trim() === '') return gatewayAnswer('UNAUTHORIZED');
+  if (token === undefined || token.trim() === '') return gatewayResponseFor('UNAUTHORIZED');
   const methodArn = `arn:aws:execute-api:${region}:${accountId}:${apiId}/${gateway.stageName}/${matched.route.httpMethod}${matched.path}`;
   const decision = await gateway.authorize(token, methodArn, gateway.authorizerTimeout);
-  if (decision.outcome !== 'allow') return gatewayAnswer(decision.outcome);
+  if (decision.outcome !== 'allow') return gatewayResponseFor(decision.outcome);
   // The usage plan's limit for the client the authorizer named, then the method's own: "Per-client
   // or per-method throttling limits that you set for an API stage in a usage plan" come first
   // ("Throttle requests to your REST APIs", API Gateway developer guide).
   if (!gateway.takeClientToken(matched.route, decision.usageIdentifierKey)) {
     return decision.usageIdentifierKey === undefined
-      ? gatewayAnswer('INVALID_API_KEY')
-      : gatewayAnswer('THROTTLED');
+      ? gatewayResponseFor('INVALID_API_KEY')
+      : gatewayResponseFor('THROTTLED');
   }
-  if (!gateway.takeToken(matched.route)) return gatewayAnswer('THROTTLED');
+  if (!gateway.takeToken(matched.route)) return gatewayResponseFor('THROTTLED');
   return invokeRoute(gateway, request, matched, body, decision.authorizerContext, requestId);
 }
 
@@ -295,7 +293,7 @@ function localPage(
   gateway: Gateway,
   request: IncomingMessage,
   matched: RouteMatch | undefined,
-): HttpAnswer | undefined {
+): HttpResponse | undefined {
   if (request.method !== 'GET' || matched !== undefined) return undefined;
   const page = gateway.options.localPages?.((request.url ?? '/').split('?', 1)[0] as string);
   if (page === undefined) return undefined;
@@ -316,7 +314,7 @@ function preflight(
   gateway: Gateway,
   request: IncomingMessage,
   matched: RouteMatch | undefined,
-): HttpAnswer | undefined {
+): HttpResponse | undefined {
   if (
     matched !== undefined ||
     request.method !== 'OPTIONS' ||
@@ -347,7 +345,7 @@ async function invokeRoute(
   body: Buffer,
   authorizerContext: Record<string, unknown>,
   requestId: string,
-): Promise<HttpAnswer> {
+): Promise<HttpResponse> {
   const { route } = matched;
   const event = createProxyEvent(request, matched, body, {
     stageName: gateway.stageName,
@@ -359,7 +357,7 @@ async function invokeRoute(
   // ordinary requests are not serialised an extra time.
   const mayBeTooLarge = (event.body?.length ?? 0) > lambdaMaxInvocationBytes - 64 * 1024;
   if (mayBeTooLarge && Buffer.byteLength(JSON.stringify(event)) > lambdaMaxInvocationBytes) {
-    return awsAnswer(awsOwnAnswers.invocationTooLarge);
+    return awsResponse(awsOwnResponses.invocationTooLarge);
   }
   const functionTimeout = route.timeoutMilliseconds ?? gateway.integrationTimeout;
   const result = await invokeWithTimeout(
@@ -369,13 +367,13 @@ async function invokeRoute(
   if (result === 'timeout') {
     // Lambda ends a function at its own timeout, which API Gateway answers as a failed
     // integration; only a function allowed to outlast the gateway's wait meets its timeout.
-    return gatewayAnswer(
+    return gatewayResponseFor(
       functionTimeout < gateway.integrationTimeout ? 'DEFAULT_5XX' : 'INTEGRATION_TIMEOUT',
     );
   }
   if (result instanceof Error || !isProxyResult(result)) {
     gateway.logger.error('integration failed', { requestId, error: result });
-    return gatewayAnswer('DEFAULT_5XX');
+    return gatewayResponseFor('DEFAULT_5XX');
   }
   return answerFromProxyResult(result);
 }

@@ -5,7 +5,7 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
-import type { HttpAnswer, RouteMatch } from './gateway-types.ts';
+import type { HttpResponse, RouteMatch } from './gateway-types.ts';
 
 // Placeholders where a deployed API has its region, account and id: the authorizer reads the
 // stage from the method ARN, so the ARN must have the real shape.
@@ -171,7 +171,7 @@ export function isProxyResult(value: unknown): value is APIGatewayProxyResult {
   );
 }
 
-export function answerFromProxyResult(result: APIGatewayProxyResult): HttpAnswer {
+export function answerFromProxyResult(result: APIGatewayProxyResult): HttpResponse {
   // API Gateway labels a proxy response without a content type as JSON; one without content
   // (204, 304) is labelled nothing here.
   const headers: Record<string, string | string[]> =

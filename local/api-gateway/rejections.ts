@@ -8,7 +8,7 @@ import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { Logger } from '../../functions/shared/platform/logger.ts';
-import { gatewayAnswer, gatewayCorsHeaders, writeAnswer } from './answers.ts';
+import { gatewayCorsHeaders, gatewayResponseFor, writeResponse } from './responses.ts';
 
 /** What a rejection needs of the gateway. */
 export interface RejectingGateway {
@@ -25,8 +25,8 @@ export function answerUnmetExpectation(
   response: ServerResponse,
 ): void {
   const requestId = randomUUID();
-  const answer = gatewayAnswer('DEFAULT_4XX');
-  writeAnswer(
+  const answer = gatewayResponseFor('DEFAULT_4XX');
+  writeResponse(
     response,
     {
       ...answer,
@@ -72,7 +72,7 @@ export function answerParserRejection(
     status: 400,
     reason: error.code,
   });
-  const answer = gatewayAnswer('DEFAULT_4XX');
+  const answer = gatewayResponseFor('DEFAULT_4XX');
   const headers = {
     ...answer.headers,
     ...gatewayCorsHeaders(gateway.allowedOrigins, originOf(error.rawPacket)),

@@ -114,7 +114,7 @@ describe('every route function’s bundle', () => {
 
   /** Every action a function's role allows it: on the plants, the endpoint stores, the key. */
   function grantedActions(settings: FunctionSettings): string[] {
-    const { endpoints } = settings;
+    const { endpointAccess: endpoints } = settings;
     return [
       ...(settings.tableActions ?? []),
       ...(endpoints?.tableActions ?? []),

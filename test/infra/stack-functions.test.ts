@@ -168,7 +168,7 @@ describe.each([stages.dev, stages.prod])('the PlantStore-$name stack', (stage) =
 
     it.each(
       routeFunctionNames
-        .filter((name) => (functionSettings[name] as FunctionSettings).endpoints === undefined)
+        .filter((name) => (functionSettings[name] as FunctionSettings).endpointAccess === undefined)
         .map((name) => [name]),
     )('lets %s call exactly its DynamoDB actions on its one table and nothing else', (name) => {
       const prefix = pascalCase(name);

@@ -8,7 +8,7 @@ import { PortInUseError } from '../../local/api-gateway/gateway.ts';
 import { createTokenBucket } from '../../local/api-gateway/throttling.ts';
 import {
   echo,
-  expectGatewayAnswer,
+  expectGatewayResponse,
   post,
   rawRequest,
   type Started,
@@ -81,26 +81,26 @@ describe('local API Gateway stand-in', () => {
       'answers UNAUTHORIZED without asking the authorizer when Authorization is %p',
       async (token) => {
         const before = started.authorizerCalls.length;
-        await expectGatewayAnswer(await post(started.gateway, token), 'UNAUTHORIZED');
+        await expectGatewayResponse(await post(started.gateway, token), 'UNAUTHORIZED');
         expect(started.authorizerCalls).toHaveLength(before);
       },
     );
 
     it('answers UNAUTHORIZED when the authorizer fails with "Unauthorized"', async () => {
-      await expectGatewayAnswer(await post(started.gateway, 'Bearer forged'), 'UNAUTHORIZED');
+      await expectGatewayResponse(await post(started.gateway, 'Bearer forged'), 'UNAUTHORIZED');
     });
 
     it.each(['Bearer deny', 'Bearer allow-get-only'])(
       'answers ACCESS_DENIED when the policy for %p does not allow the method',
       async (token) => {
-        await expectGatewayAnswer(await post(started.gateway, token), 'ACCESS_DENIED');
+        await expectGatewayResponse(await post(started.gateway, token), 'ACCESS_DENIED');
       },
     );
 
     it.each(['Bearer broken', 'Bearer nested-context'])(
       'answers DEFAULT_5XX when the authorizer fails otherwise or answers nonsense (%p)',
       async (token) => {
-        await expectGatewayAnswer(await post(started.gateway, token), 'DEFAULT_5XX');
+        await expectGatewayResponse(await post(started.gateway, token), 'DEFAULT_5XX');
       },
     );
   });
@@ -118,7 +118,7 @@ describe('local API Gateway stand-in', () => {
         method,
         headers: { Authorization: 'Bearer allow' },
       });
-      await expectGatewayAnswer(response, 'MISSING_AUTHENTICATION_TOKEN');
+      await expectGatewayResponse(response, 'MISSING_AUTHENTICATION_TOKEN');
       expect(started.authorizerCalls).toHaveLength(before);
     });
 
@@ -129,13 +129,13 @@ describe('local API Gateway stand-in', () => {
       try {
         expect((await post(gateway, 'Bearer allow')).status).toBe(200);
         expect((await post(gateway, 'Bearer allow')).status).toBe(200);
-        await expectGatewayAnswer(await post(gateway, 'Bearer allow'), 'THROTTLED');
+        await expectGatewayResponse(await post(gateway, 'Bearer allow'), 'THROTTLED');
         // Another method has a bucket of its own (a stage's limits apply to each method).
         const read = () =>
           fetch(`${gateway.url}/plants/1`, { headers: { Authorization: 'Bearer allow' } });
         expect((await read()).status).toBe(200);
         expect((await read()).status).toBe(200);
-        await expectGatewayAnswer(await read(), 'THROTTLED');
+        await expectGatewayResponse(await read(), 'THROTTLED');
       } finally {
         await gateway.close();
       }
@@ -231,9 +231,9 @@ describe('local API Gateway stand-in', () => {
     });
     try {
       const started = performance.now();
-      await expectGatewayAnswer(await post(gateway, 'Bearer hang'), 'DEFAULT_5XX');
+      await expectGatewayResponse(await post(gateway, 'Bearer hang'), 'DEFAULT_5XX');
       expect(performance.now() - started).toBeGreaterThanOrEqual(290);
-      await expectGatewayAnswer(await post(gateway, 'Bearer hang'), 'DEFAULT_5XX');
+      await expectGatewayResponse(await post(gateway, 'Bearer hang'), 'DEFAULT_5XX');
       expect(authorizerCalls).toHaveLength(2);
     } finally {
       await gateway.close();

@@ -94,7 +94,7 @@ export function post(
   });
 }
 
-export async function expectGatewayAnswer(
+export async function expectGatewayResponse(
   response: Response,
   type: keyof typeof gatewayResponses,
 ): Promise<void> {

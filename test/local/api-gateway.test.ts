@@ -10,7 +10,7 @@ import { gatewayResponses } from '../../infra/gateway-responses.ts';
 import { type ProxyIntegrationHandler, startApiGateway } from '../../local/api-gateway/gateway.ts';
 import {
   echo,
-  expectGatewayAnswer,
+  expectGatewayResponse,
   fakeAuthorizer,
   post,
   rawRequest,
@@ -110,7 +110,7 @@ describe('local API Gateway stand-in', () => {
           method,
           headers: { Authorization: 'Bearer allow' },
         });
-        await expectGatewayAnswer(response, 'MISSING_AUTHENTICATION_TOKEN');
+        await expectGatewayResponse(response, 'MISSING_AUTHENTICATION_TOKEN');
       }
     });
 
@@ -257,7 +257,7 @@ describe('local API Gateway stand-in', () => {
     ])('answers DEFAULT_5XX when the function %s', async (_case, handler) => {
       const { gateway } = await startWith(handler);
       try {
-        await expectGatewayAnswer(await post(gateway, 'Bearer allow'), 'DEFAULT_5XX');
+        await expectGatewayResponse(await post(gateway, 'Bearer allow'), 'DEFAULT_5XX');
       } finally {
         await gateway.close();
       }
@@ -285,7 +285,7 @@ describe('local API Gateway stand-in', () => {
         logger: createLogger({}, () => {}),
       });
       try {
-        await expectGatewayAnswer(await post(gateway, 'Bearer allow'), 'DEFAULT_5XX');
+        await expectGatewayResponse(await post(gateway, 'Bearer allow'), 'DEFAULT_5XX');
         expect(remainingAtStart).toBeGreaterThan(0);
         expect(remainingAtStart).toBeLessThanOrEqual(50);
       } finally {
@@ -300,7 +300,7 @@ describe('local API Gateway stand-in', () => {
         { integrationTimeoutMilliseconds: 50 },
       );
       try {
-        await expectGatewayAnswer(await post(gateway, 'Bearer allow'), 'INTEGRATION_TIMEOUT');
+        await expectGatewayResponse(await post(gateway, 'Bearer allow'), 'INTEGRATION_TIMEOUT');
       } finally {
         await gateway.close();
       }

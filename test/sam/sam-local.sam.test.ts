@@ -54,7 +54,7 @@ useSamSuite();
 
 /** The plants' route functions, and the webhook endpoints'. */
 const plantFunctions = routeFunctionNames.filter(
-  (name) => (functionSettings[name] as FunctionSettings).endpoints === undefined,
+  (name) => (functionSettings[name] as FunctionSettings).endpointAccess === undefined,
 );
 
 describe('sam local invoke', () => {

@@ -6,15 +6,15 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { gatewayResponseCors } from '../../functions/shared/http/cors.ts';
 import {
   apiGatewayMaxPayloadBytes,
-  type awsOwnAnswers,
+  type awsOwnResponses,
   type GatewayResponse,
   type GatewayResponseType,
   gatewayResponses,
 } from '../../infra/gateway-responses.ts';
-import type { HttpAnswer } from './gateway-types.ts';
+import type { HttpResponse } from './gateway-types.ts';
 
 /** The gateway response of `type`, as the stack deploys it. */
-export function gatewayAnswer(type: GatewayResponseType): HttpAnswer {
+export function gatewayResponseFor(type: GatewayResponseType): HttpResponse {
   const response: GatewayResponse = gatewayResponses[type];
   return {
     statusCode: response.statusCode,
@@ -25,7 +25,9 @@ export function gatewayAnswer(type: GatewayResponseType): HttpAnswer {
 }
 
 /** An answer AWS gives itself, which no gateway response reshapes. */
-export function awsAnswer(answer: (typeof awsOwnAnswers)[keyof typeof awsOwnAnswers]): HttpAnswer {
+export function awsResponse(
+  answer: (typeof awsOwnResponses)[keyof typeof awsOwnResponses],
+): HttpResponse {
   return { statusCode: answer.statusCode, headers: answer.headers, body: Buffer.from(answer.body) };
 }
 
@@ -34,7 +36,11 @@ export function awsAnswer(answer: (typeof awsOwnAnswers)[keyof typeof awsOwnAnsw
  * §8.6: a 204 must not have one, a 304 only the 200's), and a 304 no `Content-Type`: it describes
  * the representation the client already has (§15.4.5).
  */
-export function writeAnswer(response: ServerResponse, answer: HttpAnswer, requestId: string): void {
+export function writeResponse(
+  response: ServerResponse,
+  answer: HttpResponse,
+  requestId: string,
+): void {
   response.statusCode = answer.statusCode;
   for (const [name, value] of Object.entries(answer.headers)) response.setHeader(name, value);
   response.setHeader('x-amzn-RequestId', requestId);
