@@ -1,25 +1,9 @@
 /**
- * The one place where the stack, as synthesized, is changed to deploy on MiniStack 1.5.33: each
- * change is a difference between the emulator and AWS, named here with its reason, applied to a
- * copy of the cloud assembly (the synthesized templates stay as they are, and cfn-lint and
- * cfn-guard check those), and returned so that the tier prints every one.
- *
- * - An alarm on metric math (`Metrics` with an expression) is refused by MiniStack's
- *   CloudFormation and fails the stack: removed. (Alarms on one metric are plain metric alarms
- *   in the stack itself: `infra/plain-metric-alarms.ts`.)
- * - `GenerateSecretString.ExcludePunctuation` is ignored by MiniStack, which would make a
- *   subscriber's secret with punctuation that is not base64: spelled out as `ExcludeCharacters`.
- * - The functions that check a webhook endpoint's URL run on the host here, as do the tests'
- *   receivers on 127.0.0.1: `WEBHOOK_ENDPOINT_URLS=local` lets them take loopback http receivers
- *   (they accept it only where `AWS_ENDPOINT_URL` is set, as MiniStack sets it).
- * - `AWS::WAFv2::WebACLAssociation` is a resource type MiniStack's CloudFormation does not know
- *   (the web ACL itself it makes): removed, so the per-client limits are not in front of the
- *   emulated stage. The local stand-in imitates them, and the template checks cover the rules.
- * - MiniStack reads a method's API key from the `x-api-key` header whatever the API's key source,
- *   so it would refuse every request: `ApiKeyRequired` is removed from the methods, and the usage
- *   plan does not throttle each client here. The plan is made, and the authorizer adds each
- *   client's key to it; the local stand-in imitates the throttling.
- * - There is no CodeDeploy: a stage with gradual deployments (prod) cannot deploy here at all.
+ * The one place where the synthesized stack is changed to deploy on MiniStack 1.5.33, on a copy
+ * of the cloud assembly (cfn-lint and cfn-guard check the templates as synthesized). Each change
+ * is a difference between the emulator and AWS, returned with its reason so the tier prints it;
+ * docs/deploying.md lists them, with what covers each on AWS's side. A stage with CodeDeploy
+ * (prod) cannot deploy here at all.
  */
 import { createHash } from 'node:crypto';
 import {

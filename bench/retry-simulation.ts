@@ -1,26 +1,11 @@
 /**
- * A dead subscriber beside a live one, on the deployed webhook path's test bed (moto's SQS and
- * S3, DynamoDB Local's stream, the real fan-out and delivery handlers), time-compressed: the
- * retry schedule in seconds instead of hours, and hops of at most `maximumDelaySeconds` instead
- * of 15 minutes. The dead subscriber answers 500 to everything and has a backlog of `pending`
- * events when the live traffic starts. Compared with a run without the dead subscriber:
- *
- * - the live subscriber's delivery delay (p50, p99), which must not change;
- * - the delivery queue's messages in flight (sampled), which must stay bounded by the pollers'
- *   batches, not grow with the dead subscriber's backlog (the design's point);
- * - how late each retry came against its schedule (due time to the attempt);
- * - that every event was delivered to the live subscriber and dead-lettered for the dead one.
- *
- * With `endpoints`, the dead subscriber is a webhook endpoint among that many (the rest healthy,
- * all answered by one receiver), registered in the bed's endpoint table with KMS-sealed secrets:
- * every event is then a message for each of them and the live subscriber, and the figures say
- * whether one dead endpoint's retries hold the live subscriber back any more than its healthy
- * neighbours' first attempts already do (both runs have all the endpoints; only one of them dies).
- *
- * moto keeps messages in a list and scans it on every call, so each call slows as the queue
- * grows, and one moto process serves all its queues on one core: the Retries queue gets a moto
- * of its own (SQS scales each queue on its own), and the backlog is sized to what moto serves in
- * minutes, not to production's volume.
+ * A dead subscriber beside a live one on the deployed webhook path's test bed (moto's SQS and S3,
+ * DynamoDB Local's stream, the real fan-out and delivery), time-compressed. Against a run without
+ * it: the live subscriber's delay (p50, p99), the delivery queue's messages in flight (bounded by
+ * the pollers' batches, not the dead one's backlog), how late each retry came, and that every
+ * event was delivered or dead-lettered. With `endpoints`, the dead subscriber is one webhook
+ * endpoint among that many. moto scans its queues on every call, so the Retries queue has a moto
+ * of its own and the backlog is sized to minutes, not to production's volume.
  */
 import { randomBytes } from 'node:crypto';
 import { ReceiveMessageCommand } from '@aws-sdk/client-sqs';

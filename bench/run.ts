@@ -1,14 +1,10 @@
 /**
- * `npm run bench`: the figures that decide things (never pass/fail timings). Builds the bundles as
- * the CDK app does, then measures each API function's cold start (against its CDK-default build
- * and the SDK's floor), the create function's every bundling lever and warm path, the
- * authorizer, the local API end to end under load, the webhook delay, and the fan-out to 1,000
- * endpoints; writes everything to `.data/bench/results.json` and prints the report (`report.ts`).
- * `--quick` takes fewer samples (a smoke run whose verdicts are marked indicative only). The
- * long retry simulations are `npm run bench:retries` (`retries.ts`); the cost model is
- * `npm run cost`.
- *
- * Every server and process a section starts is stopped when it ends, also when it fails.
+ * `npm run bench`: the figures that decide things (never pass/fail timings): each function's cold
+ * start against its CDK-default build and the SDK's floor, the create function's bundling levers
+ * and warm path, the authorizer, the local API under load, the webhook delay and the fan-out to
+ * 1,000 endpoints, written to `.data/bench/results.json` and reported (`report.ts`). `--quick`
+ * takes fewer samples; `npm run bench:retries` and `npm run cost` are apart. Every server a
+ * section starts is stopped when it ends, also when it fails.
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, release, totalmem } from 'node:os';

@@ -1,14 +1,9 @@
 /**
- * Webhook endpoints at scale. First, registering `endpoints` of them through the local API
- * (`POST /webhook-endpoints`: the authorizer, the URL check, the secret sealed, the conditional
- * write on DynamoDB Local), from clients of 50 endpoints each (the most a client may have), a
- * few at a time. Then one plant event fanned out to all of them and a stage subscriber by the
- * fan-out's own code (`queuePlantEventDeliveries`): the enabled endpoints read from the
- * endpoints table's index (timed on its own: read again only after an endpoint changes), the
- * event kept in the webhook log, the deliveries queued on moto's SQS. Reported: its time and how much of it was
- * moto's, its SQS calls, and how soon the stage subscriber's message was queued (the fan-out must
- * not hold it back behind the endpoints'). moto answers a SendMessageBatch far slower than SQS
- * (Python, one core), so the SQS share is the emulator's, not AWS's.
+ * Webhook endpoints at scale: registering `endpoints` through the local API, 50 to a client, then
+ * one plant event fanned out to all of them and a stage subscriber by the fan-out's own code
+ * (`queuePlantEventDeliveries`) onto moto's SQS. Reported: its time and moto's share of it, its
+ * SQS calls, and how soon the stage subscriber's message was queued. moto answers a batch far
+ * slower than SQS, so the SQS share is the emulator's, not AWS's.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';

@@ -1,14 +1,8 @@
 /**
  * Alarms on one metric, written as plain metric alarms. cdk-monitoring-constructs labels every
- * metric, and an alarm on a labelled metric is rendered as a metric-math query (`Metrics`, one
- * `MetricStat`) though nothing is computed: the same alarm, harder to read in the template and
- * the console, and refused by tools that take only plain alarms (the MiniStack emulator the
- * deployed tier runs on). Only the label is lost, which an alarm does not show.
- *
- * So is `FILL(m, 0)` of one metric (how the library counts throttled requests): a missing
- * datapoint made 0 is one missing data treated as not breaching, which a plain alarm says with
- * `TreatMissingData: notBreaching`. Alarms that compute (sums of metrics, differences) keep
- * their math.
+ * metric, which renders an alarm as a metric-math query computing nothing: harder to read, and
+ * refused by tools that take only plain alarms (MiniStack). `FILL(m, 0)` of one metric becomes
+ * `TreatMissingData: notBreaching`. Alarms that compute keep their math.
  */
 import { type IAspect, Stack } from 'aws-cdk-lib';
 import { CfnAlarm } from 'aws-cdk-lib/aws-cloudwatch';

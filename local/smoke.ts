@@ -1,14 +1,8 @@
 /**
  * `npm run smoke -- --stack PlantStore-dev`: the contract suite (`test/contract/`) against a
- * deployed stage, the check after every `cdk deploy`. It reads the stack's outputs
- * (`DescribeStacks`), takes a client-credentials token from the stack's own user pool (the app
- * client's secret read with `DescribeUserPoolClient`), runs the suite and removes what it made.
- * Against a production-like stage (its `stage` tag names one) it writes nothing unless asked
- * (`--allow-writes`): only reads and refusals run there.
- *
- * AWS credentials and region are the SDK's usual ones. With `AWS_ENDPOINT_URL` (an AWS emulator,
- * as CI's deployed tier runs it) the outputs' AWS host names are mapped to the emulator's
- * addresses, and receivers on this machine can get the stage's webhooks.
+ * deployed stage, with a client-credentials token from the stack's own user pool, removing what
+ * it made. On a production-like stage it writes nothing unless asked (`--allow-writes`). With
+ * `AWS_ENDPOINT_URL` (an emulator) the outputs' AWS host names map to the emulator's addresses.
  */
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';

@@ -1,21 +1,9 @@
 /**
- * `npm start`: the Plant Store on this machine, no AWS account needed (see `local-api.ts`).
- *
- * Environment: `PORT` (default 3000; 0 picks a free port), `TABLE_NAME` (default `plants`),
- * `DYNAMODB_ENDPOINT` (use a running store instead of starting DynamoDB Local),
- * `PLANT_STORE_DATA_DIR` (default `.data`: the issuer's keys and DynamoDB Local's data),
- * `THROTTLING` (a stage whose throttling to imitate, default `dev`; `off` for none),
- * `WEBHOOK_URL` (comma-separated receivers of webhooks), `WEBHOOK_SECRET`, `WEBHOOK_FORMAT`
- * (`plant` or `event`) and `WEBHOOK_EVENTS` (comma-separated event types),
- * `WEBHOOK_ENDPOINT_URLS` (`local`, the default: endpoints may be http and on this machine's
- * loopback; `deployed`: https to public hosts only, as a deployed stage), `CORS_ORIGINS` (the
- * origins whose pages may call the API; any port of localhost and 127.0.0.1 by default, `none`
- * for no cross-origin page), `HOT_RELOAD` (`on`, the default: a saved change under `functions/`
- * answers the next request; `off`), `WEBHOOK_RETRY_SCHEDULE` (seconds before each retry,
- * comma-separated; the product's 5 s … 10 h by default), `QUEUE_FAULT_FILE` (while this file
- * exists, the queues refuse sends as SQS does when unavailable: for `npm run test:faults`).
- * Ctrl-C or SIGTERM stops everything it started and exits 0; a failed start prints one line
- * and exits 1, leaving nothing running.
+ * `npm start`: the Plant Store on this machine, no AWS account needed (`local-api.ts`). Its
+ * environment variables (`PORT`, `TABLE_NAME`, `DYNAMODB_ENDPOINT`, `PLANT_STORE_DATA_DIR`,
+ * `THROTTLING`, the `WEBHOOK_*` settings, `CORS_ORIGINS`, `HOT_RELOAD`, `QUEUE_FAULT_FILE`) are
+ * in docs/running-locally.md. Ctrl-C or SIGTERM stops everything it started and exits 0; a failed
+ * start prints one line and exits 1, leaving nothing running.
  */
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';

@@ -1,14 +1,9 @@
 /**
- * A Docker engine for `sam local`: the user's own when they name it (`DOCKER_HOST`), otherwise
- * a private one this process starts and stops (Debian's `docker.io`, run as root): its own data
- * root, exec root and socket under `.data/docker/`, its own bridge on one /24, no iptables rules,
- * so that it never touches another engine on the machine and its containers reach nothing but
- * this machine. A container reaches this machine at the bridge's gateway address; SAM reaches a
- * container through a port published on 127.0.0.1.
- *
- * Like DynamoDB Local, the engine runs under a small `sh` guard whose stdin is a pipe from this
- * process: when this process ends for any reason the pipe closes and the guard stops the engine
- * (its containers with it) and removes the bridge.
+ * A Docker engine for `sam local`: the user's own (`DOCKER_HOST`), or a private one this process
+ * starts and stops (Debian's `docker.io`): its own data root and socket under `.data/docker/`, its
+ * own bridge on one /24, no iptables rules, so its containers reach nothing but this machine (at
+ * the bridge's gateway). It runs under the same `sh` guard as DynamoDB Local: however this
+ * process ends, the engine stops and the bridge goes.
  */
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';

@@ -1,13 +1,8 @@
 /**
- * What `sam local`'s containers call, run on this machine where they reach it (the Docker
- * bridge's gateway address): DynamoDB Local with the plants table, the local issuer's JWKS, moto
- * (SQS and Secrets Manager for the webhook functions, S3 for the replay) and a webhook receiver
- * that verifies what it gets; and the `--env-vars` file that points every function of the
- * synthesized template at them.
- *
- * SAM overrides only the variables a function's template declares and ignores any other
- * (SAM CLI, "Environment variable file"): the file gives each function exactly its declared
- * variables, with a local value where one is needed and the template's own otherwise.
+ * What `sam local`'s containers call, on this machine at the Docker bridge's gateway: DynamoDB
+ * Local, the local issuer's JWKS, moto (SQS, Secrets Manager, S3, KMS, API Gateway) and a
+ * verifying webhook receiver; and the `--env-vars` file that gives each function of the template
+ * exactly its declared variables (SAM ignores others), a local value where one is needed.
  */
 import { randomBytes } from 'node:crypto';
 import { writeFileSync } from 'node:fs';

@@ -1,16 +1,9 @@
 /**
- * `npm run -s sam -- <arguments>`: the project's pinned SAM CLI with telemetry and version checks
- * off (`sam-cli.ts`); the arguments are SAM's own. It stops as `npm start` does: Ctrl-C reaches
- * SAM with the rest of the process group, and a SIGTERM or SIGHUP to this process (npm hands its
- * own on; the script `exec`s node) reaches SAM as the Ctrl-C it handles, stopping its containers
- * (a SIGTERM would end SAM at once and leave them running). This process takes SAM's exit status.
- * A terminal that closes sends SIGHUP to the whole process group, SAM included, which then ends
- * at once and leaves its containers: stop it with Ctrl-C first.
- *
- * One line SAM prints on every run is dropped: "No current session found, using default
- * AWS::AccountId", its warning that no AWS credentials answer STS, which is how it always runs
- * here. (The other warnings it printed for every resource, one per `aws:cdk:path` it could not
- * name, are gone from the template itself: `infra/sam-resource-ids.ts`.)
+ * `npm run -s sam -- <arguments>`: the project's pinned SAM CLI, telemetry and version checks off
+ * (`sam-cli.ts`). Ctrl-C reaches SAM with the process group; a SIGTERM or SIGHUP to this process
+ * reaches SAM as the Ctrl-C it handles, so it stops its containers (a SIGTERM would leave them
+ * running). A closing terminal's SIGHUP ends SAM at once: stop it with Ctrl-C first. SAM's line
+ * "No current session found, using default AWS::AccountId" (no STS here) is dropped.
  */
 import { spawn } from 'node:child_process';
 import { constants } from 'node:os';

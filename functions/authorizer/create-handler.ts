@@ -1,17 +1,9 @@
 /**
- * The TOKEN authorizer: API Gateway passes the `Authorization` header; an invalid or missing
- * token is answered by throwing `Unauthorized` (401). A valid token gets a policy allowing
- * exactly the routes its scopes grant (from the route table), with the subject and scopes in the
- * context for the functions; a valid token that grants none of them gets Deny (403).
- *
- * API Gateway caches the result per token, not per method, so the policy lists every route the
- * token's scopes grant (docs/decisions/authorizer-policy.md).
- *
- * The policy also names the client's API key (`usageIdentifierKey`), which the stage's usage plan
- * throttles per client (`client-keys.ts`).
- *
- * No middy here: the handler has no HTTP body or response to shape, so the middleware stack
- * would only add bundle size and cold-start time.
+ * The TOKEN authorizer: an invalid or missing token throws `Unauthorized` (401); a valid one gets
+ * a policy allowing exactly the routes its scopes grant, for every method at once since API
+ * Gateway caches it per token (docs/decisions/authorizer-policy.md), or Deny (403) when none;
+ * and the client's API key for the usage plan (docs/decisions/per-client-limits.md). No middy:
+ * there is no HTTP body or response to shape.
  */
 import type { APIGatewayAuthorizerResult, APIGatewayTokenAuthorizerEvent } from 'aws-lambda';
 import { grantsRoute, type Route, routeResource, routes } from '../shared/http/routes.ts';

@@ -1,8 +1,6 @@
 /**
  * The `POST /plants` handler (API Gateway REST API, proxy integration, payload v1), the adapter
- * between the HTTP event and {@link createPlant}, built around its dependencies. Free of
- * module-scope effects so that the local API and tests can import it without a Lambda
- * environment; `handler.ts` is the Lambda entry.
+ * between the HTTP event and {@link createPlant}, built around its dependencies.
  */
 import { jsonResponse } from '../shared/http/api-responses.ts';
 import { entityTagOf } from '../shared/http/entity-version.ts';

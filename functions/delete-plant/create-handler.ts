@@ -1,7 +1,7 @@
 /**
  * The `DELETE /plants/{id}` handler: `204` with no body whether or not the plant existed, or
  * `412` when `If-Match` names none of the plant's version or `If-None-Match` names it.
- * Free of module-scope effects; `handler.ts` is the Lambda entry.
+ *
  */
 import { readPreconditions } from '../shared/http/preconditions.ts';
 import { createRouteHandler } from '../shared/http/route-handler.ts';

@@ -1,18 +1,9 @@
 /**
  * The webhook delivery: each message of the delivery and retry queues is one attempt of one
- * event for one subscriber. Delivered, the message is done. Failed, the next attempt is sent to
- * the retry queue as a new message, delayed until it is due, and this one is done; after the
- * last attempt the delivery goes to the dead-letter queue with its last failure. First attempts
- * have the delivery queue to themselves, so a dead subscriber's retries never queue in front of
- * another subscriber's new events.
- *
- * A waiting retry is a delayed message, never an in-flight one (docs/decisions/
- * retries-as-delayed-messages.md); SQS delays a message 15 minutes at most, so a message that
- * arrives before its attempt is due is sent again, delayed by what remains (a hop). A batch's
- * messages for later go in one SendMessageBatch.
- *
- * The messages of a batch are delivered concurrently, and every message waits on its own, so a
- * slow or failing subscriber holds up no other delivery.
+ * event for one subscriber, delivered concurrently with its batch. A failed attempt sends the
+ * next one to the retry queue, delayed until it is due (docs/decisions/
+ * retries-as-delayed-messages.md; a hop where SQS's 15-minute limit is shorter); after the last,
+ * the delivery goes to the dead-letter queue with its last failure.
  */
 import { GetSecretValueCommand, type SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { SendMessageBatchCommand, SendMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';

@@ -1,7 +1,6 @@
 /**
  * The `GET /plants?limit=&cursor=` handler: a page of StoredPlants (exact ids) and, while more
- * remain, a `Link: <…>; rel="next"` header. Free of module-scope effects; `handler.ts` is the
- * Lambda entry.
+ * remain, a `Link: <…>; rel="next"` header.
  */
 import { jsonTextResponse } from '../shared/http/api-responses.ts';
 import { createRouteHandler } from '../shared/http/route-handler.ts';

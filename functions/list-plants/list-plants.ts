@@ -57,7 +57,7 @@ export async function listPlants(
             TableName: tableName,
             Limit: wanted,
             ConsistentRead: true,
-            ...(startKey === undefined ? {} : { ExclusiveStartKey: startKey }),
+            ExclusiveStartKey: startKey,
           }),
           { abortSignal },
         ),

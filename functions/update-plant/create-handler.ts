@@ -4,7 +4,7 @@
  * change as a StoredPlant with its new `ETag`. Checks run in this order: id (40005), body
  * (40003, 40004, 40001, 40002), `If-Match` present (42800), then the store (40401, 41200 for
  * `If-Match`, then for `If-None-Match` when the request has one).
- * Free of module-scope effects; `handler.ts` is the Lambda entry.
+ *
  */
 import type { APIGatewayProxyEvent } from 'aws-lambda';
 import { preconditionRequired } from '../shared/errors/errors.ts';

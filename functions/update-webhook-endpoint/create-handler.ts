@@ -82,7 +82,7 @@ function patched(
     url: patch.url,
     events: patch.events ?? current.events,
     format: patch.format ?? current.format,
-    ...(description === undefined ? {} : { description }),
+    description,
     enabled,
     // Disabled by its owner, or still disabled as it was; enabled again, with a clean slate.
     ...(enabled

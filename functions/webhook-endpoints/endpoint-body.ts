@@ -143,7 +143,7 @@ export function readNewEndpoint(body: unknown): NewEndpoint {
     url: fields.url,
     events: inTypeOrder(events),
     format,
-    ...(fields.description === undefined ? {} : { description: fields.description }),
+    description: fields.description,
   };
 }
 
@@ -156,13 +156,8 @@ export function readEndpointPatch(body: unknown, current: EndpointRecord): Endpo
   const fields = readEndpointBody(endpointPatchSchema, body);
   const events = fields.events === undefined ? undefined : inTypeOrder(fields.events);
   checkCarried(fields.format ?? current.format, events ?? current.events);
-  return {
-    ...(fields.url === undefined ? {} : { url: fields.url }),
-    ...(events === undefined ? {} : { events }),
-    ...(fields.format === undefined ? {} : { format: fields.format }),
-    ...(fields.description === undefined ? {} : { description: fields.description }),
-    ...(fields.enabled === undefined ? {} : { enabled: fields.enabled }),
-  };
+  const { url, format, description, enabled } = fields;
+  return { url, events, format, description, enabled };
 }
 
 /** The types named, once each, in the order of {@link plantEventTypes}. */

@@ -163,7 +163,7 @@ function attemptRecordOf(
     type: (message.endpoint?.type ?? 'webhook.test') as DeliveryAttemptRecord['type'],
     attempt: message.attempt,
     outcome: outcome.delivered ? 'delivered' : 'failed',
-    ...(outcome.status === undefined ? {} : { responseStatus: outcome.status }),
+    responseStatus: outcome.status,
     durationMilliseconds: Math.round(timing.durationMilliseconds),
     ...(outcome.delivered ? {} : { failure: outcome.failure }),
     attemptedAt: new Date(timing.startedAt).toISOString(),

@@ -1,14 +1,10 @@
 /**
- * Where a webhook endpoint may point. A subscriber's URL makes the Plant Store send requests to a
- * place a client chose, so it is the feature's main risk (server-side request forgery): a URL is
- * refused unless it is http(s), without user info, to a host that is and resolves to a public
- * address only. Addresses are judged as numbers, after the URL parser has read every spelling of
- * them (`0xa9fea9fe`, `2852039166`, `0251.0376.0251.0376`, `[::ffff:169.254.169.254]` are all
- * 169.254.169.254), and again after DNS; the delivery connects to the address it checked, so a
- * name that resolves elsewhere later (DNS rebinding) reaches nothing new.
- *
- * Deployed, only https and only public addresses. Locally, http and loopback receivers are
- * allowed (by default) so that developers and tests can receive on their own machine.
+ * Where a webhook endpoint may point: the feature's main risk (server-side request forgery). A
+ * URL must be http(s), without user info, to a host that is and resolves to public addresses
+ * only; addresses are judged as numbers after the URL parser has read every spelling of them
+ * (`0xa9fea9fe` is 169.254.169.254), and again after DNS, and the delivery connects to the
+ * address it checked (no DNS rebinding). Deployed: https and public only; locally, http and
+ * loopback receivers too.
  */
 import { lookup } from 'node:dns/promises';
 import { isIPv4, isIPv6 } from 'node:net';

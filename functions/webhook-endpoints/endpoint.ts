@@ -45,9 +45,9 @@ export function viewOf(record: EndpointRecord): EndpointView {
     url: record.url,
     events: record.events,
     format: record.format,
-    ...(record.description === undefined ? {} : { description: record.description }),
+    description: record.description,
     enabled: record.enabled,
-    ...(record.disabledReason === undefined ? {} : { disabledReason: record.disabledReason }),
+    disabledReason: record.disabledReason,
     createdAt: record.createdAt,
   };
 }

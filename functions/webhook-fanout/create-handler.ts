@@ -1,13 +1,9 @@
 /**
- * The webhook fan-out: reads the plants table's stream (the event source mapping passes only the
- * record kinds some subscriber hears of) and puts one message per event and subscriber of its type
- * on the delivery queue, written in the subscriber's format. It never calls a subscriber, so no
- * subscriber can hold up the stream.
- *
- * A record whose messages could not all be sent is reported as a batch item failure, so Lambda
- * retries from it (a retry may send some messages twice: deliveries are at least once, and a
- * subscriber tells a repeat by its `webhook-id`). A batch still failing after Lambda's retries
- * is kept whole in the stream-failures bucket, and `replay-stream-failures` queues it later.
+ * The webhook fan-out: one message per stream record and subscriber of its type on the delivery
+ * queue, in the subscriber's format; it never calls a subscriber. A record whose messages were
+ * not all sent is a batch item failure, retried by Lambda (at least once: a receiver tells a
+ * repeat by its `webhook-id`); a batch still failing is kept in the stream-failures bucket and
+ * replayed (`replay-stream-failures`).
  */
 import type { DynamoDBBatchResponse, DynamoDBStreamEvent } from 'aws-lambda';
 import {

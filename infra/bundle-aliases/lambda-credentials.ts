@@ -1,14 +1,9 @@
 /**
- * The credential provider of the Lambda bundles, in place of the SDK's default chain
- * (`@aws-sdk/credential-provider-node`, see `bundleSettings.alias`).
- *
- * The Lambda runtime always hands a function its role's credentials in environment variables,
- * the first link of the default chain. The other links (SSO, ini files, process, web identity,
- * ECS, EC2 metadata) and the STS/SSO clients they bring are never used in Lambda, yet they made
- * up a third of an API function's bundle, all parsed at every cold start. A bundle run without
- * environment credentials fails its store calls with the SDK's own "Unable to find environment
- * variable credentials" (`sam local` passes them too). Running the sources (tests, `npm start`)
- * keeps the SDK's full chain.
+ * The Lambda bundles' credential provider, in place of the SDK's default chain
+ * (`bundleSettings.alias`): Lambda always hands a function its role's credentials in environment
+ * variables, and the chain's other links (SSO, ini files, web identity, ECS, EC2 metadata) were a
+ * third of an API function's bundle, parsed at every cold start (docs/decisions/bundling.md).
+ * Running the sources (tests, `npm start`) keeps the SDK's full chain.
  */
 import { fromEnv } from '@aws-sdk/credential-provider-env';
 import {

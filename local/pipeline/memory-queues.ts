@@ -1,24 +1,11 @@
 /**
- * SQS in this process, for `npm start`: the calls the webhook functions and Lambda's SQS mapping
- * make, with SQS's rules for them (Amazon SQS Developer Guide and API Reference):
- *
- * - a message waits out its `DelaySeconds` (0 to 900) before any receive sees it;
- * - a received message is in flight for the queue's visibility timeout (or the receive's own),
- *   then visible again with its receive count raised; a delete needs the latest receipt handle
- *   (an older one "succeeds" and deletes nothing);
- * - a message received `maxReceiveCount` times goes to the dead-letter queue when it would be
- *   received once more, with its message id and first-sent time;
- * - a receive waits up to `WaitTimeSeconds` (0 to 20) for a message, and returns up to
- *   `MaxNumberOfMessages` (1 to 10);
- * - a batch has 1 to 10 entries with distinct ids, and its bodies hold at most 1 MiB;
- * - a message older than the queue's retention is gone;
- * - `StartMessageMoveTask` moves a dead-letter queue's messages to the queue named (here at once;
- *   SQS moves them in the background).
- *
- * What it does not imitate: FIFO queues, message attributes, and SQS's duplicates (a standard
- * queue delivers a message at least once; here exactly once, unless a delete comes too late).
- * Given a file, `close` saves every queue's messages there and the next start takes them up;
- * meanwhile a journal beside it keeps every send and removal, so a crash loses none (`saved-queues.ts`).
+ * SQS in this process, for `npm start`, with SQS's rules for the calls the webhook functions and
+ * Lambda's mapping make (Amazon SQS Developer Guide): `DelaySeconds` up to 900, a visibility
+ * timeout and receive counts (a stale receipt handle deletes nothing), the dead-letter queue at
+ * `maxReceiveCount`, long polls, batches of 1 to 10 under 1 MiB, retention, and
+ * `StartMessageMoveTask`. Not imitated: FIFO, message attributes, SQS's duplicates. Given a file,
+ * the queues are saved on close and journalled meanwhile, so a crash loses no message
+ * (`saved-queues.ts`).
  */
 import { createHash, randomUUID } from 'node:crypto';
 import {

@@ -216,7 +216,7 @@ export function nextStepAfter(
     webhookId,
     subscriber,
     attempt,
-    ...(dueAt === undefined ? {} : { lateMilliseconds: now - dueAt }),
+    lateMilliseconds: dueAt === undefined ? undefined : now - dueAt,
   };
   if (outcome.delivered) {
     logger.info(webhookLog.delivered, { ...fields, [webhookLog.outcomeField]: 'delivered' });
