@@ -2,12 +2,12 @@
  * The one place where the synthesized stack is changed to deploy on MiniStack 1.5.33, on a copy
  * of the cloud assembly (cfn-lint and cfn-guard check the templates as synthesized). Each change
  * is a difference between the emulator and AWS, returned with its reason so the tier prints it;
- * docs/deploying.md lists them, with what covers each on AWS's side. A stage with CodeDeploy
- * (prod) cannot deploy here at all.
+ * docs/deploying.md lists them, with what covers each on AWS's side.
  */
 import { createHash } from 'node:crypto';
 import {
   copyFileSync,
+  existsSync,
   mkdirSync,
   readdirSync,
   readFileSync,
@@ -29,22 +29,28 @@ type Template = { Resources: Record<string, Resource> };
 /** The functions that read `WEBHOOK_ENDPOINT_URLS` (a URL check: create, change, delivery). */
 const urlCheckingFunctions = ['CreateWebhookEndpoint', 'UpdateWebhookEndpoint', 'DeliverWebhook'];
 
-/**
- * The changes MiniStack needs, made to `template` in place.
- * @throws Error for a stage that cannot deploy on MiniStack (CodeDeploy).
- */
+/** The changes MiniStack needs, made to `template` in place. */
 export function adaptTemplateToMiniStack(template: Template): TemplateDifference[] {
   const differences: TemplateDifference[] = [];
-  const codeDeploy = Object.entries(template.Resources).filter(([, resource]) =>
-    resource.Type.startsWith('AWS::CodeDeploy::'),
-  );
-  if (codeDeploy.length > 0) {
-    throw new Error(
-      `MiniStack has no CodeDeploy, which this stage's gradual deployments need (${codeDeploy.length} resources): only a stage without them (dev) deploys there.`,
-    );
-  }
   for (const [id, resource] of Object.entries(template.Resources)) {
     const properties = resource.Properties ?? {};
+    if (resource.Type.startsWith('AWS::CodeDeploy::')) {
+      delete template.Resources[id];
+      differences.push({
+        resource: id,
+        change: 'removed',
+        reason: 'MiniStack has no CodeDeploy: a new version is live at once, with no canary',
+      });
+    }
+    const update = (resource as { UpdatePolicy?: Record<string, unknown> }).UpdatePolicy;
+    if (resource.Type === 'AWS::Lambda::Alias' && update?.CodeDeployLambdaAliasUpdate) {
+      delete (resource as { UpdatePolicy?: unknown }).UpdatePolicy;
+      differences.push({
+        resource: id,
+        change: 'CodeDeployLambdaAliasUpdate removed',
+        reason: 'MiniStack has no CodeDeploy: a new version is live at once, with no canary',
+      });
+    }
     if (resource.Type === 'AWS::WAFv2::WebACLAssociation') {
       delete template.Resources[id];
       differences.push({
@@ -101,38 +107,46 @@ export function adaptTemplateToMiniStack(template: Template): TemplateDifference
 const punctuation = '!"#$%&\'()*+,-./:;<=>?@[\\]^_`{|}~';
 
 /**
- * A cloud assembly of one stage, made from the tests' synth of every stage (`sourceDirectory`,
- * with `manifest.<stage>.json`): the stage's template adapted to MiniStack, its assets linked,
- * and its template's asset hash made anew (or the CDK would reuse an upload of the original).
- * Resolves the differences.
+ * A cloud assembly of `stageNames` for MiniStack, made from a synth (`sourceDirectory`: `cdk
+ * synth`'s of those stages, or the tests' of every stage, with a `manifest.<stage>.json` each):
+ * each template adapted, the assets linked, and each template's asset hash made anew (or the CDK
+ * would reuse an upload of the original). Resolves the differences.
  */
 export function miniStackAssemblyOf(
   sourceDirectory: string,
-  stageName: string,
+  stageNames: string | readonly string[],
   targetDirectory: string,
 ): TemplateDifference[] {
-  const stackName = `PlantStore-${stageName}`;
+  const names = typeof stageNames === 'string' ? [stageNames] : stageNames;
   mkdirSync(targetDirectory, { recursive: true });
   for (const entry of readdirSync(sourceDirectory)) {
     if (entry.startsWith('asset.')) {
       symlinkSync(path.join(sourceDirectory, entry), path.join(targetDirectory, entry));
     }
   }
-  for (const file of [`${stackName}.assets.json`, `${stackName}.metadata.json`, 'cdk.out']) {
-    copyFileSync(path.join(sourceDirectory, file), path.join(targetDirectory, file));
-  }
+  // The tests' synth of every stage has a manifest per stage; a plain `cdk synth`, one.
+  const stageManifest = path.join(sourceDirectory, `manifest.${names[0]}.json`);
   copyFileSync(
-    path.join(sourceDirectory, `manifest.${stageName}.json`),
+    names.length === 1 && existsSync(stageManifest)
+      ? stageManifest
+      : path.join(sourceDirectory, 'manifest.json'),
     path.join(targetDirectory, 'manifest.json'),
   );
-  const template = JSON.parse(
-    readFileSync(path.join(sourceDirectory, `${stackName}.template.json`), 'utf8'),
-  ) as Template;
-  const differences = adaptTemplateToMiniStack(template);
-  const body = JSON.stringify(template, undefined, 1);
-  writeFileSync(path.join(targetDirectory, `${stackName}.template.json`), body);
-  rehashTemplate(targetDirectory, stackName, createHash('sha256').update(body).digest('hex'));
-  return differences;
+  copyFileSync(path.join(sourceDirectory, 'cdk.out'), path.join(targetDirectory, 'cdk.out'));
+  return names.flatMap((stageName) => {
+    const stackName = `PlantStore-${stageName}`;
+    for (const file of [`${stackName}.assets.json`, `${stackName}.metadata.json`]) {
+      copyFileSync(path.join(sourceDirectory, file), path.join(targetDirectory, file));
+    }
+    const template = JSON.parse(
+      readFileSync(path.join(sourceDirectory, `${stackName}.template.json`), 'utf8'),
+    ) as Template;
+    const differences = adaptTemplateToMiniStack(template);
+    const body = JSON.stringify(template, undefined, 1);
+    writeFileSync(path.join(targetDirectory, `${stackName}.template.json`), body);
+    rehashTemplate(targetDirectory, stackName, createHash('sha256').update(body).digest('hex'));
+    return differences;
+  });
 }
 
 /** Points the assembly's template asset (its key and object) at the template's new hash. */

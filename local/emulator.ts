@@ -1,0 +1,148 @@
+/**
+ * `npm run emulator -- --stage dev`: a stage deployed on MiniStack, an AWS emulator on this
+ * machine, with the real CDK CLI: synthesized, changed where MiniStack differs from AWS (each
+ * difference printed, `beds/ministack-differences.ts`), bootstrapped and deployed. It prints the
+ * API's address and a ready-to-paste `curl` with a token from the stage's own user pool, as
+ * `npm start` does; Ctrl-C or SIGTERM destroys the stack and stops the emulator.
+ */
+import { execFile } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { parseArgs, promisify } from 'node:util';
+import { type MiniStack, startMiniStack } from '../beds/ministack.ts';
+import { miniStackAssemblyOf } from '../beds/ministack-differences.ts';
+import { repositoryRoot } from '../infra/plant-store-function.ts';
+import { clientSecretOf, describeStack, targetAddresses } from './smoke.ts';
+
+const run = promisify(execFile);
+
+const usage = `Usage: npm run emulator -- [--stage dev]
+
+Deploys the stage on MiniStack (an AWS emulator, installed by npm install's Python tools) with
+the CDK CLI, prints its address and a curl with a token, and destroys it all on Ctrl-C or SIGTERM.
+MiniStack has no CodeDeploy: a stage with gradual deployments (prod) deploys at once there.
+`;
+
+/** The CDK CLI of the project, against the emulator. */
+function cdk(ministack: MiniStack, args: readonly string[], cwd: string) {
+  return run(path.join(repositoryRoot, 'node_modules/.bin/cdk'), [...args, '--no-notices'], {
+    cwd,
+    env: { ...process.env, ...ministack.clientEnvironment, CDK_DISABLE_VERSION_CHECK: 'true' },
+    maxBuffer: 64 * 1024 * 1024,
+  });
+}
+
+async function main(): Promise<void> {
+  const { values } = parseArgs({
+    options: { stage: { type: 'string', default: 'dev' }, help: { type: 'boolean' } },
+  });
+  if (values.help) {
+    process.stdout.write(usage);
+    return;
+  }
+  const stage = values.stage;
+  const stackName = `PlantStore-${stage}`;
+  // Outside the repository: MiniStack runs each function beside a CommonJS shim, which the
+  // repository's `"type": "module"` would make an ES module.
+  const work = mkdtempSync(path.join(tmpdir(), `plant-store-emulator-${stage}-`));
+  const say = (line: string) => process.stdout.write(`${line}\n`);
+
+  const ministack = await startMiniStack(path.join(work, 'state'));
+  let deployed = false;
+  let stopping: Promise<void> | undefined;
+  const stop = (reason: string) => {
+    stopping ??= (async () => {
+      say(`${reason}: destroying ${stackName} and stopping the emulator…`);
+      try {
+        if (deployed)
+          await cdk(ministack, ['destroy', stackName, '--app', 'deploy', '--force'], work);
+      } finally {
+        await ministack.stop();
+        rmSync(work, { recursive: true, force: true });
+      }
+      say('Stopped.');
+    })();
+    return stopping;
+  };
+  for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
+    process.on(signal, () => void stop(signal).then(() => process.exit(0)));
+  }
+  try {
+    say(`MiniStack on ${ministack.url}. Synthesizing ${stackName}…`);
+    await run(
+      path.join(repositoryRoot, 'node_modules/.bin/cdk'),
+      ['synth', '-q', '-c', `stage=${stage}`, '-o', path.join(work, 'synth'), '--no-notices'],
+      { cwd: repositoryRoot, maxBuffer: 64 * 1024 * 1024 },
+    );
+    const differences = miniStackAssemblyOf(
+      path.join(work, 'synth'),
+      stage,
+      path.join(work, 'deploy'),
+    );
+    // One line per kind of change, with the resources it touches.
+    const kinds = Map.groupBy(differences, ({ change, reason }) => `${change} (${reason})`);
+    say('Where MiniStack differs from AWS (docs/deploying.md):');
+    for (const [kind, resources] of kinds) {
+      say(`  ${kind}: ${resources.map(({ resource }) => resource).join(', ')}`);
+    }
+    await cdk(
+      ministack,
+      ['bootstrap', `aws://${ministack.account}/${ministack.region}`, '--app', 'deploy'],
+      work,
+    );
+    await cdk(
+      ministack,
+      ['deploy', stackName, '--app', 'deploy', '--require-approval', 'never'],
+      work,
+    );
+    deployed = true;
+
+    Object.assign(process.env, ministack.clientEnvironment);
+    const { outputs } = await describeStack(stackName);
+    const { baseUrl, tokenUrl } = targetAddresses(outputs, ministack.url);
+    const clientId = outputs.ClientId as string;
+    const secret = await clientSecretOf(outputs.IssuerUrl as string, clientId);
+    const token = await fetch(tokenUrl, {
+      method: 'POST',
+      headers: {
+        Authorization: `Basic ${Buffer.from(`${clientId}:${secret}`).toString('base64')}`,
+        'Content-Type': 'application/x-www-form-urlencoded',
+      },
+      body: 'grant_type=client_credentials&scope=plants%2Fread+plants%2Fwrite',
+    }).then(async (answer) => ((await answer.json()) as { access_token: string }).access_token);
+    // Path-style: the emulator's host-style name (`<api>.execute-api.localhost`) needs a
+    // resolver that knows *.localhost.
+    const apiId = new URL(baseUrl).hostname.split('.')[0];
+    const apiUrl = `${ministack.url}/_aws/execute-api/${apiId}/${stage}`;
+    // The first request starts the authorizer and the function: made here, so the stage is
+    // known to answer, and the user's first request is a warm one.
+    let status = 0;
+    for (let attempt = 1; attempt <= 3 && status !== 200; attempt += 1) {
+      const answer = await fetch(`${apiUrl}/plants?limit=1`, {
+        headers: { Authorization: `Bearer ${token}` },
+      });
+      status = answer.status;
+      await answer.body?.cancel();
+    }
+    if (status !== 200) throw new Error(`GET /plants answered ${status} on the emulated stage.`);
+    say('');
+    say(`${stackName} is deployed on MiniStack: ${apiUrl}`);
+    say(`  curl -H "Authorization: Bearer ${token}" ${apiUrl}/plants`);
+    say(`More tokens (an hour each), from the stage's user pool:`);
+    say(`  curl -u ${clientId}:${secret} -d grant_type=client_credentials ${tokenUrl}`);
+    say(
+      `AWS clients: AWS_ENDPOINT_URL=${ministack.url} AWS_ACCESS_KEY_ID=test AWS_SECRET_ACCESS_KEY=test AWS_REGION=${ministack.region}`,
+    );
+    say('Ctrl-C destroys the stack and stops the emulator.');
+  } catch (error) {
+    const output = (error as { stderr?: string }).stderr ?? '';
+    process.stderr.write(
+      `${error instanceof Error ? error.message : String(error)}\n${output.slice(-4000)}`,
+    );
+    await stop('Failed');
+    process.exit(1);
+  }
+}
+
+await main();
