@@ -17,7 +17,7 @@
  * Lambda runtime's Node.js major; swc strips the types, `tsc --noEmit` checks them.
  * @type {import('jest').Config}
  */
-const tiers = ['integration', 'e2e', 'browser', 'sam', 'contract', 'deployed'];
+const tiers = ['integration', 'e2e', 'browser', 'sam', 'contract', 'deployed', 'delivery'];
 
 const common = {
   testEnvironment: 'node',

@@ -10,16 +10,19 @@ import { checkDeploymentTarget, resolveStageConfig, type StageConfig, stages } f
  */
 export type SynthCheck = 'cdk-nag' | 'cfn-guard';
 
-/** The app and its one stack, as `infra/app.ts` and the tests build them. */
+/** The app and its stacks, as `infra/app.ts` and the tests build them. */
 export interface PlantStoreApp {
   readonly app: App;
+  /** The first stage's stack (the only one, unless the context names several). */
   readonly stack: PlantStoreStack;
+  readonly stacks: readonly PlantStoreStack[];
 }
 
 /**
- * Builds the Plant Store CDK app for the stage named by the `stage` context value (`-c
- * stage=<name>`, default `dev`), with cdk-nag's AwsSolutions and Serverless packs and cfn-guard's
- * Control Tower rules checking every synth: an unacknowledged finding fails it.
+ * Builds the Plant Store CDK app for the stages named by the `stage` context value (`-c
+ * stage=<name>`, default `dev`; `-c stage=dev,prod` for one assembly the pipeline promotes from
+ * stage to stage), with cdk-nag's AwsSolutions and Serverless packs and cfn-guard's Control Tower
+ * rules checking every synth: an unacknowledged finding fails it.
  *
  * @throws UnknownStageError when the stage is not one of `infra/stages.ts`.
  * @throws WrongDeploymentTargetError when a pinned stage meets another account or region.
@@ -43,23 +46,32 @@ export function createPlantStoreApp(
   } = {},
 ): PlantStoreApp {
   const app = new App(props);
-  const stageName: unknown = app.node.tryGetContext('stage');
-  const stage = resolveStageConfig(
-    typeof stageName === 'string' ? stageName : undefined,
-    knownStages,
-  );
-  checkDeploymentTarget(stage, environment);
-  const stack = new PlantStoreStack(app, formatStackName(stage.name), {
-    stage,
-    description: `Plant Store (${stage.name}): the plants API, its authorizer and webhooks.`,
-    // Environment-agnostic unless the stage pins its account and region: synth needs no
-    // credentials and does no lookups; the deploy takes the account and region of the caller's
-    // AWS profile, and the CDK refuses to deploy a pinned stack anywhere else.
-    ...(stage.account === undefined && stage.region === undefined
-      ? {}
-      : { env: { account: stage.account, region: stage.region } }),
-    tags: { project: 'plant-store', stage: stage.name },
+  const context: unknown = app.node.tryGetContext('stage');
+  const names = typeof context === 'string' ? context.split(',').map((name) => name.trim()) : [];
+  const stacks = (names.length === 0 ? [undefined] : names).map((name) => {
+    const stage = resolveStageConfig(name, knownStages);
+    checkDeploymentTarget(stage, environment);
+    return new PlantStoreStack(app, formatStackName(stage.name), {
+      stage,
+      description: `Plant Store (${stage.name}): the plants API, its authorizer and webhooks.`,
+      // Environment-agnostic unless the stage pins its account and region: synth needs no
+      // credentials and does no lookups; the deploy takes the account and region of the caller's
+      // AWS profile, and the CDK refuses to deploy a pinned stack anywhere else.
+      ...(stage.account === undefined && stage.region === undefined
+        ? {}
+        : { env: { account: stage.account, region: stage.region } }),
+      tags: { project: 'plant-store', stage: stage.name },
+    });
   });
+  addSynthChecks(app, checks);
+  return { app, stack: stacks[0] as PlantStoreStack, stacks };
+}
+
+/** Adds the checks every synth of an app runs (`checks`: both, for the CLI). */
+export function addSynthChecks(
+  app: App,
+  checks: readonly SynthCheck[] = ['cdk-nag', 'cfn-guard'],
+): void {
   if (checks.includes('cdk-nag')) {
     Validations.of(app).addPlugins(new AwsSolutionsChecks(app), new ServerlessChecks(app));
   }
@@ -69,5 +81,4 @@ export function createPlantStoreApp(
       new CfnGuardValidator({ controlTowerRulesEnabled: true, maxBuffer: 16 * 1024 * 1024 }),
     );
   }
-  return { app, stack };
 }

@@ -1,0 +1,58 @@
+/**
+ * `PlantStore-Pipeline`, deployed once per account by hand (docs/deploying.md): GitHub's OIDC
+ * provider and the roles the delivery workflow assumes with it, so no long-lived key exists. Each
+ * role trusts only this repository's runs in its own GitHub environment (a stage's deploy role)
+ * or its pull requests (the diff role), and may only assume the CDK bootstrap roles it needs.
+ */
+import { Stack, type StackProps } from 'aws-cdk-lib';
+import { CfnOIDCProvider, PolicyStatement, Role, WebIdentityPrincipal } from 'aws-cdk-lib/aws-iam';
+import type { Construct } from 'constructs';
+import { deployRoleName, diffRoleName, pipeline } from './pipeline.ts';
+
+/** GitHub's OIDC issuer, and the audience its tokens carry for AWS. */
+export const githubIssuer = 'token.actions.githubusercontent.com';
+const audience = 'sts.amazonaws.com';
+
+export interface PipelineAccessProps extends StackProps {
+  /** The account's GitHub OIDC provider, where it has one already (an account holds one). */
+  readonly existingProviderArn?: string;
+}
+
+export class PipelineAccessStack extends Stack {
+  constructor(scope: Construct, id: string, props: PipelineAccessProps = {}) {
+    super(scope, id, props);
+    const providerArn =
+      props.existingProviderArn ??
+      new CfnOIDCProvider(this, 'GitHubOidc', {
+        url: `https://${githubIssuer}`,
+        clientIdList: [audience],
+      }).attrArn;
+    const bootstrapRole = (kind: string) =>
+      `arn:${this.partition}:iam::${this.account}:role/cdk-${pipeline.bootstrapQualifier}-${kind}-role-${this.account}-${this.region}`;
+    const role = (id: string, roleName: string, subject: string, kinds: readonly string[]) => {
+      const created = new Role(this, id, {
+        roleName,
+        description: `Plant Store delivery: assumed by ${pipeline.repository} (${subject}).`,
+        assumedBy: new WebIdentityPrincipal(providerArn, {
+          StringEquals: {
+            [`${githubIssuer}:aud`]: audience,
+            [`${githubIssuer}:sub`]: `repo:${pipeline.repository}:${subject}`,
+          },
+        }),
+      });
+      created.addToPolicy(
+        new PolicyStatement({ actions: ['sts:AssumeRole'], resources: kinds.map(bootstrapRole) }),
+      );
+      return created;
+    };
+    for (const stage of pipeline.stages) {
+      role(`Deploy-${stage}`, deployRoleName(stage), `environment:${stage}`, [
+        'deploy',
+        'file-publishing',
+        'lookup',
+      ]);
+    }
+    // `cdk diff` reads the deployed template with the lookup role (read-only).
+    role('Diff', diffRoleName, 'pull_request', ['lookup']);
+  }
+}

@@ -1,0 +1,18 @@
+/**
+ * The pipeline's access stack as an app of its own (`npm run pipeline:deploy`; `-c
+ * githubOidcProviderArn=<arn>` where the account has GitHub's provider already), checked by
+ * cdk-nag and cfn-guard as the stage stacks are.
+ */
+import { App } from 'aws-cdk-lib';
+import { PipelineAccessStack } from './pipeline-access.ts';
+import { addSynthChecks } from './plant-store-app.ts';
+
+const app = new App();
+const existingProviderArn: unknown = app.node.tryGetContext('githubOidcProviderArn');
+new PipelineAccessStack(app, 'PlantStore-Pipeline', {
+  ...(typeof existingProviderArn === 'string' ? { existingProviderArn } : {}),
+  description: 'Plant Store delivery: GitHub OIDC and the roles its workflow assumes.',
+  tags: { project: 'plant-store' },
+});
+addSynthChecks(app);
+app.synth();
