@@ -2,17 +2,11 @@
  * Each client's API key in the stage's usage plan, which API Gateway throttles per client before
  * the per-method buckets every client shares (docs/decisions/per-client-limits.md). The
  * authorizer returns the key as `usageIdentifierKey`; a client seen for the first time gets its
- * key here, made once and added to the plan.
+ * key here, made once and added to the plan, through API Gateway's REST API signed with
+ * Signature Version 4 (no SDK client: it would be most of the authorizer's bundle).
  */
-import { createHash } from 'node:crypto';
-import {
-  type APIGatewayClient,
-  ConflictException,
-  CreateApiKeyCommand,
-  CreateUsagePlanKeyCommand,
-  GetApiKeysCommand,
-  GetUsagePlansCommand,
-} from '@aws-sdk/client-api-gateway';
+import { createHash, createHmac } from 'node:crypto';
+import { SignatureV4 } from '@smithy/signature-v4';
 
 /** The client every request is counted as while its own key cannot be made. */
 export const sharedClient = '*';
@@ -29,13 +23,108 @@ export function clientKeyValue(usagePlanName: string, client: string): string {
 /** Makes sure a key value is one of the plan's keys; resolves once it is. */
 export type RegisterClientKey = (value: string) => Promise<void>;
 
+/** One call of API Gateway's control plane: its status and JSON body. */
+export type ControlPlane = (
+  method: 'GET' | 'POST',
+  path: string,
+  options?: { readonly query?: Record<string, string>; readonly body?: object },
+) => Promise<{ readonly status: number; readonly body: Record<string, unknown> }>;
+
+export interface ControlPlaneSettings {
+  readonly region: string;
+  /** Where API Gateway's REST API answers; `https://apigateway.<region>.amazonaws.com` by default. */
+  readonly endpoint?: string;
+  /** The function's credentials (Lambda hands them in environment variables). */
+  readonly credentials: () => {
+    readonly accessKeyId: string;
+    readonly secretAccessKey: string;
+    readonly sessionToken?: string;
+  };
+  /** Each call's time limit: a registration delays a client's first request. @default 1500 */
+  readonly timeoutMilliseconds?: number;
+}
+
+/** SHA-256 (and its HMAC) as the signer wants it, from Node's own crypto. */
+class Sha256 {
+  private readonly hash;
+  constructor(secret?: string | ArrayBuffer | ArrayBufferView) {
+    this.hash = secret === undefined ? createHash('sha256') : createHmac('sha256', bytes(secret));
+  }
+  update(data: string | ArrayBuffer | ArrayBufferView): void {
+    this.hash.update(bytes(data));
+  }
+  async digest(): Promise<Uint8Array> {
+    return new Uint8Array(this.hash.digest());
+  }
+}
+
+function bytes(data: string | ArrayBuffer | ArrayBufferView): string | Uint8Array {
+  if (typeof data === 'string') return data;
+  return ArrayBuffer.isView(data)
+    ? new Uint8Array(data.buffer, data.byteOffset, data.byteLength)
+    : new Uint8Array(data);
+}
+
+/** API Gateway's REST API ("Amazon API Gateway REST API Reference"), each call signed. */
+export function apiGatewayControlPlane(settings: ControlPlaneSettings): ControlPlane {
+  const origin = new URL(
+    settings.endpoint ?? `https://apigateway.${settings.region}.amazonaws.com`,
+  );
+  const signer = new SignatureV4({
+    service: 'apigateway',
+    region: settings.region,
+    credentials: async () => settings.credentials(),
+    sha256: Sha256,
+  });
+  return async (method, path, { query = {}, body } = {}) => {
+    const text = body === undefined ? undefined : JSON.stringify(body);
+    const signed = await signer.sign({
+      method,
+      protocol: origin.protocol,
+      hostname: origin.hostname,
+      ...(origin.port === '' ? {} : { port: Number(origin.port) }),
+      path,
+      query,
+      headers: {
+        host: origin.host,
+        accept: 'application/json',
+        ...(text === undefined ? {} : { 'content-type': 'application/json' }),
+      },
+      ...(text === undefined ? {} : { body: text }),
+    });
+    const url = new URL(path, origin);
+    for (const [name, value] of Object.entries(query)) url.searchParams.set(name, value);
+    const { host: _host, ...headers } = signed.headers;
+    const response = await fetch(url, {
+      method,
+      headers,
+      ...(text === undefined ? {} : { body: text }),
+      signal: AbortSignal.timeout(settings.timeoutMilliseconds ?? 1_500),
+    });
+    const answer = await response.text();
+    return { status: response.status, body: answer === '' ? {} : JSON.parse(answer) };
+  };
+}
+
+/** The control plane's items of a list answer (`item`, as its REST API names them). */
+function itemsOf(body: Record<string, unknown>): Record<string, unknown>[] {
+  return Array.isArray(body.item) ? (body.item as Record<string, unknown>[]) : [];
+}
+
+function failure(call: string, answer: { status: number; body: Record<string, unknown> }): Error {
+  return new Error(`${call} answered ${answer.status}: ${String(answer.body.message ?? '')}`);
+}
+
+/** 409: the key, or the plan's key, is there already (another container made it). */
+const conflict = 409;
+
 /**
  * Registers keys in the plan named `usagePlanName`, each at most once per container: a key found
- * by its name (the value) is reused, and a race with another container ends in its key
- * (`ConflictException`). A failed registration is forgotten, so the next request tries again.
+ * by its name (the value) is reused, and a race with another container ends in its key (409,
+ * `ConflictException`). A failed registration is forgotten, so the next request tries again.
  */
 export function createClientKeyRegistry(
-  apiGateway: APIGatewayClient,
+  controlPlane: ControlPlane,
   usagePlanName: string,
 ): RegisterClientKey {
   const registered = new Map<string, Promise<void>>();
@@ -43,26 +132,30 @@ export function createClientKeyRegistry(
 
   const findPlan = async () => {
     for (let position: string | undefined; ; ) {
-      const page = await apiGateway.send(new GetUsagePlansCommand({ position, limit: 500 }));
-      const plan = page.items?.find((item) => item.name === usagePlanName);
-      if (plan?.id !== undefined) return plan.id;
-      position = page.position;
+      const answer = await controlPlane('GET', '/usageplans', {
+        query: { limit: '500', ...(position === undefined ? {} : { position }) },
+      });
+      if (answer.status !== 200) throw failure('GetUsagePlans', answer);
+      const plan = itemsOf(answer.body).find((item) => item.name === usagePlanName);
+      if (typeof plan?.id === 'string') return plan.id;
+      position = typeof answer.body.position === 'string' ? answer.body.position : undefined;
       if (position === undefined) throw new Error(`No usage plan named ${usagePlanName}`);
     }
   };
-  const keyIdOf = async (value: string) => {
-    const { items = [] } = await apiGateway.send(new GetApiKeysCommand({ nameQuery: value }));
-    const found = items.find((item) => item.name === value)?.id;
-    if (found !== undefined) return found;
-    try {
-      const { id } = await apiGateway.send(
-        new CreateApiKeyCommand({ name: value, value, enabled: true }),
-      );
-      return id as string;
-    } catch (error) {
-      if (!(error instanceof ConflictException)) throw error;
-      return keyIdOf(value);
+  const keyIdOf = async (value: string, looked = false): Promise<string> => {
+    const found = await controlPlane('GET', '/apikeys', { query: { name: value } });
+    if (found.status !== 200) throw failure('GetApiKeys', found);
+    const existing = itemsOf(found.body).find((item) => item.name === value)?.id;
+    if (typeof existing === 'string') return existing;
+    const made = await controlPlane('POST', '/apikeys', {
+      body: { name: value, value, enabled: true },
+    });
+    // Made meanwhile by another container: look once more.
+    if (made.status === conflict && !looked) return keyIdOf(value, true);
+    if (made.status !== 201 || typeof made.body.id !== 'string') {
+      throw failure('CreateApiKey', made);
     }
+    return made.body.id;
   };
   const register = async (value: string) => {
     planId ??= findPlan().catch((error: unknown) => {
@@ -70,13 +163,15 @@ export function createClientKeyRegistry(
       throw error;
     });
     const [usagePlanId, keyId] = await Promise.all([planId, keyIdOf(value)]);
-    try {
-      await apiGateway.send(
-        new CreateUsagePlanKeyCommand({ usagePlanId, keyId, keyType: 'API_KEY' }),
-      );
-    } catch (error) {
-      if (!(error instanceof ConflictException)) throw error;
-    }
+    const added = await controlPlane(
+      'POST',
+      `/usageplans/${encodeURIComponent(usagePlanId)}/keys`,
+      {
+        body: { keyId, keyType: 'API_KEY' },
+      },
+    );
+    if (added.status !== 201 && added.status !== conflict)
+      throw failure('CreateUsagePlanKey', added);
   };
 
   return (value) => {

@@ -2,8 +2,7 @@
  * Lambda entry of the TOKEN authorizer. Environment, read and checked once at cold start (a
  * missing or wrong setting fails the start, naming every problem): see `config.ts`.
  */
-import { APIGatewayClient } from '@aws-sdk/client-api-gateway';
-import { createClientKeyRegistry } from './client-keys.ts';
+import { apiGatewayControlPlane, createClientKeyRegistry } from './client-keys.ts';
 import { readAuthorizerConfig } from './config.ts';
 import { createHandler } from './create-handler.ts';
 
@@ -15,11 +14,15 @@ export const handler = createHandler(config, {
     ? {}
     : {
         registerClientKey: createClientKeyRegistry(
-          new APIGatewayClient({
-            ...(config.apiGatewayUrl === undefined ? {} : { endpoint: config.apiGatewayUrl }),
-            // A registration delays the first request of a client: a hung call must fail fast.
-            maxAttempts: 2,
-            requestHandler: { connectionTimeout: 1_000, requestTimeout: 1_500 },
+          apiGatewayControlPlane({
+            region: process.env.AWS_REGION ?? 'us-east-1',
+            // An emulator's, where one is named (`sam local`, or one that sets AWS_ENDPOINT_URL).
+            endpoint: config.apiGatewayUrl ?? (process.env.AWS_ENDPOINT_URL?.trim() || undefined),
+            credentials: () => ({
+              accessKeyId: process.env.AWS_ACCESS_KEY_ID ?? '',
+              secretAccessKey: process.env.AWS_SECRET_ACCESS_KEY ?? '',
+              sessionToken: process.env.AWS_SESSION_TOKEN,
+            }),
           }),
           config.usagePlanName,
         ),

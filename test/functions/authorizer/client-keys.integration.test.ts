@@ -13,12 +13,16 @@ import {
 import { afterAll, beforeAll, expect, it } from '@jest/globals';
 import { type MotoServer, startMotoServer } from '../../../beds/moto-server.ts';
 import {
+  apiGatewayControlPlane,
+  type ControlPlane,
   clientKeyValue,
   createClientKeyRegistry,
 } from '../../../functions/authorizer/client-keys.ts';
 
 let moto: MotoServer;
 let apiGateway: APIGatewayClient;
+/** The authorizer's own signed calls, against moto. */
+let controlPlane: ControlPlane;
 
 beforeAll(async () => {
   moto = await startMotoServer();
@@ -26,6 +30,11 @@ beforeAll(async () => {
     endpoint: moto.url,
     region: moto.region,
     credentials: { accessKeyId: 'testing', secretAccessKey: 'testing' },
+  });
+  controlPlane = apiGatewayControlPlane({
+    region: moto.region,
+    endpoint: moto.url,
+    credentials: () => ({ accessKeyId: 'testing', secretAccessKey: 'testing' }),
   });
 }, 180_000);
 
@@ -44,7 +53,7 @@ it('adds each client’s key once, however many containers race to add it', asyn
   const planId = await plan('plant-store-race-clients');
   // Three containers, each seeing the same four clients ten times at once.
   const containers = [1, 2, 3].map(() =>
-    createClientKeyRegistry(apiGateway, 'plant-store-race-clients'),
+    createClientKeyRegistry(controlPlane, 'plant-store-race-clients'),
   );
   const clients = ['a', 'b', 'c', 'd'].map((client) =>
     clientKeyValue('plant-store-race-clients', `https://issuer.example ${client}`),
@@ -68,7 +77,7 @@ it('adds each client’s key once, however many containers race to add it', asyn
 });
 
 it('tells a failed registration to its caller and tries again on the next request', async () => {
-  const register = createClientKeyRegistry(apiGateway, 'plant-store-later-clients');
+  const register = createClientKeyRegistry(controlPlane, 'plant-store-later-clients');
   const value = clientKeyValue('plant-store-later-clients', 'https://issuer.example late');
   // The plan does not exist yet: the registration fails, and is not remembered as done.
   await expect(register(value)).rejects.toThrow('No usage plan named plant-store-later-clients');
