@@ -167,12 +167,18 @@ export const functionSettings = {
     tableActions: ['dynamodb:GetItem'],
     logActions: ['dynamodb:Query'],
   }),
-  recoverWebhookEndpoint: endpointFunction('recoverWebhookEndpoint', {
-    tableActions: ['dynamodb:GetItem'],
-    // The events, where each stands, the claims of those it queues, its call limit.
-    logActions: ['dynamodb:Query', 'dynamodb:BatchGetItem', 'dynamodb:UpdateItem'],
-    sendsDeliveries: true,
-  }),
+  recoverWebhookEndpoint: {
+    ...endpointFunction('recoverWebhookEndpoint', {
+      tableActions: ['dynamodb:GetItem'],
+      // The events, where each stands, the claims of those it queues, its call limit.
+      logActions: ['dynamodb:Query', 'dynamodb:BatchGetItem', 'dynamodb:UpdateItem'],
+      sendsDeliveries: true,
+    }),
+    // Several store calls in a row, its claims and their release retried while the store is
+    // unavailable: through a store pause that can pass 10 s, and a function out of time answers
+    // 500. 25 s lets it answer its own 503, still inside API Gateway's 29 s.
+    timeoutSeconds: 25,
+  },
   webhookFanout: {
     entry: 'functions/webhook-fanout/handler.ts',
     // Turns stream records into queue messages: no user waits on it and its work is a few SQS

@@ -136,6 +136,14 @@ try {
     JSON.stringify({ seed, seconds, faults: Object.fromEntries(injected), ...report.figures }),
   );
   for (const violation of report.violations) console.error(`broken: ${violation}`);
+  if (report.violations.length > 0) {
+    // What `npm start` logged at error level (its last 50 KB): the cause of a 5xx, for the record.
+    const errors = api
+      .output()
+      .split('\n')
+      .filter((line) => line.includes('"level":"error"'));
+    for (const line of errors.slice(-10)) console.error(`npm start: ${line.slice(0, 2000)}`);
+  }
   console.info(`faults: ${report.passed} passed, ${report.failed} failed`);
   failed = report.failed > 0;
   if (failed) console.error(`replay: npm run test:faults -- --seed ${seed} --seconds ${seconds}`);
