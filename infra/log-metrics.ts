@@ -1,18 +1,9 @@
 /**
- * The stage's metrics made from log lines (CloudWatch Logs metric filters: no code in the
- * functions, so nothing added to a cold start): the business counts, every function's cold
- * starts from Lambda's own reports, and the webhook endpoints' deliveries. Every message, field
- * and code a filter reads is the logging module's own.
+ * The stage's metrics made from log lines (metric filters: no code, no cold-start cost): business
+ * counts, cold starts and endpoint deliveries, each read in the logging modules' own words.
  */
 import { Duration } from 'aws-cdk-lib';
-import {
-  Alarm,
-  type AlarmProps,
-  ComparisonOperator,
-  TreatMissingData,
-  Unit,
-} from 'aws-cdk-lib/aws-cloudwatch';
-import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
+import { type Alarm, type AlarmProps, ComparisonOperator, Unit } from 'aws-cdk-lib/aws-cloudwatch';
 import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import {
   FilterPattern,
@@ -39,15 +30,10 @@ export interface MonitoredFunction {
   readonly name: string;
   readonly function: IFunction;
   readonly logGroup: LogGroup;
-  /**
-   * `api`: behind API Gateway, its crashes are 500s. `authorizer`: throws on every bad token by
-   * design, so only its own failures (logged at error level) count. `stream`: reads the stream.
-   * `queue`: reads the delivery and retry queues. `scheduled`: run by a schedule (and by hand).
-   */
+  /** `authorizer` throws on every bad token by design: only its error-level lines count. */
   readonly role: 'api' | 'authorizer' | 'stream' | 'queue' | 'scheduled';
 }
 
-/** What the metrics are made of: the stage, its functions and its endpoint stores. */
 export interface MetricsProps {
   readonly stageName: string;
   readonly functions: readonly MonitoredFunction[];
@@ -56,17 +42,20 @@ export interface MetricsProps {
   readonly initDurationAlarmMilliseconds: number;
 }
 
+/** An alarm's settings, beside its name. */
+export type AlarmSettings = Pick<
+  AlarmProps,
+  'alarmDescription' | 'metric' | 'threshold' | 'comparisonOperator'
+> &
+  Partial<Pick<AlarmProps, 'evaluationPeriods' | 'datapointsToAlarm'>>;
+
 /** The monitoring construct the metrics belong to: their scope, topic, dashboard and alarms. */
 export interface MetricsScope extends Construct {
   readonly topic: Topic;
   readonly facade: MonitoringFacade;
-  addAlarm(
-    name: string,
-    props: Pick<AlarmProps, 'alarmDescription' | 'metric' | 'threshold' | 'comparisonOperator'>,
-  ): Alarm;
+  addAlarm(name: string, props: AlarmSettings, id?: string): Alarm;
 }
 
-/** Metrics made from the functions' own log lines: no code, so no cold-start cost. */
 export const businessMetricNamespace = 'PlantStore';
 
 /** `PlantStore/<stage>`: metric filters cannot set a constant dimension, so the stage is here. */
@@ -74,14 +63,9 @@ export function stageMetricNamespace(stageName: string): string {
   return `${businessMetricNamespace}/${stageName}`;
 }
 
-/**
- * Plants created (new plants the fan-out queued), conflicts, webhook outcomes and stored items
- * that are not plants, counted from the functions' log lines: no code in the API functions,
- * so nothing added to a cold start. Every message, field and code is the logging module's own.
- */
+/** Plants created (as the fan-out queued them), conflicts, webhook outcomes, items not plants. */
 export function addBusinessMetrics(monitoring: MetricsScope, props: MetricsProps): void {
   const counters: [string, string, IFilterPattern, string][] = [
-    // Queued by the fan-out, or by a replay of what the fan-out could not queue.
     ...['webhook-fanout', 'replay-stream-failures'].map(
       (name): [string, string, IFilterPattern, string] => [
         'PlantsCreated',
@@ -126,14 +110,9 @@ export function addBusinessMetrics(monitoring: MetricsScope, props: MetricsProps
 }
 
 /**
- * Every function's cold starts, as Lambda reports them: with the JSON log format, each
- * invocation's `platform.report` record is a line of the function's log group, and an
- * invocation that started an instance carries `record.metrics.initDurationMs` (Lambda
- * developer guide, "Configuring JSON and plain text log formats" and the Telemetry API's
- * `platform.report` schema). One metric per function, `PlantStore/<stage>/InitDuration`, on
- * the dashboard; an alarm on its p99 for each function a client waits on (the API functions
- * and the authorizer). Cold starts are sparse, so a quarter hour holds enough of them for a
- * p99, and two such quarters within 45 minutes are a regression, not one unlucky host.
+ * Every function's cold starts, from Lambda's `platform.report` lines (below), on the dashboard;
+ * a p99 alarm for each function a client waits on. Cold starts are sparse: a quarter hour holds
+ * enough for a p99, and two such quarters within 45 minutes are a regression.
  */
 export function addInitDurations(monitoring: MetricsScope, props: MetricsProps): void {
   const metrics = props.functions.map(({ name, logGroup, role }) => {
@@ -150,17 +129,18 @@ export function addInitDurations(monitoring: MetricsScope, props: MetricsProps):
     });
     const metric = filter.metric({ statistic: 'p99', period: Duration.minutes(15) });
     if (role === 'api' || role === 'authorizer') {
-      const alarm = new Alarm(monitoring, `InitDurationAlarm-${name}`, {
-        alarmName: `PlantStore-${props.stageName}-${name}-Init-Duration-P99`,
-        alarmDescription: `${name}'s cold starts take longer than they should: a bundle that grew, or init waiting on the network.`,
-        metric,
-        threshold: props.initDurationAlarmMilliseconds,
-        comparisonOperator: ComparisonOperator.GREATER_THAN_THRESHOLD,
-        evaluationPeriods: 3,
-        datapointsToAlarm: 2,
-        treatMissingData: TreatMissingData.NOT_BREACHING,
-      });
-      alarm.addAlarmAction(new SnsAction(monitoring.topic));
+      monitoring.addAlarm(
+        `${name}-Init-Duration-P99`,
+        {
+          alarmDescription: `${name}'s cold starts are slow: a bundle grew, or init waits on the network.`,
+          metric,
+          threshold: props.initDurationAlarmMilliseconds,
+          comparisonOperator: ComparisonOperator.GREATER_THAN_THRESHOLD,
+          evaluationPeriods: 3,
+          datapointsToAlarm: 2,
+        },
+        `InitDurationAlarm-${name}`,
+      );
     }
     return metric.with({ label: name });
   });
@@ -180,10 +160,8 @@ export function addInitDurations(monitoring: MetricsScope, props: MetricsProps):
 }
 
 /**
- * What the runtime's report of an invocation looks like in the JSON log format (Lambda
- * developer guide, "Configuring JSON and plain text log formats"):
- * `{"time": …, "type": "platform.report", "record": {"requestId": …, "metrics": {"durationMs": …,
- * "initDurationMs": …}, "status": "success"}}`, `initDurationMs` on a cold start only.
+ * The runtime's report of an invocation in the JSON log format, `initDurationMs` on a cold start
+ * only (Lambda developer guide, "Configuring JSON and plain text log formats").
  */
 export const platformReport = {
   type: 'platform.report',
@@ -206,11 +184,9 @@ export function message(text: string): IFilterPattern {
 export const endpointOutcomes = ['delivered', 'retrying', 'dead-lettered', 'not-sent'] as const;
 
 /**
- * The self-service endpoints: deliveries to them by outcome (the dashboard), endpoints disabled
- * for failing 5 days (an alarm: a client stopped hearing of events and may not know), the
- * fan-out's duration (an event to a thousand endpoints takes about a second: `npm run bench`;
- * ten seconds, sustained, is the endpoint list or the log slowing every event down), and the
- * endpoint stores' throttling (the log is written on every event and attempt).
+ * The self-service endpoints: deliveries by outcome, endpoints disabled after 5 failing days
+ * (their owners may not know), the fan-out's duration (a thousand endpoints take about a second,
+ * `npm run bench`) and the endpoint stores' throttling.
  */
 export function monitorWebhookEndpoints(monitoring: MetricsScope, props: MetricsProps): void {
   const deliver = logGroupOf(props, 'deliver-webhook');
@@ -242,18 +218,19 @@ export function monitorWebhookEndpoints(monitoring: MetricsScope, props: Metrics
   });
   const fanout = props.functions.find((entry) => entry.name === 'webhook-fanout');
   if (fanout !== undefined) {
-    const alarm = new Alarm(monitoring, 'FanoutDurationAlarm', {
-      alarmName: `PlantStore-${props.stageName}-webhook-fanout-Duration-P99`,
-      alarmDescription:
-        'The fan-out takes 10 s or more a batch: the endpoint list or the webhook log is slowing every event.',
-      metric: fanout.function.metricDuration({ statistic: 'p99', period: Duration.minutes(5) }),
-      threshold: 10_000,
-      comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
-      evaluationPeriods: 3,
-      datapointsToAlarm: 3,
-      treatMissingData: TreatMissingData.NOT_BREACHING,
-    });
-    alarm.addAlarmAction(new SnsAction(monitoring.topic));
+    monitoring.addAlarm(
+      'webhook-fanout-Duration-P99',
+      {
+        alarmDescription:
+          'The fan-out takes 10 s or more a batch: the endpoint list or the log slows every event.',
+        metric: fanout.function.metricDuration({ statistic: 'p99', period: Duration.minutes(5) }),
+        threshold: 10_000,
+        comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+        evaluationPeriods: 3,
+        datapointsToAlarm: 3,
+      },
+      'FanoutDurationAlarm',
+    );
   }
   for (const [table, name] of [
     [props.endpointStores.logTable, 'WebhookLog'],
@@ -263,8 +240,6 @@ export function monitorWebhookEndpoints(monitoring: MetricsScope, props: Metrics
       table,
       humanReadableName: name === 'WebhookLog' ? 'Webhook log' : 'Webhook endpoints table',
       alarmFriendlyName: name,
-      // As the plants table: any throttled request for 15 minutes is events not kept, attempts
-      // not logged, or clients' endpoint requests answered 503.
       addReadThrottledEventsCountAlarm: { Warning: { maxThrottledEventsThreshold: 0 } },
       addWriteThrottledEventsCountAlarm: { Warning: { maxThrottledEventsThreshold: 0 } },
     });

@@ -1,13 +1,7 @@
 import { Aspects, Duration } from 'aws-cdk-lib';
 import type { RestApi } from 'aws-cdk-lib/aws-apigateway';
 import { SlackChannelConfiguration } from 'aws-cdk-lib/aws-chatbot';
-import {
-  Alarm,
-  type AlarmProps,
-  ComparisonOperator,
-  TreatMissingData,
-  Unit,
-} from 'aws-cdk-lib/aws-cloudwatch';
+import { Alarm, ComparisonOperator, TreatMissingData, Unit } from 'aws-cdk-lib/aws-cloudwatch';
 import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
 import type { Table } from 'aws-cdk-lib/aws-dynamodb';
 import { FilterPattern, MetricFilter } from 'aws-cdk-lib/aws-logs';
@@ -23,6 +17,7 @@ import { replayLog } from '../functions/replay-stream-failures/create-handler.ts
 import { logFields } from '../functions/shared/platform/logger.ts';
 import { webhookLog } from '../functions/shared/webhooks/send-webhook.ts';
 import {
+  type AlarmSettings,
   addBusinessMetrics,
   addInitDurations,
   logGroupOf,
@@ -46,21 +41,15 @@ export interface PlantStoreMonitoringProps extends MetricsProps {
   readonly notifications: AlarmNotificationsConfig;
 }
 
-/**
- * A late webhook, in seconds: an event that will have waited this long at its next attempt
- * means its subscriber failed the 5 s, 5 min and 30 min retries (it fires when the 30 min one
- * fails, about 35 minutes after the event).
- */
+/** A late webhook: the event will have waited an hour at its next attempt (~35 min after). */
 export const lateWebhookSeconds = 3600;
 
 /** How old a kept stream batch may be before its failing replays wake someone: an hour. */
 export const keptBatchAlarmMinutes = 60;
 
 /**
- * Alarms worth waking for, one SNS topic they notify, and a dashboard, per stage, built with
- * cdk-monitoring-constructs (cdklabs): each alarm below says why its threshold is where it is.
- * Every alarm needs its condition for 3 of 3 five-minute periods unless it says otherwise, so a
- * single blip pages nobody while a real outage pages within 15 minutes.
+ * Alarms worth waking for, their topic and a dashboard, per stage (cdk-monitoring-constructs).
+ * An alarm needs 3 of 3 five-minute periods unless it says otherwise: a blip pages nobody.
  */
 export class PlantStoreMonitoring extends Construct implements MetricsScope {
   readonly topic: Topic;
@@ -132,12 +121,9 @@ export class PlantStoreMonitoring extends Construct implements MetricsScope {
       apiStage: props.stageName,
       humanReadableName: 'REST API',
       alarmFriendlyName: 'Api',
-      // 1 % of requests answered 5xx for 15 minutes: the functions answer client mistakes with
-      // 4xx, so a 5xx is ours (a crash, the store down, a timeout), and one in a hundred
-      // sustained is an outage for some clients, not noise.
+      // 5xx is ours, never a client's mistake: 1 % for 15 minutes is an outage for some.
       add5XXFaultRateAlarm: { Warning: { maxErrorRate: 0.01 } },
-      // A create or read takes tens of milliseconds; the store call gives up at 3 s. p99 above
-      // 2 s for 15 minutes means the store or the authorizer's issuer is struggling.
+      // The store gives up at 3 s: p99 over 2 s is the store or the issuer struggling.
       addLatencyP99Alarm: { Warning: { maxLatency: Duration.seconds(2) } },
     });
   }
@@ -150,11 +136,8 @@ export class PlantStoreMonitoring extends Construct implements MetricsScope {
         humanReadableName: name,
         alarmFriendlyName: name,
         ...(role === 'stream' ? { isIterator: true } : {}),
-        // The handlers answer every failure they expect; Lambda counts only crashes, timeouts
-        // and failed starts as errors, so five in five minutes is a bug or an outage (the
-        // library alarms above its maximum: 4 allowed, the 5th fires). The authorizer reports
-        // each invalid token as an error by design: its failures are counted from its log
-        // instead (below).
+        // Handlers answer what they expect: five crashes or timeouts in five minutes is a bug.
+        // The authorizer throws on every bad token by design: its failures are counted below.
         ...(role === 'authorizer'
           ? {}
           : {
@@ -176,34 +159,27 @@ export class PlantStoreMonitoring extends Construct implements MetricsScope {
     }
   }
 
-  /**
-   * The authorizer's own failures (its issuer's keys unreachable, a fault of ours): it logs
-   * them at error level and fails closed, so every client gets 401 meanwhile. Five in five
-   * minutes is an issuer outage, not one unlucky fetch.
-   */
+  /** The authorizer's own failures, logged at error level: five in five minutes is an outage. */
   private monitorAuthorizer(props: PlantStoreMonitoringProps): Alarm | undefined {
     const authorizer = props.functions.find((entry) => entry.role === 'authorizer');
     if (authorizer === undefined) return undefined;
-    {
-      const failures = new MetricFilter(this, 'AuthorizerFailures', {
-        logGroup: authorizer.logGroup,
-        filterPattern: FilterPattern.stringValue(logFields.level, '=', 'error'),
-        metricNamespace: stageMetricNamespace(props.stageName),
-        metricName: 'AuthorizerFailures',
-        metricValue: '1',
-      });
-      const alarm = new Alarm(this, 'AuthorizerFailuresAlarm', {
-        alarmName: `PlantStore-${props.stageName}-Authorizer-Failures`,
+    const failures = new MetricFilter(this, 'AuthorizerFailures', {
+      logGroup: authorizer.logGroup,
+      filterPattern: FilterPattern.stringValue(logFields.level, '=', 'error'),
+      metricNamespace: stageMetricNamespace(props.stageName),
+      metricName: 'AuthorizerFailures',
+      metricValue: '1',
+    });
+    return this.addAlarm(
+      'Authorizer-Failures',
+      {
         alarmDescription: 'The authorizer could not verify tokens (JWKS unreachable or a fault).',
         metric: failures.metric({ statistic: 'Sum', period: Duration.minutes(5) }),
         threshold: 5,
         comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
-        evaluationPeriods: 1,
-        treatMissingData: TreatMissingData.NOT_BREACHING,
-      });
-      alarm.addAlarmAction(new SnsAction(this.topic));
-      return alarm;
-    }
+      },
+      'AuthorizerFailuresAlarm',
+    );
   }
 
   /** The plants table: throttling and DynamoDB's own errors. */
@@ -212,8 +188,7 @@ export class PlantStoreMonitoring extends Construct implements MetricsScope {
       table: props.table,
       humanReadableName: 'Plants table',
       alarmFriendlyName: 'PlantsTable',
-      // On-demand tables throttle only past their partition or account limits: any throttled
-      // request for 15 minutes is clients getting 503s.
+      // On demand, any throttled request for 15 minutes is clients getting 503s.
       addReadThrottledEventsCountAlarm: { Warning: { maxThrottledEventsThreshold: 0 } },
       addWriteThrottledEventsCountAlarm: { Warning: { maxThrottledEventsThreshold: 0 } },
       // DynamoDB's own 500s: the SDK retries them, so sustained ones reach clients as 503s.
@@ -221,7 +196,7 @@ export class PlantStoreMonitoring extends Construct implements MetricsScope {
     });
   }
 
-  /** The stage subscribers' webhooks: dead letters, retries behind, late deliveries, kept batches. */
+  /** The stage subscribers' webhooks: dead letters, late retries and deliveries, kept batches. */
   private monitorWebhooks(props: PlantStoreMonitoringProps): void {
     const { webhooks } = props;
     this.facade.monitorSqsQueueWithDlq({
@@ -234,18 +209,14 @@ export class PlantStoreMonitoring extends Construct implements MetricsScope {
         Warning: { maxMessageCount: 0, datapointsToAlarm: 1, evaluationPeriods: 1 },
       },
     });
-    // Retries falling behind: a retry or hop waits 15 minutes at most, so one that is 30 minutes
-    // old has waited 15 minutes for a free function (the retry mapping's concurrency is capped).
-    // Each message is normally received once, so SQS's age metric sees them all.
+    // A retry waits 15 minutes at most: one 30 minutes old waits for a free function.
     this.facade.monitorSqsQueue({
       queue: webhooks.retryQueue,
       humanReadableName: 'Webhook retries',
       alarmFriendlyName: 'WebhookRetries',
       addQueueMaxMessageAgeAlarm: { Warning: { maxAgeInSeconds: 1800 } },
     });
-    // A subscriber is down: an event will have waited an hour at its next attempt. The queue's
-    // own age cannot show it: every retry is a new message (and SQS leaves messages received
-    // three times or more out of ApproximateAgeOfOldestMessage).
+    // A subscriber is down; the queue's age cannot show it, as every retry is a new message.
     const late = new MetricFilter(this, 'WebhookWaitAtNextAttempt', {
       logGroup: logGroupOf(props, 'deliver-webhook'),
       filterPattern: message(webhookLog.retrying),
@@ -256,14 +227,12 @@ export class PlantStoreMonitoring extends Construct implements MetricsScope {
     });
     this.addAlarm('Webhooks-Late', {
       alarmDescription:
-        'A webhook will be an hour late or more: its subscriber failed the 5 s, 5 min and 30 min retries.',
+        'A webhook will be an hour late or more: its subscriber failed the retries up to 30 min.',
       metric: late.metric({ statistic: 'Maximum', period: Duration.minutes(5) }),
       threshold: lateWebhookSeconds,
       comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
     });
-    // A stream batch the fan-out gave up on is replayed on a schedule (5, 10, 20, 40 minutes…):
-    // one still kept an hour later is one the replay keeps failing (its crashes alarm as any
-    // function's do).
+    // A kept stream batch is replayed at 5, 10, 20, 40 minutes…: kept an hour, it keeps failing.
     const kept = new MetricFilter(this, 'OldestKeptStreamBatch', {
       logGroup: logGroupOf(props, 'replay-stream-failures'),
       filterPattern: message(replayLog.replayed),
@@ -274,23 +243,20 @@ export class PlantStoreMonitoring extends Construct implements MetricsScope {
     });
     this.addAlarm('Webhooks-Replay-Failing', {
       alarmDescription:
-        'A stream batch the fan-out gave up on is still kept an hour later: its replays keep failing (docs/webhooks.md).',
+        'A stream batch the fan-out gave up on is kept an hour later: its replays keep failing.',
       metric: kept.metric({ statistic: 'Maximum', period: Duration.minutes(5) }),
       threshold: keptBatchAlarmMinutes,
       comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
     });
   }
 
-  /** An alarm on one period, missing data as fine, notifying the stage's topic. */
-  addAlarm(
-    name: string,
-    props: Pick<AlarmProps, 'alarmDescription' | 'metric' | 'threshold' | 'comparisonOperator'>,
-  ): Alarm {
-    const alarm = new Alarm(this, name.replaceAll('-', ''), {
-      ...props,
-      alarmName: `PlantStore-${this.stageName}-${name}`,
+  /** An alarm, on one period unless told, missing data as fine, notifying the stage's topic. */
+  addAlarm(name: string, props: AlarmSettings, id = name.replaceAll('-', '')): Alarm {
+    const alarm = new Alarm(this, id, {
       evaluationPeriods: 1,
       datapointsToAlarm: 1,
+      ...props,
+      alarmName: `PlantStore-${this.stageName}-${name}`,
       treatMissingData: TreatMissingData.NOT_BREACHING,
     });
     alarm.addAlarmAction(new SnsAction(this.topic));

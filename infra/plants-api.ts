@@ -33,7 +33,13 @@ import { gatewayResponseCors, preflightHeaders } from '../functions/shared/http/
 import { type RouteFunctionName, routes } from '../functions/shared/http/routes.ts';
 import { type GatewayResponse, gatewayResponses } from './gateway-responses.ts';
 import type { CustomDomainConfig, ThrottlingConfig } from './stages.ts';
-import { clientThrottling, isEndpointRoute, routeThrottling, tokenLimits } from './throttling.ts';
+import {
+  type Budgets,
+  clientThrottling,
+  isEndpointRoute,
+  routeThrottling,
+  tokenLimits,
+} from './throttling.ts';
 import { TokenRateLimits } from './token-limits.ts';
 
 export interface PlantsApiProps {
@@ -46,28 +52,16 @@ export interface PlantsApiProps {
   readonly authorizerFunction: IFunction;
   readonly logRetention: RetentionDays;
   readonly logRemovalPolicy: RemovalPolicy;
-  /** A regional WAFv2 web ACL to associate with the stage, when the stage names one. */
   readonly webAclArn?: string;
-  /** Whether to create and set the account-wide CloudWatch Logs role. @default true */
   readonly manageCloudWatchRole?: boolean;
-  /** A domain of the team's own, with its base path mapping. */
   readonly customDomain?: CustomDomainConfig;
-  /** The origins whose pages may call the API (`functions/shared/http/cors.ts`). @default none */
   readonly allowedOrigins?: readonly string[];
 }
 
-/**
- * Seconds API Gateway caches an authorizer's answer per token. The authorizer's policy lists
- * every route the token's scopes grant, so a cached answer stays right for every method; 300 s
- * spares most invocations while a revoked client is locked out within five minutes.
- */
+/** Seconds API Gateway caches an authorizer's policy, which names every route a token may call. */
 export const authorizerCacheSeconds = 300;
 
-/**
- * The access-log line, one JSON object per request: who, what, the outcome and where time went.
- * Never the Authorization header, the body or the path as sent (`$context.path`, where a client
- * may have put a token): tokens and customer data stay out of the logs.
- */
+/** The access-log line: never the Authorization header, the body or the path as sent. */
 export const accessLogFields = {
   requestId: AccessLogField.contextRequestId(),
   xrayTraceId: AccessLogField.contextXrayTraceId(),
@@ -90,17 +84,12 @@ export const accessLogFields = {
   integrationError: AccessLogField.contextIntegrationErrorMessage(),
 } as const;
 
-/** The name of a stage's usage plan, which the authorizer adds each client's API key to. */
+/** The stage's usage plan, which the authorizer adds each client's API key to. */
 export function usagePlanName(stageName: string): string {
   return `plant-store-${stageName}-clients`;
 }
 
-/**
- * The Plant Store's REST API: every route of the route table behind a TOKEN authorizer, each
- * served by its own function through a Lambda proxy integration; the gateway's own
- * answers replaced by the Error body (from `gateway-responses.ts`, shared with the local API),
- * stage throttling, JSON access logs and X-Ray tracing.
- */
+/** The REST API: every route behind the TOKEN authorizer, each with its own function. */
 export class PlantsApi extends Construct {
   readonly restApi: RestApi;
   /** `https://…/<stage>/plants`. */
@@ -108,8 +97,12 @@ export class PlantsApi extends Construct {
 
   constructor(scope: Construct, id: string, props: PlantsApiProps) {
     super(scope, id);
-    this.restApi = this.createRestApi(props);
-    this.addClientUsagePlan(props, this.addRoutes(props));
+    const budgets = {
+      plants: props.throttling,
+      ...(props.endpointThrottling && { webhookEndpoints: props.endpointThrottling }),
+    };
+    this.restApi = this.createRestApi(props, budgets);
+    this.addClientUsagePlan(props, budgets, this.addRoutes(props));
     const allowedOrigins = props.allowedOrigins ?? [];
     if (allowedOrigins.length > 0) {
       for (const path of new Set(routes.map((route) => route.path))) {
@@ -124,42 +117,33 @@ export class PlantsApi extends Construct {
     }
     this.plantsUrl = this.restApi.urlForPath('/plants');
     if (props.customDomain !== undefined) this.plantsUrl = this.addCustomDomain(props.customDomain);
-    this.protectWithWebAcl(props, this.budgetsOf(props));
+    this.protectWithWebAcl(props, budgets);
     this.acknowledgeFindings();
   }
 
-  /**
-   * The API and its stage: regional, every body binary, the stage's throttling shared out to its
-   * methods, JSON access logs, error-level execution logs and X-Ray tracing.
-   */
-  private createRestApi(props: PlantsApiProps): RestApi {
+  /** The API and its stage: regional, bodies binary, throttled, logged and traced. */
+  private createRestApi(props: PlantsApiProps, budgets: Budgets): RestApi {
     const accessLogs = new LogGroup(this, 'AccessLogs', {
       retention: props.logRetention,
       removalPolicy: props.logRemovalPolicy,
     });
-    const budgets = this.budgetsOf(props);
     const plantsShare = routeThrottling({ path: '/plants' }, budgets);
     return new RestApi(this, 'RestApi', {
       restApiName: `plant-store-${props.stageName}`,
       description:
         'Plant Store: add, list, read, change and delete plants with a bearer token, and manage webhook endpoints.',
-      // Callers are services, mostly in AWS regions: no CloudFront edge in front.
       endpointTypes: [EndpointType.REGIONAL],
-      // Every request body reaches the functions base64-encoded, exactly as sent, so that bytes
-      // that are not UTF-8 are refused (docs/decisions/binary-bodies.md).
+      // Bodies reach the functions exactly as sent (docs/decisions/binary-bodies.md).
       binaryMediaTypes: ['*/*'],
       // Each client's key comes from the authorizer (`usageIdentifierKey`), never from a header.
       apiKeySourceType: ApiKeySourceType.AUTHORIZER,
-      // API Gateway can only write logs through an account-wide role. Retained, because every
-      // stage and API of the account shares it: deleting one stack must not break the others.
-      // A stage whose account's platform team owns the role leaves it to them.
+      // The account-wide logs role is retained: every API of the account shares it.
       ...(props.manageCloudWatchRole === false
         ? { cloudWatchRole: false }
         : { cloudWatchRole: true, cloudWatchRoleRemovalPolicy: RemovalPolicy.RETAIN }),
       deployOptions: {
         stageName: props.stageName,
-        // The stage's budget, shared by its methods: API Gateway limits each on its own. Every
-        // method gets a plants route's share; the endpoint routes theirs, below.
+        // The plants routes' share on every method; the endpoint routes' on theirs.
         throttlingRateLimit: plantsShare.rateLimit,
         throttlingBurstLimit: plantsShare.burstLimit,
         methodOptions: Object.fromEntries(
@@ -173,7 +157,6 @@ export class PlantsApi extends Construct {
         ),
         tracingEnabled: true,
         metricsEnabled: true,
-        // Execution logs for failures only; never request data (it holds tokens and bodies).
         loggingLevel: MethodLoggingLevel.ERROR,
         dataTraceEnabled: false,
         accessLogDestination: new LogGroupLogDestination(accessLogs),
@@ -182,20 +165,7 @@ export class PlantsApi extends Construct {
     });
   }
 
-  /** The stage's throttling budgets: the plants routes', and the endpoint routes'. */
-  private budgetsOf(props: PlantsApiProps) {
-    return {
-      plants: props.throttling,
-      ...(props.endpointThrottling === undefined
-        ? {}
-        : { webhookEndpoints: props.endpointThrottling }),
-    };
-  }
-
-  /**
-   * Every route of the route table: its function behind a proxy integration and the authorizer,
-   * counted against the client's API key in the usage plan.
-   */
+  /** Every route: its function behind a proxy integration, the authorizer and the client's key. */
   private addRoutes(props: PlantsApiProps) {
     const authorizer = new TokenAuthorizer(this, 'TokenAuthorizer', {
       handler: props.authorizerFunction,
@@ -214,16 +184,15 @@ export class PlantsApi extends Construct {
   }
 
   /**
-   * The usage plan that limits each client on each method (`clientThrottling`), applied before
-   * the method's own limit ("Throttle requests to your REST APIs", API Gateway developer guide).
-   * The authorizer adds a client's key on first sight; the shared key, made here, counts the
-   * clients whose own key could not be made.
+   * The usage plan that limits each client on each method, before the method's own limit
+   * ("Throttle requests to your REST APIs", API Gateway developer guide). The authorizer adds a
+   * client's key on first sight; the shared key counts those whose key could not be made.
    */
   private addClientUsagePlan(
     props: PlantsApiProps,
+    budgets: Budgets,
     methods: readonly { route: (typeof routes)[number]; method: Method }[],
   ): void {
-    const budgets = this.budgetsOf(props);
     const name = usagePlanName(props.stageName);
     const plan = new UsagePlan(this, 'ClientUsagePlan', {
       name,
@@ -251,33 +220,21 @@ export class PlantsApi extends Construct {
       Validations.of(role).acknowledge({
         id: 'AwsSolutions::AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:apigateway:<AWS::Region>::/usageplans/*/keys]',
         reason:
-          'The authorizer adds client keys to the stage’s usage plan, whose id it may not name: ' +
-          'the plan waits for the stage, whose methods wait for the authorizer. It finds the plan ' +
-          'by its name (the stage’s), and may only read plans and keys and add keys.',
+          'The plan waits for the stage, whose methods wait for the authorizer: it finds the ' +
+          'plan by name, and may only read plans and keys and add keys.',
       });
     props.authorizerFunction.addToRolePolicy(
       new PolicyStatement({
         actions: ['apigateway:GET', 'apigateway:POST'],
-        resources: [
-          Stack.of(this).formatArn({ service: 'apigateway', account: '', resource: '/usageplans' }),
-          Stack.of(this).formatArn({ service: 'apigateway', account: '', resource: '/apikeys' }),
-          // Not the plan's own id: the authorizer function would then wait for the plan, which
-          // waits for the stage, whose methods wait for the authorizer.
-          Stack.of(this).formatArn({
-            service: 'apigateway',
-            account: '',
-            resource: '/usageplans/*/keys',
-          }),
-        ],
+        resources: ['/usageplans', '/apikeys', '/usageplans/*/keys'].map((resource) =>
+          Stack.of(this).formatArn({ service: 'apigateway', account: '', resource }),
+        ),
       }),
     );
   }
 
-  /**
-   * The web ACL in front of the stage: the one the stage names (an account-wide ACL, to which its
-   * team adds the per-client rules, docs/deploying.md), or else the stage's own, which holds them.
-   */
-  private protectWithWebAcl(props: PlantsApiProps, budgets: Parameters<typeof tokenLimits>[0]) {
+  /** The stage's web ACL: the one the stage names, or its own with the per-token limits. */
+  private protectWithWebAcl(props: PlantsApiProps, budgets: Budgets) {
     const stageArn = this.restApi.deploymentStage.stageArn;
     if (props.webAclArn !== undefined) {
       new CfnWebACLAssociation(this, 'WebAclAssociation', {
@@ -301,35 +258,25 @@ export class PlantsApi extends Construct {
       Validations.of(cloudWatchRole).acknowledge({
         id: 'AwsSolutions::AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AmazonAPIGatewayPushToCloudWatchLogs]',
         reason:
-          'The account-wide role API Gateway writes access and execution logs with. ' +
-          'AmazonAPIGatewayPushToCloudWatchLogs is the AWS-maintained policy made for exactly ' +
-          'this role, and only API Gateway can assume it.',
+          'AmazonAPIGatewayPushToCloudWatchLogs: the AWS-maintained policy for API Gateway’s logs role.',
       });
-
     Validations.of(this.restApi).acknowledge(
       {
         id: 'AwsSolutions::AwsSolutions-APIG2',
         reason:
-          'The functions validate every request (content type, size, JSON, NewPlant schema, ' +
-          'path and query parameters) and answer with the contract\u2019s error codes naming ' +
-          'each failing field; an API Gateway validator would answer first, with its own codes ' +
-          'and messages.',
+          'The functions validate every request themselves and answer with the contract’s error codes.',
       },
       {
         id: 'AwsSolutions::AwsSolutions-COG4',
         reason:
-          'The TOKEN authorizer verifies Cognito access tokens (signature, issuer, client id, ' +
-          'scope) and tokens of any other OIDC issuer a stage names, and answers 401/403 with ' +
-          'the contract\u2019s Error body; a Cognito authorizer could do neither.',
+          'The TOKEN authorizer verifies Cognito’s and other OIDC issuers’ tokens, answering the contract’s 401.',
       },
     );
   }
 
   /**
-   * Answers a resource's CORS preflight in API Gateway itself (a mock integration, no token, no
-   * function): the resource's methods from the route table, the allowed request headers, and
-   * `Access-Control-Allow-Origin` only for an allowed origin, set by the integration response's
-   * mapping template through `$context.responseOverride` (a disallowed origin gets none).
+   * A resource's CORS preflight, answered by API Gateway (a mock integration): the origin is
+   * echoed, through `$context.responseOverride`, only when it is allowed.
    */
   private addPreflight(path: string, allowedOrigins: readonly string[]): void {
     const methods = routes.filter((route) => route.path === path).map((route) => route.method);
@@ -341,7 +288,6 @@ export class PlantsApi extends Construct {
         ...(allowedOrigins.includes('*') ? { 'Access-Control-Allow-Origin': '*' } : {}),
       }).map(([name, value]) => [name, literal(value)]),
     );
-    // Every header the answer may carry is declared by the method response, the origin too.
     const declared = Object.fromEntries(
       [...new Set([...Object.keys(headers), 'Access-Control-Allow-Origin'])].map((header) => [
         `method.response.header.${header}`,
@@ -352,8 +298,7 @@ export class PlantsApi extends Construct {
     const method = this.restApi.root.resourceForPath(path).addMethod(
       'OPTIONS',
       new MockIntegration({
-        // The API's binary media type `*/*` would make the mock's request and answer binary
-        // (a preflight sends `Accept: */*`): text, so the templates apply.
+        // Text, not the API's binary `*/*` (a preflight sends `Accept: */*`), so templates apply.
         contentHandling: ContentHandling.CONVERT_TO_TEXT,
         requestTemplates: { 'application/json': '{"statusCode": 204}' },
         integrationResponses: [
@@ -388,17 +333,11 @@ export class PlantsApi extends Construct {
     Validations.of(method).acknowledge({
       id: 'AwsSolutions::AwsSolutions-APIG4',
       reason:
-        'A CORS preflight carries no credentials (browsers send it without the Authorization ' +
-        'header, by the Fetch standard) and reaches no function or data: API Gateway answers it ' +
-        'itself from a mock integration.',
+        'A CORS preflight carries no credentials (Fetch standard); API Gateway answers it from a mock.',
     });
   }
 
-  /**
-   * Serves the stage on the team's domain (regional endpoint, TLS 1.2) under its base path, with
-   * an alias record when a hosted zone is named. The functions build the `next` links from the
-   * host and path a request came in on, so they follow the domain by themselves.
-   */
+  /** The stage on the team's domain; the `next` links follow the host a request came in on. */
   private addCustomDomain(config: CustomDomainConfig): string {
     const domain = this.restApi.addDomainName('CustomDomain', {
       domainName: config.domainName,
@@ -419,10 +358,7 @@ export class PlantsApi extends Construct {
   }
 }
 
-/**
- * A shared gateway response as CDK options: header values quoted as API Gateway requires, and
- * the stage's CORS headers (`gatewayAllowOrigin` says which origin it can name).
- */
+/** A shared gateway response as CDK options: header values quoted, the stage's CORS added. */
 function toGatewayResponseOptions(response: GatewayResponse, allowedOrigins: readonly string[]) {
   const responseHeaders: Record<string, string> = {};
   const cors = gatewayResponseCors(allowedOrigins);

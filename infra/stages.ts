@@ -1,33 +1,23 @@
 /**
- * The Plant Store's deployment stages: every setting that differs between `dev` and `prod`, in
- * one typed place. `npx cdk deploy -c stage=<name>` picks one; `dev` is the default.
- *
- * This module is plain data: it must not import aws-cdk-lib, since the local API reads a stage's
- * throttling from it to imitate the deployed gateway.
+ * The deployment stages: every setting that differs between `dev` and `prod`
+ * (`-c stage=<name>`; `dev` by default). Plain data, no aws-cdk-lib: `npm start` reads it too.
  */
 import type { PlantEventType, WebhookFormat } from '../functions/shared/webhooks/plant-events.ts';
 
 /** Where the bearer tokens the authorizer accepts come from. */
 export type IssuerConfig = CognitoIssuerConfig | OidcIssuerConfig;
 
-/**
- * A Cognito user pool created by the stack: a resource server granting the API's scopes
- * (`plants/read`, `plants/write`) and one app client for the client-credentials grant.
- */
+/** A Cognito user pool the stack creates, with the API's scopes and a client-credentials client. */
 export interface CognitoIssuerConfig {
   readonly kind: 'cognito';
   /**
-   * First part of the hosted domain `<prefix>-<stage>-<account>.auth.<region>.amazoncognito.com`.
-   * Cognito domains are global per region and must not contain `aws`, `amazon` or `cognito`.
+   * `<prefix>-<stage>-<account>.auth.<region>.amazoncognito.com`; no `aws`, `amazon`, `cognito`.
    * @default 'plant-store'
    */
   readonly domainPrefix?: string;
   /**
-   * The pool's issuer format (`IssuerConfiguration`), pinned because the authorizer's
-   * `TOKEN_ISSUER` and JWKS URL are derived from it and a mismatch rejects every token:
-   * `ORIGINAL` issues `https://cognito-idp.<region>.amazonaws.com/<pool id>`, `UPDATED`
-   * `https://issuer-cognito-idp.<region>.amazonaws.com/<pool id>` (for multi-Region pools).
-   * @default 'ORIGINAL'
+   * The pool's `IssuerConfiguration`, pinned: the authorizer's issuer is derived from it. @default
+   * 'ORIGINAL'
    */
   readonly issuerFormat?: 'ORIGINAL' | 'UPDATED';
 }
@@ -45,11 +35,7 @@ export interface OidcIssuerConfig {
   readonly tokenUrl?: string;
 }
 
-/**
- * The stage's throttling budget: steady requests per second and burst size for the whole stage.
- * API Gateway throttles each method on its own, so every route gets an equal share
- * (`infra/throttling.ts`) and together they never pass these numbers.
- */
+/** A throttling budget for the whole stage, shared out among its routes (`infra/throttling.ts`). */
 export interface ThrottlingConfig {
   readonly rateLimit: number;
   readonly burstLimit: number;
@@ -62,14 +48,11 @@ export interface WebhookSubscriberConfig {
   /** Where the webhooks are POSTed: https only. */
   readonly url: string;
   /**
-   * `plant` (the StoredPlant alone, `plant.created` only) or `event` (the Standard Webhooks
-   * envelope `{type, timestamp, data}`). @default 'plant'
+   * `plant` (the plant alone, creates only) or `event` (`{type, timestamp, data}`). @default
+   * 'plant'
    */
   readonly format?: WebhookFormat;
-  /**
-   * The event types it hears of: `plant.created`, `plant.updated`, `plant.deleted`.
-   * @default ['plant.created'] in the plant format, every type in the event format
-   */
+  /** @default ['plant.created'] in the plant format, every type in the event format */
   readonly events?: readonly PlantEventType[];
 }
 
@@ -98,69 +81,39 @@ export interface StageConfig {
   /** `true` keeps data when the stack is deleted and refuses accidental table deletion. */
   readonly productionLike: boolean;
   readonly throttling: ThrottlingConfig;
-  /**
-   * The webhook endpoint routes' budget, shared by those ten routes.
-   * @default {@link defaultEndpointThrottling} (20/s, bursts of 40)
-   */
+  /** The webhook endpoint routes' shared budget. @default 20/s, bursts of 40 */
   readonly webhookEndpointThrottling?: ThrottlingConfig;
   /** Days the functions' and the access logs are kept (a CloudWatch Logs retention value). */
   readonly logRetentionDays: LogRetentionDays;
   readonly issuer: IssuerConfig;
   /**
-   * ARN of an existing regional AWS WAFv2 web ACL to put in front of the API stage (web ACLs
-   * are usually managed per account, e.g. by Firewall Manager, and shared by many APIs); its team
-   * adds the per-client rules to it (docs/deploying.md), since a stage has one web ACL.
-   * @default the stage's own web ACL, holding the per-client limits (`infra/token-limits.ts`)
+   * An existing regional WAFv2 web ACL for the stage; its team adds the per-token rules
+   * (docs/deploying.md). @default the stage's own, with the per-token limits
    */
   readonly webAclArn?: string;
-  /**
-   * Who hears of new (and, if they choose, changed and deleted) plants: signed webhooks, retried
-   * for a day. Each gets a secret in
-   * Secrets Manager, `plant-store/<stage>/webhooks/<name>`.
-   * @default none
-   */
+  /** The stage's own subscribers; each gets a secret `plant-store/<stage>/webhooks/<name>`. */
   readonly webhookSubscribers?: readonly WebhookSubscriberConfig[];
   /**
-   * Whether this stack creates and sets API Gateway's account-wide CloudWatch Logs role. Where a
-   * platform team owns that role (one per account and region), set `false`: the stage then uses
-   * the role already set on the account, and access logs need it.
-   * @default true
+   * Whether the stack sets API Gateway's account-wide logs role; `false` where a platform team
+   * does. @default true
    */
   readonly manageApiGatewayCloudWatchRole?: boolean;
-  /**
-   * The AWS account (12 digits) and region this stage may only be deployed to. Pinned, a
-   * `cdk synth|deploy` with credentials of another account or region fails before anything
-   * changes. @default deployable anywhere (the caller's account and region)
-   */
+  /** The only account and region the stage deploys to. @default the caller's */
   readonly account?: string;
   readonly region?: string;
-  /**
-   * Who the alarms notify (one SNS topic per stage, output as `AlarmTopicArn`).
-   * @default nobody yet: subscribe to the topic
-   */
+  /** Who the alarms notify, beside the `AlarmTopicArn` topic. @default nobody */
   readonly alarmNotifications?: AlarmNotificationsConfig;
   /** Serve the stage on a domain of your own; `ApiUrl` and the `next` links then use it. */
   readonly customDomain?: CustomDomainConfig;
-  /**
-   * Web pages on other origins that may call the API from a browser (CORS): exact origins
-   * (`https://app.example.com`), or `*` for any origin in a stage that is not production-like.
-   * @default none: browsers refuse every cross-origin call
-   */
+  /** Browser origins allowed to call (CORS); `*` only where not production-like. @default none */
   readonly cors?: { readonly allowedOrigins: readonly string[] };
   /**
-   * The p99 of an API function's or the authorizer's Init Duration (ms) above which its cold
-   * starts page. @default {@link defaultInitDurationAlarmMilliseconds}
+   * The Init Duration p99 (ms) that pages. @default {@link defaultInitDurationAlarmMilliseconds}
    */
   readonly initDurationAlarmMilliseconds?: number;
 }
 
-/**
- * The Init Duration p99 that pages: about three times what `npm run bench` measures for an API
- * function's Node.js start and bundle import on one core, scaled to the 0.58 of a vCPU Lambda
- * gives 1,024 MB (the figures and the sum: docs/performance.md#memory). Past it the bundle grew,
- * or its init waits on the network, and every client that meets a cold start waits that long
- * before its request starts.
- */
+/** About three times the benched cold start at 1,024 MB (docs/performance.md#memory). */
 export const defaultInitDurationAlarmMilliseconds = 500;
 
 /** Retention periods CloudWatch Logs accepts (a subset: the ones that make sense here). */
@@ -175,9 +128,7 @@ export const stages: Readonly<Record<StageName, StageConfig>> = {
   dev: {
     name: 'dev',
     productionLike: false,
-    // Enough for a developer and an integration-test run, low enough that a runaway loop
-    // cannot run up a bill: 429 beyond 60 requests per second in all, bursts of 120; each of
-    // the six routes 10/s, bursts of 20 (API Gateway throttles each method on its own).
+    // Enough for a developer and a test run; a runaway loop cannot run up a bill.
     throttling: { rateLimit: 60, burstLimit: 120 },
     logRetentionDays: 7,
     issuer: { kind: 'cognito' },
@@ -187,14 +138,9 @@ export const stages: Readonly<Record<StageName, StageConfig>> = {
   prod: {
     name: 'prod',
     productionLike: true,
-    // Sized to protect the table and the account's Lambda concurrency (1000 by default, shared
-    // by every function of the region): at ~50 ms per create, 200 requests per second in all
-    // need about 10 concurrent functions; a burst of 400 absorbs client retries without 429s.
-    // Each route gets its share (33.3/s, bursts of 66). Raise both together with a concurrency
-    // quota increase.
+    // ~10 concurrent functions at ~50 ms a request, of the account's 1,000; raise with its quota.
     throttling: { rateLimit: 200, burstLimit: 400 },
-    // A year: long enough to answer for any request of the past year (the Control Tower rule
-    // CT.CLOUDWATCH.PR.2 that cfn-guard checks asks for as much).
+    // A year, as Control Tower's CT.CLOUDWATCH.PR.2 asks.
     logRetentionDays: 365,
     issuer: { kind: 'cognito' },
   },
@@ -219,13 +165,7 @@ export class WrongDeploymentTargetError extends Error {
   }
 }
 
-/**
- * Refuses to build a pinned stage for another account or region. The CDK CLI passes the
- * caller's account and region as `CDK_DEFAULT_ACCOUNT` and `CDK_DEFAULT_REGION` (absent without
- * credentials, when synth goes on: nothing can be deployed then).
- *
- * @throws WrongDeploymentTargetError naming both accounts or regions.
- */
+/** Refuses a pinned stage for the caller's other account or region (`CDK_DEFAULT_*`). */
 export function checkDeploymentTarget(
   stage: StageConfig,
   environment: Record<string, string | undefined>,

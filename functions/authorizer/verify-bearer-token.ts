@@ -1,7 +1,6 @@
 /**
- * Bearer-token verification with aws-jwt-verify: AWS's own verifier, written for Cognito and any
- * OIDC issuer, with no dependencies of its own; it keeps the JWKS and the parsed public keys in
- * memory across invocations and rate-limits refetches for unknown key ids.
+ * Bearer-token verification with aws-jwt-verify, which caches the JWKS and its keys across
+ * invocations and rate-limits refetches for unknown key ids.
  */
 import {
   FetchError,
@@ -32,11 +31,7 @@ import { type AuthorizerConfig, isSecureUrl } from './config.ts';
 /** Clock skew tolerated on `exp` and `nbf`, in seconds: enough for drift, too little to matter. */
 export const leewaySeconds = 5;
 
-/**
- * The furthest in the future a token's `exp`, `nbf` or `iat` may lie, in seconds from now. Access
- * tokens live minutes to a day (Cognito allows at most one); a token claiming more than a year is
- * a forgery or a broken issuer, and a value like `1e300` would break date arithmetic.
- */
+/** How far ahead `exp`, `nbf` or `iat` may lie: a year (`1e300` would break date arithmetic). */
 export const maxFutureClaimSeconds = 366 * 24 * 60 * 60;
 
 /** The smallest RSA key accepted, in bits: NIST SP 800-57 deems smaller keys unsafe. */
@@ -45,10 +40,7 @@ export const minRsaKeyBits = 2048;
 /** Seconds before the JWKS may be fetched again after an unknown `kid` or a failed fetch. */
 export const defaultJwksRefetchWaitSeconds = 10;
 
-/**
- * The accepted signature algorithms, each with the only key type it may be used with. Asymmetric
- * only: `none` and the HMAC family (which a forger could key with the public key) are absent.
- */
+/** The accepted algorithms, each with its key type: asymmetric only, no `none`, no HMAC. */
 export const keyTypeOfAlgorithm: Readonly<Record<string, string>> = {
   RS256: 'RSA',
   RS384: 'RSA',
@@ -63,20 +55,14 @@ export const keyTypeOfAlgorithm: Readonly<Record<string, string>> = {
 export interface VerifiedToken {
   /** The token's `sub`: the user, or the app client for a client-credentials token. */
   readonly subject: string;
-  /**
-   * Who the token was issued to, whatever token it is: the issuer and its client id (`client_id`,
-   * else `azp`, else `sub`). Every token a client mints names the same client.
-   */
+  /** The issuer and the client (`client_id`, else `azp`, else `sub`) the token was issued to. */
   readonly client: string;
   /** The `scope` claim as issued: space-separated scopes, `''` when it has none. */
   readonly scope: string;
   readonly scopes: readonly string[];
 }
 
-/**
- * Why a token was rejected, for the log only (the caller learns nothing but "Unauthorized").
- * Codes rather than class names, which a minifying bundler may rename.
- */
+/** Why a token was rejected, for the log only; codes, since a bundler may rename classes. */
 export type RejectionReason =
   | 'missing-bearer-token'
   | 'malformed'
@@ -138,18 +124,13 @@ export function rejectionReasonOf(error: unknown): RejectionReason {
 }
 
 export interface BearerTokenVerifierOptions {
-  /** How long a failed JWKS lookup blocks the next fetch (tests shorten it). */
   readonly jwksRefetchWaitSeconds?: number;
 }
 
 /** Verifies the value of an `Authorization` header and returns the token's subject and scopes. */
 export type BearerTokenVerifier = (authorization: string | undefined) => Promise<VerifiedToken>;
 
-/**
- * Creates the verifier once (per cold start): the JWKS it fetches is cached for the life of the
- * Lambda instance. The scope is not checked here: a token without it is valid but denied (403),
- * which the caller decides.
- */
+/** One verifier per cold start (it caches the JWKS); the scope is the caller's to check. */
 export function createBearerTokenVerifier(
   config: AuthorizerConfig,
   options: BearerTokenVerifierOptions = {},
@@ -179,7 +160,6 @@ export function createBearerTokenVerifier(
     const payload = await verifier.verify(token);
     const scope = payload.scope ?? '';
     return {
-      // checkToken has made sure `sub` is a non-empty string; the library's type cannot know it.
       subject: String(payload.sub),
       client: clientOf(payload),
       scope,
@@ -204,10 +184,8 @@ export function readBearerToken(authorization: string | undefined): string {
 }
 
 /**
- * What must be refused before the library's checks run: a `crit` header names extensions the
- * token's issuer requires the verifier to understand, and this verifier understands none (RFC
- * 7515 §4.1.11); and times far beyond any token's life, which the library would turn into
- * dates it cannot print (an unexpected fault rather than a 401).
+ * Refused before the library's checks: a `crit` header (RFC 7515 §4.1.11: this verifier knows
+ * no extension), and times too far off for the library's date arithmetic.
  */
 function checkUnverifiedToken(token: string): void {
   const { header, payload } = decomposeUnverifiedJwt(token);
@@ -277,11 +255,7 @@ function rsaKeyBits(jwk: Jwk): number {
   return (modulus.length - first) * 8 - (Math.clz32(modulus[first] as number) - 24);
 }
 
-/**
- * The library rate-limits refetches only after an unknown `kid`. A JWKS that cannot be fetched
- * or parsed gets the same wait, so an issuer outage costs each request a quick 401 instead of a
- * slow one, and the issuer is not hammered meanwhile.
- */
+/** An unfetchable JWKS waits out the penalty too, so an issuer outage costs a quick 401. */
 class FailClosedJwksCache extends SimpleJwksCache {
   override async getJwk(jwksUri: string, decomposedJwt: DecomposedJwt) {
     try {
@@ -299,19 +273,10 @@ class FailClosedJwksCache extends SimpleJwksCache {
   }
 }
 
-/**
- * How long the issuer may take to answer a JWKS fetch, in milliseconds. The https fetcher tries
- * twice, so a slow issuer costs at most ~3 s: well inside the authorizer's 5 s timeout, so the
- * caller gets 401 rather than the gateway's 500 for a timed-out authorizer.
- */
+/** Per try: the library tries twice, ~3 s in all, inside the authorizer's 5 s, so 401, not 500. */
 const jwksFetchTimeoutMilliseconds = 1500;
 
-/**
- * The library fetches with Node's `https` module, which refuses `http:` URLs outright. https
- * stays with the library's fetcher (timeouts, one retry); plain http is allowed only for a
- * loopback host, where the local issuer serves its JWKS (or, under `sam local`, the private
- * address the configuration allowed).
- */
+/** Node's `https` refuses `http:`; plain http is fetched only from a loopback host. */
 class LoopbackHttpFetcher implements Fetcher {
   readonly #httpsFetcher = new SimpleFetcher({
     defaultRequestOptions: { responseTimeout: jwksFetchTimeoutMilliseconds },

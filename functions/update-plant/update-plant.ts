@@ -1,11 +1,7 @@
 /**
  * Changing a plant: one conditional UpdateItem that writes only when the plant exists, has the
- * version `If-Match` names and would change. When the write is refused, the item as it was
- * (returned with the refusal) tells which: no plant (404), another version (412), or nothing to
- * change (200, nothing written, the same version).
- *
- * The new version comes from the clock or from the stored version, never from the client's
- * `If-Match`: a tag names a version to match, it cannot set one.
+ * version `If-Match` names and would change; a refusal's old item tells 404, 412 or "nothing to
+ * change". The new version comes from the clock or the stored one, never from `If-Match`.
  */
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { PlantNotFoundError, StoreUnavailableError } from '../shared/errors/errors.ts';
@@ -49,31 +45,20 @@ export interface UpdateDependencies extends StoreDependencies {
   readonly now?: () => number;
 }
 
-/**
- * A change pinned to a version that changed under it (a list of ETags, or `If-None-Match`) is
- * tried again with the version it found, after a few random milliseconds so that racing changes
- * spread out; after this many tries the client is told to retry (503), as safe as the first try.
- */
+/** Tries of a change whose pinned version changed under it, spread out; then 503. */
 const attempts = 6;
 
 /**
- * What the write is conditioned on: one stored version (it then writes the next one), or, for
- * `*`, any version: below the clock's (it then writes the clock's), or at or past it (it then
- * writes the stored one + 1, counted by DynamoDB). Versions only grow while a plant exists, so
- * once the first of the two `*` forms has failed for the version, the second cannot: a `*`
- * change takes two writes at most, however many race it, unless the plant is deleted and created
- * again in between (then it tries again, up to {@link attempts} writes in all).
+ * What the write is conditioned on: one stored version (it writes the next), or, for `*`, any
+ * version below the clock's (it writes the clock's) or from it on (DynamoDB adds 1). Versions only
+ * grow, so a `*` change takes two writes, unless the plant is deleted and created in between.
  */
 type Pin = { readonly version: number } | 'below-clock' | 'from-clock';
 
 /**
- * Applies `change` to the plant `id` if its version meets `preconditions`: one `If-Match`
- * names and, when the request has `If-None-Match`, none that it names (RFC 9110 §13.2.2).
- * @throws PlantNotFoundError when no plant has this id (never created: no upsert).
- * @throws ApiError 41200 when the plant's version is not one `If-Match` names, or is
- * one `If-None-Match` names.
- * @throws StoreUnavailableError when the store is unreachable, too slow or throttling, or the
- * plant kept changing under a `*` change.
+ * Applies `change` to plant `id` if its version is one `If-Match` names and none `If-None-Match`
+ * names (RFC 9110 §13.2.2). @throws PlantNotFoundError (no upsert), ApiError 41200, or
+ * StoreUnavailableError, also when the plant kept changing under a `*` change.
  */
 export async function updatePlant(
   id: bigint,
@@ -98,9 +83,8 @@ export async function updatePlant(
   ) {
     pin = { version: ifMatch[0] as number };
   } else {
-    // Nothing to write, nothing that could match, a list of ETags, the highest version or an
-    // If-None-Match: read which version the plant has, and answer from it or pin the write to it
-    // (so every pinned version has been checked).
+    // Nothing to write, a list of ETags, the highest version or an If-None-Match: read the
+    // version, and answer from it or pin the write to it.
     const found = check(await readPlant(id, dependencies));
     if (nothingToWrite || changesNothing(found.plant, change)) return found;
     pin = { version: found.version };
@@ -112,8 +96,7 @@ export async function updatePlant(
       written.item === undefined ? undefined : unmarshall(written.item, { wrapNumbers: true });
     const found = check(requirePlant(stored, dependencies.logger));
     if (changesNothing(found.plant, change)) return found;
-    // `*`: the form for the version found. Otherwise a version that changed since it was
-    // read: pin to it, if it is still one the request accepts (`check` said so).
+    // `*`: the form for the version found; otherwise the version found, which `check` accepted.
     const next: Pin = anyVersion
       ? found.version < clock
         ? 'below-clock'
@@ -130,23 +113,13 @@ export async function updatePlant(
 }
 
 /**
- * The plant, if its version meets the preconditions.
- * @throws ApiError 41200
- * @throws PlantNotFoundError for a plant that cannot take another version.
+ * The plant, if its version meets the preconditions and has a next version that stays exact.
+ * @throws ApiError 41200; PlantNotFoundError at the highest version (only another tool stores it)
  */
 function checkVersion(found: VersionedPlant, preconditions: Preconditions): VersionedPlant {
   evaluatePreconditions(preconditions, found.version, 'write');
-  requireRoomForChange(found.version);
+  if (found.version >= maxVersion) throw new PlantNotFoundError();
   return found;
-}
-
-/**
- * A plant at the highest version (only another tool could store it) has no next version that
- * stays exact, so no change can be made to it: answered as for an item that is not a plant.
- * @throws PlantNotFoundError
- */
-function requireRoomForChange(version: number): void {
-  if (version >= maxVersion) throw new PlantNotFoundError();
 }
 
 function samePin(one: Pin, other: Pin): boolean {
@@ -188,9 +161,7 @@ async function write(
     UpdateExpression: `SET ${sets.join(', ')}${removes.length > 0 ? ` REMOVE ${removes.join(', ')}` : ''}`,
     ConditionExpression: [
       'attribute_exists(#id)',
-      // A plant's types: an item a read answers 404 for as not a plant is not changed. (A
-      // fractional version, which only another tool could store, is past what a condition can
-      // tell from a whole one: a `*` change writes a whole one over it.)
+      // A plant's types: an item a read calls "not a plant" is not changed.
       'attribute_type(#name, :string)',
       '(attribute_not_exists(#tag) OR attribute_type(#tag, :string))',
       '(attribute_not_exists(#version) OR attribute_type(#version, :number))',
@@ -220,9 +191,8 @@ function versionUpdate(pin: Pin, clock: number, values: Record<string, unknown>)
 }
 
 /**
- * The version part of the condition, its values added to `values`: the pinned version (0 is
- * also an item without one), or, for `*`, one below the clock or one from it on. A negative
- * version is not the API's (a read says "no plant"), nor one without room for the next.
+ * The version condition: the pinned version (0 is also an item without one), or, for `*`, one
+ * below the clock or one from it on, never negative nor without room for the next.
  */
 function versionCondition(pin: Pin, clock: number, values: Record<string, unknown>): string[] {
   if (pin === 'below-clock') {

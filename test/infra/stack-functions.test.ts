@@ -178,7 +178,7 @@ describe.each([stages.dev, stages.prod])('the PlantStore-$name stack', (stage) =
       const statements = Object.values(policies).flatMap(
         (policy) => policy.Properties.PolicyDocument.Statement,
       );
-      const tableActions = functionSettings[name].tableActions ?? [];
+      const tableActions = (functionSettings[name] as FunctionSettings).tableActions ?? [];
       const reads = tableActions.some((action) => /GetItem|Scan|Query/.test(action));
       expect(statements).toEqual([
         {

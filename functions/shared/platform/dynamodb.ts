@@ -1,12 +1,7 @@
 /**
- * The DynamoDB document client, configured so that a hung or unreachable store fails fast.
- *
- * Time bound of one store call (see also `storeDeadlineMilliseconds`): each attempt gives up
- * after `connectionTimeoutMilliseconds` to connect and `requestTimeoutMilliseconds` for the whole
- * request; `maxAttempts` attempts with jittered backoff, every call its own
- * ({@link everyCallRetries}); and the caller's deadline aborts whatever is still running. The
- * Lambda timeout (about 10 s) is far beyond that, so the client always gets a 503 it may retry,
- * never a gateway timeout.
+ * The DynamoDB document client, bounded so that a hung store fails fast: per-attempt timeouts,
+ * `maxAttempts` with jittered backoff, and a deadline per call, all well inside the Lambda
+ * timeout, so a client gets a 503 it may retry, never a gateway timeout.
  */
 import { Agent as HttpAgent } from 'node:http';
 import { Agent as HttpsAgent } from 'node:https';
@@ -27,19 +22,14 @@ import type { RetryErrorInfo, RetryStrategyV2, RetryToken } from '@smithy/types'
 import { StoreUnavailableError } from '../errors/errors.ts';
 
 export interface DocumentClientOptions {
-  /** A DynamoDB-compatible store's URL (DynamoDB Local); AWS's regional endpoint when absent. */
+  /** DynamoDB Local's URL; AWS's regional endpoint when absent. */
   url?: string;
-  /** Per attempt: time to establish the connection. */
+  /** Per attempt. */
   connectionTimeoutMilliseconds?: number;
-  /** Per attempt: time for the whole request and response. */
   requestTimeoutMilliseconds?: number;
-  /** Attempts in total, first one included. */
+  /** First one included. */
   maxAttempts?: number;
-  /**
-   * With `url`: the credentials to sign with. DynamoDB Local (without `-sharedDb`) keeps one
-   * database per access key id and region, so the key id `npm start` keeps private selects its
-   * data. @default the environment's, or a placeholder
-   */
+  /** With `url`: DynamoDB Local keeps a database per key id and region, so this picks one. */
   credentials?: { readonly accessKeyId: string; readonly secretAccessKey: string };
 }
 
@@ -54,9 +44,7 @@ export const defaultDocumentClientOptions = {
 export const storeDeadlineMilliseconds = 3_000;
 
 /**
- * Creates a document client with bounded timeouts and exact numbers: numbers are never turned
- * into a lossy JavaScript `number` on the way in (bigint or `NumberValue` are written as N) or
- * out (`wrapNumbers` reads N as `NumberValue`).
+ * A document client with bounded timeouts that reads and writes numbers exactly (`NumberValue`).
  */
 export function createDocumentClient(options: DocumentClientOptions = {}): DynamoDBDocumentClient {
   const { url } = options;
@@ -82,13 +70,9 @@ export function createDocumentClient(options: DocumentClientOptions = {}): Dynam
 }
 
 /**
- * The SDK's standard retries (throttling and transient errors, full-jitter exponential backoff
- * from 50 ms, or 1 s after throttling), but with `maxAttempts` for every call: without the
- * SDK's retry quota, a bucket of 500 per client that each retry draws 14 from and each success
- * refills by 1. An outage drains it, and for seconds after the store is back every call then
- * had one attempt: a slow first answer was a 503 where the docs promise three attempts within
- * 3 s. Here the deadline bounds what retries cost instead (three attempts, 3 s, a call), and
- * API Gateway's throttling bounds the calls (docs/decisions/store-retries.md).
+ * The SDK's standard retries, but `maxAttempts` for every call: no retry quota, which an outage
+ * drains for seconds after. The deadline bounds what retries cost
+ * (docs/decisions/store-retries.md).
  */
 export function everyCallRetries(maxAttempts: number): RetryStrategyV2 {
   const token = (retries: number, delay: number): RetryToken => ({
@@ -109,12 +93,8 @@ export function everyCallRetries(maxAttempts: number): RetryStrategyV2 {
 }
 
 /**
- * Reads a response body into bytes, as the SDK's own collector does for the Node.js streams its
- * HTTP handler returns. The SDK's collector first asks whether the body is a web stream, and the
- * global `ReadableStream` it reads to find out loads Node.js's web streams: ~1.5 ms of every cold
- * start's first request (`npm run bench`), for a type this client never receives.
- * `streamCollector` is a client setting the SDK types but marks internal: recheck it when
- * upgrading the SDK (`test/functions/shared/dynamodb.test.ts` covers this reader).
+ * Reads a response body as the SDK's collector does, without its web-stream check that loads
+ * Node's web streams (~1.5 ms of a cold start). `streamCollector` is internal: recheck on upgrade.
  */
 async function collectResponseBody(body: Readable): Promise<Uint8Array> {
   const chunks: Uint8Array[] = [];
@@ -122,11 +102,7 @@ async function collectResponseBody(body: Readable): Promise<Uint8Array> {
   return Buffer.concat(chunks);
 }
 
-/**
- * Whether an AWS call's error (the store's, the queue's, KMS's, Secrets Manager's) means
- * "unavailable, safe to retry" (503): throttling after the SDK's retries, timeouts, the
- * deadline's abort, connection failures and 5xx answers.
- */
+/** Whether an AWS call's error means "unavailable, safe to retry" (503). */
 export function isUnavailableError(error: unknown): boolean {
   // Not `instanceof Error`: Node's socket errors may come from another realm (Jest's VM, for one).
   if (typeof error !== 'object' || error === null) return false;
@@ -139,14 +115,15 @@ export function isUnavailableError(error: unknown): boolean {
 export interface StoreDependencies {
   readonly documentClient: DynamoDBDocumentClient;
   readonly tableName: string;
-  /** Overall time for the store call, retries included; {@link storeDeadlineMilliseconds} by default. */
+  /**
+   * Overall time for the store call, retries included; {@link storeDeadlineMilliseconds} by
+   * default.
+   */
   readonly deadlineMilliseconds?: number;
 }
 
 /**
- * Runs one store call under the overall deadline, given to `call` as the `abortSignal` for
- * `send`. Whatever means "unavailable" becomes a {@link StoreUnavailableError} (503); anything
- * else is rethrown as it is, for the caller to translate or to answer 500.
+ * One store call under the deadline; "unavailable" becomes a {@link StoreUnavailableError} (503).
  */
 export async function callStore<Result>(
   call: (abortSignal: AbortSignal) => Promise<Result>,
@@ -167,11 +144,7 @@ export interface ConditionFailed {
   readonly item?: Record<string, AttributeValue>;
 }
 
-/**
- * Runs one conditional write as {@link callStore} does: resolves its output, or
- * {@link ConditionFailed} when its condition did not hold, which each caller reads as it must (a
- * newer state stands, a limit is met, a claim is taken). Any other failure throws.
- */
+/** {@link callStore} for a conditional write: its output, or {@link ConditionFailed}. */
 export async function writeIf<Output extends object>(
   call: (abortSignal: AbortSignal) => Promise<Output>,
   deadlineMilliseconds?: number,
@@ -204,8 +177,7 @@ export function conditionFailed(result: object): result is ConditionFailed {
 }
 
 /**
- * `call` again while the store is unavailable, `tries` times in all: for a write that must not
- * be left undone when the store pauses for a few seconds (each try is bounded by its deadline).
+ * `call` again while the store is unavailable, `tries` times in all, for a write that must land.
  */
 export async function retryWhileUnavailable<Result>(
   call: () => Promise<Result>,
@@ -221,10 +193,7 @@ export async function retryWhileUnavailable<Result>(
 }
 
 /**
- * A client's settings for a local store (`endpoint`): DynamoDB Local accepts any credentials;
- * without some, the SDK's default chain would end up asking the EC2 metadata service, which is
- * slow or absent on a developer's machine. `npm start` signs its streams client with these too,
- * so that both clients see the same database.
+ * Settings for a local store: any credentials do, and none would make the SDK ask EC2's metadata.
  */
 export function localStoreSettings(
   endpoint: string,
@@ -253,8 +222,7 @@ function withoutUndefined<T extends object>(value: T): Partial<T> {
 }
 
 /**
- * Condition terms joined by OR, in parentheses when that makes an OR (so that an AND around it
- * binds as meant), and only then: DynamoDB refuses redundant parentheses.
+ * Terms joined by OR, in parentheses only where there is an OR: DynamoDB refuses redundant ones.
  */
 export function anyOf(terms: readonly string[]): string {
   const joined = terms.join(' OR ');

@@ -1,7 +1,6 @@
 /**
- * Sending one webhook to one subscriber, signed per the Standard Webhooks specification with
- * its reference implementation (`standardwebhooks`), and the retry schedule: the delivery logic
- * the delivery function uses, deployed and under `npm start`.
+ * Sending one webhook, signed with the Standard Webhooks reference implementation, and the retry
+ * schedule: the delivery logic, deployed and under `npm start`.
  */
 import { request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
@@ -15,17 +14,11 @@ export interface Subscriber {
   readonly name: string;
   readonly url: string;
   readonly secret: string;
-  /**
-   * The secret before a rotation, while deliveries still carry its signature too (the header
-   * then holds both, space-separated, as Standard Webhooks allows).
-   */
+  /** The secret before a rotation, which signs too until it ends (Standard Webhooks allows it). */
   readonly previousSecret?: string;
 }
 
-/**
- * Seconds to wait before each retry: 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h (eight attempts
- * over about 27.6 hours); after the last failure the delivery is a dead letter.
- */
+/** Seconds before each retry: eight attempts over about 27.6 hours, then a dead letter. */
 export const defaultRetrySchedule: readonly number[] = [5, 300, 1800, 7200, 18000, 36000, 36000];
 
 /** A subscriber must answer 2xx within this many milliseconds for a delivery to count. */
@@ -41,21 +34,14 @@ export interface SendOptions {
   readonly now?: Date;
   /** Cancels the attempt (`npm start` stopping). */
   readonly signal?: AbortSignal;
-  /**
-   * The address to connect to, checked before (`endpoint-url.ts`): the URL's host name is still
-   * what TLS verifies and what the `Host` header says, but DNS is not asked again.
-   */
+  /** The address checked before (`endpoint-url.ts`): TLS and `Host` still use the URL's name. */
   readonly address?: string;
 }
 
 /**
- * POSTs the webhook to the subscriber once: `Content-Type: application/json`, its payload as the
- * body, the `webhook-id` (which carries the plant's version), `webhook-timestamp` and
- * `webhook-signature` headers, signed afresh for this attempt, and the version again as
- * `plant-version`, unsigned, for receivers written before it was in the id. Delivered means a
- * 2xx status within the timeout; a redirect (never followed), any other status, a timeout, a
- * refused connection or a TLS error is a failure, described for the log and the dead letter
- * (never the secret).
+ * POSTs the webhook once, signed afresh (with the previous secret too, during a rotation), with
+ * its version as `plant-version` for receivers older than the id's. Only a 2xx within the
+ * timeout is delivered; a redirect is never followed. A failure is described in a line.
  */
 export async function sendWebhook(
   event: PlantWebhook,
@@ -95,7 +81,7 @@ export async function sendWebhook(
   }
 }
 
-/** One POST; resolves with the answer's status (its body is not read). */
+/** One POST; resolves with the response's status (its body is not read). */
 function post(
   url: URL,
   headers: Record<string, string>,
@@ -112,7 +98,6 @@ function post(
       ...(address === undefined ? {} : { lookup: pinnedLookup(address) }),
     });
     sent.on('response', (response) => {
-      // The answer's body is not needed; reading it would only hold the connection.
       response.resume();
       resolve(response.statusCode ?? 0);
     });
@@ -122,10 +107,8 @@ function post(
 }
 
 /**
- * A resolver that answers every name with the one address checked before. It answers on a later
- * turn of the event loop, as a real resolver does: answered at once, a connect that fails at
- * once (an address the machine has no route to) emits its error before the HTTP client listens
- * for it, and the process dies of an unhandled 'error' event.
+ * A resolver answering the address checked before, on a later turn as a real one does: at once,
+ * a connect failing at once would emit its error before the client listens for it.
  */
 function pinnedLookup(address: string): LookupFunction {
   const family = isIPv6(address) ? 6 : 4;
@@ -147,10 +130,7 @@ function describeFailure(error: unknown): string {
   return `request failed: ${typeof failure?.message === 'string' ? failure.message : String(error)}`;
 }
 
-/**
- * What follows a failed attempt (1-based): the seconds to wait before the next one, or
- * `undefined` when the schedule is spent and the delivery becomes a dead letter.
- */
+/** The seconds before the attempt after `failedAttempt`, or `undefined`: a dead letter. */
 export function retryDelaySeconds(
   failedAttempt: number,
   schedule: readonly number[] = defaultRetrySchedule,
@@ -164,24 +144,14 @@ export type NextStep =
   | { readonly kind: 'retry'; readonly delaySeconds: number; readonly failure: string }
   | { readonly kind: 'dead-letter'; readonly failure: string };
 
-/**
- * The log messages and fields of the webhook outcomes. The deployed stage's metric filters read
- * them (`infra/plant-store-monitoring.ts` imports these names): rename one here and the metric
- * follows.
- */
+/** The webhook outcomes' log words, which the stage's metric filters read. */
 export const webhookLog = {
   delivered: 'webhook delivered',
   retrying: 'webhook failed, retrying',
   deadLettered: 'webhook dead-lettered',
-  /**
-   * On a retry: how long the event will have waited, in seconds, when the next attempt is made
-   * (a dead subscriber makes it grow with every attempt; the late-webhook alarm watches it).
-   */
+  /** On a retry: the event's age at the next attempt, which the late-webhook alarm watches. */
   waitedAtNextAttemptField: 'waitedSecondsAtNextAttempt',
-  /**
-   * What an attempt came to, on each of these lines (and on a message no longer sent):
-   * `delivered`, `retrying`, `dead-lettered` or `not-sent`; the dashboard counts endpoints' by it.
-   */
+  /** `delivered`, `retrying`, `dead-lettered` or `not-sent`. */
   outcomeField: 'outcome',
   subscriberField: 'subscriber',
 } as const;
@@ -190,18 +160,13 @@ export const webhookLog = {
 export interface DeliveryAttempt {
   readonly webhookId: string;
   readonly subscriber: string;
-  /** From 1. */
   readonly attempt: number;
-  /** When the event was first queued, in milliseconds since the epoch. */
+  /** Milliseconds since the epoch: first queued, and when this attempt was due. */
   readonly queuedAt: number;
-  /** When this attempt was due (a retry's scheduled time), if the delivery knows it. */
   readonly dueAt?: number;
 }
 
-/**
- * Decides what follows attempt `attempt` (1-based) of a delivery and logs it in the words of
- * {@link webhookLog}: one place for both the deployed and the local delivery.
- */
+/** What follows an attempt, logged in the words of {@link webhookLog}. */
 export function nextStepAfter(
   outcome: SendOutcome,
   delivery: DeliveryAttempt,
@@ -209,9 +174,7 @@ export function nextStepAfter(
   schedule: readonly number[] = defaultRetrySchedule,
   now: number = Date.now(),
 ): NextStep {
-  // Named one by one: a delivery message also carries the payload, which is not logged.
   const { webhookId, subscriber, attempt, queuedAt, dueAt } = delivery;
-  // How far behind its schedule the attempt was made (a retry is never made early).
   const fields = {
     webhookId,
     subscriber,
