@@ -41,14 +41,10 @@ export interface PlantWebhooksProps {
 const streamFailureRetention = Duration.days(30);
 
 /**
- * The plant webhooks: the table's stream → a fan-out function → one message per event and
- * subscriber of its type (the stage's and the enabled endpoints) on the delivery queue → the
- * delivery function, which signs and POSTs each; a failed attempt sends the next one to the retry
- * queue as a new message delayed until it is due → after the last attempt, the dead-letter queue,
- * kept 14 days and redriven with one `aws sqs start-message-move-task`. A stream batch the
- * fan-out still cannot queue is kept whole in the StreamFailures bucket until the replay function
- * queues it. Why these parts: docs/decisions/events-from-the-stream.md and
- * docs/decisions/retries-as-delayed-messages.md.
+ * The plant webhooks: stream → fan-out → delivery queue → delivery (signs and POSTs) → retry
+ * queue (delayed messages) → dead-letter queue, kept 14 days. A batch the fan-out cannot queue is
+ * kept in a bucket for the replay (docs/decisions/events-from-the-stream.md and
+ * retries-as-delayed-messages.md).
  */
 export class PlantWebhooks extends Construct {
   readonly deliveryQueue: Queue;
@@ -95,9 +91,7 @@ export class PlantWebhooks extends Construct {
       ...queueDefaults,
       retentionPeriod: Duration.seconds(deadLetterQueueSettings.retentionSeconds),
     });
-    // The redrive policy is a safety net only: the delivery function dead-letters a message
-    // itself, with its last failure, after the schedule's last attempt; this catches one whose
-    // handling keeps failing.
+    // A safety net: the delivery function dead-letters a message itself, with its failure.
     const workQueue = {
       ...queueDefaults,
       retentionPeriod: Duration.seconds(workQueueSettings.retentionSeconds),
@@ -117,8 +111,7 @@ export class PlantWebhooks extends Construct {
       encryption: BucketEncryption.S3_MANAGED,
       enforceSSL: true,
       blockPublicAccess: BlockPublicAccess.BLOCK_ALL,
-      // A replayed batch is deleted; versioning keeps it for as long again, should a replay
-      // need undoing or checking.
+      // A replayed batch is deleted; versioning keeps it as long again.
       versioned: true,
       lifecycleRules: [
         { expiration: streamFailureRetention, noncurrentVersionExpiration: streamFailureRetention },
@@ -137,7 +130,7 @@ export class PlantWebhooks extends Construct {
         new Secret(this, `Secret-${subscriber.name}`, {
           secretName: `plant-store/${this.props.stageName}/webhooks/${subscriber.name}`,
           description: `Signs the Plant Store's webhooks to ${subscriber.url}: whsec_ + this value.`,
-          // 48 letters and digits: valid base64 of 36 random bytes, the key Standard Webhooks signs with.
+          // Valid base64 of 36 random bytes, the key Standard Webhooks signs with.
           generateSecretString: {
             passwordLength: 48,
             excludePunctuation: true,
@@ -155,15 +148,11 @@ export class PlantWebhooks extends Construct {
       logRetention: this.props.logRetention,
       logRemovalPolicy: this.props.logRemovalPolicy,
       noDeadLetterQueueReason:
-        'Invoked by an event source mapping or by hand, never asynchronously: a failed stream ' +
-        'batch is kept in the StreamFailures bucket, a failed delivery ends in DeadLetters.',
+        'Never invoked asynchronously: a failed stream batch is kept, a failed delivery dead-lettered.',
     };
   }
 
-  /**
-   * The fan-out, fed every record of the plants stream (endpoints may hear of any kind, and every
-   * event is kept for their recover), bisecting a failing batch and keeping what still fails.
-   */
+  /** The fan-out, fed every record of the stream, keeping the batches that still fail. */
   private createFanout(scope: Construct, subscriptions: string): PlantStoreFunction {
     const { table, endpointStores } = this.props;
     const fanout = new PlantStoreFunction(scope, 'WebhookFanout', {
@@ -197,7 +186,7 @@ export class PlantWebhooks extends Construct {
       description: 'Plant Store: queues the webhooks of kept stream failures (on a schedule).',
       environment: {
         STREAM_FAILURES_BUCKET: this.streamFailureBucket.bucketName,
-        // Empty: AWS's endpoint. Declared so that `sam local invoke --env-vars` can set it.
+        // Empty: AWS's endpoint; declared so that `sam local invoke --env-vars` can set it.
         S3_ENDPOINT: '',
         DELIVERY_QUEUE_URL: this.deliveryQueue.queueUrl,
         SUBSCRIPTIONS: subscriptions,
@@ -216,7 +205,6 @@ export class PlantWebhooks extends Construct {
       }),
     );
     this.deliveryQueue.grantSendMessages(replay);
-    // Nobody has to act: the schedule replays each kept batch with backoff by its age.
     const schedule = new Rule(scope, 'ReplayStreamFailuresSchedule', {
       description: 'Plant Store: replays kept stream failures (backoff by their age).',
       schedule: Schedule.rate(Duration.minutes(replayPeriodMinutes)),
@@ -225,8 +213,7 @@ export class PlantWebhooks extends Construct {
     Validations.of(schedule).acknowledge({
       id: 'Serverless::Serverless-EventBusDLQ',
       reason:
-        'A scheduled event carries nothing: the kept batches stay in their bucket, and a run ' +
-        'that fails is made up by the next one 5 minutes later.',
+        'A scheduled event carries nothing: a run that fails is made up by the next, 5 minutes on.',
     });
     this.props.endpointStores.bind(
       replay,
@@ -269,7 +256,6 @@ export class PlantWebhooks extends Construct {
         maxConcurrency: retryMaximumConcurrency,
       }),
     );
-    // Each failed attempt sends the next one, delayed, to the retry queue.
     this.retryQueue.grantSendMessages(deliver);
     this.deadLetterQueue.grantSendMessages(deliver);
     for (const secret of this.secrets.values()) secret.grantRead(deliver);
@@ -295,37 +281,28 @@ export class PlantWebhooks extends Construct {
       Validations.of(queueMapping).acknowledge({
         id: 'Serverless::Serverless-LambdaEventSourceMappingDestination',
         reason:
-          'SQS event source mappings take no on-failure destination: each of the two queues has ' +
-          'its own redrive policy to DeadLetters, and the function dead-letters a message ' +
-          'itself, with its last failure, after the last retry.',
+          'SQS mappings take no destination: each queue redrives to DeadLetters, as the function does.',
       });
     }
     const accessLogsReason =
-      'Only Lambda writes this bucket (kept stream batches) and only the replay function reads ' +
-      'and deletes them, every 5 minutes on a schedule; the Webhooks-Replay-Failing alarm says when ' +
-      'one stays, so access logs would add a second bucket to keep without telling anything new.';
+      'Only Lambda writes this bucket and only the replay reads it, on a schedule, which an alarm watches.';
     Validations.of(this.streamFailureBucket).acknowledge(
       { id: 'AwsSolutions::AwsSolutions-S1', reason: accessLogsReason },
       // Control Tower's CT.S3.PR.2, .4, .9 and .10, checked by cfn-guard.
       { id: 'cdk-validator-cfnguard::s3_bucket_logging_enabled_check', reason: accessLogsReason },
       {
         id: 'cdk-validator-cfnguard::s3_event_notifications_enabled_check',
-        reason:
-          'The replay function reads the bucket every 5 minutes on a schedule, and the ' +
-          'Webhooks-Replay-Failing alarm says when a batch stays; a notification would repeat it.',
+        reason: accessLogsReason,
       },
       {
         id: 'cdk-validator-cfnguard::s3_bucket_object_lock_enabled_check',
         reason:
-          'Kept batches are meant to be deleted once replayed (and versioning keeps them 30 days ' +
-          'more); object lock would keep a replayed batch from being deleted.',
+          'Kept batches are deleted once replayed (versioning keeps them 30 days): no object lock.',
       },
       {
         id: 'cdk-validator-cfnguard::s3_bucket_default_encryption_kms_check',
         reason:
-          'Encrypted with S3-managed keys: the batches hold plants the table already holds, and ' +
-          'a customer-managed KMS key would add cost and a key policy the Lambda service must ' +
-          'be granted for its writes, protecting nothing more.',
+          'S3-managed keys: the batches hold what the table holds, and Lambda writes them unaided.',
       },
     );
     const stack = Stack.of(this);
@@ -336,16 +313,14 @@ export class PlantWebhooks extends Construct {
       Validations.of(fn.role ?? fn).acknowledge({
         id: `AwsSolutions::AwsSolutions-IAM5[Resource::<${bucketLogicalId}.Arn>/*]`,
         reason:
-          'Objects of the stream-failures bucket: Lambda names each kept batch itself ' +
-          '(aws/lambda/<mapping>/<shard>/<date>-<uuid>), so no narrower resource exists.',
+          'Lambda names each kept batch itself (aws/lambda/<mapping>/…): no narrower resource exists.',
       });
     }
     for (const secret of this.secrets.values()) {
       Validations.of(secret).acknowledge({
         id: 'AwsSolutions::AwsSolutions-SMG4',
         reason:
-          'A webhook secret is shared with its subscriber, who must switch keys at the same ' +
-          'time: rotate it by hand (docs/webhooks.md), not on a schedule.',
+          'A webhook secret is shared with its subscriber: rotated by hand together (docs/webhooks.md).',
       });
     }
   }

@@ -1,7 +1,6 @@
 /**
- * The authorizer's configuration: read once from the environment at cold start and checked, so a
- * missing or wrong setting fails the start with a message naming every problem instead of
- * letting every request through or turning every request away for a reason nobody can see.
+ * The authorizer's configuration, read and checked at cold start: a wrong setting fails the start
+ * naming every problem, rather than letting every request through or turning all away.
  */
 import * as v from 'valibot';
 import {
@@ -12,13 +11,9 @@ import {
   readConfiguration,
 } from '../shared/platform/configuration.ts';
 
-/** The claims that can name who a token was issued for. */
 export const audienceClaims = ['aud', 'client_id'] as const;
 
-/**
- * `aud` for OIDC tokens (the audience list); `client_id` for Cognito access tokens, which carry
- * no `aud` and name the app client instead.
- */
+/** `aud` for OIDC tokens; `client_id` for Cognito access tokens, which carry no `aud`. */
 export type AudienceClaim = (typeof audienceClaims)[number];
 
 export interface AuthorizerConfig {
@@ -29,33 +24,22 @@ export interface AuthorizerConfig {
   readonly audienceClaim: AudienceClaim;
   /** Where the issuer's public keys are published (https, or http on a loopback host). */
   readonly jwksUri: string;
-  /**
-   * Whether `jwksUri` may be plain http on a private IPv4 address too: only under `sam local`,
-   * whose containers reach the local issuer at the Docker bridge's gateway. @default false
-   */
+  /** Whether `jwksUri` may be http on a private IPv4 too: `sam local` only. @default false */
   readonly jwksOnPrivateNetwork?: boolean;
-  /**
-   * The stage's usage plan, which throttles each client: the authorizer adds a client's key to it
-   * on first sight (`client-keys.ts`). Unset (locally), keys are named but not registered.
-   */
+  /** The usage plan the authorizer adds each client's key to; unset locally. */
   readonly usagePlanName?: string;
-  /** API Gateway's control plane, where not AWS's (an emulator under `sam local`). */
+  /** API Gateway's control plane, where not AWS's. */
   readonly apiGatewayUrl?: string;
 }
 
-/** Thrown at cold start when the environment does not describe a usable authorizer. */
 export class AuthorizerConfigError extends ConfigurationError {
   override readonly name = 'AuthorizerConfigError';
 }
 
 /**
- * Reads and checks the authorizer's environment variables: `TOKEN_ISSUER`, `TOKEN_AUDIENCE`
- * (comma-separated), `TOKEN_AUDIENCE_CLAIM` (`aud` or `client_id`, default `aud`), `JWKS_URI`
- * (default `${TOKEN_ISSUER}/.well-known/jwks.json`), `USAGE_PLAN_NAME` and `API_GATEWAY_ENDPOINT`
- * (both optional). An optional variable set to an empty string
- * counts as not set. The scopes each operation needs come from the route table, not from here.
- *
- * @throws {AuthorizerConfigError} listing every problem found, not only the first.
+ * Reads `TOKEN_ISSUER`, `TOKEN_AUDIENCE` (comma-separated), `TOKEN_AUDIENCE_CLAIM` (default
+ * `aud`), `JWKS_URI` (default the issuer's `/.well-known/jwks.json`), `USAGE_PLAN_NAME` and
+ * `API_GATEWAY_ENDPOINT`. @throws {AuthorizerConfigError} listing every problem.
  */
 export function readAuthorizerConfig(env: Record<string, string | undefined>): AuthorizerConfig {
   // `sam local` sets AWS_SAM_LOCAL=true in its containers; Lambda never sets it.
@@ -106,13 +90,10 @@ function audienceList(text: string): string[] {
 }
 
 function audienceClaimOf(text: string): AudienceClaim {
-  const claim = text.trim();
-  if (!isAudienceClaim(claim)) throw new Error(`must be one of ${audienceClaims.join(', ')}`);
+  const claim = text.trim() as AudienceClaim;
+  if (!audienceClaims.includes(claim))
+    throw new Error(`must be one of ${audienceClaims.join(', ')}`);
   return claim;
-}
-
-function isAudienceClaim(claim: string): claim is AudienceClaim {
-  return (audienceClaims as readonly string[]).includes(claim);
 }
 
 const loopbackHosts = new Set(['127.0.0.1', '[::1]', 'localhost']);
@@ -122,11 +103,7 @@ export interface SecureUrlOptions {
   readonly jwksOnPrivateNetwork?: boolean;
 }
 
-/**
- * Keys fetched over plain http could be swapped by anyone on the path, so http is allowed only
- * for a loopback host (the local issuer's JWKS server during development and tests) and, under
- * `sam local`, a private IPv4 address: the Docker bridge between this machine and its containers.
- */
+/** http only on a loopback host, or under `sam local` a private IPv4 (the Docker bridge). */
 export function isSecureUrl(text: string, options: SecureUrlOptions = {}): boolean {
   if (!URL.canParse(text)) return false;
   const url = new URL(text);

@@ -9,7 +9,7 @@
  */
 import { ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { readStoredPlant, type StoredPlant } from '../shared/plants/stored-plant.ts';
-import { callStore, type StoreDependencies } from '../shared/platform/dynamodb.ts';
+import { type StoreDependencies, sendToStore } from '../shared/platform/dynamodb.ts';
 import { maxPageLimit } from './page-cursor.ts';
 
 export interface PlantsPageRequest {
@@ -38,7 +38,7 @@ export async function listPlants(
   request: PlantsPageRequest,
   dependencies: StoreDependencies,
 ): Promise<PlantsPage> {
-  const { documentClient, tableName } = dependencies;
+  const { tableName } = dependencies;
   const plants: StoredPlant[] = [];
   let itemsNotPlants = 0;
   let startKey: Record<string, unknown> | undefined =
@@ -50,18 +50,14 @@ export async function listPlants(
     // starts after the last plant returned, whatever was read beyond it).
     const missing = request.limit + 1 - plants.length;
     const wanted = itemsNotPlants === 0 ? missing : Math.max(missing, maxPageLimit + 1);
-    const { Items = [], LastEvaluatedKey } = await callStore(
-      (abortSignal) =>
-        documentClient.send(
-          new ScanCommand({
-            TableName: tableName,
-            Limit: wanted,
-            ConsistentRead: true,
-            ExclusiveStartKey: startKey,
-          }),
-          { abortSignal },
-        ),
-      dependencies.deadlineMilliseconds,
+    const { Items = [], LastEvaluatedKey } = await sendToStore(
+      dependencies,
+      new ScanCommand({
+        TableName: tableName,
+        Limit: wanted,
+        ConsistentRead: true,
+        ExclusiveStartKey: startKey,
+      }),
     );
     for (const item of Items) {
       const plant = readStoredPlant(item);

@@ -8,7 +8,7 @@
 
 import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import { TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
-import { callStore, conditionFailed, updateIf } from '../shared/platform/dynamodb.ts';
+import { conditionFailed, sendToStore, updateIf } from '../shared/platform/dynamodb.ts';
 import { type EndpointRecord, maxEndpointsPerOwner } from './endpoint.ts';
 import {
   type EndpointStores,
@@ -38,13 +38,7 @@ async function transact(
 ): Promise<void> {
   for (let attempt = 1; ; attempt += 1) {
     try {
-      await callStore(
-        (abortSignal) =>
-          stores.documentClient.send(new TransactWriteCommand({ TransactItems: items }), {
-            abortSignal,
-          }),
-        stores.deadlineMilliseconds,
-      );
+      await sendToStore(stores, new TransactWriteCommand({ TransactItems: items }));
       return;
     } catch (error) {
       const conflict =

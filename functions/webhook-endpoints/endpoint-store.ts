@@ -9,9 +9,9 @@
 
 import { GetCommand, type NativeAttributeValue, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import {
-  callStore,
   conditionFailed,
   type StoreDependencies,
+  sendToStore,
   updateIf,
 } from '../shared/platform/dynamodb.ts';
 import type { EndpointRecord } from './endpoint.ts';
@@ -72,17 +72,13 @@ export async function readEndpoint(
   id: string,
   table: EndpointTable,
 ): Promise<EndpointRecord | undefined> {
-  const { Item } = await callStore(
-    (abortSignal) =>
-      table.documentClient.send(
-        new GetCommand({
-          TableName: table.endpointsTableName,
-          Key: { owner, endpointId: id },
-          ConsistentRead: true,
-        }),
-        { abortSignal },
-      ),
-    table.deadlineMilliseconds,
+  const { Item } = await sendToStore(
+    table,
+    new GetCommand({
+      TableName: table.endpointsTableName,
+      Key: { owner, endpointId: id },
+      ConsistentRead: true,
+    }),
   );
   return Item === undefined ? undefined : recordOf(Item);
 }
@@ -98,21 +94,17 @@ export async function listEndpoints(
     page.after === undefined ? undefined : { owner, endpointId: page.after };
   // One more than asked: the next link is given only when another endpoint follows.
   while (records.length <= page.limit) {
-    const result = await callStore(
-      (abortSignal) =>
-        table.documentClient.send(
-          new QueryCommand({
-            TableName: table.endpointsTableName,
-            KeyConditionExpression: '#owner = :owner',
-            ExpressionAttributeNames: { '#owner': 'owner' },
-            ExpressionAttributeValues: { ':owner': owner },
-            ConsistentRead: true,
-            Limit: page.limit + 1 - records.length,
-            ExclusiveStartKey: start,
-          }),
-          { abortSignal },
-        ),
-      table.deadlineMilliseconds,
+    const result = await sendToStore(
+      table,
+      new QueryCommand({
+        TableName: table.endpointsTableName,
+        KeyConditionExpression: '#owner = :owner',
+        ExpressionAttributeNames: { '#owner': 'owner' },
+        ExpressionAttributeValues: { ':owner': owner },
+        ConsistentRead: true,
+        Limit: page.limit + 1 - records.length,
+        ExclusiveStartKey: start,
+      }),
     );
     records.push(...(result.Items ?? []).map(recordOf));
     start = result.LastEvaluatedKey;

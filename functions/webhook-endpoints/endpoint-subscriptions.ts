@@ -13,9 +13,9 @@ import {
   UpdateCommand,
 } from '@aws-sdk/lib-dynamodb';
 import {
-  callStore,
   conditionFailed,
   type StoreDependencies,
+  sendToStore,
   updateIf,
 } from '../shared/platform/dynamodb.ts';
 import type {
@@ -84,30 +84,22 @@ export async function publishSubscription(
   });
   // A newer state is there already: it stands, and it was counted when it was written.
   if (conditionFailed(written)) return;
-  await callStore(
-    (abortSignal) =>
-      list.documentClient.send(
-        new UpdateCommand({
-          TableName: list.logTableName,
-          Key: changesKey,
-          UpdateExpression: 'ADD changes :one',
-          ExpressionAttributeValues: { ':one': 1 },
-        }),
-        { abortSignal },
-      ),
-    list.deadlineMilliseconds,
+  await sendToStore(
+    list,
+    new UpdateCommand({
+      TableName: list.logTableName,
+      Key: changesKey,
+      UpdateExpression: 'ADD changes :one',
+      ExpressionAttributeValues: { ':one': 1 },
+    }),
   );
 }
 
 /** How many changes the list has had. */
 async function readChanges(list: SubscriptionList): Promise<number> {
-  const { Item } = await callStore(
-    (abortSignal) =>
-      list.documentClient.send(
-        new GetCommand({ TableName: list.logTableName, Key: changesKey, ConsistentRead: true }),
-        { abortSignal },
-      ),
-    list.deadlineMilliseconds,
+  const { Item } = await sendToStore(
+    list,
+    new GetCommand({ TableName: list.logTableName, Key: changesKey, ConsistentRead: true }),
   );
   const changes = Item?.changes as { value: string } | number | undefined;
   return Number(typeof changes === 'object' ? changes.value : (changes ?? 0));
@@ -120,20 +112,16 @@ export async function listSubscribedEndpoints(
   const found: EndpointSubscription[] = [];
   let start: Item | undefined;
   do {
-    const page = await callStore(
-      (abortSignal) =>
-        list.documentClient.send(
-          new QueryCommand({
-            TableName: list.logTableName,
-            KeyConditionExpression: 'pk = :pk AND begins_with(sk, :endpoint)',
-            FilterExpression: 'enabled = :true',
-            ExpressionAttributeValues: { ':pk': partition, ':endpoint': 'ep_', ':true': true },
-            ConsistentRead: true,
-            ExclusiveStartKey: start,
-          }),
-          { abortSignal },
-        ),
-      list.deadlineMilliseconds,
+    const page = await sendToStore(
+      list,
+      new QueryCommand({
+        TableName: list.logTableName,
+        KeyConditionExpression: 'pk = :pk AND begins_with(sk, :endpoint)',
+        FilterExpression: 'enabled = :true',
+        ExpressionAttributeValues: { ':pk': partition, ':endpoint': 'ep_', ':true': true },
+        ConsistentRead: true,
+        ExclusiveStartKey: start,
+      }),
     );
     for (const item of page.Items ?? []) {
       found.push({

@@ -16,9 +16,9 @@ import {
 } from '@aws-sdk/lib-dynamodb';
 import { readStoredPlant } from '../shared/plants/stored-plant.ts';
 import {
-  callStore,
   conditionFailed,
   type StoreDependencies,
+  sendToStore,
   updateIf,
 } from '../shared/platform/dynamodb.ts';
 import type { PlantEvent, PlantEventType } from '../shared/webhooks/plant-events.ts';
@@ -239,15 +239,11 @@ export async function deliveryStates(
       .map((eventId) => ({ pk: `delivery#${endpointId}`, sk: eventId }));
     while (keys !== undefined && keys.length > 0) {
       const requested: Item[] = keys;
-      const result = await callStore(
-        (abortSignal) =>
-          table.documentClient.send(
-            new BatchGetCommand({
-              RequestItems: { [table.logTableName]: { Keys: requested, ConsistentRead: true } },
-            }),
-            { abortSignal },
-          ),
-        table.deadlineMilliseconds,
+      const result = await sendToStore(
+        table,
+        new BatchGetCommand({
+          RequestItems: { [table.logTableName]: { Keys: requested, ConsistentRead: true } },
+        }),
       );
       for (const item of result.Responses?.[table.logTableName] ?? []) {
         states.set(item.sk as string, stateOf(item));
@@ -326,19 +322,15 @@ async function* query(
 ): AsyncGenerator<Item> {
   let start = input.ExclusiveStartKey;
   do {
-    const page = await callStore(
-      (abortSignal) =>
-        table.documentClient.send(
-          new QueryCommand({
-            ...input,
-            TableName: table.logTableName,
-            ConsistentRead: true,
-            Limit: pageSize,
-            ExclusiveStartKey: start,
-          }),
-          { abortSignal },
-        ),
-      table.deadlineMilliseconds,
+    const page = await sendToStore(
+      table,
+      new QueryCommand({
+        ...input,
+        TableName: table.logTableName,
+        ConsistentRead: true,
+        Limit: pageSize,
+        ExclusiveStartKey: start,
+      }),
     );
     yield* page.Items ?? [];
     start = page.LastEvaluatedKey;
@@ -348,13 +340,9 @@ async function* query(
 /** Writes items 25 to a request, retrying what DynamoDB left unprocessed. */
 async function writeAll(items: readonly Item[], table: WebhookLogTable): Promise<void> {
   if (items.length === 1) {
-    await callStore(
-      (abortSignal) =>
-        table.documentClient.send(
-          new PutCommand({ TableName: table.logTableName, Item: items[0] as Item }),
-          { abortSignal },
-        ),
-      table.deadlineMilliseconds,
+    await sendToStore(
+      table,
+      new PutCommand({ TableName: table.logTableName, Item: items[0] as Item }),
     );
     return;
   }
@@ -362,13 +350,9 @@ async function writeAll(items: readonly Item[], table: WebhookLogTable): Promise
     let requests = items.slice(start, start + 25).map((Item) => ({ PutRequest: { Item } }));
     while (requests.length > 0) {
       const pending = requests;
-      const { UnprocessedItems } = await callStore(
-        (abortSignal) =>
-          table.documentClient.send(
-            new BatchWriteCommand({ RequestItems: { [table.logTableName]: pending } }),
-            { abortSignal },
-          ),
-        table.deadlineMilliseconds,
+      const { UnprocessedItems } = await sendToStore(
+        table,
+        new BatchWriteCommand({ RequestItems: { [table.logTableName]: pending } }),
       );
       requests = (UnprocessedItems?.[table.logTableName] ?? []) as typeof requests;
     }

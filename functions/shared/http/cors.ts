@@ -1,32 +1,21 @@
 /**
- * Cross-origin requests from browsers (the Fetch standard's CORS protocol): which origins a
- * stage allows and the headers its answers carry. One definition for the functions (their
- * answers), the CDK stack (preflights and the gateway's own answers) and the local API.
- *
- * Plain data and functions: the functions' bundles and the local API import it.
+ * Cross-origin requests from browsers (CORS): the allowed origins and the headers answers carry,
+ * for the functions, the stack's preflights and gateway responses, and `npm start`.
  */
-
 /** What a browser may send and read, the same on every route. */
 export const corsSettings = {
   /** Request headers a page may set (besides the ones the Fetch standard always allows). */
   allowedHeaders: ['Authorization', 'Content-Type', 'If-Match', 'If-None-Match'],
   /** Response headers a page may read (besides the CORS-safelisted ones). */
   exposedHeaders: ['ETag', 'Link', 'Retry-After', 'WWW-Authenticate', 'x-amzn-RequestId'],
-  /** How long a browser may reuse a preflight's answer (Chromium keeps it at most 2 hours). */
+  /** Chromium keeps a preflight 2 hours at most. */
   maxAgeSeconds: 7200,
 } as const;
 
-/**
- * An allowed origin is an exact origin (`https://app.example.com`, `http://localhost:5173`),
- * `*` for any origin (not in production-like stages), or, for the local API only, a scheme and
- * host with any port (`http://localhost:*`).
- */
+/** An exact origin, `*`, or for `npm start` only a host with any port (`http://localhost:*`). */
 const originPattern = /^https?:\/\/[a-z0-9.-]+(:([0-9]{1,5}|\*))?$/;
 
-/**
- * Checks a stage's or `npm start`'s list of allowed origins.
- * @throws Error naming the first origin that is not one, or `*` where it is not allowed.
- */
+/** Checks a list of allowed origins; throws naming the first that is not one. */
 export function checkAllowedOrigins(
   origins: readonly string[],
   options: { readonly anyOrigin: boolean; readonly anyPort: boolean },
@@ -61,17 +50,12 @@ export function isOriginAllowed(origin: string, allowed: readonly string[]): boo
   });
 }
 
-/** What every answer to an allowed origin lets the page read, and says it varies by. */
 const exposed = {
   'Access-Control-Expose-Headers': corsSettings.exposedHeaders.join(', '),
   Vary: 'Origin',
 } as const;
 
-/**
- * The CORS headers of an answer to a request with `origin` (the `Origin` header, if any): none
- * when the stage allows no origin; `Vary: Origin` whenever it does (the answer depends on it);
- * `Access-Control-Allow-Origin` and the exposed headers only for an allowed origin.
- */
+/** An answer's CORS headers: `Vary: Origin` wherever origins are allowed, the rest for those. */
 export function corsHeaders(
   origin: string | undefined,
   allowed: readonly string[],
@@ -82,10 +66,7 @@ export function corsHeaders(
   return { ...allowOrigin, ...exposed };
 }
 
-/**
- * `Access-Control-Allow-Origin` for a request with `origin`: `*` when any origin is allowed, the
- * origin itself when it is allowed, none otherwise.
- */
+/** `Access-Control-Allow-Origin` for `origin`: `*`, the origin itself, or none. */
 export function allowOriginHeader(
   origin: string | undefined,
   allowed: readonly string[],
@@ -94,10 +75,7 @@ export function allowOriginHeader(
   return { 'Access-Control-Allow-Origin': allowed.includes('*') ? '*' : origin };
 }
 
-/**
- * A preflight's answer for a resource, but for `Access-Control-Allow-Origin` (set only for an
- * allowed origin): its methods, the request headers a page may send, how long to keep it.
- */
+/** A preflight's answer, but for `Access-Control-Allow-Origin` (set for an allowed origin only). */
 export function preflightHeaders(methods: readonly string[]): Record<string, string> {
   return {
     'Access-Control-Allow-Methods': [...methods, 'OPTIONS'].join(', '),
@@ -107,10 +85,7 @@ export function preflightHeaders(methods: readonly string[]): Record<string, str
   };
 }
 
-/**
- * The CORS headers of the gateway's own answers: the literals, and whether the request's
- * `Origin` is repeated as `Access-Control-Allow-Origin` (see {@link gatewayAllowOrigin}).
- */
+/** The gateway's own answers' CORS: literals, and whether `Origin` is echoed. */
 export function gatewayResponseCors(allowed: readonly string[]): {
   readonly literals: Readonly<Record<string, string>>;
   readonly echoOrigin: boolean;
@@ -125,11 +100,9 @@ export function gatewayResponseCors(allowed: readonly string[]): {
 }
 
 /**
- * The `Access-Control-Allow-Origin` of the gateway's own answers (401, 403, 404, 429, 5xx).
- * API Gateway fills a gateway response's headers from literals or request parameters only, with
- * no condition ("x-amazon-apigateway-gateway-responses.responseParameters"): one allowed origin
- * is written as it is, `*` as `*`, and several are answered with the request's own `Origin`, so
- * that every allowed page can read every error (an error body holds no data).
+ * The gateway's own answers' `Access-Control-Allow-Origin`: a gateway response's headers are
+ * literals or request parameters, without conditions, so several origins echo `Origin` (an
+ * error body holds no data).
  */
 export function gatewayAllowOrigin(
   allowed: readonly string[],

@@ -1,10 +1,7 @@
 /**
- * The Plant Store's one route table: every operation with its method, resource path, the scope a
- * token must grant and the function that serves it. The CDK app, the local API Gateway stand-in
- * and the authorizer's policy are built from it, and `openapi.yaml` is tested against it: adding
- * an operation is one row here plus its function folder.
- *
- * Plain data: the authorizer's bundle and the local API import it.
+ * The one route table: method, path, scope and function of every operation. The CDK app,
+ * `npm start` and the authorizer's policy are built from it, and `openapi.yaml` is tested against
+ * it. Plain data: the authorizer's bundle imports it.
  */
 
 /** The OAuth scopes of the API: `<resource server>/<scope>`, as Cognito names them. */
@@ -30,10 +27,7 @@ export interface Route {
   readonly path: string;
   /** The scopes a token must grant, every one of them. */
   readonly scopes: readonly Scope[];
-  /**
-   * The function that serves the route, in camelCase: its folder is the kebab-case name
-   * (`updatePlant` → `functions/update-plant/`, see {@link routeFunctionFolder}).
-   */
+  /** camelCase; its folder is kebab-case (`updatePlant` → `functions/update-plant/`). */
   readonly function: string;
   /** The OpenAPI `operationId`; the function's name unless one function serves two routes. */
   readonly operationId: string;
@@ -82,8 +76,7 @@ export const routes = [
     function: 'deletePlant',
     operationId: 'deletePlant',
   },
-  // An endpoint receives plant events: the routes that can point one at them (a create, any
-  // PATCH, since the gateway authorizes before the body is read, a recover) need plants/read.
+  // Routes that can point an endpoint at plant events (a PATCH may) need plants/read too.
   ...webhookEndpointRoutes([
     ['POST', '/webhook-endpoints', 'createWebhookEndpoint', 'readsPlants'],
     ['GET', '/webhook-endpoints', 'listWebhookEndpoints'],
@@ -98,10 +91,7 @@ export const routes = [
   ] as const),
 ] as const satisfies readonly Route[];
 
-/**
- * The self-service webhook endpoint routes: each needs `webhooks/manage` (and `plants/read` too
- * when it `readsPlants`) and has a function of its own, named as its operation.
- */
+/** The endpoint routes: `webhooks/manage`, and `plants/read` too when it `readsPlants`. */
 function webhookEndpointRoutes<
   const Rows extends readonly (
     | readonly [Route['method'], string, string]
@@ -139,11 +129,7 @@ export const routeFunctionNames: readonly RouteFunctionName[] = [
   ...new Set(routes.map((route) => route.function)),
 ];
 
-/**
- * The function behind a route, found by its method and path (the benchmark and the cost model
- * name a route, never a function).
- * @throws Error when the table has no such route.
- */
+/** The function behind a route (the bench and the cost model name routes). @throws Error */
 export function routeFunctionOf(method: Route['method'], path: string): RouteFunctionName {
   const route = routes.find((entry) => entry.method === method && entry.path === path);
   if (route === undefined) throw new Error(`No route ${method} ${path} in the route table.`);
@@ -160,18 +146,12 @@ export function routeFunctionFolder(name: RouteFunctionName): string {
   return `functions/${functionDisplayName(name)}`;
 }
 
-/**
- * The part of an execute-api ARN that names a route, as an authorizer policy's resource:
- * `POST/plants`, `GET/plants/*` (each path parameter becomes `*`).
- */
+/** A route as an authorizer policy's resource: `POST/plants`, `GET/plants/*`. */
 export function routeResource(route: Route): string {
   return `${route.method}${route.path.replace(/\{[^/}]+\}/g, '*')}`;
 }
 
-/**
- * A function's name as its logs, Lambda context and alarms show it: `createPlant` (or the
- * construct id `CreatePlant`) → `create-plant`.
- */
+/** A function's name in logs and alarms: `createPlant` (or `CreatePlant`) → `create-plant`. */
 export function functionDisplayName(name: string): string {
   return name.replace(/[A-Z]/g, (letter, index: number) =>
     index === 0 ? letter.toLowerCase() : `-${letter.toLowerCase()}`,

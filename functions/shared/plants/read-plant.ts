@@ -4,7 +4,7 @@
  * change that writes nothing (an empty patch, a list of ETags to check) reads with it.
  */
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
-import { callStore, type StoreDependencies } from '../platform/dynamodb.ts';
+import { type StoreDependencies, sendToStore } from '../platform/dynamodb.ts';
 import type { Logger } from '../platform/logger.ts';
 import { requirePlant, type VersionedPlant } from './stored-plant.ts';
 
@@ -19,14 +19,10 @@ export async function readPlant(
   id: bigint,
   dependencies: StoreDependencies & { readonly logger?: Logger },
 ): Promise<VersionedPlant> {
-  const { documentClient, tableName } = dependencies;
-  const { Item } = await callStore(
-    (abortSignal) =>
-      documentClient.send(
-        new GetCommand({ TableName: tableName, Key: { id }, ConsistentRead: true }),
-        { abortSignal },
-      ),
-    dependencies.deadlineMilliseconds,
+  const { tableName } = dependencies;
+  const { Item } = await sendToStore(
+    dependencies,
+    new GetCommand({ TableName: tableName, Key: { id }, ConsistentRead: true }),
   );
   return requirePlant(Item, dependencies.logger);
 }

@@ -18,7 +18,7 @@ import {
   type UpdateCommandOutput,
 } from '@aws-sdk/lib-dynamodb';
 import { isServerError, isThrottlingError, isTransientError } from '@smithy/core/retry';
-import type { RetryErrorInfo, RetryStrategyV2, RetryToken } from '@smithy/types';
+import type { GetOutputType, RetryErrorInfo, RetryStrategyV2, RetryToken } from '@smithy/types';
 import { StoreUnavailableError } from '../errors/errors.ts';
 
 export interface DocumentClientOptions {
@@ -135,6 +135,17 @@ export async function callStore<Result>(
     if (isUnavailableError(error)) throw new StoreUnavailableError({ cause: error });
     throw error;
   }
+}
+
+/** One command under {@link callStore}, with the store's deadline. */
+export function sendToStore<Command extends { readonly input: object }>(
+  store: Pick<StoreDependencies, 'documentClient' | 'deadlineMilliseconds'>,
+  command: Command,
+): Promise<GetOutputType<Command>> {
+  return callStore(
+    (abortSignal) => store.documentClient.send(command as never, { abortSignal }),
+    store.deadlineMilliseconds,
+  );
 }
 
 /** A conditional write whose condition did not hold. */
