@@ -1,9 +1,6 @@
 /**
- * The answers API Gateway gives itself (before or instead of the function): one definition used
- * by the CDK stack (`AWS::ApiGateway::GatewayResponse`) and by the local API, so the two cannot
- * drift. Every one carries the Error body, so no response of the API has another shape.
- *
- * This module is plain data: it must not import aws-cdk-lib, since the local API loads it.
+ * The answers API Gateway gives itself, for the stack and `npm start` alike, each with the Error
+ * body. Plain data: `npm start` loads it.
  */
 import {
   type ErrorBody,
@@ -13,7 +10,7 @@ import {
   gatewayErrorCodes,
 } from '../functions/shared/errors/error-codes.ts';
 
-/** The API Gateway response types the Plant Store customises (names as in CloudFormation). */
+/** The response types the Plant Store customises (as CloudFormation names them). */
 export type GatewayResponseType =
   | 'UNAUTHORIZED'
   | 'ACCESS_DENIED'
@@ -38,7 +35,6 @@ export interface GatewayResponse {
 /** The realm named in `WWW-Authenticate` challenges (RFC 6750). */
 export const authenticationRealm = 'plant-store';
 
-/** Every gateway response is JSON, says so (nosniff), and is kept by no cache. */
 const json = {
   'Content-Type': 'application/json',
   'X-Content-Type-Options': 'nosniff',
@@ -59,7 +55,7 @@ function respond(
 }
 
 export const gatewayResponses: Readonly<Record<GatewayResponseType, GatewayResponse>> = {
-  // No, malformed or rejected token: the authorizer threw "Unauthorized" or the header is missing.
+  // No, malformed or rejected token.
   UNAUTHORIZED: respond('UNAUTHORIZED', gatewayErrorCodes.unauthorized, {
     'WWW-Authenticate': `Bearer realm="${authenticationRealm}"`,
   }),
@@ -67,19 +63,16 @@ export const gatewayResponses: Readonly<Record<GatewayResponseType, GatewayRespo
   ACCESS_DENIED: respond('ACCESS_DENIED', gatewayErrorCodes.forbidden, {
     'WWW-Authenticate': `Bearer realm="${authenticationRealm}", error="insufficient_scope"`,
   }),
-  // REST APIs answer an unknown path or method with 403 "Missing Authentication Token";
-  // the contract calls that what it is: 404.
+  // An unknown path or method: API Gateway's 403 "Missing Authentication Token" is a 404.
   MISSING_AUTHENTICATION_TOKEN: respond('MISSING_AUTHENTICATION_TOKEN', gatewayErrorCodes.notFound),
   RESOURCE_NOT_FOUND: respond('RESOURCE_NOT_FOUND', gatewayErrorCodes.notFound),
   THROTTLED: respond('THROTTLED', errorCodes.throttled, { 'Retry-After': '1' }),
   QUOTA_EXCEEDED: respond('QUOTA_EXCEEDED', errorCodes.throttled, { 'Retry-After': '1' }),
-  // The client's API key is not in the usage plan (yet): the authorizer adds it before it answers,
-  // so this is a key still on its way; API Gateway's 403 would tell the client to give up.
+  // A key still on its way into the usage plan; API Gateway's 403 would say give up.
   INVALID_API_KEY: respond('INVALID_API_KEY', errorCodes.storeUnavailable, { 'Retry-After': '1' }),
-  // REQUEST_TOO_LARGE is left out on purpose: API Gateway does not apply a customised 413
-  // (see `awsOwnResponses` below), so defining one would only pretend.
+  // No REQUEST_TOO_LARGE: API Gateway does not apply a customised 413 (`awsOwnResponses`).
   UNSUPPORTED_MEDIA_TYPE: respond('UNSUPPORTED_MEDIA_TYPE', errorCodes.unsupportedMediaType),
-  // The function did not answer in time. Creates are idempotent, so a retry is safe.
+  // The function did not answer in time; a retry is safe.
   INTEGRATION_TIMEOUT: respond('INTEGRATION_TIMEOUT', errorCodes.storeUnavailable, {
     'Retry-After': '1',
   }),
@@ -88,16 +81,9 @@ export const gatewayResponses: Readonly<Record<GatewayResponseType, GatewayRespo
 };
 
 /**
- * What AWS answers itself, before any gateway response can reshape it, for requests too large
- * for it; the Limits of docs/api.md cite where each comes from. The local stand-in sends the
- * same.
- *
- * - Over API Gateway's 10 MB payload limit: its own 413. "Customizing the default gateway
- *   response for 413 REQUEST_TOO_LARGE isn't currently supported" (API Gateway developer guide,
- *   "Important notes"); the body is the text captured from real responses.
- * - An invocation event over Lambda's 6 MB synchronous payload limit (the stack's binary media
- *   type sends bodies base64-encoded, so bodies from about 4.5 MB): API Gateway answers 413 with
- *   its own JSON message, as captured from real responses.
+ * What AWS answers itself for requests too large, before any gateway response (a customised 413
+ * "isn't currently supported", API Gateway developer guide): over API Gateway's 10 MB, or an
+ * event over Lambda's 6 MB (bodies from ~4.5 MB, base64). Captured from real responses.
  */
 export const awsOwnResponses = {
   payloadTooLarge: {

@@ -34,10 +34,7 @@ export interface PlantStoreStackProps extends StackProps {
   readonly stage: StageConfig;
 }
 
-/**
- * A stage's allowed origins: exact ones, `*` only where the stage is not production-like.
- * @throws Error naming the stage and the origin.
- */
+/** A stage's allowed origins: exact ones, `*` only where the stage is not production-like. */
 function checkStageOrigins(stage: StageConfig): readonly string[] {
   try {
     return checkAllowedOrigins(stage.cors?.allowedOrigins ?? [], {
@@ -54,11 +51,7 @@ export function formatStackName(stageName: string): string {
   return `PlantStore-${stageName}`;
 }
 
-/**
- * One Plant Store stage: the plants table, the token issuer, one function per route of the route
- * table, the authorizer and the REST API in front of them, the webhooks and the monitoring.
- * Outputs the API URL, the token URL, the client id and the issuer (`addOutputs`).
- */
+/** One stage: table, issuer, route functions, authorizer, API, webhooks and monitoring. */
 export class PlantStoreStack extends Stack {
   readonly table: PlantsTable;
   readonly tokenIssuer: TokenIssuer;
@@ -68,7 +61,6 @@ export class PlantStoreStack extends Stack {
   readonly api: PlantsApi;
   readonly webhooks: PlantWebhooks;
   readonly monitoring: PlantStoreMonitoring;
-  /** The self-service webhook endpoints' tables and key. */
   readonly endpointStores: WebhookEndpointStores;
   /** Production-like stages: each API function's alias and deployment group, by name. */
   readonly gradualDeployments: ReadonlyMap<string, GradualDeployment>;
@@ -82,11 +74,9 @@ export class PlantStoreStack extends Stack {
     const { stage } = props;
     this.stage = stage;
     this.logs = {
-      // StageConfig's retention values are CloudWatch's own day counts, as RetentionDays's.
       logRetention: stage.logRetentionDays as RetentionDays,
       logRemovalPolicy: stage.productionLike ? RemovalPolicy.RETAIN : RemovalPolicy.DESTROY,
     };
-    // Browsers: exact origins, `*` only where the stage is not production-like.
     const allowedOrigins = checkStageOrigins(stage);
 
     this.table = new PlantsTable(this, 'Plants', { productionLike: stage.productionLike });
@@ -127,10 +117,7 @@ export class PlantStoreStack extends Stack {
     Aspects.of(this).add(new SamResourceIds());
   }
 
-  /**
-   * One function per route function of the route table, each reaching its store. Logical ids are
-   * the function names in PascalCase (`CreatePlant`), as SAM users call them.
-   */
+  /** One function per route function, logical ids in PascalCase (`CreatePlant`), as SAM's. */
   private createRouteFunctions(allowedOrigins: readonly string[]) {
     const routeFunction = (name: RouteFunctionName) => {
       const settings: FunctionSettings = functionSettings[name];
@@ -140,14 +127,12 @@ export class PlantStoreStack extends Stack {
         description: `Plant Store: ${served.join(', ')}.`,
         ...this.logs,
       });
-      // A plant function reaches the plants table, an endpoint function the endpoint stores.
       if (settings.endpointAccess === undefined) {
         this.table.bindFunction(fn, settings.tableActions ?? []);
       } else {
         this.endpointStores.bind(fn, settings.endpointAccess, this.webhooks.deliveryQueue);
       }
-      // The functions' answers are the browser's (Lambda proxy): they carry the CORS headers.
-      // Declared in every stage (empty: no origin), so `sam local invoke --env-vars` can set it.
+      // Declared in every stage, so that `sam local invoke --env-vars` can set it.
       fn.addEnvironment('CORS_ALLOWED_ORIGINS', allowedOrigins.join(','));
       return fn;
     };
@@ -156,10 +141,7 @@ export class PlantStoreStack extends Stack {
     ) as Record<RouteFunctionName, PlantStoreFunction>;
   }
 
-  /**
-   * Production-like stages publish every API function behind the alias `live`, which the API
-   * calls, and shift each new version gradually (rolled back on alarm); dev deploys at once.
-   */
+  /** Production-like stages shift each function's new version gradually, behind alias `live`. */
   private createGradualDeployments(): ReadonlyMap<string, GradualDeployment> {
     const gradual = new Map<string, GradualDeployment>();
     if (!this.stage.productionLike) return gradual;
@@ -188,26 +170,18 @@ export class PlantStoreStack extends Stack {
     return new PlantsApi(this, 'Api', {
       stageName: stage.name,
       throttling: stage.throttling,
-      ...(stage.webhookEndpointThrottling === undefined
-        ? {}
-        : { endpointThrottling: stage.webhookEndpointThrottling }),
+      endpointThrottling: stage.webhookEndpointThrottling,
       routeFunctions: routeTargets,
       authorizerFunction: target('authorizer', this.authorizerFunction),
       ...this.logs,
       webAclArn: stage.webAclArn,
       allowedOrigins,
       customDomain: stage.customDomain,
-      ...(stage.manageApiGatewayCloudWatchRole === undefined
-        ? {}
-        : { manageCloudWatchRole: stage.manageApiGatewayCloudWatchRole }),
+      manageCloudWatchRole: stage.manageApiGatewayCloudWatchRole,
     });
   }
 
-  /**
-   * Alarms, the topic and the dashboard; gradual deploys roll back on the new version's crashes
-   * and 5xx answers, the authorizer's on its new version's crashes (its Lambda errors also count
-   * every invalid token).
-   */
+  /** Alarms, topic and dashboard; gradual deploys roll back on the new version's alarms. */
   private createMonitoring(): PlantStoreMonitoring {
     const { stage } = this;
     const monitoring = new PlantStoreMonitoring(this, 'Monitoring', {
@@ -289,7 +263,7 @@ export class PlantStoreStack extends Stack {
   }
 }
 
-/** `deliverWebhook` → `deliver-webhook`: a function as the alarms and dashboard name it. */
+/** A function as the alarms and dashboard name it: `deliverWebhook` → `deliver-webhook`. */
 function monitored(fn: PlantStoreFunction, role: MonitoredFunction['role']): MonitoredFunction {
   return {
     name: functionDisplayName(fn.node.id),
@@ -299,11 +273,7 @@ function monitored(fn: PlantStoreFunction, role: MonitoredFunction['role']): Mon
   };
 }
 
-/**
- * The Control Tower rules (cfn-guard) this stack does not follow, each with its reason. What was
- * worth fixing is fixed: production keeps its logs a year, and API Gateway may not invoke a
- * function for console test calls.
- */
+/** The Control Tower rules (cfn-guard) this stack does not follow, each with its reason. */
 function acknowledgeControlTowerFindings(stack: PlantStoreStack, stage: StageConfig): void {
   Validations.of(stack).acknowledge(
     {
@@ -321,8 +291,7 @@ function acknowledgeControlTowerFindings(stack: PlantStoreStack, stage: StageCon
         'policy to manage without protecting anything more.',
     },
   );
-  // CDK writes the SourceArn of API Gateway's permissions as an Fn::Join (the API's id is known
-  // at deploy time only), which the rule's check of SourceArn does not read: a false positive.
+  // CDK joins API Gateway's SourceArn (Fn::Join), which the rule cannot read: a false positive.
   for (const scope of [stack.api.restApi, stack.authorizerFunction]) {
     Validations.of(scope).acknowledge({
       id: 'cdk-validator-cfnguard::lambda_function_public_access_prohibited_check',

@@ -20,12 +20,12 @@ import { Construct } from 'constructs';
 import { authorizerLog } from '../functions/authorizer/create-handler.ts';
 import { logFields } from '../functions/shared/platform/logger.ts';
 
-/** The namespace of the canaries' log-based metrics: one per stage, like the business metrics. */
+/** The canaries' log-based metrics' namespace, per stage. */
 export function deploymentMetricNamespace(stageName: string): string {
   return `PlantStore/${stageName}/Deployments`;
 }
 
-/** The dimension, read from each log line's `functionVersion`, that counts one version alone. */
+/** Counts one version alone, from each log line's `functionVersion`. */
 const versionDimension = 'FunctionVersion';
 
 export interface GradualDeploymentProps {
@@ -36,16 +36,9 @@ export interface GradualDeploymentProps {
 }
 
 /**
- * A function published as a version behind the alias `live`, which is what API Gateway calls.
- * Each deploy of a new version shifts traffic gradually with CodeDeploy: 10 % for 5 minutes,
- * then all of it, and rolls back by itself when a rollback alarm fires meanwhile (the new
- * version failing) or the deployment fails or is stopped.
- *
- * The rollback alarms count the new version only. During a canary the alias's metrics and the
- * shared log group hold both versions, so a fault of the old version (or of the issuer, which
- * no release can fix) would roll back a healthy release. Lambda's metrics carry the version that
- * ran (`ExecutedVersion`, when invoked through an alias), and every log line names its version
- * (`functionVersion`), which the log-based metrics keep as a dimension.
+ * A function behind the alias `live`, each new version shifted by CodeDeploy (10 % for 5 minutes)
+ * and rolled back on alarms that count the new version alone (`ExecutedVersion`, and each log
+ * line's `functionVersion`): a fault of the old version rolls nothing back.
  */
 export class GradualDeployment extends Construct {
   readonly alias: Alias;
@@ -61,32 +54,23 @@ export class GradualDeployment extends Construct {
     this.alias = new Alias(this, 'Live', { aliasName: 'live', version: this.version });
   }
 
-  /**
-   * The alarms a canary of an API function rolls back on, each on one minute: the new version's
-   * Lambda errors (crashes, timeouts and failed starts), and its 5xx answers, which the handlers
-   * answer themselves (so Lambda does not count them) and log at error level.
-   */
+  /** An API function's canary alarms: its crashes, and its 5xx (logged at error level). */
   createRollbackAlarms(action: IAlarmAction): IAlarm[] {
     const serverErrors = this.versionLogMetric(
       'ServerErrors',
       FilterPattern.stringValue(logFields.level, '=', 'error'),
     );
+    const errors = this.newVersionErrors();
     return [
-      this.rollbackAlarm('NewVersionErrors', 'crashing or timing out', this.newVersionErrors(), 1),
-      this.rollbackAlarm('NewVersionServerErrors', 'answering 5xx', serverErrors, 1),
-    ].map((alarm) => {
-      alarm.addAlarmAction(action);
-      return alarm;
-    });
+      this.rollbackAlarm('NewVersionErrors', 'crashing or timing out', errors, 1, action),
+      this.rollbackAlarm('NewVersionServerErrors', 'answering 5xx', serverErrors, 1, action),
+    ];
   }
 
   /**
-   * The alarm a canary of the authorizer rolls back on: its crashes. It answers every invalid
-   * token by throwing `Unauthorized` (how a TOKEN authorizer says 401), which Lambda counts as an
-   * error, and logs one line marked `unauthorized` for each; so the new version's crashes are its
-   * Lambda errors less those lines. An issuer outage is not the release's fault (it is logged,
-   * alarmed on by `Authorizer-Failures`, and answered 401 by any version) and rolls nothing back.
-   * Two of three minutes: a log line may reach its metric a little after Lambda's error count.
+   * The authorizer's canary alarm: its Lambda errors less its `unauthorized` lines (it throws on
+   * every invalid token). An issuer outage is no release's fault and rolls nothing back. Two of
+   * three minutes: a log line may reach its metric after Lambda's error count.
    */
   createAuthorizerRollbackAlarms(action: IAlarmAction): IAlarm[] {
     const refusals = this.versionLogMetric(
@@ -99,9 +83,7 @@ export class GradualDeployment extends Construct {
       period: Duration.minutes(1),
       label: 'Crashes of the new version',
     });
-    const alarm = this.rollbackAlarm('NewVersionCrashes', 'crashing or timing out', crashes, 2);
-    alarm.addAlarmAction(action);
-    return [alarm];
+    return [this.rollbackAlarm('NewVersionCrashes', 'crashing or timing out', crashes, 2, action)];
   }
 
   /** Creates the deployment group that shifts the alias and rolls back on `alarms`. */
@@ -117,8 +99,7 @@ export class GradualDeployment extends Construct {
       Validations.of(role).acknowledge({
         id: 'AwsSolutions::AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AWSCodeDeployRoleForLambdaLimited]',
         reason:
-          'The AWS-maintained policy made for CodeDeploy shifting Lambda aliases: it may update ' +
-          'only aliases and invoke only functions named for hooks; only CodeDeploy assumes the role.',
+          'The AWS-maintained policy for CodeDeploy shifting Lambda aliases; only CodeDeploy assumes it.',
       });
     }
   }
@@ -165,8 +146,9 @@ export class GradualDeployment extends Construct {
     what: string,
     metric: Metric | MathExpression,
     datapointsToAlarm: number,
+    action: IAlarmAction,
   ): Alarm {
-    return new Alarm(this, id, {
+    const alarm = new Alarm(this, id, {
       alarmDescription: `The new version of ${this.node.scope?.node.id} is ${what}: a deploy in progress rolls back.`,
       metric,
       threshold: 1,
@@ -175,5 +157,7 @@ export class GradualDeployment extends Construct {
       datapointsToAlarm,
       treatMissingData: TreatMissingData.NOT_BREACHING,
     });
+    alarm.addAlarmAction(action);
+    return alarm;
   }
 }

@@ -14,12 +14,8 @@ import type { IssuerConfig } from './stages.ts';
 
 export interface TokenIssuerProps {
   readonly config: IssuerConfig;
-  /** The stage name, part of the Cognito domain so that stages never collide. */
   readonly stageName: string;
-  /**
-   * The API's scopes, `<resource server>/<scope>` (e.g. `plants/read`), each with what it grants;
-   * they must share one resource server.
-   */
+  /** `<resource server>/<scope>` (`plants/read`), each with what it grants. */
   readonly scopes: Readonly<Record<string, string>>;
   readonly productionLike: boolean;
 }
@@ -27,19 +23,13 @@ export interface TokenIssuerProps {
 /** The authorizer's view of an issuer: the environment `functions/authorizer` reads. */
 export interface AuthorizerEnvironment {
   readonly TOKEN_ISSUER: string;
-  /** Comma-separated accepted audiences (or Cognito app client ids). */
+  /** Comma-separated; Cognito access tokens carry no `aud`, but `client_id`. */
   readonly TOKEN_AUDIENCE: string;
-  /** `client_id` for Cognito access tokens (they carry no `aud`), `aud` otherwise. */
   readonly TOKEN_AUDIENCE_CLAIM: 'aud' | 'client_id';
   readonly JWKS_URI: string;
 }
 
-/**
- * Where the API's bearer tokens come from. By default a Cognito user pool made for
- * machine-to-machine use: a resource server granting the required scope, one app client for the
- * client-credentials grant and a hosted domain serving the token endpoint. Or an existing OIDC
- * issuer from the stage's configuration, of which only the URLs are recorded.
- */
+/** Where tokens come from: a machine-to-machine Cognito pool by default, or an OIDC issuer. */
 export class TokenIssuer extends Construct {
   readonly authorizerEnvironment: AuthorizerEnvironment;
   /** Where clients get tokens (`POST …/oauth2/token`), when known. */
@@ -65,22 +55,19 @@ export class TokenIssuer extends Construct {
 
     const userPool = this.createUserPool(props.productionLike);
     const { client, resourceServers } = this.addClient(userPool, props.scopes);
-    // Cognito domain prefixes are unique per region across all AWS customers: the account id
-    // makes this one unique without any configuration (it resolves at deploy time).
+    // Domain prefixes are unique per region across AWS: the account id makes this one unique.
     const domain = userPool.addDomain('Domain', {
       cognitoDomain: {
         domainPrefix: `${config.domainPrefix ?? 'plant-store'}-${props.stageName}-${Aws.ACCOUNT_ID}`,
       },
     });
-    // Pinned, and the issuer and JWKS URL derived from the same choice: Cognito has two issuer
-    // formats, and a token whose `iss` is the other one is rejected (401 for every client).
+    // Pinned: the issuer and JWKS URL are derived from it, and the other format's `iss` is refused.
     const issuerFormat = config.issuerFormat ?? 'ORIGINAL';
     const cfnUserPool = userPool.node.defaultChild as CfnUserPool;
     cfnUserPool.issuerConfiguration = { type: issuerFormat };
     const issuerHost = issuerFormat === 'UPDATED' ? 'issuer-cognito-idp' : 'cognito-idp';
     const issuerUrl = `https://${issuerHost}.${Aws.REGION}.${Aws.URL_SUFFIX}/${userPool.userPoolId}`;
-    // Deleting the stack must not revoke every client's credentials: production-like stages
-    // keep the client, its scopes and the domain along with the pool.
+    // Deleting the stack must not revoke every client's credentials.
     if (props.productionLike) {
       for (const resource of [...resourceServers, client, domain]) {
         resource.applyRemovalPolicy(RemovalPolicy.RETAIN);
@@ -101,8 +88,7 @@ export class TokenIssuer extends Construct {
     const userPool = new UserPool(this, 'UserPool', {
       selfSignUpEnabled: false,
       featurePlan: FeaturePlan.LITE,
-      // No user ever exists, but if an operator adds one by hand it gets a strong password
-      // and a second factor, never SMS.
+      // If an operator ever adds a user: a strong password and a second factor, never SMS.
       passwordPolicy: {
         minLength: 14,
         requireLowercase: true,
@@ -115,23 +101,17 @@ export class TokenIssuer extends Construct {
       mfaSecondFactor: { otp: true, sms: false },
       accountRecovery: AccountRecovery.NONE,
       deletionProtection: productionLike,
-      // Deleting the pool invalidates every client's credentials: keep it in production.
       removalPolicy: productionLike ? RemovalPolicy.RETAIN : RemovalPolicy.DESTROY,
     });
     Validations.of(userPool).acknowledge({
       id: 'AwsSolutions::AwsSolutions-COG8',
       reason:
-        'The Plus feature plan buys threat protection for interactive user sign-ins; this pool ' +
-        'has no users and issues client-credentials tokens only, so it would cost without effect.',
+        'The Plus plan protects interactive sign-ins; this pool has no users, only client tokens.',
     });
     return userPool;
   }
 
-  /**
-   * The scopes, one resource server per prefix (`plants`, `webhooks`; the first keeps the id it
-   * always had), and the client-credentials client, which may ask for every scope (a token
-   * carries only those it asks for, all of them when the token request names none).
-   */
+  /** One resource server per scope prefix, and the client-credentials client with every scope. */
   private addClient(userPool: UserPool, scopeDescriptions: Readonly<Record<string, string>>) {
     const resourceServers: UserPoolResourceServer[] = [];
     const servers = groupScopes(Object.keys(scopeDescriptions));
@@ -161,10 +141,7 @@ export class TokenIssuer extends Construct {
   }
 }
 
-/**
- * `['plants/read', 'plants/write', 'webhooks/manage']` → `plants: [read, write], webhooks:
- * [manage]`: Cognito scopes are `<resource server>/<scope>`, one resource server per prefix.
- */
+/** `plants/read`, `webhooks/manage` → `plants: [read], webhooks: [manage]`: a server a prefix. */
 function groupScopes(scopes: readonly string[]): Map<string, string[]> {
   const servers = new Map<string, string[]>();
   for (const scope of scopes) {

@@ -1,9 +1,7 @@
 /**
- * The TOKEN authorizer: an invalid or missing token throws `Unauthorized` (401); a valid one gets
- * a policy allowing exactly the routes its scopes grant, for every method at once since API
- * Gateway caches it per token (docs/decisions/authorizer-policy.md), or Deny (403) when none;
- * and the client's API key for the usage plan (docs/decisions/per-client-limits.md). No middy:
- * there is no HTTP body or response to shape.
+ * The TOKEN authorizer: no valid token, `Unauthorized` (401); else a policy allowing exactly the
+ * routes its scopes grant, or Deny (403) (docs/decisions/authorizer-policy.md), and the client's
+ * API key (docs/decisions/per-client-limits.md).
  */
 import type { APIGatewayAuthorizerResult, APIGatewayTokenAuthorizerEvent } from 'aws-lambda';
 import { grantsRoute, type Route, routeResource, routes } from '../shared/http/routes.ts';
@@ -43,17 +41,10 @@ export interface AuthorizerContext {
   readonly [key: string]: string;
 }
 
-/**
- * The authorizer's log field that metric filters read: `true` on the one line logged for every
- * `Unauthorized` it throws. Lambda counts each such throw as an error, so a canary subtracts
- * these from the new version's errors to see its crashes alone.
- */
+/** `true` on the line of every `Unauthorized`: a canary subtracts these from the errors. */
 export const authorizerLog = { unauthorizedField: 'unauthorized' } as const;
 
-/**
- * Creates the authorizer for one configuration: the JWKS cache lives as long as the handler.
- * Used by the Lambda entry (`handler.ts`), the local API and the tests.
- */
+/** The authorizer for one configuration; the JWKS cache lives as long as the handler. */
 export function createHandler(
   config: AuthorizerConfig,
   options: AuthorizerOptions = {},
@@ -109,17 +100,12 @@ export function createHandler(
   };
 }
 
-/**
- * The ARN of the stage a method ARN belongs to, `arn:…:execute-api:{region}:{account}:{api}/{stage}`;
- * `undefined` for anything but an execute-api method ARN.
- */
+/** `arn:…:execute-api:{region}:{account}:{api}/{stage}` of a method ARN, or `undefined`. */
 export function stageArnOf(methodArn: string): string | undefined {
   const [arn, partition, service, region, account, path] = methodArn.split(':');
   const [apiId, stage] = path?.split('/') ?? [];
-  if (arn !== 'arn' || service !== 'execute-api' || !partition || !region || !account) {
-    return undefined;
-  }
-  if (!apiId || !stage) return undefined;
+  const parts = [partition, region, account, apiId, stage];
+  if (arn !== 'arn' || service !== 'execute-api' || parts.some((part) => !part)) return undefined;
   return `arn:${partition}:execute-api:${region}:${account}:${apiId}/${stage}`;
 }
 
@@ -152,11 +138,8 @@ const operatorReasons: readonly RejectionReason[] = [
 ];
 
 /**
- * The reason goes to the log only: the caller learns nothing but "Unauthorized". A rejected
- * token's line is a fixed reason code and nothing of the error, whose message may quote the
- * token (the JSON parser's quotes its bytes, the library's the issuer or key id it saw). An
- * operator's failure keeps the error, but for its message when it is a fault of ours
- * (`unexpected`), which could quote the token as well: its name and stack frames remain.
+ * Logs a rejection: a fixed reason code, never the error's message, which may quote the token;
+ * an operator's failure keeps the error, but a fault of ours only its name and stack frames.
  */
 function logRejection(logger: Logger, error: unknown): void {
   const reason = rejectionReasonOf(error);

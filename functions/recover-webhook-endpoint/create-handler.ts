@@ -1,10 +1,7 @@
 /**
- * `POST /webhook-endpoints/{endpointId}/recover` `{"since": RFC 3339}`: queues again, once each,
- * every kept event since then (7 days at most, none before the endpoint existed) of a type it
- * hears of and has not had delivered. Each event is claimed before it is queued, so at most one
- * delivery of it is under way however often this is called (`webhook-log.ts`); a call queues at
- * most {@link recoverCap} (`"more": true`: call again), five calls a minute. A disabled endpoint
- * answers 409.
+ * `POST …/recover` `{"since"}`: queues again every kept event since then that the endpoint hears
+ * of and has not had, each claimed first, so at most one delivery of it is under way however
+ * often this is called (`webhook-log.ts`); {@link recoverCap} a call, then `"more": true`.
  */
 import { randomUUID } from 'node:crypto';
 import * as v from 'valibot';
@@ -79,10 +76,7 @@ export const recoverSchema = v.object({
   ),
 });
 
-/**
- * `since` of the body: an RFC 3339 time, not in the future, within the 7 days events are kept.
- * @throws ApiError 40028 otherwise, 40020 when the body is not an object.
- */
+/** `since`: RFC 3339, not in the future, within 7 days. @throws ApiError 40028, 40020 */
 function readSince(body: unknown, now: number): number {
   if (typeof body !== 'object' || body === null || Array.isArray(body)) {
     throw new ApiError(
@@ -101,10 +95,7 @@ function readSince(body: unknown, now: number): number {
   return time;
 }
 
-/**
- * The kept events from `from` of the types the endpoint hears of that it has neither had nor has
- * pending, oldest first, {@link recoverCap} and one more at most (the one more says more remain).
- */
+/** The kept events it hears of, neither had nor pending, oldest first, one past the cap at most. */
 async function missedEvents(
   record: EndpointRecord,
   from: number,
@@ -140,13 +131,9 @@ async function missedEvents(
 export const recoverClaimHoldMilliseconds = 2 * 60 * 1000;
 
 /**
- * The first attempt's message of each event whose delivery this recover claimed (a new delivery
- * each), ten claims at a time; an event another delivery claimed meanwhile is left to it.
- *
- * A claim that fails stops the claiming, and its `failure` is kept for the answer. Its event
- * still gets its message: the claim may yet have been written (a timed-out request can reach the
- * store later), and the delivery claims again at its attempt, so the message is sent once either
- * way. No claim is then left without its message, and a retry recovers what was not reached.
+ * The first message of each event this recover claimed, ten claims at a time. A claim that fails
+ * stops the claiming, its failure kept for the answer; its event still gets its message (the
+ * claim may have been written, and the delivery claims again), so no claim is left without one.
  */
 async function claimedMessages(
   record: EndpointRecord,
@@ -190,10 +177,7 @@ async function claimedMessages(
   return failure === undefined ? { messages } : { messages, failure };
 }
 
-/**
- * Ends the claims of messages that were not queued, each tried three times: one the store still
- * refuses holds its event only until the claim goes stale ({@link recoverClaimHoldMilliseconds}).
- */
+/** Ends the claims of messages not queued; one still refused holds only until it goes stale. */
 async function releaseClaims(
   record: EndpointRecord,
   messages: readonly DeliveryMessage[],

@@ -1,8 +1,6 @@
 /**
- * The bodies that create and change a webhook endpoint, as valibot schemas (the same as
- * `openapi.yaml`'s `NewWebhookEndpoint` and `WebhookEndpointPatch`: a test converts these and
- * compares), and the Error each failure answers: a code per reason, the first failing member in
- * the order description, enabled, format, events, url. Members they do not declare are ignored.
+ * The bodies that create and change a webhook endpoint, as valibot schemas (a test compares them
+ * with `openapi.yaml`), and the first failing member's Error; undeclared members are ignored.
  */
 import * as v from 'valibot';
 import { type ErrorCode, endpointErrorCodes } from '../shared/errors/error-codes.ts';
@@ -19,10 +17,7 @@ import { maxUrlLength } from './endpoint-url-policy.ts';
 /** The longest description, in characters as JSON Schema counts them (code points). */
 export const maxDescriptionLength = 256;
 
-/**
- * At most `limit` code points, as JSON Schema's `maxLength` counts (a string's `length` counts
- * UTF-16 units: 🌱 is two). Marked so that the JSON Schema of a schema using it says `maxLength`.
- */
+/** At most `limit` code points, as JSON Schema's `maxLength` counts (🌱 is one, not two). */
 export function maxCodePoints(limit: number) {
   return Object.assign(
     v.check((text: string) => {
@@ -87,10 +82,8 @@ const failures: readonly { member: string; code: ErrorCode; message: string }[] 
 ];
 
 /**
- * `body` read by `schema`.
- * @throws ApiError with the code and message of the first member (in {@link failures}' order)
- * that fails: 40020 a body that is no object, a description or `enabled` of the wrong kind;
- * 40027 the format; 40026 the events; 40021 the url (missing: "url is required.").
+ * `body` read by `schema`. @throws ApiError of the first failing member in {@link failures}'
+ * order (40020, 40027, 40026, 40021; a missing url: "url is required.").
  */
 export function readEndpointBody<
   Schema extends typeof newEndpointSchema | typeof endpointPatchSchema,
@@ -121,19 +114,9 @@ export interface NewEndpoint {
 }
 
 /** What a merge patch asks to change: a description of `null` removes it. */
-export interface EndpointPatch {
-  readonly url?: string;
-  readonly events?: readonly PlantEventType[];
-  readonly format?: WebhookFormat;
-  readonly description?: string | null;
-  readonly enabled?: boolean;
-}
+export type EndpointPatch = v.InferOutput<typeof endpointPatchSchema>;
 
-/**
- * The body of `POST /webhook-endpoints`: `format` is `event` unless given; `events` is every
- * type unless given (`plant.created` for the `plant` format).
- * @throws ApiError as `readEndpointBody` says, or 40027 for the `plant` format with other events.
- */
+/** A create's body: `format` `event` unless given, `events` every type it carries. @throws */
 export function readNewEndpoint(body: unknown): NewEndpoint {
   const fields = readEndpointBody(newEndpointSchema, body);
   const format = fields.format ?? 'event';
@@ -147,11 +130,7 @@ export function readNewEndpoint(body: unknown): NewEndpoint {
   };
 }
 
-/**
- * The body of `PATCH /webhook-endpoints/{endpointId}` (`application/merge-patch+json`): only
- * the members it has; what they make with `current` must still be a valid endpoint.
- * @throws ApiError as {@link readNewEndpoint}.
- */
+/** A merge patch's members; with `current` they must still make a valid endpoint. @throws */
 export function readEndpointPatch(body: unknown, current: EndpointRecord): EndpointPatch {
   const fields = readEndpointBody(endpointPatchSchema, body);
   const events = fields.events === undefined ? undefined : inTypeOrder(fields.events);
@@ -165,19 +144,12 @@ function inTypeOrder(events: readonly PlantEventType[]): PlantEventType[] {
   return plantEventTypes.filter((type) => events.includes(type));
 }
 
-function invalidEndpoint(
-  message: string,
-  code: ErrorCode = endpointErrorCodes.invalidWebhookEndpoint,
-) {
-  return new ApiError(code, `Invalid webhook endpoint: ${message}`);
-}
-
 /** The `plant` format's body is the StoredPlant alone: it carries `plant.created` only. */
 function checkCarried(format: WebhookFormat, events: readonly PlantEventType[]): void {
   if (format === 'plant' && events.some((type) => type !== 'plant.created')) {
-    throw invalidEndpoint(
-      'the plant format carries plant.created only; use the event format for other types.',
+    throw new ApiError(
       endpointErrorCodes.invalidWebhookFormat,
+      'Invalid webhook endpoint: the plant format carries plant.created only; use the event format for other types.',
     );
   }
 }

@@ -1,11 +1,8 @@
 /**
- * The changes a client makes to its endpoints, each writer only its own attributes and under a
- * condition, so concurrent changes all stand: a `PATCH` on the version it read, a rotation on the
- * secret it replaces. A create and a delete keep the owner's count in the same transaction (the
- * 50-endpoint limit holds under races), and every change of who hears what reaches the fan-out's
- * list (`endpoint-subscriptions.ts`) before it is answered.
+ * The changes a client makes to its endpoints, each writing only its own attributes under a
+ * condition, so concurrent changes all stand; the owner's count changes in the same transaction,
+ * and who hears what reaches the fan-out's list before the answer.
  */
-
 import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import { TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { conditionFailed, sendToStore, updateIf } from '../shared/platform/dynamodb.ts';
@@ -28,10 +25,7 @@ export class EndpointLimitError extends Error {
 /** The owner's count of endpoints, in the webhook log. */
 const countKey = (owner: string) => ({ pk: `owner#${owner}`, sk: 'endpoints' });
 
-/**
- * Runs a transaction, again after a conflict with another (two creates of one owner at once):
- * DynamoDB cancels one of them, and the SDK does not retry a cancelled transaction.
- */
+/** A transaction, again after a conflict: the SDK does not retry a cancelled transaction. */
 async function transact(
   stores: EndpointStores,
   items: ConstructorParameters<typeof TransactWriteCommand>[0]['TransactItems'],
@@ -57,11 +51,7 @@ function cancellationCodes(error: unknown): readonly (string | undefined)[] | un
     : undefined;
 }
 
-/**
- * Stores a new endpoint (its id is new) and counts it for its owner, in one transaction, then
- * publishes it to the fan-out.
- * @throws EndpointLimitError when the owner already has {@link maxEndpointsPerOwner}.
- */
+/** Stores and counts a new endpoint, then publishes it. @throws EndpointLimitError */
 export async function putNewEndpoint(record: EndpointRecord, stores: EndpointStores) {
   try {
     await transact(stores, [
@@ -91,10 +81,7 @@ export async function putNewEndpoint(record: EndpointRecord, stores: EndpointSto
   await publishSubscription(subscriptionOfRecord(record), stores);
 }
 
-/**
- * The attributes a `PATCH` owns: what the API shows, and `failingSince`, which re-enabling
- * clears. Absent (`undefined`) ones are removed.
- */
+/** The attributes a `PATCH` owns (and `failingSince`); `undefined` ones are removed. */
 export type EndpointChange = Pick<
   EndpointRecord,
   'url' | 'events' | 'format' | 'description' | 'enabled' | 'disabledReason' | 'failingSince'
@@ -112,10 +99,8 @@ const changedAttributes = [
 ] as const;
 
 /**
- * Writes a `PATCH`'s attributes if the endpoint still has the version the change was made from,
- * then publishes who it has become to the fan-out. Resolves the changed record, or `undefined`
- * when it changed meanwhile (or was deleted): the rotation's and the delivery's attributes are
- * left as they are.
+ * Writes a `PATCH` if the endpoint still has the version it was made from, then publishes it to
+ * the fan-out; `undefined` when it changed meanwhile.
  */
 export async function changeEndpoint(
   current: EndpointRecord,
@@ -147,11 +132,7 @@ export async function changeEndpoint(
   return changed;
 }
 
-/**
- * A rotation's write: the new sealed secret, and the one it replaces while deliveries still
- * carry it (none, for an immediate rotation), if the secret is still the one rotated out.
- * Resolves whether it was.
- */
+/** A rotation's write, if the secret is still the one rotated out; resolves whether it was. */
 export async function rotateEndpointSecret(
   current: EndpointRecord,
   rotated: { readonly secret: string; readonly previousSecretUntil?: number },
@@ -175,9 +156,7 @@ export async function rotateEndpointSecret(
 }
 
 /**
- * Deletes the owner's endpoint, at `version` when the request named one (`If-Match`), and
- * uncounts it, in one transaction; then withdraws it from the fan-out. Resolves `'deleted'`,
- * `'missing'` (none) or `'changed'` (not at that version).
+ * Deletes and uncounts an endpoint (at `version`, if named), then withdraws it from the fan-out.
  */
 export async function deleteEndpoint(
   record: EndpointRecord,

@@ -1,10 +1,7 @@
 /**
- * Where a webhook endpoint may point: the feature's main risk (server-side request forgery). A
- * URL must be http(s), without user info, to a host that is and resolves to public addresses
- * only; addresses are judged as numbers after the URL parser has read every spelling of them
- * (`0xa9fea9fe` is 169.254.169.254), and again after DNS, and the delivery connects to the
- * address it checked (no DNS rebinding). Deployed: https and public only; locally, http and
- * loopback receivers too.
+ * Where a webhook endpoint may point (the SSRF risk): http(s), no user info, a host that is and
+ * resolves to public addresses only, judged as numbers after the URL parser read every spelling
+ * and again after DNS; the delivery connects to the address it checked (no DNS rebinding).
  */
 import { lookup } from 'node:dns/promises';
 import { isIPv4, isIPv6 } from 'node:net';
@@ -39,11 +36,7 @@ export interface CheckedUrl {
   readonly addresses: readonly string[];
 }
 
-/**
- * The checks that need no network: a URL of an allowed scheme, no user info, and a host that is
- * not a forbidden address or a name that cannot be public.
- * @throws EndpointUrlError
- */
+/** The checks that need no network: scheme, no user info, a host that can be public. @throws */
 export function parseEndpointUrl(text: unknown, policy: EndpointUrlPolicy): URL {
   const tooLong = () =>
     new EndpointUrlError(
@@ -78,11 +71,7 @@ export function parseEndpointUrl(text: unknown, policy: EndpointUrlPolicy): URL 
   return url;
 }
 
-/**
- * The whole check: {@link parseEndpointUrl}, then every address the host resolves to must be
- * allowed too (one forbidden address refuses the URL).
- * @throws EndpointUrlError
- */
+/** {@link parseEndpointUrl}, then every address the host resolves to. @throws EndpointUrlError */
 export async function checkEndpointUrl(
   text: unknown,
   policy: EndpointUrlPolicy,
@@ -111,10 +100,7 @@ const urlRefusalCodes: Readonly<Record<UrlRefusal, ErrorCode>> = {
   unresolvable: endpointErrorCodes.endpointUrlUnresolvable,
 };
 
-/**
- * The URL to store, as the URL parser writes it, once every check of the policy passed.
- * @throws ApiError 40021 to 40025, the code of the check that failed.
- */
+/** The URL to store, as the parser writes it, once every check passed. @throws ApiError 4002x */
 export async function checkedUrlOf(value: unknown, policy: EndpointUrlPolicy): Promise<string> {
   try {
     return (await checkEndpointUrl(value, policy)).url.href;
@@ -157,10 +143,7 @@ function refuseName(name: string, policy: EndpointUrlPolicy): void {
   }
 }
 
-/**
- * Refuses an address in a forbidden range; a loopback one only where the policy does, and the
- * Lambda runtime API's port on it (9001, inside every function) always.
- */
+/** Refuses a forbidden address; loopback only where the policy does, never port 9001 (Lambda's). */
 function refuseAddress(address: string, url: URL, policy: EndpointUrlPolicy, name?: string): void {
   const range = forbiddenRangeOf(address);
   if (range === undefined) return;
@@ -182,10 +165,8 @@ function refuseAddress(address: string, url: URL, policy: EndpointUrlPolicy, nam
 }
 
 /**
- * The forbidden range an address is in, described (`link-local (169.254.0.0/16)`), or
- * `undefined` for a public address. The ranges are IANA's special-purpose registries as
- * ipaddr.js keeps them (every range but `unicast` is forbidden). IPv6 forms that carry an IPv4
- * address (IPv4-mapped, NAT64, 6to4) are judged by that address.
+ * The forbidden range an address is in (`link-local (169.254.0.0/16)`), or `undefined`: IANA's
+ * special-purpose ranges as ipaddr.js keeps them, IPv4 carried in IPv6 judged as IPv4.
  */
 export function forbiddenRangeOf(address: string): string | undefined {
   if (!ipaddr.isValid(address) || !(isIPv4(address) || isIPv6(address))) return 'malformed';

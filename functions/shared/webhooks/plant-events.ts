@@ -1,8 +1,6 @@
 /**
- * Plant events, read from the plants table's stream (docs/decisions/events-from-the-stream.md),
- * and the subscriptions that hear of them: `plant.created` (an INSERT), `plant.updated` (a
- * MODIFY that changed the plant), `plant.deleted` (a REMOVE). Each carries the plant's version,
- * a delete's one more than the plant's last, so a receiver drops an event older than one it has.
+ * Plant events from the table's stream (docs/decisions/events-from-the-stream.md) and who hears
+ * of them. Each carries the plant's version (a delete's one more), so receivers drop old ones.
  */
 import { type StoredPlant, stringifyStoredPlant } from '../plants/stored-plant.ts';
 
@@ -15,7 +13,6 @@ import {
 
 export { type PlantEventType, plantEventTypes, type WebhookFormat, webhookFormats };
 
-/** What a subscriber hears of, and how. */
 export interface Subscription {
   readonly name: string;
   readonly events: readonly PlantEventType[];
@@ -24,17 +21,14 @@ export interface Subscription {
   readonly endpoint?: { readonly id: string; readonly owner: string };
 }
 
-/** The stream's event name behind each event type (the fan-out's filter is built from it). */
+/** The stream's event name behind each event type. */
 export const streamEventNames: Readonly<Record<PlantEventType, 'INSERT' | 'MODIFY' | 'REMOVE'>> = {
   'plant.created': 'INSERT',
   'plant.updated': 'MODIFY',
   'plant.deleted': 'REMOVE',
 };
 
-/**
- * The stream's record kinds the fan-out must see (its event source mapping's filter): INSERT
- * always (its line of new plants is the PlantsCreated metric), and those the subscribers hear of.
- */
+/** The record kinds the fan-out's filter lets in: INSERT always (the PlantsCreated metric). */
 export function streamRecordKinds(subscriptions: readonly Subscription[]): string[] {
   const types = new Set<PlantEventType>(['plant.created']);
   for (const subscription of subscriptions) for (const type of subscription.events) types.add(type);
@@ -42,10 +36,8 @@ export function streamRecordKinds(subscriptions: readonly Subscription[]): strin
 }
 
 /**
- * A subscription from its settings: `format` defaults to `plant`; `events` to `plant.created`
- * for the `plant` format and every type for `event`.
- * @throws Error naming the subscriber when a type or format is unknown, or the `plant` format
- * is asked for another type (its body cannot tell them apart).
+ * A subscription from its settings (`format` `plant` by default, `events` then `plant.created`;
+ * every type for `event`). @throws Error naming the subscriber and what is wrong
  */
 export function subscriptionOf(
   name: string,
@@ -89,7 +81,6 @@ export interface PlantEvent {
   readonly occurredAt: number;
 }
 
-/** One webhook to send: its id, its exact body, and the version it is of. */
 export interface Webhook {
   readonly webhookId: string;
   readonly payload: string;
@@ -98,10 +89,8 @@ export interface Webhook {
 }
 
 /**
- * An event's `webhook-id`: one per event (the stream record's id), the same on every retry, with
- * the plant's version in it. Standard Webhooks signs the id, the timestamp and the body, not the
- * other headers, so the version a receiver orders by must be in one of those: for the `plant`
- * format, whose body is the StoredPlant alone, it is here (`msg_<record>_v<version>`).
+ * An event's `webhook-id`, the same on every retry, with the plant's version in it: Standard
+ * Webhooks signs the id and the body only, and the `plant` format's body has no version.
  */
 export function webhookIdOf(eventId: string, version: number): string {
   return `msg_${eventId}_v${version}`;
@@ -114,10 +103,8 @@ export function versionOfWebhookId(webhookId: string): number | undefined {
 }
 
 /**
- * The webhook `subscription` gets of `event`, or `undefined` when it does not hear of its type.
- * `plant`: the StoredPlant exactly (what the first subscribers were promised). `event`:
- * `{"type":…,"timestamp":…,"data":…}`, `data` the StoredPlant with its `version`, or `{id,
- * version}` for a delete.
+ * The webhook a subscription gets of an event, if it hears of its type: `plant`, the stored plant
+ * exactly; `event`, `{type, timestamp, data}`, `data` with its `version` (`{id, version}` deleted).
  */
 export function webhookFor(event: PlantEvent, subscription: Subscription): Webhook | undefined {
   if (!subscription.events.includes(event.type)) return undefined;
