@@ -1,7 +1,4 @@
-/**
- * Lambda entry of the TOKEN authorizer. Environment, read and checked once at cold start (a
- * missing or wrong setting fails the start, naming every problem): see `config.ts`.
- */
+/** Lambda entry of the TOKEN authorizer, configured once, at cold start. */
 import { apiGatewayControlPlane, createClientKeyRegistry } from './client-keys.ts';
 import { readAuthorizerConfig } from './config.ts';
 import { createHandler } from './create-handler.ts';

@@ -1,7 +1,4 @@
-/**
- * Lambda entry of `POST /webhook-endpoints`, configured at cold start (`readEndpointFunctionConfig`,
- * the key that seals the secrets, and which URLs an endpoint may have: `WEBHOOK_ENDPOINT_URLS`).
- */
+/** Lambda entry of `POST /webhook-endpoints`, configured once, at cold start. */
 import {
   endpointUrlsVariable,
   kmsSealerOf,

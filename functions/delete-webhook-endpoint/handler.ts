@@ -1,6 +1,4 @@
-/**
- * Lambda entry of `DELETE /webhook-endpoints/{endpointId}`, configured at cold start (`readEndpointFunctionConfig`).
- */
+/** Lambda entry of `DELETE /webhook-endpoints/{endpointId}`, configured once, at cold start. */
 import { readEndpointFunctionConfig } from '../webhook-endpoints/endpoint-config.ts';
 import { createHandler } from './create-handler.ts';
 

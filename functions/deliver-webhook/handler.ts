@@ -1,6 +1,4 @@
-/**
- * Lambda entry of the webhook delivery. Environment, read once at cold start: see `config.ts`.
- */
+/** Lambda entry of the webhook delivery, configured once, at cold start. */
 import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import { endpointStoresOf, kmsOpenerOf } from '../webhook-endpoints/endpoint-config.ts';

@@ -1,16 +1,5 @@
-/**
- * Lambda entry of `GET /plants/{id}`. Environment, read once at cold start: `TABLE_NAME`
- * (required), `DYNAMODB_ENDPOINT` (optional, for DynamoDB Local or `sam local`).
- */
-
-import { readTableFunctionConfig } from '../shared/plants/plants-function.ts';
-import { createDocumentClient } from '../shared/platform/dynamodb.ts';
+/** Lambda entry of `GET /plants/{id}`, configured once, at cold start. */
+import { plantsFunctionDependencies } from '../shared/plants/plants-function.ts';
 import { createHandler } from './create-handler.ts';
 
-const config = readTableFunctionConfig('get-plant');
-
-export const handler = createHandler({
-  documentClient: createDocumentClient({ url: config.dynamoDbUrl }),
-  tableName: config.tableName,
-  allowedOrigins: config.allowedOrigins,
-});
+export const handler = createHandler(plantsFunctionDependencies('get-plant'));

@@ -1,7 +1,4 @@
-/**
- * Lambda entry of `GET /webhook-endpoints/{endpointId}/secret`, configured at cold start
- * (`readEndpointFunctionConfig`, and the key that seals the secrets).
- */
+/** Lambda entry of `GET /webhook-endpoints/{endpointId}/secret`, configured once, at cold start. */
 import {
   kmsOpenerOf,
   readEndpointFunctionConfig,

@@ -1,6 +1,4 @@
-/**
- * Lambda entry of `GET /webhook-endpoints/{endpointId}/attempts`, configured at cold start (`readEndpointFunctionConfig`).
- */
+/** Lambda entry of `GET /webhook-endpoints/{endpointId}/attempts`. */
 import { readEndpointFunctionConfig } from '../webhook-endpoints/endpoint-config.ts';
 import { createHandler } from './create-handler.ts';
 

@@ -1,7 +1,4 @@
-/**
- * Lambda entry of `POST /webhook-endpoints/{endpointId}/recover`, configured at cold start
- * (`readEndpointFunctionConfig`, and the queue its deliveries go to: `DELIVERY_QUEUE_URL`).
- */
+/** Lambda entry of `POST /webhook-endpoints/{endpointId}/recover`. */
 import { SQSClient } from '@aws-sdk/client-sqs';
 import { required } from '../shared/platform/configuration.ts';
 import { sqsDeliveryQueue } from '../shared/webhooks/delivery-queue.ts';

@@ -1,7 +1,4 @@
-/**
- * Lambda entry of the stream-failure replay, run by hand (docs/webhooks.md). Environment, read
- * once at cold start: see `config.ts`.
- */
+/** Lambda entry of the stream-failure replay, configured once, at cold start. */
 import { S3Client } from '@aws-sdk/client-s3';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import { fanoutDependenciesOf } from '../webhook-endpoints/fanout-dependencies.ts';

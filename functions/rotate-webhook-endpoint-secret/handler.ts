@@ -1,7 +1,4 @@
-/**
- * Lambda entry of `POST /webhook-endpoints/{endpointId}/secret/rotate`, configured at cold start
- * (`readEndpointFunctionConfig`, and the key that seals the secrets).
- */
+/** Lambda entry of `POST /webhook-endpoints/{endpointId}/secret/rotate`. */
 import {
   kmsSealerOf,
   readEndpointFunctionConfig,

@@ -1,7 +1,4 @@
-/**
- * Lambda entry of `PATCH /webhook-endpoints/{endpointId}`, configured at cold start
- * (`readEndpointFunctionConfig`, and which URLs an endpoint may have: `WEBHOOK_ENDPOINT_URLS`).
- */
+/** Lambda entry of `PATCH /webhook-endpoints/{endpointId}`, configured once, at cold start. */
 import {
   endpointUrlsVariable,
   readEndpointFunctionConfig,

@@ -5,14 +5,8 @@
 import { KMSClient } from '@aws-sdk/client-kms';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type * as v from 'valibot';
-import { checkAllowedOrigins } from '../shared/http/cors.ts';
-import {
-  commaList,
-  optional,
-  parsed,
-  readConfiguration,
-  required,
-} from '../shared/platform/configuration.ts';
+import { allowedOriginsVariable } from '../shared/http/cors.ts';
+import { optional, parsed, readConfiguration, required } from '../shared/platform/configuration.ts';
 import { createDocumentClient } from '../shared/platform/dynamodb.ts';
 import {
   deployedUrlPolicy,
@@ -91,10 +85,7 @@ export function endpointStoresOf(
 /** An endpoint function's variables: its tables, `DYNAMODB_ENDPOINT`, `CORS_ALLOWED_ORIGINS`. */
 export const endpointFunctionVariables = {
   ...endpointStoreVariables,
-  CORS_ALLOWED_ORIGINS: parsed(
-    (text) => checkAllowedOrigins(commaList(text), { anyOrigin: true, anyPort: false }),
-    { fallback: [] as readonly string[] },
-  ),
+  CORS_ALLOWED_ORIGINS: allowedOriginsVariable(),
 };
 
 type VariablesOf<Entries extends v.ObjectEntries> = v.InferOutput<

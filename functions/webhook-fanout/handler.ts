@@ -1,6 +1,4 @@
-/**
- * Lambda entry of the webhook fan-out. Environment, read once at cold start: see `config.ts`.
- */
+/** Lambda entry of the webhook fan-out, configured once, at cold start. */
 import { SQSClient } from '@aws-sdk/client-sqs';
 import { fanoutDependenciesOf } from '../webhook-endpoints/fanout-dependencies.ts';
 import { readFanoutConfig } from './config.ts';

@@ -1,7 +1,4 @@
-/**
- * The one middy middleware behind every answer of a REST proxy function: it logs one line per
- * request and turns thrown errors into the Error body of the contract.
- */
+/** The middy middleware behind every answer: one log line, and errors as the contract's Error. */
 import type { MiddlewareObj, Request } from '@middy/core';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import { type ErrorCode, errorBody, errorCodes } from '../errors/error-codes.ts';
@@ -29,10 +26,7 @@ export function jsonTextResponse(
   return { statusCode, headers: { 'Content-Type': 'application/json', ...headers }, body };
 }
 
-/**
- * The Error response of a code: `{error, message}` and nothing else. A 503 is safe to retry and
- * says when (RFC 9110 §10.2.3), as does a 429 given `retryAfterSeconds`.
- */
+/** The Error response of a code; a 503, or a 429 given the seconds, says when to retry. */
 export function errorResponse(
   code: ErrorCode,
   message?: string,
@@ -45,9 +39,8 @@ export function errorResponse(
 }
 
 /**
- * The headers every answer carries (the functions', the gateway responses', the local stand-in's
- * own): a browser takes the content type as said, and no cache keeps an answer, but for one with
- * an `ETag`, which a browser may keep and must revalidate (`If-None-Match`, then 304).
+ * The headers every answer carries: nosniff, and no caching, but for an `ETag`'s answer, which a
+ * browser may keep and must revalidate.
  */
 export function protectiveHeaders(withEntityTag: boolean): Record<string, string> {
   return {
@@ -56,10 +49,7 @@ export function protectiveHeaders(withEntityTag: boolean): Record<string, string
   };
 }
 
-/**
- * `response` as it leaves the function: the protective headers, and no `Content-Type` on a 204
- * or a 304, which have no content (RFC 9110 §15.3.5, §15.4.5).
- */
+/** The protective headers, and no `Content-Type` on a 204 or 304 (RFC 9110 §15.3.5, §15.4.5). */
 function finish(response: APIGatewayProxyResult): APIGatewayProxyResult {
   const headers: Record<string, string | number | boolean> = { ...response.headers };
   const withEntityTag = Object.keys(headers).some((name) => name.toLowerCase() === 'etag');
@@ -72,11 +62,9 @@ function finish(response: APIGatewayProxyResult): APIGatewayProxyResult {
 }
 
 export interface ApiResponsesOptions {
-  /** The logger of an invocation (`invocationLoggers`): its lines name it. */
   readonly loggerOf: (context?: InvocationContext) => Logger;
-  /** The origins whose pages may read the answers: each answer gets their CORS headers. */
+  /** The origins whose pages may read the answers (a proxy's answer is the browser's). */
   readonly allowedOrigins?: readonly string[];
-  /** The clock, for the logged duration. */
   readonly now?: () => number;
 }
 
@@ -90,10 +78,8 @@ export const requestLog = {
 } as const;
 
 /**
- * Logs at most one line per request: `info` for answers the client caused (2xx, 4xx), `error`
- * with the detail for 5xx. {@link ApiError}s answer with their code and client message; anything
- * else answers 500/50000 and its detail stays in the log. Headers, bodies and tokens are never
- * logged.
+ * Logs one line per request (`error` with the detail for 5xx, never headers, bodies or tokens)
+ * and answers a thrown {@link ApiError} with its code, anything else 500/50000.
  */
 export function apiResponses(
   options: ApiResponsesOptions,
@@ -102,7 +88,6 @@ export function apiResponses(
   const now = options.now ?? Date.now;
   const startTimes = new WeakMap<ProxyRequest, number>();
   const allowedOrigins = options.allowedOrigins ?? [];
-  /** With a Lambda proxy integration, the function's answer is the browser's: it carries CORS. */
   const addCorsHeaders = (request: ProxyRequest) => {
     if (request.response) request.response = finish(request.response);
     if (allowedOrigins.length === 0 || !request.response) return;
@@ -139,21 +124,13 @@ export function apiResponses(
         !(request.error instanceof ApiError) && isUnavailableError(request.error)
           ? new StoreUnavailableError({ cause: request.error })
           : request.error;
-      if (error instanceof ApiError) {
-        request.response = errorResponse(error.code, error.clientMessage, error.retryAfterSeconds);
-        addCorsHeaders(request);
-        const detail = error.code.statusCode >= 500 ? { error } : {};
-        logRequest(request, error.code.statusCode, {
-          [requestLog.errorCodeField]: error.code.error,
-          ...detail,
-        });
-        return;
-      }
-      request.response = errorResponse(errorCodes.internal);
+      const known = error instanceof ApiError ? error : undefined;
+      const code = known?.code ?? errorCodes.internal;
+      request.response = errorResponse(code, known?.clientMessage, known?.retryAfterSeconds);
       addCorsHeaders(request);
-      logRequest(request, errorCodes.internal.statusCode, {
-        [requestLog.errorCodeField]: errorCodes.internal.error,
-        error,
+      logRequest(request, code.statusCode, {
+        [requestLog.errorCodeField]: code.error,
+        ...(code.statusCode >= 500 ? { error } : {}),
       });
     },
   };

@@ -2,6 +2,8 @@
  * Cross-origin requests from browsers (CORS): the allowed origins and the headers answers carry,
  * for the functions, the stack's preflights and gateway responses, and `npm start`.
  */
+import { commaList, parsed } from '../platform/configuration.ts';
+
 /** What a browser may send and read, the same on every route. */
 export const corsSettings = {
   /** Request headers a page may set (besides the ones the Fetch standard always allows). */
@@ -113,4 +115,14 @@ export function gatewayAllowOrigin(
   return allowed.length === 1 && only !== undefined && !only.endsWith(':*')
     ? { literal: only }
     : 'request-origin';
+}
+
+/** `CORS_ALLOWED_ORIGINS`: comma-separated, none when not set. */
+export function allowedOriginsVariable() {
+  return parsed(
+    (text) => checkAllowedOrigins(commaList(text), { anyOrigin: true, anyPort: false }),
+    {
+      fallback: [] as readonly string[],
+    },
+  );
 }

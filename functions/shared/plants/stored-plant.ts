@@ -1,46 +1,35 @@
 /**
- * StoredPlant `{id, name, tag?}`: a plant as the table holds it and as the API and the webhooks
- * send it, with its id as an exact JSON integer. This module owns the table's item shape for
- * readers (the list, read and webhook functions).
+ * A plant as the table holds it and the API and webhooks send it, its id an exact JSON integer:
+ * the item's shape, for every reader.
  */
 import { PlantNotFoundError } from '../errors/errors.ts';
 import { readItemVersion } from '../http/entity-version.ts';
 import { parseDecimalInt64 } from '../http/int64-json.ts';
 import type { Logger } from '../platform/logger.ts';
 
-/** A stored plant; `id` is an exact int64. */
 export interface StoredPlant {
   readonly id: bigint;
   readonly name: string;
   readonly tag?: string;
 }
 
-/** A stored plant with its version (`shared/http/entity-version.ts`), as the changing operations see it. */
+/** A stored plant with its version, as the changing operations see it. */
 export interface VersionedPlant {
   readonly plant: StoredPlant;
   readonly version: number;
 }
 
-/** A DynamoDB number read with `wrapNumbers`: its exact decimal text. */
-interface WrappedNumber {
-  readonly value: string;
-}
+type WrappedNumber = { readonly value: string };
 
 /**
- * The log line, and its count field, of stored items that are not plants (written by another
- * tool: only the API writes plants). Readers skip such an item and log it at warn; the deployed
- * stage counts them from this line (`ItemsNotPlants`).
+ * The log line of stored items that are not plants (another tool's), counted as `ItemsNotPlants`.
  */
 export const itemsNotPlantsLog = {
   message: 'skipped stored items that are not plants',
   countField: 'itemsNotPlants',
 } as const;
 
-/**
- * The StoredPlant of a table item read with `wrapNumbers` (document client or `unmarshall`), or
- * `undefined` when the item is not one: its id is not an exact int64 (`1.5`, `1e30`), its name not
- * a string, or its tag present and not a string. Other attributes are ignored.
- */
+/** The plant of an item read with `wrapNumbers`, or `undefined`: an id not an int64, and so on. */
 export function readStoredPlant(item: Readonly<Record<string, unknown>>): StoredPlant | undefined {
   const { id, name, tag } = item;
   const plantId = parseDecimalInt64((id as WrappedNumber | undefined)?.value ?? '');
@@ -59,10 +48,8 @@ export function readVersionedPlant(
 }
 
 /**
- * The plant and version of the item stored under an id, as a read or a change answers it: none,
- * or an item another tool stored that is not a plant, is no plant (the latter logged at warn and
- * counted, as the list and the webhooks do).
- * @throws PlantNotFoundError
+ * The plant and version stored under an id, as a read or a change answers it; an item that is not
+ * a plant is no plant, logged and counted. @throws PlantNotFoundError
  */
 export function requirePlant(
   item: Readonly<Record<string, unknown>> | undefined,
@@ -75,20 +62,7 @@ export function requirePlant(
   throw new PlantNotFoundError();
 }
 
-/**
- * The StoredPlant of a table item that must be one (the item just read by its id).
- * @throws Error when it is not: the table holds something only another tool could have written.
- */
-export function storedPlantFromItem(item: Readonly<Record<string, unknown>>): StoredPlant {
-  const plant = readStoredPlant(item);
-  if (plant === undefined) throw new Error('A plants table item is not a plant.');
-  return plant;
-}
-
-/**
- * The StoredPlant as JSON: `{"id":<exact integer>,"name":…,"tag":…}`, `tag` only when present.
- * `JSON.stringify` cannot write a bigint, and a `number` would round ids above 2^53.
- */
+/** `{"id":<exact integer>,"name":…,"tag":…}`: `JSON.stringify` cannot write a bigint. */
 export function stringifyStoredPlant(plant: StoredPlant): string {
   const name = JSON.stringify(plant.name);
   const tag = plant.tag === undefined ? '' : `,"tag":${JSON.stringify(plant.tag)}`;

@@ -1,9 +1,7 @@
 /**
- * The one way configuration is read from the environment, by every function and by `npm start`:
- * a small valibot schema of the variables (`readConfiguration`), each built from the pieces here.
- * A variable is required, optional or has a default, and may be parsed; an empty or blank value
- * counts as not set. Every problem is collected into one error naming each variable and what is
- * wrong with it, so a cold start fails once with the whole story.
+ * The one way configuration is read from the environment, by every function and `npm start`:
+ * required, optional or defaulted variables, maybe parsed; a blank one is not set, and every
+ * problem is named in one error, so a cold start fails once with the whole story.
  */
 import * as v from 'valibot';
 
@@ -30,10 +28,7 @@ export function required(description?: string) {
 /** An optional variable's text (`undefined` when not set). */
 export const optional = v.optional(v.string());
 
-/**
- * A variable read by `parse`, which throws an Error saying what the text must be (`must be …`).
- * Required unless it has a `fallback`.
- */
+/** A variable read by `parse`, which throws "must be …"; required unless it has a `fallback`. */
 export function parsed<Value>(
   parse: (text: string) => Value,
   options: { readonly fallback?: Value; readonly description?: string } = {},
@@ -48,16 +43,14 @@ export function parsed<Value>(
     }
   });
   if (fallback === undefined) return v.pipe(required(options.description), read);
-  // Not set: `readConfiguration` gives the fallback (kept on the schema) for the `undefined`.
   return Object.assign(v.optional(v.pipe(v.string(), read)), {
     fallback,
   }) as unknown as v.GenericSchema<string | undefined, Value>;
 }
 
 /**
- * The variables of `entries` read from `environment` (`owner` starts each error message). A
- * problem shows the variable's value, but not one of `secrets`.
- * @throws ConfigurationError (or what `createError` makes) naming every problem.
+ * The variables of `entries` read from `environment`; a problem shows the value, but not one of
+ * `secrets`. @throws ConfigurationError (or `createError`'s) naming every problem.
  */
 export function readConfiguration<Entries extends v.ObjectEntries>(
   owner: string,
@@ -68,9 +61,7 @@ export function readConfiguration<Entries extends v.ObjectEntries>(
     readonly createError?: (problems: readonly string[]) => Error;
   } = {},
 ): v.InferOutput<v.ObjectSchema<Entries, undefined>> {
-  // Empty or blank is "not set" (what `NAME=` in a shell or an env file gives); any other value
-  // is read as it is, spaces included.
-  // Every variable is there, `undefined` when not set: a required one then says so in its words.
+  // Every variable is there, `undefined` when not set: a required one then says so.
   const set = Object.fromEntries(
     Object.keys(entries).map((name) => [
       name,
@@ -95,7 +86,7 @@ export function readConfiguration<Entries extends v.ObjectEntries>(
   throw (options.createError ?? ((found) => new ConfigurationError(owner, found)))(problems);
 }
 
-/** Whether `name` is set: neither absent, empty nor blank (as `readConfiguration` reads it). */
+/** Whether `name` is set: neither absent, empty nor blank (`NAME=` is not set). */
 export function isSet(
   environment: Readonly<Record<string, string | undefined>>,
   name: string,
@@ -111,10 +102,7 @@ export function commaList(text: string): string[] {
     .filter((member) => member !== '');
 }
 
-/**
- * A variable holding JSON of `schema`'s shape; `description` says what was expected (the
- * message is "must be <description>").
- */
+/** A variable holding JSON of `schema`'s shape ("must be <description>" otherwise). */
 export function parseJson<Schema extends v.GenericSchema>(schema: Schema, description: string) {
   return (text: string): v.InferOutput<Schema> => {
     let value: unknown;

@@ -1,8 +1,6 @@
 /**
- * Structured JSON logs, one line per entry, on stdout (CloudWatch Logs in Lambda).
- *
- * A small logger of our own instead of a library (docs/decisions/logger.md). Never pass a token,
- * an Authorization header or a request body in `fields`.
+ * Structured JSON logs on stdout, a small logger of our own (docs/decisions/logger.md). Never
+ * pass a token, an Authorization header or a request body in `fields`.
  */
 
 export type LogLevel = 'info' | 'warn' | 'error';
@@ -19,29 +17,20 @@ export interface Logger {
 
 export type LogWriter = (line: string) => void;
 
-/**
- * Written as they are: in Lambda, with JSON log format, the runtime reformats `console` output
- * but passes a line already written to stdout through unchanged.
- */
+/** In Lambda, a line written to stdout passes the JSON log format unchanged (`console` does not). */
 const writeToStdout: LogWriter = (line) => {
   process.stdout.write(`${line}\n`);
 };
 
-/**
- * The fields every line has that the deployed stage's metric filters read, as their JSON
- * selectors: the monitoring imports them, so a rename here cannot silently empty a metric.
- */
+/** The fields the stage's metric filters read, as JSON selectors. */
 export const logFields = {
   level: '$.level',
   message: '$.message',
-  /** The Lambda version that wrote the line (`$LATEST` or a number): canary alarms count one version. */
+  /** `$LATEST` or a number: canary alarms count one version. */
   functionVersion: '$.functionVersion',
 } as const;
 
-/**
- * Creates a logger writing one JSON object per line:
- * `{level, message, timestamp, functionVersion, ...fields}`.
- */
+/** A logger of one JSON object a line: `{level, message, timestamp, functionVersion, ...fields}`. */
 export function createLogger(base: LogFields = {}, write: LogWriter = writeToStdout): Logger {
   // Lambda sets it in every version's environment; absent elsewhere (then not logged).
   const functionVersion = process.env.AWS_LAMBDA_FUNCTION_VERSION;

@@ -1,7 +1,6 @@
 /**
- * One attempt of one queued delivery, and what follows it: the step the delivery function runs,
- * deployed and under `npm start`. Where the message goes is asked of its targets as it is sent (`DeliveryTargets`): a stage subscriber by name, a webhook endpoint as its owner left it
- * a moment ago (deleted, disabled or pointed elsewhere counts at once).
+ * One attempt of one queued delivery and what follows it, deployed and under `npm start`. The
+ * target is resolved as the message is sent: an endpoint as its owner left it a moment ago.
  */
 import { StoreUnavailableError } from '../errors/errors.ts';
 import type { Logger } from '../platform/logger.ts';
@@ -21,10 +20,7 @@ import {
 export interface DeliveryTarget {
   /** Makes one attempt: checks what must be checked, signs, sends. */
   attempt(message: DeliveryMessage, options: SendOptions): Promise<SendOutcome>;
-  /**
-   * Keeps what the attempt came to and what follows it (an endpoint's attempts, health and
-   * delivery claim); errors are logged.
-   */
+  /** Keeps the attempt and what follows it (an endpoint's attempts, health, claim). */
   record?(
     message: DeliveryMessage,
     outcome: SendOutcome,
@@ -39,9 +35,8 @@ export interface AttemptTiming {
 }
 
 /**
- * The target of a message now: one to attempt, none any more (`done`, with why: the endpoint was
- * deleted, disabled, or already had the event), not yet (`retryAt`: another delivery holds the
- * event for a short while), or none ever (`unknown`: a dead letter).
+ * A message's target now: one to attempt, none any more (`done`, why), not yet (`retryAt`: another
+ * delivery holds the event), or none ever (`unknown`: a dead letter).
  */
 export type TargetResolution =
   | { readonly target: DeliveryTarget }
@@ -72,10 +67,7 @@ export interface AttemptOptions {
   readonly now?: () => number;
 }
 
-/** The log line of an attempt put off because the store did not answer. */
 export const putOffLog = 'webhook attempt put off: the store did not answer';
-
-/** The log line of a message that has nowhere to go any more. */
 export const notSentLog = 'webhook not sent';
 
 /** Takes a message's turn: not yet due, nowhere to go, or one attempt and what follows it. */
@@ -86,16 +78,14 @@ export async function attemptDelivery(
 ): Promise<DeliveryStep> {
   const now = options.now ?? Date.now;
   const { logger } = options;
-  // Received before its attempt is due: one more hop (SQS delays 15 minutes at most), so that
-  // no attempt is made before the schedule says.
+  // Not yet due: one more hop (SQS delays 15 minutes at most).
   if (message.dueAt > now()) return { kind: 'later', message };
   let resolution: TargetResolution;
   try {
     resolution = await targets.resolve(message);
   } catch (error) {
-    // The store the target is read from did not answer: no attempt was made, so none is spent
-    // and none is dead-lettered; the same attempt waits as long as this one's retry would (or
-    // the last wait) rather than the queue's visibility timeout (minutes).
+    // The target's store did not answer: no attempt is spent, and the same one waits as long as
+    // its retry would, not the queue's visibility timeout.
     if (!(error instanceof StoreUnavailableError)) throw error;
     const schedule = options.schedule ?? defaultRetrySchedule;
     const delaySeconds = retryDelaySeconds(message.attempt, schedule) ?? schedule.at(-1) ?? 60;
@@ -109,7 +99,6 @@ export async function attemptDelivery(
   if ('retryAt' in resolution)
     return { kind: 'later', message: { ...message, dueAt: resolution.retryAt } };
   if ('unknown' in resolution) {
-    // Nothing could ever deliver it (a subscriber removed from the stage): keep it, visibly.
     return { kind: 'dead-letter', message, attempts: 0, failure: 'no such subscriber' };
   }
   if ('done' in resolution) {
@@ -137,7 +126,6 @@ export async function attemptDelivery(
   try {
     await resolution.target.record?.(message, outcome, timing, step.kind);
   } catch (error) {
-    // The attempt stands; only its record is missing.
     logger.error('could not record a webhook attempt', { webhookId: message.webhookId, error });
   }
   return stepAfter(step, message, now);

@@ -1,28 +1,21 @@
 /**
- * The deployed delivery's unit of work: one event for one subscriber, as the message the fan-out
- * function puts on the delivery queue. The message says which attempt it is for and when that
- * attempt is due, so a retry waits as a delayed message (never an in-flight one) and its attempt
- * number does not depend on how often SQS handed it out.
+ * One event for one subscriber, as the delivery queue carries it: which attempt and when it is
+ * due, so a retry waits as a delayed message and its number does not depend on SQS's receipts.
  */
 import { randomUUID } from 'node:crypto';
 import * as v from 'valibot';
 import type { Webhook } from './plant-events.ts';
 
 export interface DeliveryMessage extends Webhook {
-  /** The subscriber's name in the stage configuration, or `endpoint:<id>` for an endpoint. */
+  /** The stage subscriber's name, or `endpoint:<id>`. */
   readonly subscriber: string;
-  /** For a webhook endpoint: which, whose, and the event's type (its attempts show it). */
   readonly endpoint?: EndpointAddress;
-  /**
-   * For a webhook endpoint: this delivery's id, which claims the event at the endpoint before
-   * each attempt, so that no other delivery of the event is under way there at once.
-   */
+  /** An endpoint delivery's id, which claims the event before each attempt (one at a time). */
   readonly deliveryId?: string;
-  /** The attempt this message is for, from 1. */
+  /** From 1. */
   readonly attempt: number;
-  /** When that attempt is due, in milliseconds since the epoch. */
+  /** Milliseconds since the epoch: when this attempt is due, and when the event was queued. */
   readonly dueAt: number;
-  /** When the event was first queued, in milliseconds since the epoch (how late it is). */
   readonly queuedAt: number;
 }
 
@@ -40,10 +33,7 @@ export interface DeadLetterMessage extends DeliveryMessage {
   readonly failedAt: string;
 }
 
-/**
- * The first attempt's message of a webhook for a subscriber, due at once; an endpoint's is a new
- * delivery of its own (`deliveryId`) unless one is given.
- */
+/** The first attempt's message, due at once; an endpoint's is a new delivery unless given one. */
 export function firstDeliveryMessage(
   event: Webhook,
   subscriber: string,
@@ -62,17 +52,14 @@ export function firstDeliveryMessage(
   };
 }
 
-/** A member read when it is what `schema` says, left out (`undefined`) when it is anything else. */
+/** A member read when it is what `schema` says, left out when it is anything else. */
 function tolerated<Schema extends v.GenericSchema>(schema: Schema) {
   return v.fallback(v.optional(schema), undefined);
 }
 
 const finite = v.pipe(v.number(), v.finite());
 
-/**
- * A queue body as the delivery reads it: the members it needs must be there and be what they
- * say; the attempt, its due time and when it was queued are taken when they are numbers.
- */
+/** A queue body: what the delivery needs must be there; the timing is taken when it is numbers. */
 const deliveryMessageSchema = v.object({
   webhookId: v.string(),
   payload: v.string(),
@@ -87,10 +74,8 @@ const deliveryMessageSchema = v.object({
 });
 
 /**
- * The message of a queue body, or `undefined` when the body is not one (never delivered). A
- * dead letter the delivery wrote (it has a `lastFailure`) redriven to the queue starts the
- * schedule again: a first attempt, due at once; so does a body without an attempt (written
- * before attempts were carried). A message SQS moved to the dead letters itself resumes.
+ * The message of a queue body, or `undefined` (never delivered). A redriven dead letter (with
+ * `lastFailure`) or a body without an attempt starts the schedule again.
  */
 export function parseDeliveryMessage(body: string, now: number): DeliveryMessage | undefined {
   let json: unknown;
