@@ -1,11 +1,5 @@
 import { RemovalPolicy, Validations } from 'aws-cdk-lib';
-import {
-  type AttributeType,
-  BillingMode,
-  ProjectionType,
-  Table,
-  TableEncryption,
-} from 'aws-cdk-lib/aws-dynamodb';
+import { type AttributeType, BillingMode, Table, TableEncryption } from 'aws-cdk-lib/aws-dynamodb';
 import { AnyPrincipal, Effect, PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import { Key } from 'aws-cdk-lib/aws-kms';
 import type { Function as LambdaFunction } from 'aws-cdk-lib/aws-lambda';
@@ -24,11 +18,8 @@ export interface WebhookEndpointStoresProps {
 }
 
 /**
- * Where self-service webhook endpoints live: their table (under their owner), the webhook log
- * (events, attempts and delivery claims kept 7 days by TTL, the fan-out's list of who hears
- * what, each owner's count of endpoints, the call limits),
- * and the KMS key that seals their secrets (docs/decisions/endpoint-secrets.md). On-demand and
- * encrypted, as the plants table; production-like stages retain the endpoints and the key.
+ * Where self-service webhook endpoints live: their table, the webhook log (`table-schemas.ts`)
+ * and the key that seals their secrets (docs/decisions/endpoint-secrets.md).
  */
 export class WebhookEndpointStores extends Construct {
   readonly endpointsTable: Table;
@@ -48,27 +39,19 @@ export class WebhookEndpointStores extends Construct {
       pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: false },
       removalPolicy: RemovalPolicy.DESTROY,
     });
+    const reason =
+      'The webhook log holds 7 days of events and attempts, each expiring by TTL; the plants ' +
+      'table it is made from has point-in-time recovery.';
     Validations.of(this.logTable).acknowledge(
-      {
-        id: 'AwsSolutions::AwsSolutions-DDB3',
-        reason:
-          'The webhook log holds 7 days of events and attempts, each expiring by TTL; the plants ' +
-          'table it is made from has point-in-time recovery.',
-      },
-      {
-        id: 'cdk-validator-cfnguard::dynamodb_table_pitr_enabled_check',
-        reason:
-          'The webhook log holds 7 days of events and attempts, each expiring by TTL; the plants ' +
-          'table it is made from has point-in-time recovery.',
-      },
+      { id: 'AwsSolutions::AwsSolutions-DDB3', reason },
+      { id: 'cdk-validator-cfnguard::dynamodb_table_pitr_enabled_check', reason },
     );
     this.secretsKey = new Key(this, 'SecretsKey', {
       description: 'Plant Store: seals the webhook endpoints\u2019 signing secrets.',
       enableKeyRotation: true,
       removalPolicy: retained,
     });
-    // Nobody but an AWS service may create grants on it (Control Tower's CT.KMS.PR.3): the
-    // functions encrypt and decrypt under their roles' statements, never through a grant.
+    // Grants for AWS services only (Control Tower's CT.KMS.PR.3): the functions use their roles.
     this.secretsKey.addToResourcePolicy(
       new PolicyStatement({
         effect: Effect.DENY,
@@ -85,12 +68,7 @@ export class WebhookEndpointStores extends Construct {
     );
   }
 
-  /**
-   * Lets a function use the endpoint stores as its settings say: the tables' names in its
-   * environment (`DYNAMODB_ENDPOINT` and `KMS_ENDPOINT` declared empty, for `sam local`), exactly
-   * its actions on each, the key's actions only for
-   * secrets sealed to an endpoint id, and sending to the delivery queue when it queues.
-   */
+  /** Lets a function use the stores exactly as its settings say (the key: endpoint secrets only). */
   bind(
     fn: LambdaFunction,
     access: NonNullable<FunctionSettings['endpointAccess']>,
@@ -99,20 +77,19 @@ export class WebhookEndpointStores extends Construct {
     fn.addEnvironment('ENDPOINTS_TABLE_NAME', this.endpointsTable.tableName);
     fn.addEnvironment('WEBHOOK_LOG_TABLE_NAME', this.logTable.tableName);
     fn.addEnvironment('DYNAMODB_ENDPOINT', '');
-    if ((access.tableActions ?? []).length > 0) {
-      fn.addToRolePolicy(tableStatement(access.tableActions ?? [], [this.endpointsTable.tableArn]));
+    for (const [actions, table] of [
+      [access.tableActions, this.endpointsTable],
+      [access.logActions, this.logTable],
+    ] as const) {
+      if (actions?.length) fn.addToRolePolicy(tableStatement(actions, [table.tableArn]));
     }
-    if ((access.logActions ?? []).length > 0) {
-      fn.addToRolePolicy(tableStatement(access.logActions ?? [], [this.logTable.tableArn]));
-    }
-    if ((access.keyActions ?? []).length > 0) {
+    if (access.keyActions?.length) {
       fn.addEnvironment('SECRETS_KEY_ID', this.secretsKey.keyArn);
       fn.addEnvironment('KMS_ENDPOINT', '');
       fn.addToRolePolicy(
         new PolicyStatement({
-          actions: [...(access.keyActions ?? [])],
+          actions: [...access.keyActions],
           resources: [this.secretsKey.keyArn],
-          // Only secrets sealed to an endpoint: the key serves nothing else.
           conditions: { StringLike: { 'kms:EncryptionContext:endpointId': 'ep_*' } },
         }),
       );
@@ -131,30 +108,18 @@ function tableOf(
   schema: TableSchema,
   more: Partial<ConstructorParameters<typeof Table>[2]>,
 ): Table {
-  const key = (attribute: { name: string; type: string } | undefined) =>
-    attribute === undefined
-      ? undefined
-      : { name: attribute.name, type: attribute.type as AttributeType };
-  const table = new Table(scope, id, {
-    partitionKey: key(schema.partitionKey) as { name: string; type: AttributeType },
-    ...(schema.sortKey === undefined ? {} : { sortKey: key(schema.sortKey) }),
+  const key = (attribute: { name: string; type: string }) => ({
+    name: attribute.name,
+    type: attribute.type as AttributeType,
+  });
+  return new Table(scope, id, {
+    partitionKey: key(schema.partitionKey),
+    sortKey: schema.sortKey && key(schema.sortKey),
     billingMode: BillingMode.PAY_PER_REQUEST,
     encryption: TableEncryption.AWS_MANAGED,
-    ...(schema.timeToLiveAttribute === undefined
-      ? {}
-      : { timeToLiveAttribute: schema.timeToLiveAttribute }),
+    timeToLiveAttribute: schema.timeToLiveAttribute,
     ...more,
   });
-  for (const index of schema.globalSecondaryIndexes ?? []) {
-    table.addGlobalSecondaryIndex({
-      indexName: index.name,
-      partitionKey: key(index.partitionKey) as { name: string; type: AttributeType },
-      ...(index.sortKey === undefined ? {} : { sortKey: key(index.sortKey) }),
-      projectionType: ProjectionType.INCLUDE,
-      nonKeyAttributes: [...index.include],
-    });
-  }
-  return table;
 }
 
 /** `actions` on `resources`; a function that does not read may not have a write return items. */

@@ -32,9 +32,8 @@ export async function createTableIfMissing(
   schema: TableSchema,
 ): Promise<void> {
   const client = anyClient as DynamoDBClient;
-  const indexes = schema.globalSecondaryIndexes ?? [];
   const attributes = new Map(
-    [schema, ...indexes]
+    [schema]
       .flatMap((keys) => [keys.partitionKey, ...(keys.sortKey === undefined ? [] : [keys.sortKey])])
       .map(({ name, type }) => [name, type]),
   );
@@ -52,15 +51,6 @@ export async function createTableIfMissing(
         ...(schema.stream === undefined
           ? {}
           : { StreamSpecification: { StreamEnabled: true, StreamViewType: schema.stream } }),
-        ...(indexes.length === 0
-          ? {}
-          : {
-              GlobalSecondaryIndexes: indexes.map((index) => ({
-                IndexName: index.name,
-                KeySchema: keySchemaOf(index),
-                Projection: { ProjectionType: 'INCLUDE', NonKeyAttributes: [...index.include] },
-              })),
-            }),
       }),
     );
   } catch (error) {

@@ -1,9 +1,7 @@
 /**
- * Each client's API key in the stage's usage plan, which API Gateway throttles per client before
- * the per-method buckets every client shares (docs/decisions/per-client-limits.md). The
- * authorizer returns the key as `usageIdentifierKey`; a client seen for the first time gets its
- * key here, made once and added to the plan, through API Gateway's REST API signed with
- * Signature Version 4 (no SDK client: it would be most of the authorizer's bundle).
+ * Each client's API key in the stage's usage plan (docs/decisions/per-client-limits.md), made on
+ * first sight through API Gateway's REST API, signed with SigV4 (an SDK client would be most of
+ * the authorizer's bundle).
  */
 import { createHash, createHmac } from 'node:crypto';
 import { SignatureV4 } from '@smithy/signature-v4';
@@ -12,9 +10,8 @@ import { SignatureV4 } from '@smithy/signature-v4';
 export const sharedClient = '*';
 
 /**
- * A client's key value in a usage plan: derived, so every container and the stack agree without
- * storing it. Not a secret: with the key source `AUTHORIZER`, API Gateway ignores any key a
- * request carries ("Choose an API key source in API Gateway", API Gateway developer guide).
+ * A client's key value, derived so every container and the stack agree. No secret: with the key
+ * source `AUTHORIZER`, API Gateway ignores keys requests carry (API Gateway developer guide).
  */
 export function clientKeyValue(usagePlanName: string, client: string): string {
   return createHash('sha256').update(`${usagePlanName}\n${client}`).digest('base64url');
@@ -119,9 +116,8 @@ function failure(call: string, answer: { status: number; body: Record<string, un
 const conflict = 409;
 
 /**
- * Registers keys in the plan named `usagePlanName`, each at most once per container: a key found
- * by its name (the value) is reused, and a race with another container ends in its key (409,
- * `ConflictException`). A failed registration is forgotten, so the next request tries again.
+ * Registers keys in the plan, each once per container: a key found by name is reused, a race
+ * ends in the other's key (409), and a failure is forgotten, so the next request tries again.
  */
 export function createClientKeyRegistry(
   controlPlane: ControlPlane,

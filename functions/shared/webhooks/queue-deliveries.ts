@@ -1,8 +1,6 @@
 /**
- * Queueing plant events for delivery: one message per event and subscriber of its type, written
- * in the subscriber's format, and every event kept in the webhook log for the endpoints' recover.
- * The webhook fan-out does it for the stream's records, the stream-failure replay for the records
- * of a kept batch.
+ * Queueing plant events: a message per event and subscriber of its type, and every event kept in
+ * the webhook log, for the fan-out's records and the replay's alike.
  */
 
 import { itemsNotPlantsLog } from '../plants/stored-plant.ts';
@@ -18,10 +16,7 @@ import {
 } from './plant-events.ts';
 import { type PlantStreamRecord, plantEventOf } from './stream-records.ts';
 
-/**
- * Who hears of events: the stage configuration's subscribers, and, where endpoints are
- * registered, the enabled endpoints (`endpoint-subscriptions.ts`). Read once per batch.
- */
+/** Who hears of events: the stage's subscribers and the enabled endpoints, read once a batch. */
 export interface SubscriptionSource {
   current(): Promise<readonly Subscription[]>;
 }
@@ -31,7 +26,7 @@ export function fixedSubscriptions(subscriptions: readonly Subscription[]): Subs
   return { current: async () => subscriptions };
 }
 
-/** Where every event is kept for a while (the webhook endpoints' log, for their recover). */
+/** Where every event is kept 7 days, for the endpoints' recover; none without endpoints. */
 export interface EventLog {
   keep(events: readonly PlantEvent[]): Promise<void>;
 }
@@ -39,17 +34,14 @@ export interface EventLog {
 export interface FanoutDependencies {
   readonly deliveries: DeliveryQueue;
   readonly subscriptions: SubscriptionSource;
-  /** Where every event is kept 7 days, for the endpoints' recover; none without endpoints. */
   readonly eventLog?: EventLog;
   readonly logger?: Logger;
   readonly now?: () => number;
 }
 
-/** The fan-out's log lines and fields that metric filters read. */
+/** The fan-out's line, a batch that queued or skipped anything, and its PlantsCreated count. */
 export const fanoutLog = {
-  /** One line per batch that queued or skipped anything. */
   queued: 'queued webhook deliveries',
-  /** The number of new plants queued: the PlantsCreated metric. */
   newPlantsField: 'newPlants',
 } as const;
 
@@ -70,10 +62,8 @@ export interface QueueOutcome {
 }
 
 /**
- * Queues every event of `records`, in order, one message per subscriber of its type; stops at the
- * first record SQS does not take. A record whose item is not a plant is skipped and logged at
- * warn: it must never hold up the plants after it. Logs one line of what it queued (the
- * PlantsCreated metric counts it), for the fan-out and for a replay alike.
+ * Queues every event of `records`, in order, a message per subscriber of its type; stops at the
+ * first record SQS does not take, skips (and logs) items that are not plants, and logs one line.
  */
 export async function queuePlantEventDeliveries(
   records: readonly PlantStreamRecord[],
