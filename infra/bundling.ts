@@ -1,37 +1,23 @@
-/**
- * How the Lambda bundles are built: one set of esbuild options used by the CDK stack
- * (`PlantStoreFunction`) and by the benchmark, so what is measured is what is deployed.
- *
- * Plain data (no aws-cdk-lib) so that scripts can import it cheaply.
- */
+/** The esbuild options of every bundle, deployed and benched alike. Plain data. */
 import type { BuildOptions } from 'esbuild';
 
-/**
- * ESM bundles still contain CommonJS dependencies (parts of the AWS SDK) that call `require`;
- * an ES module has none, so the bundle defines one. The alias keeps it clear of bundled names.
- */
+/** ESM bundles of CommonJS dependencies that call `require`: the bundle defines one. */
 export const createRequireBanner =
   "import { createRequire as plantStoreCreateRequire } from 'node:module';" +
   'const require = plantStoreCreateRequire(import.meta.url);';
 
-/** The esbuild settings every Plant Store function is bundled with. */
 export const bundleSettings = {
   format: 'esm',
-  // Smaller bundles parse faster on a cold start; stack traces stay readable enough without
-  // source maps, which would cost start-up time (`--enable-source-maps` is deliberately off).
+  // Smaller bundles parse faster; source maps would cost start-up time.
   minify: true,
   sourcemap: false,
-  // The Lambda runtime's Node.js major (nodejs24.x).
   target: 'node24',
   platform: 'node',
-  // Prefer the ES module builds of dependencies: esbuild tree-shakes them far better.
   mainFields: ['module', 'main'],
-  // The AWS SDK is bundled, not taken from the runtime: a pinned, tested version, tree-shaken
-  // to the clients used, and faster to load than the runtime's full copy.
+  // The SDK is bundled, pinned and tree-shaken, not taken from the runtime.
   external: [],
   banner: { js: createRequireBanner },
-  // Modules swapped for leaner ones in the bundles only; paths are relative to the repository
-  // root (esbuild's working directory). Each file says why, with its measured effect.
+  // Modules swapped for leaner ones in the bundles only; each file says why.
   alias: {
     '@aws-sdk/credential-provider-node': './infra/bundle-aliases/lambda-credentials.ts',
     '@aws/lambda-invoke-store': './infra/bundle-aliases/lambda-invoke-store.ts',

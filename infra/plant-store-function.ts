@@ -24,29 +24,21 @@ export interface PlantStoreFunctionProps {
   readonly description: string;
   readonly environment?: Record<string, string>;
   readonly logRetention: RetentionDays;
-  /** What happens to the function's log group when the stack is deleted. */
   readonly logRemovalPolicy: RemovalPolicy;
-  /**
-   * Why the function needs no dead-letter queue of its own (Lambda's DLQ serves asynchronous
-   * invocations only). @default invoked synchronously by API Gateway
-   */
+  /** Why no dead-letter queue (Lambda's serves asynchronous calls). @default API Gateway's */
   readonly noDeadLetterQueueReason?: string;
 }
 
 /**
- * The function's code: its entry bundled by esbuild, in this process, with the options the
- * benchmark builds with (`bundling.ts`), as `index.mjs`. In process rather than the CDK's
- * `NodejsFunction`, which starts `npx esbuild` once per function (about a second each, 19
- * functions a stage); no Docker either way. The asset's hash is the bundle's, so a change that
- * does not change the bundle deploys nothing. A synth that skips bundling (`cdk synth
- * --exclusively`, the tests that read only templates) skips this too, as the CDK does.
+ * The entry bundled by esbuild in process (`bundling.ts`), not `NodejsFunction`'s `npx esbuild`
+ * per function (a second each); the asset's hash is the bundle's, so an unchanged bundle deploys
+ * nothing.
  */
 function bundledCode(entry: string): Code {
   const entryPath = path.join(repositoryRoot, entry);
   return Code.fromAsset(path.dirname(entryPath), {
     assetHashType: AssetHashType.OUTPUT,
     bundling: {
-      // Never pulled: the local bundling below always succeeds or throws.
       image: DockerImage.fromRegistry('local-esbuild'),
       local: {
         tryBundle(outputDirectory) {
@@ -63,18 +55,14 @@ function bundledCode(entry: string): Code {
 }
 
 /**
- * A Plant Store Lambda function with the project's defaults: Node.js 24 on arm64 (cheaper per
- * millisecond, as fast for this work), an ESM bundle built by esbuild (no Docker), X-Ray
- * tracing, and its own log group with a retention period. Its role may write to that log group
- * and to X-Ray, nothing else; whatever else it needs is granted by the construct it uses.
+ * A Lambda function with the project's defaults: Node.js 24 on arm64, an esbuild bundle, X-Ray,
+ * its own log group; its role may write that and X-Ray, the rest is granted by what it uses.
  */
 export class PlantStoreFunction extends LambdaFunction {
-  /** The function's log group (also its role's only logging permission). */
   readonly logGroupOfFunction: LogGroup;
 
   constructor(scope: Construct, id: string, props: PlantStoreFunctionProps) {
-    // The log group and role are created beside the function (a constructor cannot add children
-    // before `super`), so the role needs no managed policy with logs:* on every log group.
+    // Beside the function (nothing may precede `super`): the role writes only its own log group.
     const logGroup = new LogGroup(scope, `${id}LogGroup`, {
       retention: props.logRetention,
       removalPolicy: props.logRemovalPolicy,
@@ -95,12 +83,9 @@ export class PlantStoreFunction extends LambdaFunction {
       timeout: Duration.seconds(props.settings.timeoutSeconds),
       tracing: Tracing.ACTIVE,
       logGroup,
-      // JSON for the runtime's own lines too (init failures, uncaught errors, timeouts), so
-      // every line of the log group is one a JSON metric filter can read. The functions' own
-      // lines are JSON already and pass through unchanged.
+      // JSON for the runtime's own lines too, so a metric filter reads every line; INFO keeps
+      // each platform.report (the InitDuration metric).
       loggingFormat: LoggingFormat.JSON,
-      // INFO keeps each invocation's platform.report, whose initDurationMs is the InitDuration
-      // metric (the default today, written down so that it stays).
       systemLogLevelV2: SystemLogLevel.INFO,
       role,
       environment: props.environment,

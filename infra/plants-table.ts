@@ -16,19 +16,13 @@ export interface PlantsTableProps {
   readonly productionLike: boolean;
 }
 
-/**
- * The plants, as `plantsTableSchema` says (one item per plant keyed by its `id`, a stream of new
- * and old images: the webhooks' source). On-demand capacity, encrypted with the account's
- * DynamoDB KMS key, point-in-time recovery on; production-like stages retain it and enable
- * deletion protection.
- */
+/** The plants (`plantsTableSchema`): on demand, encrypted, point-in-time recovery on. */
 export class PlantsTable extends Construct {
   readonly table: Table;
 
   constructor(scope: Construct, id: string, props: PlantsTableProps) {
     super(scope, id);
     this.table = new Table(this, 'Table', {
-      // The schema's values are the DynamoDB API's, which the CDK's enums spell the same.
       partitionKey: {
         name: plantsTableSchema.partitionKey.name,
         type: plantsTableSchema.partitionKey.type as AttributeType,
@@ -43,32 +37,23 @@ export class PlantsTable extends Construct {
   }
 
   /**
-   * Lets a function use this table: its name in `TABLE_NAME` (and `DYNAMODB_ENDPOINT` declared
-   * empty, meaning AWS's endpoint, so that `sam local invoke --env-vars` can point it at DynamoDB
-   * Local: SAM overrides only variables the template declares) and exactly `actions` on this
-   * table's ARN. A function without a read action may not have a write return the old item
-   * either (`dynamodb:ReturnValues` must be `NONE`), so it cannot read what it deletes.
+   * A function's `TABLE_NAME` and exactly `actions` (`DYNAMODB_ENDPOINT` empty, for `sam local`).
    */
   bindFunction(tableFunction: LambdaFunction, actions: readonly string[]): void {
     tableFunction.addEnvironment('TABLE_NAME', this.table.tableName);
     tableFunction.addEnvironment('DYNAMODB_ENDPOINT', '');
-    const reads = actions.some((action) => readActions.includes(action));
-    tableFunction.addToRolePolicy(
-      new PolicyStatement({
-        actions: [...actions],
-        resources: [this.table.tableArn],
-        ...(reads
-          ? {}
-          : { conditions: { StringEqualsIfExists: { 'dynamodb:ReturnValues': 'NONE' } } }),
-      }),
-    );
+    tableFunction.addToRolePolicy(tableStatement(actions, [this.table.tableArn]));
   }
 }
 
-/** DynamoDB actions that read items. */
-const readActions = [
-  'dynamodb:GetItem',
-  'dynamodb:BatchGetItem',
-  'dynamodb:Query',
-  'dynamodb:Scan',
-];
+/** `actions` on `resources`; a function that does not read may not have a write return items. */
+export function tableStatement(actions: readonly string[], resources: string[]): PolicyStatement {
+  const reads = actions.some((action) =>
+    /^dynamodb:(GetItem|BatchGetItem|Query|Scan)$/.test(action),
+  );
+  return new PolicyStatement({
+    actions: [...actions],
+    resources,
+    ...(reads ? {} : { conditions: { StringEqualsIfExists: { 'dynamodb:ReturnValues': 'NONE' } } }),
+  });
+}

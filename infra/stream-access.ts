@@ -9,10 +9,8 @@ import type { DlqDestinationConfig, IEventSourceDlq, IFunction } from 'aws-cdk-l
 import type { Bucket } from 'aws-cdk-lib/aws-s3';
 
 /**
- * What Lambda needs of a function to read a table's stream for it, on that table's streams only:
- * aws-cdk-lib's `DynamoEventSource` grants `dynamodb:ListStreams` on every resource instead, as
- * AWS's managed AWSLambdaDynamoDBExecutionRole does; AWS's own example scopes it to the table's
- * streams (Lambda developer guide, "Using Lambda with DynamoDB", execution role permissions).
+ * Reading a table's stream, `ListStreams` on its streams only, not every resource as
+ * `DynamoEventSource` grants (Lambda developer guide, "Using Lambda with DynamoDB").
  */
 export function readTableStream(fn: IFunction, table: Table): void {
   fn.addToRolePolicy(
@@ -32,16 +30,13 @@ export function readTableStream(fn: IFunction, table: Table): void {
   Validations.of(fn.role ?? fn).acknowledge({
     id: `AwsSolutions::AwsSolutions-IAM5[Resource::<${tableLogicalId}.Arn>/stream/*]`,
     reason:
-      "The table's streams: a stream's ARN ends in the time it was enabled, so Lambda lists " +
-      'them to find the current one; no narrower resource names every stream of the table.',
+      "A stream's ARN ends in the time it was enabled, so Lambda lists the table's streams to find it.",
   });
 }
 
 /**
- * The S3 on-failure destination of the stream's event source mapping. Lambda writes the kept
- * batch with the function's role, which needs s3:PutObject and s3:ListBucket on the bucket
- * (Lambda: "Retaining discarded records"); aws-cdk-lib's `S3OnFailureDestination` grants read and
- * write of everything instead.
+ * The stream's S3 on-failure destination: Lambda writes with the function's role, which needs
+ * s3:PutObject and s3:ListBucket (Lambda: "Retaining discarded records"), not read and write.
  */
 export function keepFailuresIn(bucket: Bucket): IEventSourceDlq {
   return {

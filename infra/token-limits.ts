@@ -1,10 +1,6 @@
 /**
- * The stage's web ACL: per-client limits in front of the API, with AWS WAF rate-based rules
- * ("Rate-based rule statements", AWS WAF Developer Guide). API Gateway's throttling keeps one
- * bucket per method for every client together, so one client's loop could answer everyone else
- * 429; here each bearer token (the `Authorization` header, the rules' aggregation key) has its own
- * count per group of routes (`tokenLimits` in `throttling.ts`), and what is over it is answered
- * 429 with the contract's error body before API Gateway sees it. Cost: `npm run cost`.
+ * The stage's web ACL: per-token limits with AWS WAF rate-based rules, keyed on the
+ * `Authorization` header, refused with the contract's 429 before API Gateway (`throttling.ts`).
  */
 import { CfnWebACL, CfnWebACLAssociation } from 'aws-cdk-lib/aws-wafv2';
 import { Construct } from 'constructs';

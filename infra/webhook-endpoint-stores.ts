@@ -6,6 +6,7 @@ import type { Function as LambdaFunction } from 'aws-cdk-lib/aws-lambda';
 import type { IQueue } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import type { FunctionSettings } from './function-settings.ts';
+import { tableStatement } from './plants-table.ts';
 import {
   type TableSchema,
   webhookEndpointsTableSchema,
@@ -119,19 +120,5 @@ function tableOf(
     encryption: TableEncryption.AWS_MANAGED,
     timeToLiveAttribute: schema.timeToLiveAttribute,
     ...more,
-  });
-}
-
-/** `actions` on `resources`; a function that does not read may not have a write return items. */
-function tableStatement(actions: readonly string[], resources: string[]): PolicyStatement {
-  const reads = actions.some((action) =>
-    ['dynamodb:GetItem', 'dynamodb:BatchGetItem', 'dynamodb:Query', 'dynamodb:Scan'].includes(
-      action,
-    ),
-  );
-  return new PolicyStatement({
-    actions: [...actions],
-    resources,
-    ...(reads ? {} : { conditions: { StringEqualsIfExists: { 'dynamodb:ReturnValues': 'NONE' } } }),
   });
 }
