@@ -1,9 +1,7 @@
 /**
- * The webhook delivery: each message of the delivery and retry queues is one attempt of one
- * event for one subscriber, delivered concurrently with its batch. A failed attempt sends the
- * next one to the retry queue, delayed until it is due (docs/decisions/
- * retries-as-delayed-messages.md; a hop where SQS's 15-minute limit is shorter); after the last,
- * the delivery goes to the dead-letter queue with its last failure.
+ * The webhook delivery: each queued message is one attempt, a batch's side by side; a failed one
+ * sends the next to the retry queue, delayed until due (docs/decisions/retries-as-delayed-
+ * messages.md), and the last to the dead letters with its failure.
  */
 import { GetSecretValueCommand, type SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { SendMessageBatchCommand, SendMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
@@ -33,7 +31,7 @@ import {
   endpointTargets,
 } from '../webhook-endpoints/endpoint-targets.ts';
 
-/** A subscriber as the stack configures the function: its secret stays in Secrets Manager. */
+/** A stage subscriber: its secret stays in Secrets Manager. */
 export interface ConfiguredSubscriber {
   readonly name: string;
   readonly url: string;
@@ -43,24 +41,20 @@ export interface ConfiguredSubscriber {
 export interface DeliverDependencies {
   readonly sqs: Pick<SQSClient, 'send'>;
   readonly secretsManager: Pick<SecretsManagerClient, 'send'>;
-  /** Where later attempts and hops wait (first attempts arrive on the delivery queue). */
   readonly retryQueueUrl: string;
   readonly deadLetterQueueUrl: string;
   readonly subscribers: readonly ConfiguredSubscriber[];
-  /** The webhook endpoints' stores, where the stage has them (and their clock, in tests). */
   readonly endpoints?: EndpointDeliveryDependencies;
   readonly retrySchedule?: readonly number[];
   readonly sendOptions?: SendOptions;
   readonly logger?: Logger;
   readonly now?: () => number;
-  /** SQS's longest delay, in seconds (tests shorten it to see hops). */
   readonly maximumDelaySeconds?: number;
 }
 
 /** SQS delays a message at most 15 minutes. */
 export const maximumDelaySeconds = 900;
 
-/** How long a subscriber's secret is reused before it is read again (after a rotation). */
 const secretCacheMilliseconds = 5 * 60 * 1000;
 
 /** The configured subscribers, each reading its secret from Secrets Manager (kept 5 minutes). */
@@ -81,7 +75,6 @@ function secretsManagerSubscribers(
         new GetSecretValueCommand({ SecretId: subscriber.secretArn }),
       );
       if (SecretString === undefined) throw new Error(`The secret of ${subscriber.name} is empty.`);
-      // Secrets Manager holds the key's base64 text; the Standard Webhooks form adds the prefix.
       const value = SecretString.startsWith('whsec_') ? SecretString : `whsec_${SecretString}`;
       secrets.set(subscriber.secretArn, { value, readAt: now() });
       return value;
@@ -117,8 +110,7 @@ export function createHandler(dependencies: DeliverDependencies) {
     const batchItemFailures = event.Records.flatMap((record, index) => {
       const outcome = outcomes[index];
       if (outcome?.status === 'fulfilled' && !refused.has(index)) return [];
-      // An AWS call failed: SQS hands the message back after the queue's visibility timeout,
-      // for the same attempt (the queue's redrive policy ends a message that keeps failing).
+      // SQS hands it back after the visibility timeout, for the same attempt.
       if (outcome?.status === 'rejected') {
         logger.error('webhook delivery failed unexpectedly', { error: outcome.reason });
       }
@@ -131,10 +123,7 @@ export function createHandler(dependencies: DeliverDependencies) {
 /** One message's turn; a body that is no message goes to the dead letters as it is. */
 function deliveryOf(dependencies: DeliverDependencies, now: () => number) {
   const stage = stageSubscriberTargets(secretsManagerSubscribers(dependencies, now));
-  const endpoints =
-    dependencies.endpoints === undefined
-      ? undefined
-      : endpointTargets({ now, ...dependencies.endpoints });
+  const endpoints = dependencies.endpoints && endpointTargets({ now, ...dependencies.endpoints });
   return (body: string, logger: Logger): Promise<DeliveryStep> => {
     const message = parseDeliveryMessage(body, now());
     if (message === undefined) {
@@ -148,18 +137,14 @@ function deliveryOf(dependencies: DeliverDependencies, now: () => number) {
     }
     return attemptDelivery(message, combinedTargets(stage, endpoints?.(logger)), {
       logger,
-      ...(dependencies.retrySchedule === undefined ? {} : { schedule: dependencies.retrySchedule }),
-      ...(dependencies.sendOptions === undefined ? {} : { sendOptions: dependencies.sendOptions }),
+      schedule: dependencies.retrySchedule,
+      sendOptions: dependencies.sendOptions,
       now,
     });
   };
 }
 
-/**
- * Sends the messages for later to the retry queue, ten to a request, each delayed until it is
- * due or by SQS's maximum of 15 minutes, whichever is sooner (a longer wait takes hops).
- * Resolves with the indexes of those SQS did not take.
- */
+/** The later messages to the retry queue, delayed until due or 15 minutes; resolves the refused. */
 function laterSenderOf(dependencies: DeliverDependencies, now: () => number) {
   const longestHop = dependencies.maximumDelaySeconds ?? maximumDelaySeconds;
   return async (later: readonly (DeliveryMessage | undefined)[], logger: Logger) => {

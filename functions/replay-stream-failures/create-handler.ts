@@ -1,8 +1,6 @@
 /**
- * Replays the stream batches the webhook fan-out gave up on, kept whole by Lambda in the
- * stream-failures bucket (the invocation record with the stream records, beyond the stream's 24
- * hours): queues each as the fan-out would have, then deletes its object; one it cannot queue
- * stays. A schedule runs it every 5 minutes, each batch replayed with backoff by its age
+ * Replays the stream batches the fan-out gave up on, kept whole by Lambda in a bucket: queues each
+ * as the fan-out would have, then deletes it. Scheduled every 5 minutes with backoff by age
  * ({@link replayDue}); invoked by hand (docs/webhooks.md) it replays every batch at once.
  */
 import {
@@ -32,7 +30,6 @@ export interface ReplayDependencies extends FanoutDependencies {
 
 /** What a replay did: the function's answer to `aws lambda invoke`. */
 export interface ReplaySummary {
-  /** Kept batches queued and deleted. */
   readonly replayedBatches: number;
   readonly newPlants: number;
   /** Kept batches left for a later replay (SQS refused their deliveries, unreadable, not due). */
@@ -50,10 +47,7 @@ export const replayLog = {
 /** How often the schedule runs the replay, in minutes. */
 export const replayPeriodMinutes = 5;
 
-/**
- * Whether a scheduled run replays a batch kept `ageMinutes` ago: at 5, 10, 20, 40, 80 and 160
- * minutes, then every 4 hours; each moment falls in exactly one run of the 5-minute schedule.
- */
+/** Whether a scheduled run replays a batch this old: at 5, 10, 20 … 160 minutes, then 4-hourly. */
 export function replayDue(ageMinutes: number): boolean {
   const steps = [5, 10, 20, 40, 80, 160];
   const inRun = (step: number) => ageMinutes >= step && ageMinutes < step + replayPeriodMinutes;
@@ -127,10 +121,7 @@ async function* keptBatches(
   }
 }
 
-/**
- * The stream records of one kept invocation record: its `payload` is the event Lambda invoked the
- * fan-out with (`{"Records": […]}`), as an object or as its JSON text.
- */
+/** The stream records of a kept invocation record: its `payload` (an object or JSON text). */
 async function readKeptRecords(
   dependencies: ReplayDependencies,
   key: string,

@@ -1,10 +1,7 @@
 /**
- * The endpoints table (`infra/table-schemas.ts`): one item per endpoint under its owner, so every
- * read, list and change a client makes names its own partition and another client's endpoint is
- * not found. Reads are strongly consistent: a delete, a disable or a new URL counts at once. The
- * delivery's bookkeeping writes `failingSince` only (and, when it disables the endpoint,
- * `enabled` and the version), conditionally; the changes a client makes are in
- * `endpoint-changes.ts`.
+ * The endpoints table: each endpoint under its owner, so no client finds another's; reads are
+ * strongly consistent. The delivery writes `failingSince` (and a disable) conditionally; a
+ * client's changes are in `endpoint-changes.ts`.
  */
 
 import { GetCommand, type NativeAttributeValue, QueryCommand } from '@aws-sdk/lib-dynamodb';
@@ -17,15 +14,14 @@ import {
 import type { EndpointRecord } from './endpoint.ts';
 import { type EndpointSubscription, publishSubscription } from './endpoint-subscriptions.ts';
 
-/** Where endpoints are stored: the plants' store settings, naming the endpoints table. */
+/** Where endpoints are stored. */
 export type EndpointTable = Omit<StoreDependencies, 'tableName'> & {
   readonly endpointsTableName: string;
 };
 
-/** Both stores, for the writes that keep the log's count and subscription list too. */
+/** Both stores, for the writes that keep the log's count and list too. */
 export type EndpointStores = EndpointTable & { readonly logTableName: string };
 
-/** An item as the document client reads and writes it. */
 export type Item = Record<string, NativeAttributeValue>;
 
 export function itemOf(record: EndpointRecord): Item {
@@ -83,7 +79,9 @@ export async function readEndpoint(
   return Item === undefined ? undefined : recordOf(Item);
 }
 
-/** A page of the owner's endpoints in id (creation) order, after `after`, and whether more follow. */
+/**
+ * A page of the owner's endpoints in id (creation) order, after `after`, and whether more follow.
+ */
 export async function listEndpoints(
   owner: string,
   page: { readonly limit: number; readonly after?: string },
@@ -114,10 +112,9 @@ export async function listEndpoints(
 }
 
 /**
- * Records an attempt's outcome on the endpoint: a delivery ends a run of failures; the first
- * failure after a delivery starts one; a failure `failingLimit` or more after the run began
- * disables the endpoint with `reason`. Each is a conditional update of those attributes only,
- * so a change the owner makes meanwhile is kept. Resolves `'disabled'` when this call disabled it.
+ * Records an attempt on the endpoint: a delivery ends a run of failures, the first failure starts
+ * one, and one `failingLimit` into it disables the endpoint; each a conditional update of those
+ * attributes only, so the owner's changes stand. Resolves `'disabled'` when this call disabled it.
  */
 export async function recordEndpointHealth(
   record: EndpointRecord,

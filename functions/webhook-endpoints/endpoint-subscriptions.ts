@@ -1,9 +1,7 @@
 /**
- * The fan-out's list of who hears what, in the webhook log so it can be read strongly
- * consistently. Every change of it (create, `PATCH`, delete, auto-disable) writes the endpoint's
- * entry, conditioned on a newer version, then counts a change, before the request is answered.
- * The fan-out reads the count every batch and the list when it changed, so an event committed
- * after a create was answered always reaches the new endpoint.
+ * The fan-out's list of who hears what, in the webhook log (strongly consistent). Every change
+ * writes the endpoint's entry, then counts a change, before the answer; the fan-out reads the
+ * count every batch, so an event after a create's answer always reaches the new endpoint.
  */
 
 import {
@@ -25,7 +23,6 @@ import type {
 } from '../shared/webhooks/plant-events.ts';
 import type { SubscriptionSource } from '../shared/webhooks/queue-deliveries.ts';
 
-/** Where the list is: the webhook log. */
 export type SubscriptionList = Omit<StoreDependencies, 'tableName'> & {
   readonly logTableName: string;
 };
@@ -46,7 +43,6 @@ type Item = Record<string, NativeAttributeValue>;
 const partition = 'subscriptions';
 const changesKey = { pk: partition, sk: '#changes' };
 
-/** How long an entry of an endpoint that no longer hears anything is kept: a day. */
 const withdrawnKeptSeconds = 24 * 60 * 60;
 
 /** The subscriber name of an endpoint, in messages and logs. */
@@ -54,11 +50,7 @@ export function endpointSubscriberName(id: string): string {
   return `endpoint:${id}`;
 }
 
-/**
- * Writes the endpoint's entry, unless a newer one is there, then counts a change. An entry of an
- * endpoint that is disabled or deleted stays a day (so a late write of an older state cannot
- * bring it back), then expires.
- */
+/** Writes the entry unless a newer one is there, then counts a change; an ended one stays a day. */
 export async function publishSubscription(
   subscription: EndpointSubscription,
   list: SubscriptionList,
@@ -138,11 +130,7 @@ export async function listSubscribedEndpoints(
   return found;
 }
 
-/**
- * The stage's subscriptions followed by the endpoints that hear of something, the latter read
- * again whenever the list has changed since. A failed read rejects (the fan-out then retries
- * the batch): endpoints are never silently left out.
- */
+/** The stage's subscriptions, then the endpoints, read again when the list changed; fails loud. */
 export function withEndpointSubscriptions(
   stage: readonly Subscription[],
   list: SubscriptionList,

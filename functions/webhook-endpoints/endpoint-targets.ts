@@ -1,11 +1,8 @@
 /**
- * Delivering to webhook endpoints: each message's endpoint is read as it is when its turn comes
- * (deleted, disabled, or no longer hearing of the type: nothing is sent), the event's delivery
- * there is claimed (already delivered, or another delivery of it under way: nothing is sent, so
- * a `recover` never doubles a delivery), its URL checked again and the connection made to the
- * address just checked (no DNS rebinding), signed with its secret (and, for 24 h after a
- * rotation, the previous one too). Every attempt is logged for its owner; a run of failures 5
- * days long disables the endpoint.
+ * Delivering to webhook endpoints: each endpoint read as it is when its turn comes, the event's
+ * delivery claimed (so a `recover` never doubles one), the URL checked again and the connection
+ * pinned to the address checked, signed (with the previous secret for 24 h after a rotation).
+ * Every attempt is logged for its owner; 5 failing days disable the endpoint.
  */
 import { retryWhileUnavailable } from '../shared/platform/dynamodb.ts';
 import type { Logger } from '../shared/platform/logger.ts';
@@ -28,12 +25,9 @@ import {
 } from './webhook-log.ts';
 
 export interface EndpointDeliveryDependencies {
-  /** The endpoints table and the webhook log. */
   readonly stores: EndpointStores;
-  /** Opens the endpoints' secrets. */
   readonly secretBox: Pick<SecretBox, 'open'>;
   readonly urlPolicy: EndpointUrlPolicy;
-  /** The clock (tests move it days ahead). */
   readonly now?: () => number;
   /** How long every attempt must have failed before the endpoint is disabled. @default 5 days */
   readonly failingLimitMilliseconds?: number;
@@ -42,13 +36,9 @@ export interface EndpointDeliveryDependencies {
 /** The log line of an endpoint disabled for failing, which the EndpointsDisabled metric counts. */
 export const endpointLog = { disabled: 'webhook endpoint disabled' } as const;
 
-/** How long an opened secret is kept in memory. */
 const secretCacheMilliseconds = 5 * 60 * 1000;
 
-/**
- * The targets of endpoint messages (`message.endpoint`), for each invocation's logger; opened
- * secrets are kept 5 minutes across invocations.
- */
+/** The targets of endpoint messages, per invocation's logger; secrets kept 5 minutes. */
 export function endpointTargets(
   dependencies: EndpointDeliveryDependencies,
 ): (logger: Logger) => DeliveryTargets {
@@ -135,8 +125,7 @@ export function endpointTargets(
       const claim = await claimDelivery(record.id, message.webhookId, deliveryId, now(), stores);
       if (claim === 'delivered') return { done: 'the endpoint has had this event' };
       if (claim === 'claimed') return { target: target(record, logger) };
-      // A recover's claim is held only until its first attempt: if its call was cut short before
-      // queueing it, this message is the event's only one, so it looks again once the hold ends.
+      // A recover's claim holds until its first attempt: this message may be the event's only one.
       if (claim.pendingUntil - now() <= shortHoldMilliseconds) {
         return { retryAt: claim.pendingUntil + 1_000 };
       }

@@ -1,7 +1,6 @@
 /**
- * A webhook endpoint: a receiver a client registered itself (`POST /webhook-endpoints`), owned by
- * the token's subject: what is stored and what the API shows of it (never a secret). The bodies
- * that create and change one are read in `endpoint-body.ts`, by those two functions alone.
+ * A webhook endpoint a client registered itself, owned by the token's subject: what is stored
+ * and what the API shows (never a secret).
  */
 import { randomBytes } from 'node:crypto';
 import { errorCodes } from '../shared/errors/error-codes.ts';
@@ -38,7 +37,6 @@ export type EndpointView = Pick<
   'id' | 'url' | 'events' | 'format' | 'description' | 'enabled' | 'disabledReason' | 'createdAt'
 >;
 
-/** The Endpoint of the API: the record without its owner, version, secrets or failure state. */
 export function viewOf(record: EndpointRecord): EndpointView {
   return {
     id: record.id,
@@ -77,10 +75,7 @@ export function newEndpointId(now: number): string {
   return `ep_${time}${random}`;
 }
 
-/**
- * The `{endpointId}` of the path.
- * @throws ApiError 40005 when it is not an endpoint id.
- */
+/** The path's `{endpointId}`. @throws ApiError 40005 */
 export function readEndpointIdParameter(pathParameters: Record<string, string | undefined> | null) {
   const id = pathParameters?.endpointId;
   if (id === undefined || !endpointIdPattern.test(id)) {

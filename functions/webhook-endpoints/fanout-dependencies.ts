@@ -1,7 +1,4 @@
-/**
- * The fan-out's settings from its environment, and its dependencies built from them: the same
- * for the fan-out and the stream-failure replay.
- */
+/** The fan-out's settings and dependencies, for the fan-out and the stream-failure replay alike. */
 import type { SQSClient } from '@aws-sdk/client-sqs';
 import * as v from 'valibot';
 import { isSet, optional, parsed, parseJson, required } from '../shared/platform/configuration.ts';
@@ -21,9 +18,8 @@ import { withEndpointSubscriptions } from './endpoint-subscriptions.ts';
 import { eventLogOf } from './webhook-log.ts';
 
 /**
- * The fan-out's variables (the replay reads them too): `DELIVERY_QUEUE_URL`, `SUBSCRIPTIONS`,
- * and the endpoint stores', required together once `ENDPOINTS_TABLE_NAME` is set (every deployed
- * stage sets it).
+ * The fan-out's and the replay's variables; the endpoint stores' are required together once
+ * `ENDPOINTS_TABLE_NAME` is set (as every deployed stage does).
  */
 export function fanoutVariables(environment: Readonly<Record<string, string | undefined>>) {
   return {
@@ -39,7 +35,6 @@ export function fanoutVariables(environment: Readonly<Record<string, string | un
   };
 }
 
-/** The fan-out's settings of variables read with {@link fanoutVariables}. */
 export function fanoutSettingsOf(variables: {
   readonly DELIVERY_QUEUE_URL: string;
   readonly SUBSCRIPTIONS: Subscription[];
@@ -78,10 +73,7 @@ function parseSubscriptions(text: string): Subscription[] {
   return value.map((entry) => subscriptionOf(entry.name, entry));
 }
 
-/**
- * The fan-out's dependencies (the replay's too): the delivery queue, the stage's subscriptions,
- * and, where the stage has endpoint stores, the enabled endpoints and the webhook log.
- */
+/** The fan-out's and the replay's dependencies; endpoints and the log where the stage has them. */
 export function fanoutDependenciesOf(
   settings: {
     readonly deliveryQueueUrl: string;

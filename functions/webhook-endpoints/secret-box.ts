@@ -1,9 +1,6 @@
 /**
- * Webhook endpoint secrets, encrypted at rest. Deployed, each secret is encrypted by the stage's
- * KMS key with the endpoint's id as encryption context, so a sealed secret copied to another
- * endpoint's item does not open (docs/decisions/endpoint-secrets.md: at 10,000 endpoints this
- * costs about $1 a month where a Secrets Manager secret each would cost $4,000). Locally, the
- * same with AES-256-GCM and a key in the private data folder. No secret is ever logged.
+ * Endpoint secrets, sealed by the stage's KMS key bound to the endpoint's id (about $1 a month at
+ * 10,000 endpoints: docs/decisions/endpoint-secrets.md); locally, AES-256-GCM. Never logged.
  */
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
 import { DecryptCommand, EncryptCommand, type KMSClient } from '@aws-sdk/client-kms';
@@ -19,10 +16,7 @@ export function newEndpointSecret(): string {
   return `whsec_${randomBytes(32).toString('base64')}`;
 }
 
-/**
- * Sealing with a KMS key (`kms:Encrypt`), apart from opening: a function that only seals (create,
- * rotate) carries no code, and has no grant, to open a secret.
- */
+/** Sealing alone (`kms:Encrypt`): a function that only seals has no code or grant to open. */
 export function kmsSealer(kms: Pick<KMSClient, 'send'>, keyId: string): Pick<SecretBox, 'seal'> {
   return {
     seal: async (secret, endpointId) => {

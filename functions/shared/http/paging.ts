@@ -1,7 +1,6 @@
 /**
- * Paging a list answer: `limit` (1 to 100, 20 when absent) and an opaque `cursor` copied from the
- * `next` link of the page before (RFC 8288), for plants and webhook endpoints alike. Each list
- * writes and reads its own cursors; this module only carries them.
+ * Paging a list: `limit` (1 to 100, 20 by default) and an opaque `cursor` from the `next` link
+ * (RFC 8288); each list writes and reads its own cursors.
  */
 import type { APIGatewayProxyEvent } from 'aws-lambda';
 import { errorCodes } from '../errors/error-codes.ts';
@@ -17,9 +16,8 @@ export interface PageParameters<After> {
 }
 
 /**
- * `limit` and `cursor` of the request, the cursor read by `decode` (`undefined`: not a cursor
- * the list could have written). Each may be given once; other query parameters are ignored.
- * @throws ApiError 40005 naming the parameter.
+ * `limit` and `cursor` (read by `decode`; `undefined`: not one of the list's), each once; other
+ * parameters are ignored. @throws ApiError 40005 naming the parameter.
  */
 export function readPage<After>(
   event: APIGatewayProxyEvent,
@@ -62,11 +60,7 @@ function singleQueryValue(event: APIGatewayProxyEvent, name: string): string | u
   return values[0] ?? event.queryStringParameters?.[name];
 }
 
-/**
- * The `Link` header value of the next page (RFC 8288): an absolute URL on the host and path the
- * client called, stage or custom domain's base path included (`requestContext.path`), so it can
- * be followed as it is. Relative to the host when the event names no domain.
- */
+/** The next page's `Link` (RFC 8288): absolute, on the host and path the client called. */
 export function nextLink(event: APIGatewayProxyEvent, limit: number, cursor: string): string {
   return `<${requestUrl(event)}?limit=${limit}&cursor=${cursor}>; rel="next"`;
 }
