@@ -1,9 +1,6 @@
 /**
- * Deleting a plant by id. Deleting an id that is not stored is not an error, so a client may
- * safely retry a delete whose answer it did not get. Without preconditions (or with
- * `If-Match: *`) it is one unconditional DeleteItem; with an `If-Match` naming versions, or an
- * `If-None-Match`, the plant is read, the preconditions are evaluated against its version, and
- * the DeleteItem is conditioned on that version, so a plant changed in between is not removed.
+ * Deleting a plant: no plant is no error, so a retry is safe. Unconditioned (or `If-Match: *`), one
+ * DeleteItem; otherwise read, checked, and deleted at the version read.
  */
 import { DeleteCommand } from '@aws-sdk/lib-dynamodb';
 import { PlantNotFoundError, StoreUnavailableError } from '../shared/errors/errors.ts';
@@ -22,16 +19,12 @@ import {
 } from '../shared/platform/dynamodb.ts';
 import type { Logger } from '../shared/platform/logger.ts';
 
-/** Reads and conditioned deletes before the client is told to retry (503): a plant changing this fast. */
+/** Reads and conditioned deletes before a 503: a plant changing this fast. */
 const attempts = 3;
 
 /**
- * Removes the plant with `id`, if there is one and it meets `preconditions`; the id can be
- * created again afterwards. No plant (or an item that is not one) is not an error.
- * @throws ApiError 41200 when `If-Match` names none of the plant's version, or
- * `If-None-Match` names it.
- * @throws StoreUnavailableError when the store is unreachable, too slow or throttling, or the
- * plant kept changing between its read and its delete.
+ * Removes plant `id` if it meets `preconditions`; none (or an item not a plant) is no error.
+ * @throws ApiError 41200, or StoreUnavailableError, also when it kept changing under the delete.
  */
 export async function deletePlant(
   id: bigint,

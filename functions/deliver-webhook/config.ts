@@ -1,10 +1,6 @@
 /**
- * The delivery's settings: `RETRY_QUEUE_URL`, `DEAD_LETTER_QUEUE_URL`, `SUBSCRIBERS` (a JSON
- * array of `{name, url, secretArn}`; the secrets themselves stay in Secrets Manager),
- * `SECRETS_MANAGER_ENDPOINT` (optional; empty means AWS's, and `sam local` points it at an
- * emulator, as the table functions' `DYNAMODB_ENDPOINT`), and, where the stage has webhook
- * endpoints (every deployed one), their stores and key: `ENDPOINTS_TABLE_NAME`,
- * `WEBHOOK_LOG_TABLE_NAME`, `DYNAMODB_ENDPOINT`, `SECRETS_KEY_ID`, `KMS_ENDPOINT`.
+ * The delivery's settings: `RETRY_QUEUE_URL`, `DEAD_LETTER_QUEUE_URL`, `SUBSCRIBERS` (JSON, no
+ * secrets), `SECRETS_MANAGER_ENDPOINT` (`sam local`), and the endpoint stores' and key's.
  */
 import * as v from 'valibot';
 import {

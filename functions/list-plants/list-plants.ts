@@ -1,11 +1,6 @@
 /**
- * Listing plants a page at a time: one strongly consistent Scan per page, continued from the key
- * after which the previous page ended.
- *
- * A Scan walks the table in the order of its partition keys' hashes, and `ExclusiveStartKey`
- * resumes at a position in that order (the key need not exist any more). So a walk from page to
- * page returns every plant that exists for the whole walk exactly once, whatever is created or
- * deleted meanwhile; plants created or deleted during the walk may or may not appear.
+ * Listing plants a page at a time, one strongly consistent Scan each, from the key the page
+ * before ended after: a walk returns every plant that exists throughout exactly once.
  */
 import { ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { readStoredPlant, type StoredPlant } from '../shared/plants/stored-plant.ts';
@@ -28,11 +23,8 @@ export interface PlantsPage {
 }
 
 /**
- * One page of plants. It asks for one plant more than the page holds, so that the last page is
- * known to be the last without a further, empty page. An item that is not a plant is skipped,
- * and the Scan goes on from it until the page is full or the table ends, so such items can
- * neither fail a page nor stall a walk.
- * @throws StoreUnavailableError when the store is unreachable, too slow or throttling.
+ * One page of plants, and one more asked for, so the last page is known without an empty one.
+ * Items that are not plants are skipped: they can neither fail a page nor stall a walk.
  */
 export async function listPlants(
   request: PlantsPageRequest,
@@ -45,9 +37,7 @@ export async function listPlants(
     request.after === undefined ? undefined : { id: request.after };
   let moreInTable = true;
   while (moreInTable && plants.length <= request.limit) {
-    // A Scan asks for exactly what the page needs until items that are not plants turn up; then
-    // for at least a full page, so a long run of them takes few round trips (the next page still
-    // starts after the last plant returned, whatever was read beyond it).
+    // Exactly what the page needs until items that are not plants turn up, then a full page.
     const missing = request.limit + 1 - plants.length;
     const wanted = itemsNotPlants === 0 ? missing : Math.max(missing, maxPageLimit + 1);
     const { Items = [], LastEvaluatedKey } = await sendToStore(
@@ -70,8 +60,7 @@ export async function listPlants(
   }
   const page = plants.slice(0, request.limit);
   const last = page.at(-1);
-  // More plants than the page holds, or the table not walked to its end: the next page starts
-  // after this page's last plant.
+  // More than the page holds, or the table not at its end: the next page starts after this one.
   const hasMore = plants.length > request.limit || moreInTable;
   return hasMore && last !== undefined
     ? { plants: page, nextAfter: last.id, itemsNotPlants }

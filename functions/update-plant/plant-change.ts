@@ -1,16 +1,10 @@
-/**
- * The change a `PUT` or `PATCH /plants/{id}` asks for, read from its parsed body: a replacement
- * Plant `{name, tag?}`, or a JSON merge patch (RFC 7396) of one.
- */
+/** The change a `PUT` (a whole Plant) or `PATCH` (a JSON merge patch, RFC 7396) asks for. */
 import * as v from 'valibot';
 import { errorCodes } from '../shared/errors/error-codes.ts';
 import { ApiError } from '../shared/errors/errors.ts';
 import { int64Max, int64Min } from '../shared/http/int64-json.ts';
 
-/**
- * What to set: a name to write, a tag to write (`null` removes it). A field left out is left as
- * it is; a replacement names both.
- */
+/** What to set: a name, a tag (`null` removes it); a field left out stays. */
 export interface PlantChange {
   readonly name?: string;
   readonly tag?: string | null;
@@ -46,19 +40,13 @@ const fieldRequirements = {
 
 type FieldName = 'id' | 'name' | 'tag';
 
-/**
- * The change of a `PUT` body: name and tag as given (no tag removes the tag).
- * @throws ApiError 40002 naming every failing field (never echoing the client's values).
- */
+/** A `PUT` body's change (no tag removes it). @throws ApiError 40002 naming every failing field */
 export function parseReplacement(body: unknown, id: bigint): PlantChange {
   const { name, tag } = check(replacementSchema, fieldRequirements.replacement, body, id);
   return { name, tag: tag ?? null };
 }
 
-/**
- * The change of a `PATCH` body (`application/merge-patch+json`): only the members it has.
- * @throws ApiError 40002 naming every failing field.
- */
+/** A `PATCH` body's change: only its members. @throws ApiError 40002 naming every failing field */
 export function parsePatch(body: unknown, id: bigint): PlantChange {
   const patch = check(patchSchema, fieldRequirements.patch, body, id);
   return {

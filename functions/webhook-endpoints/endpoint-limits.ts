@@ -1,9 +1,6 @@
 /**
- * How often an endpoint's owner may ask for work that sends: `test` (each call a delivery of up
- * to 8 attempts) and `recover` (each call up to {@link recoverCap} deliveries). Counted per
- * endpoint in the webhook log, in fixed windows (`limits#<endpointId>` / `<call>#<window>`),
- * each a conditional increment, so concurrent calls cannot pass the limit together. Past it, the
- * call answers 429/42900 with `Retry-After` (the window's end).
+ * How often an owner may `test` and `recover` an endpoint: fixed windows in the webhook log, each
+ * call a conditional increment, so concurrent calls cannot pass the limit together.
  */
 import { errorCodes } from '../shared/errors/error-codes.ts';
 import { ApiError } from '../shared/errors/errors.ts';
@@ -27,10 +24,7 @@ export const endpointCallLimits = {
 /** The most events one `recover` queues; the answer says when more were missed. */
 export const recoverCap = 1000;
 
-/**
- * Counts a call of `call` at the endpoint.
- * @throws ApiError 42900 (429, with `Retry-After`) when the window's calls are spent.
- */
+/** Counts a call at the endpoint. @throws ApiError 42900 with `Retry-After` past the limit */
 export async function countEndpointCall(
   endpointId: string,
   call: keyof typeof endpointCallLimits,

@@ -1,7 +1,4 @@
-/**
- * What every webhook endpoint function shares: the stores it works on and the request it works
- * for, whose owner is the token's subject (as the authorizer passed it).
- */
+/** What every webhook endpoint function shares: its stores, and its request's owner. */
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { APIGatewayProxyEvent } from 'aws-lambda';
 import { endpointErrorCodes } from '../shared/errors/error-codes.ts';
@@ -29,16 +26,12 @@ export interface EndpointRequest {
   readonly event: APIGatewayProxyEvent;
   /** The token's subject: every endpoint the request names must be its. */
   readonly owner: string;
-  /** The endpoints table and the webhook log. */
   readonly stores: Stores;
   readonly logger: Logger;
   readonly now: () => number;
 }
 
-/**
- * The request of an endpoint function: its owner, and the stores.
- * @throws Error when the event did not come through the authorizer (a fault: 500).
- */
+/** An endpoint function's request: its owner, and the stores. @throws Error without an owner */
 export function endpointRequestOf(
   request: RouteRequest,
   dependencies: EndpointFunctionDependencies,
@@ -53,10 +46,7 @@ export function endpointRequestOf(
   };
 }
 
-/**
- * The token's subject, which the authorizer passes in its context (`sub`). Every route behind it
- * has one; an event without one did not come through the authorizer: a fault, never an owner.
- */
+/** The token's subject from the authorizer's context; without it, a fault, never an owner. */
 function ownerOf(event: APIGatewayProxyEvent): string {
   const sub = (event.requestContext?.authorizer as { sub?: unknown } | null | undefined)?.sub;
   if (typeof sub !== 'string' || sub === '')
@@ -64,10 +54,7 @@ function ownerOf(event: APIGatewayProxyEvent): string {
   return sub;
 }
 
-/**
- * The owner's endpoint the path names.
- * @throws ApiError 40005 for a malformed id, ApiError 40402 when the owner has none.
- */
+/** The owner's endpoint the path names. @throws ApiError 40005, 40402 */
 export async function requireEndpoint(request: EndpointRequest): Promise<EndpointRecord> {
   const id = readEndpointIdParameter(request.event.pathParameters);
   const record = await readEndpoint(request.owner, id, request.stores);

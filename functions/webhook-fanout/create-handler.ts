@@ -1,9 +1,7 @@
 /**
- * The webhook fan-out: one message per stream record and subscriber of its type on the delivery
- * queue, in the subscriber's format; it never calls a subscriber. A record whose messages were
- * not all sent is a batch item failure, retried by Lambda (at least once: a receiver tells a
- * repeat by its `webhook-id`); a batch still failing is kept in the stream-failures bucket and
- * replayed (`replay-stream-failures`).
+ * The webhook fan-out: a message per stream record and subscriber of its type; it never calls a
+ * subscriber. A record not all sent is a batch item failure, retried (receivers dedupe by
+ * `webhook-id`); a batch still failing is kept and replayed.
  */
 import type { DynamoDBBatchResponse, DynamoDBStreamEvent } from 'aws-lambda';
 import {

@@ -1,8 +1,4 @@
-/**
- * The Plant Store's stable error codes: the one table behind every failure the API answers,
- * used by the functions, the gateway responses (deployed and local) and the OpenAPI document.
- * Every failure is answered with exactly an {@link ErrorBody}.
- */
+/** The one table of error codes behind every failure: functions, gateway responses, OpenAPI. */
 import { plantEventTypes } from '../webhooks/event-types.ts';
 
 /** The body of every failure response: `{"error": <int32>, "message": <string>}` and nothing else. */
@@ -66,10 +62,7 @@ export const errorCodes = {
   },
 } as const satisfies Record<string, ErrorCode>;
 
-/**
- * The codes only API Gateway answers (its gateway responses and the web ACL's), a table of their
- * own so that no function bundles them.
- */
+/** The codes only API Gateway answers (and the web ACL), apart, so no function bundles them. */
 export const gatewayErrorCodes = {
   /** The gateway rejected the request for a reason no other code names. */
   badRequest: { error: 40000, statusCode: 400, message: 'The request was rejected.' },
@@ -91,10 +84,7 @@ export const gatewayErrorCodes = {
   },
 } as const satisfies Record<string, ErrorCode>;
 
-/**
- * The webhook endpoints' codes, a table of their own so that the plants' functions do not bundle
- * them (every byte of a bundle is compiled at each cold start).
- */
+/** The webhook endpoints' codes, apart, so the plants' bundles do not hold them. */
 export const endpointErrorCodes = {
   invalidWebhookEndpoint: {
     error: 40020,

@@ -1,14 +1,10 @@
 /**
- * The failures the API answers on purpose: an {@link ApiError} with its row of {@link errorCodes}.
- * Anything else that is thrown is a fault: 500/50000, logged, never shown to the client. Two
- * failures have a class of their own, because code catches them by type.
+ * The failures answered on purpose ({@link ApiError}); anything else thrown is a 500, logged.
+ * Two have classes of their own, because code catches them by type.
  */
 import { type ErrorCode, errorCodes } from './error-codes.ts';
 
-/**
- * A failure with a stable code. Like middy's `HttpError.expose`, only client errors (4xx) send
- * their own message; a 5xx sends the code's default message and keeps the detail for the log.
- */
+/** A failure with a stable code; only a 4xx sends its own message (as middy's `expose`). */
 export class ApiError extends Error {
   readonly code: ErrorCode;
   /** Whole seconds until a call is allowed again (a 429's `Retry-After`), when the code has one. */
@@ -39,10 +35,7 @@ export class PlantNotFoundError extends ApiError {
   }
 }
 
-/**
- * 50300: the store is unreachable, too slow or throttling after retries; safe to retry. Caught
- * where a write is tried again through a short pause, and where a delivery is rescheduled.
- */
+/** 50300: the store unavailable after retries; safe to retry. Caught where a write is retried. */
 export class StoreUnavailableError extends ApiError {
   override readonly name = 'StoreUnavailableError';
   constructor(options?: ErrorOptions) {

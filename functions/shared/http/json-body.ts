@@ -1,22 +1,14 @@
-/**
- * Reading a JSON request body in the contract's order of checks: content type (40003) → size
- * (40004) → JSON (40001). What the JSON must be is the caller's (40002).
- */
+/** A JSON request body in the contract's order: content type (40003), size (40004), JSON (40001). */
 import type { APIGatewayProxyEvent } from 'aws-lambda';
 import { errorCodes, maxBodyBytes } from '../errors/error-codes.ts';
 import { ApiError } from '../errors/errors.ts';
 import { parseJsonWithInt64 } from './int64-json.ts';
 import { findHeader } from './request.ts';
 
-// `fatal`: bytes that are not UTF-8 are not JSON, rather than silently replaced characters.
-// One decoder for every request: a one-shot `decode` keeps no state between calls.
+// `fatal`: bytes that are not UTF-8 are not JSON; one decoder serves every request.
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 
-/**
- * The parsed body of a request whose content type must be `mediaType` (any case, parameters such
- * as `charset` allowed), its `id` member read as an exact int64 (`bigint`).
- * @throws ApiError 40003, 40004 or 40001
- */
+/** The body parsed as `mediaType`, `id` an exact int64. @throws ApiError 40003, 40004 or 40001 */
 export function readJsonBody(
   event: APIGatewayProxyEvent,
   mediaType: 'application/json' | 'application/merge-patch+json' = 'application/json',

@@ -1,7 +1,4 @@
-/**
- * The conditional headers of a request for one plant (RFC 9110 §13): read once from the event,
- * and evaluated against the plant's version in §13.2.2's order, `If-Match` first.
- */
+/** A plant request's conditional headers (RFC 9110 §13), evaluated in §13.2.2's order. */
 import type { APIGatewayProxyEvent } from 'aws-lambda';
 import { preconditionFailed } from '../errors/errors.ts';
 import {
@@ -37,10 +34,8 @@ export function holdsForAnyVersion(preconditions: Preconditions): boolean {
 }
 
 /**
- * Evaluates the preconditions against the plant's `version`: `'not-modified'` when a read's
- * `If-None-Match` names it (the answer is then 304), `'proceed'` otherwise.
- * @throws ApiError 41200 when `If-Match` names none of it, or, for a change or a
- * delete, when `If-None-Match` names it.
+ * Evaluates the preconditions against `version`: `'not-modified'` for a read's matching
+ * `If-None-Match` (304), `'proceed'` otherwise. @throws ApiError 41200
  */
 export function evaluatePreconditions(
   preconditions: Preconditions,

@@ -1,10 +1,6 @@
 /**
- * The one middy handler every route function is built on: `apiResponses` (every failure in the
- * Error shape, the stage's CORS headers, one log line per request) around the function's work,
- * which gets the event and the invocation's logger. What else the work needs, each function
- * declares in its own `Dependencies`, all of them required: a dependency left out is a type
- * error where the function is built (its Lambda entry, the local API, a test), not a fault at
- * run time.
+ * The middy handler every route function is built on: `apiResponses` around its work. Each
+ * function declares its own `Dependencies`, all required: one left out is a type error.
  */
 import middy from '@middy/core';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';

@@ -1,8 +1,4 @@
-/**
- * Where deliveries wait for their attempt: the delivery queue (SQS, or `npm start`'s in-process
- * stand-in). The fan-out, the stream-failure replay and an endpoint's test and recover all queue
- * through this one interface.
- */
+/** Where deliveries wait for their attempt: SQS, or `npm start`'s stand-in, for every sender. */
 import { SendMessageBatchCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import { errorCodes } from '../errors/error-codes.ts';
 import { ApiError } from '../errors/errors.ts';

@@ -1,7 +1,4 @@
-/**
- * The plants table's stream records, read into plant events: by the fan-out and the replay of
- * kept batches alone (the other functions that know plant events never read a record).
- */
+/** Stream records read into plant events, by the fan-out and the replay alone. */
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import * as v from 'valibot';
@@ -38,9 +35,8 @@ const streamRecordSchema = v.object({
 });
 
 /**
- * The event of a stream record, or `undefined` when it is none (not a record of a change, or a
- * MODIFY that changed neither name nor tag).
- * @throws Error when an image the event needs is not a plant (written by another tool).
+ * The event of a stream record, or `undefined` (no change, or a MODIFY of neither name nor tag).
+ * @throws Error when an image the event needs is not a plant.
  */
 export function plantEventOf(record: PlantStreamRecord, now: number): PlantEvent | undefined {
   if (!v.is(streamRecordSchema, record)) return undefined;
@@ -64,8 +60,7 @@ export function plantEventOf(record: PlantStreamRecord, now: number): PlantEvent
       return { ...base(version), type: 'plant.updated', id: plant.id, plant };
     }
     case 'REMOVE': {
-      // DynamoDB Local writes a REMOVE without an old image for a DeleteItem that found nothing
-      // (AWS writes no record): nothing was removed.
+      // DynamoDB Local records a DeleteItem that found nothing (AWS does not): nothing removed.
       if (dynamodb?.OldImage === undefined) return undefined;
       const { plant, version } = imageOf(dynamodb.OldImage);
       return { ...base(version + 1), type: 'plant.deleted', id: plant.id };
