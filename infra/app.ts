@@ -1,6 +1,4 @@
-/**
- * The CDK app (`cdk.json` runs `node infra/app.ts`): `npx cdk synth|deploy -c stage=<name>`.
- */
+/** The CDK app (`cdk.json`): `npx cdk synth|deploy -c stage=<name>`. */
 import { createPlantStoreApp } from './plant-store-app.ts';
 import { UnknownStageError, WrongDeploymentTargetError } from './stages.ts';
 

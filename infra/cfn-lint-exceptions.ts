@@ -1,7 +1,6 @@
 /**
- * The cfn-lint rules the synthesized templates ignore: the one list, each with where, why and
- * AWS's reference. the integration tier runs cfn-lint (AWS's CloudFormation linter) over every stage's
- * template and expects no error, and checks that a template ignores nothing that is not here.
+ * The cfn-lint rules the templates ignore, each with where, why and AWS's reference; the
+ * integration tier holds every template to this list.
  */
 import type { CfnResource } from 'aws-cdk-lib';
 
@@ -15,10 +14,7 @@ export interface CfnLintException {
   readonly reference: string;
 }
 
-/**
- * None today. (cfn-lint 1.51's schema predated the Cognito user pool's `IssuerConfiguration`; the
- * pinned 1.58 knows it, so its E3002 exception went.)
- */
+/** None today (cfn-lint 1.58 knows the user pool's `IssuerConfiguration`). */
 export const cfnLintExceptions: Readonly<Record<string, CfnLintException>> = {};
 
 /** Ignores exactly `exception.rule` on `resource` (cfn-lint reads the resource's Metadata). */

@@ -1,8 +1,7 @@
 /**
- * `PlantStore-Pipeline`, deployed once per account by hand (docs/deploying.md): GitHub's OIDC
- * provider and the roles the delivery workflow assumes with it, so no long-lived key exists. Each
- * role trusts only this repository's runs in its own GitHub environment (a stage's deploy role)
- * or its pull requests (the diff role), and may only assume the CDK bootstrap roles it needs.
+ * `PlantStore-Pipeline`, deployed once per account (docs/deploying.md): GitHub's OIDC provider and
+ * the roles the workflow assumes, each trusting only this repository's runs in its environment
+ * (or its pull requests) and assuming only the CDK bootstrap roles it needs.
  */
 import { Stack, type StackProps } from 'aws-cdk-lib';
 import { CfnOIDCProvider, PolicyStatement, Role, WebIdentityPrincipal } from 'aws-cdk-lib/aws-iam';

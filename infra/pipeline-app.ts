@@ -1,8 +1,4 @@
-/**
- * The pipeline's access stack as an app of its own (`npm run pipeline:deploy`; `-c
- * githubOidcProviderArn=<arn>` where the account has GitHub's provider already), checked by
- * cdk-nag and cfn-guard as the stage stacks are.
- */
+/** The pipeline's access stack as its own app (`npm run pipeline:deploy`), checked as the stages. */
 import { App } from 'aws-cdk-lib';
 import { PipelineAccessStack } from './pipeline-access.ts';
 import { addSynthChecks } from './plant-store-app.ts';

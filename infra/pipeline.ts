@@ -1,8 +1,6 @@
 /**
- * The delivery pipeline's settings, read by the access stack (`pipeline-access.ts`) and held to
- * `.github/workflows/delivery.yml` by a test: the repository whose workflow may deploy, and the
- * stages it deploys in order, each behind a GitHub environment of the same name. docs/deploying.md,
- * "From a commit to production", says how a team sets it up.
+ * The delivery pipeline's settings, held to `.github/workflows/delivery.yml` by a test: the
+ * trusted repository and the stages in order, each a GitHub environment (docs/deploying.md).
  */
 import type { StageName } from './stages.ts';
 

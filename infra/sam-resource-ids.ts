@@ -1,10 +1,6 @@
 /**
- * `sam local` names a resource of a CDK template by its `aws:cdk:path` (`<stack>/<id>/Resource`
- * gives `<id>`: how `sam local invoke CreatePlant` finds its function), and warns for every
- * resource whose path is deeper, on every run: about 230 lines for this stack. SAM first reads the
- * resource's `SamResourceId` metadata (SAM CLI, `resource_metadata_normalizer.py`), so such
- * resources get their logical id there, the name SAM would fall back to anyway. Metadata only:
- * nothing deployed changes.
+ * `SamResourceId` metadata (SAM CLI, `resource_metadata_normalizer.py`) for resources deeper than
+ * `<stack>/<id>/Resource`, which `sam local` warns about on every run (~230 lines). Metadata only.
  */
 import { CfnResource, type IAspect, Stack } from 'aws-cdk-lib';
 import type { IConstruct } from 'constructs';

@@ -1,6 +1,4 @@
-/**
- * Creating a plant: one conditional put, idempotent for identical repeats.
- */
+/** Creating a plant: one conditional put, idempotent for identical repeats. */
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
@@ -23,12 +21,8 @@ export interface CreatedPlant {
 }
 
 /**
- * Stores `newPlant` unless its id exists, in one round trip: a put conditioned on the id being
- * new, returning the old item when it is not. An identical stored plant is a safe client retry
- * and is answered as a success; different content is a conflict.
- *
- * @throws ApiError 40009 when the id is stored with another name or tag.
- * @throws StoreUnavailableError when the store is unreachable, too slow or throttling.
+ * Stores `newPlant` unless its id exists, in one conditional put that returns the old item: an
+ * identical one is a safe retry. @throws ApiError 40009, StoreUnavailableError
  */
 export async function createPlant(
   newPlant: NewPlant,
@@ -54,10 +48,7 @@ export async function createPlant(
   return conditionFailed(written) ? answerExistingPlant(plant, written.item) : { plant, version };
 }
 
-/**
- * The stored plant when it equals the new one; a conflict otherwise. Without the old item there
- * is nothing to compare: that is a fault of ours (500), not the client's conflict to be told of.
- */
+/** The stored plant if it equals the new one, else a conflict; no old item is our fault (500). */
 function answerExistingPlant(
   plant: Plant,
   item: Record<string, AttributeValue> | undefined,

@@ -1,16 +1,10 @@
-/**
- * NewPlant (the request body) and Plant (the answer), defined by their valibot schemas.
- */
+/** NewPlant (the request body) and Plant (the answer), defined by their valibot schemas. */
 import * as v from 'valibot';
 import { errorCodes } from '../shared/errors/error-codes.ts';
 import { ApiError } from '../shared/errors/errors.ts';
 import { int64Max, int64Min } from '../shared/http/int64-json.ts';
 
-/**
- * The body of `POST /plants`. `id` arrives as a `bigint` when the body was parsed with
- * `parseJsonWithInt64`; any other value (a fraction, a number out of range, a string…) fails.
- * Undeclared fields are dropped by `v.object`, so they are never stored.
- */
+/** `POST /plants`'s body: `id` a `bigint` (`parseJsonWithInt64`); undeclared fields dropped. */
 export const newPlantSchema = v.object({
   id: v.bigint(),
   name: v.string(),
@@ -35,10 +29,7 @@ const fieldRequirements = {
 
 type FieldName = keyof typeof fieldRequirements;
 
-/**
- * Checks a parsed body against the schema.
- * @throws ApiError 40002 naming every failing field (never echoing the client's values).
- */
+/** Checks a parsed body. @throws ApiError 40002 naming every failing field (never its value) */
 export function parseNewPlant(body: unknown): NewPlant {
   if (typeof body !== 'object' || body === null || Array.isArray(body)) {
     throw new ApiError(errorCodes.invalidPlant, 'Invalid plant: the body must be a JSON object.');

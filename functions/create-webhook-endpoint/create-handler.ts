@@ -1,9 +1,6 @@
 /**
- * `POST /webhook-endpoints`: registers an endpoint for the token's subject and answers it with
- * its signing secret (shown here and by `GET …/secret`, never in an Endpoint). The URL is checked
- * (`endpoint-url.ts`) before anything is stored; the endpoint and its owner's count are written
- * together (50 at most, however many creates race), and the fan-out hears of it before the
- * answer, so every event after the answer reaches it.
+ * `POST /webhook-endpoints`: registers an endpoint (URL checked first; 50 an owner however many
+ * race) and answers its secret; the fan-out hears of it before the answer.
  */
 
 import { endpointErrorCodes } from '../shared/errors/error-codes.ts';

@@ -1,10 +1,6 @@
 /**
- * The `cursor` and `limit` query parameters of `GET /plants`, and the `Link` to the next page.
- *
- * A cursor is opaque to clients: base64url of the id after which the next page starts. Any
- * cursor that decodes to an int64 is a valid start point (DynamoDB resumes a Scan at a key's
- * position whether or not the key exists), so a tampered or foreign cursor either starts a walk
- * somewhere or is answered 400/40005; it can never reach the store malformed.
+ * `GET /plants`'s `cursor` (base64url of the id the next page starts after: a tampered one starts
+ * a walk somewhere or is 400/40005) and `limit`, and the next page's `Link`.
  */
 import type { APIGatewayProxyEvent } from 'aws-lambda';
 import { parseDecimalInt64 } from '../shared/http/int64-json.ts';
@@ -28,10 +24,7 @@ export function decodeCursor(cursor: string): bigint | undefined {
   return id !== undefined && encodeCursor(id) === cursor ? id : undefined;
 }
 
-/**
- * `limit` and `cursor` of `GET /plants`.
- * @throws ApiError 40005 naming the parameter.
- */
+/** `limit` and `cursor` of `GET /plants`. @throws ApiError 40005 naming the parameter */
 export function readPageParameters(event: APIGatewayProxyEvent): PageParameters<bigint> {
   return readPage(event, decodeCursor);
 }

@@ -1,10 +1,6 @@
 /**
- * `POST /webhook-endpoints/{endpointId}/secret/rotate` (optional body `{"overlapSeconds": n}`): a
- * new signing secret. For `overlapSeconds` (24 hours unless given; 0 to 86400) every delivery
- * carries two signatures, the new secret's and the previous one's, so a receiver that changes its
- * secret late still verifies every event; `0` revokes the previous secret at once (a leaked
- * one). A second rotation within the overlap replaces the previous secret with the one it
- * rotates out. Only the secrets are written: a `PATCH` meanwhile stands, and the ETag stays.
+ * `POST …/secret/rotate` `{"overlapSeconds"?}`: a new secret, the previous one signing too for the
+ * overlap (24 h by default; 0 revokes it at once). Only the secrets are written: the ETag stays.
  */
 import * as v from 'valibot';
 import { endpointErrorCodes } from '../shared/errors/error-codes.ts';
@@ -61,10 +57,7 @@ export function createHandler(dependencies: Dependencies) {
   });
 }
 
-/**
- * `overlapSeconds` of the body; no body at all is the default overlap.
- * @throws ApiError 40020 when it is not a whole number from 0 to 86400.
- */
+/** The body's `overlapSeconds`; no body is the default. @throws ApiError 40020 */
 function readOverlapSeconds(event: Parameters<typeof readJsonBody>[0]): number {
   if ((event.body ?? '') === '') return longestOverlapSeconds;
   const parsed = v.safeParse(rotationSchema, readJsonBody(event));

@@ -1,8 +1,6 @@
 /**
- * `POST /webhook-endpoints/{endpointId}/test`: queues a signed event of type `webhook.test` for
- * the endpoint, whatever its state, and answers 202 with the event's id; its attempts show under
- * `GET …/attempts`. The body is always the event format's envelope, so no receiver can take it
- * for a plant: `{"type":"webhook.test","timestamp":…,"data":{"endpointId":…}}`.
+ * `POST …/test`: queues a signed `webhook.test` event, whatever the endpoint's state, and answers
+ * 202 with its id; always the event envelope, so no receiver takes it for a plant.
  */
 import { randomUUID } from 'node:crypto';
 import { jsonResponse } from '../shared/http/api-responses.ts';

@@ -1,10 +1,6 @@
 /**
- * The `PUT` and `PATCH /plants/{id}` handler: the id from the path, the change from the body (a
- * Plant, or a merge patch of one), the versions from `If-Match`; answers the plant after the
- * change as a StoredPlant with its new `ETag`. Checks run in this order: id (40005), body
- * (40003, 40004, 40001, 40002), `If-Match` present (42800), then the store (40401, 41200 for
- * `If-Match`, then for `If-None-Match` when the request has one).
- *
+ * `PUT` and `PATCH /plants/{id}`: checks the id (40005), the body (40003, 40004, 40001, 40002),
+ * `If-Match` (42800), then the store (40401, 41200); answers the plant with its new `ETag`.
  */
 import type { APIGatewayProxyEvent } from 'aws-lambda';
 import { preconditionRequired } from '../shared/errors/errors.ts';

@@ -1,10 +1,7 @@
 /**
- * `PATCH /webhook-endpoints/{endpointId}` (`application/merge-patch+json`, RFC 7396): changes the
- * URL, the events, the format, the description (`null` removes it) or `enabled`, and only those
- * (a rotation or a delivery's bookkeeping meanwhile stands). `If-Match` is
- * required (428 without it; `*` for any version), as for plants: of two changes made from one
- * read, one wins and the other is answered 412. Re-enabling starts a clean slate (no failures
- * counted, no reason) but sends nothing missed: `recover` does that.
+ * `PATCH /webhook-endpoints/{endpointId}` (merge patch): changes its own members only, under a
+ * required `If-Match` (412 for the loser of two changes from one read). Re-enabling clears the
+ * failures but sends nothing missed: `recover` does that.
  */
 
 import { preconditionFailed, preconditionRequired } from '../shared/errors/errors.ts';

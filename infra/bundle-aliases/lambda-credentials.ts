@@ -1,9 +1,7 @@
 /**
- * The Lambda bundles' credential provider, in place of the SDK's default chain
- * (`bundleSettings.alias`): Lambda always hands a function its role's credentials in environment
- * variables, and the chain's other links (SSO, ini files, web identity, ECS, EC2 metadata) were a
- * third of an API function's bundle, parsed at every cold start (docs/decisions/bundling.md).
- * Running the sources (tests, `npm start`) keeps the SDK's full chain.
+ * The bundles' credential provider: Lambda hands a function its role's credentials in the
+ * environment, and the default chain's other links were a third of a bundle
+ * (docs/decisions/bundling.md). The sources keep the SDK's full chain.
  */
 import { fromEnv } from '@aws-sdk/credential-provider-env';
 import {
@@ -13,10 +11,8 @@ import {
 } from '@smithy/core';
 
 /**
- * Same signature as the SDK's `defaultProvider`. Memoized like the chain it replaces: the client
- * does not cache a default provider's answer itself, and reading six environment variables on
- * every request costs the warm path ~10 µs. Failures are not cached; credentials with an
- * expiration are read again before they expire.
+ * The SDK's `defaultProvider`'s signature, memoized as the chain it replaces (~10 µs a request
+ * otherwise); failures are not kept, and expiring credentials are read again in time.
  */
 export function defaultProvider(init?: Parameters<typeof fromEnv>[0]): ReturnType<typeof fromEnv> {
   // `undefined` only for an undefined provider, which fromEnv never is.

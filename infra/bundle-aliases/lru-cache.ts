@@ -1,9 +1,6 @@
 /**
- * `mnemonist/lru-cache` for the Lambda bundles (see `bundleSettings.alias`). The SDK's DynamoDB
- * client makes an endpoint-discovery cache (`@aws-sdk/endpoint-cache`) whether or not discovery
- * is on, and mnemonist's typed-array LRU brings ~6.4 KB of code into every bundle for it. The
- * Plant Store never turns endpoint discovery on, so the cache stays empty; this Map keeps the
- * same methods and least-recently-used eviction in a few lines, should it ever be used.
+ * `mnemonist/lru-cache` for the bundles: the DynamoDB client's endpoint-discovery cache, never
+ * used here, brought ~6.4 KB; a Map keeps the same methods and eviction.
  */
 export default class LruCache<Key, Value> {
   readonly #entries = new Map<Key, Value>();

@@ -1,8 +1,6 @@
 /**
- * `@smithy/core/event-streams` for the Lambda bundles (see `bundleSettings.alias`): DynamoDB has
- * no event-stream operations, so the SDK's protocol never loads the real module (it imports it
- * on demand, only for such operations). Replacing it keeps ~15 KB of codec out of every bundle
- * and fails loudly should a future client ever need it.
+ * `@smithy/core/event-streams` for the bundles: no operation used streams events, so ~15 KB of
+ * codec stays out, and a future one would fail loudly.
  */
 
 function failWithoutEventStreams(): never {
@@ -23,11 +21,7 @@ export function eventStreamSerdeProvider(): never {
   return failWithoutEventStreams();
 }
 
-/**
- * Stands in for the client config step that attaches the event-stream marshaller (S3 resolves
- * it when its client is made, for SelectObjectContent): the replay function's S3 calls stream
- * nothing, so the config is left without one.
- */
+/** The client config step that attaches the marshaller (S3's); the replay's calls stream nothing. */
 export function resolveEventStreamSerdeConfig<Config>(input: Config): Config {
   return input;
 }

@@ -1,11 +1,6 @@
 /**
- * `node:http` for the Lambda bundles, loaded with `require` (see `bundleSettings.alias`).
- *
- * An ES module import of a Node built-in goes through an ESM facade that reads every export;
- * `node:http`'s exports include lazy getters that load undici (Node's fetch), which a cold start
- * pays for (what it costs: docs/performance.md). `require` returns the module without touching
- * them. middy imports `STATUS_CODES` from it; the SDK loads it when the store is plain
- * http (DynamoDB Local, `sam local`).
+ * `node:http` for the bundles, by `require`: the ESM facade reads every export, and lazy getters
+ * load undici at each cold start (docs/performance.md). middy and the SDK (plain http) use it.
  */
 import { createRequire } from 'node:module';
 
