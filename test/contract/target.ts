@@ -1,13 +1,9 @@
 /**
- * What the contract suite runs against, as its files see it: a base URL, how to get tokens for a
- * client with given scopes, where a receiver the target's functions can reach listens, whether
- * it may create and delete, and what it cannot run (each with its reason: a case a target cannot
- * run is listed as skipped with that reason, never left out). The suite's global setup
- * (`global-setup.ts`) starts or finds the target and writes this description to a file.
- *
- * Requests go through `node:http` rather than `fetch`, so that a host name the machine does not
- * resolve (MiniStack's `<api>.execute-api.localhost`) can be sent to its address with its own
- * `Host` header: `Link` URLs the API writes are then followed as they are.
+ * What the contract suite runs against, as its files see it: a base URL, tokens for given scopes,
+ * a receiver the target's functions can reach, whether it may write, and what it cannot run (each
+ * listed as skipped with its reason). `global-setup.ts` writes it. Requests go through `node:http`
+ * so that a host the machine does not resolve (MiniStack's `<api>.execute-api.localhost`) is sent
+ * to its address with its own `Host`, and the API's `Link` URLs are followed as they are.
  */
 import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';

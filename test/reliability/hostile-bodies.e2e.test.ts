@@ -1,11 +1,8 @@
 /**
  * Hostile bodies never produce a 5xx, an answer outside the contract's shapes, or a stored item
- * the client was not told about: fuzzed bodies (fast-check, fixed seed, bounded runs) sent over
- * HTTP to the local API in its own process, then the table is audited.
- *
- * Each body is built as text together with what the contract says it means (its exact id, name
- * and tag, or that it is not a valid plant), so every answer is checked against an oracle that
- * does not share code with the API.
+ * the client was not told about: fuzzed bodies (fast-check, fixed seed) over HTTP to the local
+ * API, each built with what the contract says it means, an oracle that shares no code with the
+ * API; then the table is audited.
  *
  * @services dynamodb-local
  */

@@ -1,13 +1,9 @@
 /**
- * The local API in a process of its own, for the reliability suite: the store can hang or die
- * under it while the test watches whether the process survives, and its stdout is exactly what
- * an operator would read. Started by `api-process.ts`; not a command for people.
- *
- * Environment: `DYNAMODB_ENDPOINT`, `TABLE_NAME`, `KEYS_DIRECTORY` (all required) and
- * `THROTTLING` (`<rate>/<burst>` for every method, and then no per-client limit; optional: the
- * `dev` stage's throttling and per-client limits otherwise).
- * Prints one `{"reliabilityApiUrl": …}` line when ready, then the API's own JSON logs. Exits when
- * its stdin closes, so it cannot outlive the test process, even one killed with SIGKILL.
+ * The local API in a process of its own, for the reliability suite, started by `api-process.ts`:
+ * the store can hang or die under it while the test watches. Environment: `DYNAMODB_ENDPOINT`,
+ * `TABLE_NAME`, `KEYS_DIRECTORY`, and optionally `THROTTLING` (`<rate>/<burst>` for every method,
+ * no per-client limit). Prints one `{"reliabilityApiUrl": …}` line when ready, then the API's
+ * logs; exits when its stdin closes, so it cannot outlive the test process.
  */
 import { startLocalApi } from '../../local/local-api.ts';
 

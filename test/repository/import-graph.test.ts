@@ -2,20 +2,12 @@
  * No module imports itself through others, type imports included: a circle makes a reader hold
  * several files at once, and a runtime one can leave a binding undefined at start-up.
  */
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { expect, it } from '@jest/globals';
+import { root, sourceFiles } from './source-files.ts';
 
-const root = path.resolve(import.meta.dirname, '../..');
 const folders = ['functions', 'infra', 'local', 'beds', 'bench', 'clients/typescript/src'];
-
-function sourceFiles(folder: string): string[] {
-  return readdirSync(folder).flatMap((name) => {
-    const file = path.join(folder, name);
-    if (statSync(file).isDirectory()) return name === 'node_modules' ? [] : sourceFiles(file);
-    return file.endsWith('.ts') ? [file] : [];
-  });
-}
 
 /** Every relative `import … from` and `export … from` of a file, resolved. */
 function importsOf(file: string): string[] {
@@ -26,13 +18,7 @@ function importsOf(file: string): string[] {
 }
 
 it('has no import circle in the product, the local stand-ins, the beds or the bench', () => {
-  const files = folders.flatMap((folder) => {
-    try {
-      return sourceFiles(path.join(root, folder));
-    } catch {
-      return [];
-    }
-  });
+  const files = sourceFiles(folders);
   const graph = new Map(files.map((file) => [file, importsOf(file)]));
   const circles: string[] = [];
   const state = new Map<string, 'open' | 'done'>();

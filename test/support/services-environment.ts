@@ -1,14 +1,9 @@
 /**
- * The Jest environment of the tiers that use services (`*.integration.test.ts` and the others,
- * see `jest.config.js`). A test file names the services it needs in its first docblock:
- *
- *     @services dynamodb-local
- *
- * Each named service starts once per Jest worker, when the first file that names it starts, and
- * ends with the worker (DynamoDB Local's guard stops the JVM when its parent goes). A file that
- * names none starts none, so running one such test never boots a JVM. The unit tier runs in
- * Node's plain environment, where asking for a service fails with a line saying how to move the
- * test to a tier that has it.
+ * The Jest environment of the tiers with services (`jest.config.js`). A test file names what it
+ * needs in its first docblock, `@services dynamodb-local`; each service starts once per worker,
+ * with the first file naming it, and ends with the worker. A file naming none starts none. The
+ * unit tier runs in Node's plain environment, where asking for a service fails saying how to move
+ * the test to a tier that has it.
  */
 import type { EnvironmentContext, JestEnvironmentConfig } from '@jest/environment';
 import { TestEnvironment } from 'jest-environment-node';

@@ -1,11 +1,8 @@
 /**
- * Webhook endpoints on the deployed path, held to AWS's rules on emulators: registered through
- * the create function with its secret sealed by moto's KMS, fanned out from DynamoDB Local's
- * stream by the fan-out function (which reads the enabled endpoints' index), queued in moto's
- * SQS, delivered by the delivery function (which opens the secret with KMS and logs the attempt),
- * retried through the retry queue, dead-lettered after the last attempt; receivers on 127.0.0.1
- * verify every signature with the Standard Webhooks library. The schedule is time-compressed,
- * and the URL policy is the deployed one but for the receivers' loopback.
+ * Webhook endpoints on the deployed path, held to AWS's rules on emulators: created with the
+ * secret sealed by moto's KMS, fanned out from DynamoDB Local's stream, queued in moto's SQS,
+ * delivered, retried and dead-lettered on a compressed schedule, to receivers on 127.0.0.1 that
+ * verify every signature with the Standard Webhooks library.
  *
  * @services dynamodb-local
  */
