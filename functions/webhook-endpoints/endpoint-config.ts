@@ -128,8 +128,8 @@ export function readKeyedFunctionConfig<Box, Extra extends v.ObjectEntries>(
     ...secretsKeyVariables,
     ...extra,
   });
-  const key = secretsKeySettingsOf(variables as VariablesOf<typeof secretsKeyVariables>);
-  return { ...config, variables, secretBox: boxOf(key) };
+  const keyVariables = variables as VariablesOf<typeof secretsKeyVariables>;
+  return { ...config, variables, secretBox: boxOf(secretsKeySettingsOf(keyVariables)) };
 }
 
 /**
