@@ -74,7 +74,7 @@ export interface CustomDomainConfig {
   readonly hostedZone?: { readonly hostedZoneId: string; readonly zoneName: string };
 }
 
-/** Everything a stage decides. */
+/** Everything a stage decides: docs/deploying.md, "Stage settings". */
 export interface StageConfig {
   /** Stage name: in the stack name (`PlantStore-<name>`) and the API's URL path. */
   readonly name: string;
