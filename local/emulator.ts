@@ -13,7 +13,7 @@ import { parseArgs, promisify } from 'node:util';
 import { type MiniStack, startMiniStack } from '../beds/ministack.ts';
 import { miniStackAssemblyOf } from '../beds/ministack-differences.ts';
 import { repositoryRoot } from '../infra/plant-store-function.ts';
-import { clientSecretOf, describeStack, targetAddresses } from './smoke.ts';
+import { clientCredentialsToken, clientSecretOf, describeStack, targetAddresses } from './smoke.ts';
 
 const run = promisify(execFile);
 
@@ -103,14 +103,10 @@ async function main(): Promise<void> {
     const { baseUrl, tokenUrl } = targetAddresses(outputs, ministack.url);
     const clientId = outputs.ClientId as string;
     const secret = await clientSecretOf(outputs.IssuerUrl as string, clientId);
-    const token = await fetch(tokenUrl, {
-      method: 'POST',
-      headers: {
-        Authorization: `Basic ${Buffer.from(`${clientId}:${secret}`).toString('base64')}`,
-        'Content-Type': 'application/x-www-form-urlencoded',
-      },
-      body: 'grant_type=client_credentials&scope=plants%2Fread+plants%2Fwrite',
-    }).then(async (answer) => ((await answer.json()) as { access_token: string }).access_token);
+    const token = await clientCredentialsToken(
+      { tokenUrl, clientId, clientSecret: secret },
+      'plants/read plants/write',
+    );
     // Path-style: the emulator's host-style name (`<api>.execute-api.localhost`) needs a
     // resolver that knows *.localhost.
     const apiId = new URL(baseUrl).hostname.split('.')[0];

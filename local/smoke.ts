@@ -75,6 +75,26 @@ export async function clientSecretOf(issuerUrl: string, clientId: string): Promi
   }
 }
 
+/** A client-credentials token for `scope` from a stage's token endpoint. */
+export async function clientCredentialsToken(
+  client: { readonly tokenUrl: string; readonly clientId: string; readonly clientSecret: string },
+  scope: string,
+): Promise<string> {
+  const basic = Buffer.from(`${client.clientId}:${client.clientSecret}`).toString('base64');
+  const answer = await fetch(client.tokenUrl, {
+    method: 'POST',
+    headers: {
+      Authorization: `Basic ${basic}`,
+      'Content-Type': 'application/x-www-form-urlencoded',
+    },
+    body: new URLSearchParams({ grant_type: 'client_credentials', scope }).toString(),
+  });
+  if (answer.status !== 200) {
+    throw new Error(`The token endpoint answered ${answer.status}: ${await answer.text()}`);
+  }
+  return ((await answer.json()) as { access_token: string }).access_token;
+}
+
 /**
  * Where the outputs' addresses answer. In AWS, as they are. On an emulator (`endpoint`), the API
  * at `<api>.execute-api.localhost:<port>` (sent to 127.0.0.1 with that Host, so the `Link`s the

@@ -41,7 +41,12 @@ import { repositoryRoot } from '../../infra/plant-store-function.ts';
 import { usagePlanName } from '../../infra/plants-api.ts';
 import { stages } from '../../infra/stages.ts';
 import { clientThrottling, routeThrottling, tokenLimits } from '../../infra/throttling.ts';
-import { clientSecretOf, describeStack, targetAddresses } from '../../local/smoke.ts';
+import {
+  clientCredentialsToken,
+  clientSecretOf,
+  describeStack,
+  targetAddresses,
+} from '../../local/smoke.ts';
 import { assemblyDirectory } from '../support/synthesized-assembly.ts';
 
 const run = promisify(execFile);
@@ -381,14 +386,10 @@ describe('the deployed stage', () => {
     const { tokenUrl, baseUrl } = targetAddresses(outputs, process.env.AWS_ENDPOINT_URL);
     const clientId = outputs.ClientId as string;
     const secret = await clientSecretOf(outputs.IssuerUrl as string, clientId);
-    const token = await fetch(tokenUrl, {
-      method: 'POST',
-      headers: {
-        Authorization: `Basic ${Buffer.from(`${clientId}:${secret}`).toString('base64')}`,
-        'Content-Type': 'application/x-www-form-urlencoded',
-      },
-      body: 'grant_type=client_credentials&scope=plants%2Fread',
-    }).then(async (answer) => ((await answer.json()) as { access_token: string }).access_token);
+    const token = await clientCredentialsToken(
+      { tokenUrl, clientId, clientSecret: secret },
+      'plants/read',
+    );
     // The gateway's address as the emulator serves it (path-style; the host-style name is not
     // one this machine resolves).
     const apiId = new URL(baseUrl).hostname.split('.')[0];
