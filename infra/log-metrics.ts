@@ -132,7 +132,7 @@ export function addInitDurations(monitoring: MetricsScope, props: MetricsProps):
       monitoring.addAlarm(
         `${name}-Init-Duration-P99`,
         {
-          alarmDescription: `${name}'s cold starts are slow: a bundle grew, or init waits on the network.`,
+          alarmDescription: `${name}'s cold starts take longer than they should: a bundle that grew, or init waiting on the network.`,
           metric,
           threshold: props.initDurationAlarmMilliseconds,
           comparisonOperator: ComparisonOperator.GREATER_THAN_THRESHOLD,
@@ -222,7 +222,7 @@ export function monitorWebhookEndpoints(monitoring: MetricsScope, props: Metrics
       'webhook-fanout-Duration-P99',
       {
         alarmDescription:
-          'The fan-out takes 10 s or more a batch: the endpoint list or the log slows every event.',
+          'The fan-out takes 10 s or more a batch: the endpoint list or the webhook log is slowing every event.',
         metric: fanout.function.metricDuration({ statistic: 'p99', period: Duration.minutes(5) }),
         threshold: 10_000,
         comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,

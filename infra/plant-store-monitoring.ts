@@ -227,7 +227,7 @@ export class PlantStoreMonitoring extends Construct implements MetricsScope {
     });
     this.addAlarm('Webhooks-Late', {
       alarmDescription:
-        'A webhook will be an hour late or more: its subscriber failed the retries up to 30 min.',
+        'A webhook will be an hour late or more: its subscriber failed the 5 s, 5 min and 30 min retries.',
       metric: late.metric({ statistic: 'Maximum', period: Duration.minutes(5) }),
       threshold: lateWebhookSeconds,
       comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
@@ -243,19 +243,19 @@ export class PlantStoreMonitoring extends Construct implements MetricsScope {
     });
     this.addAlarm('Webhooks-Replay-Failing', {
       alarmDescription:
-        'A stream batch the fan-out gave up on is kept an hour later: its replays keep failing.',
+        'A stream batch the fan-out gave up on is still kept an hour later: its replays keep failing (docs/webhooks.md).',
       metric: kept.metric({ statistic: 'Maximum', period: Duration.minutes(5) }),
       threshold: keptBatchAlarmMinutes,
       comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
     });
   }
 
-  /** An alarm, on one period unless told, missing data as fine, notifying the stage's topic. */
+  /** An alarm, on all of one period unless told, missing data as fine, notifying the topic. */
   addAlarm(name: string, props: AlarmSettings, id = name.replaceAll('-', '')): Alarm {
     const alarm = new Alarm(this, id, {
       evaluationPeriods: 1,
-      datapointsToAlarm: 1,
       ...props,
+      datapointsToAlarm: props.datapointsToAlarm ?? props.evaluationPeriods ?? 1,
       alarmName: `PlantStore-${this.stageName}-${name}`,
       treatMissingData: TreatMissingData.NOT_BREACHING,
     });

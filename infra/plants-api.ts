@@ -220,8 +220,8 @@ export class PlantsApi extends Construct {
       Validations.of(role).acknowledge({
         id: 'AwsSolutions::AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:apigateway:<AWS::Region>::/usageplans/*/keys]',
         reason:
-          'The plan waits for the stage, whose methods wait for the authorizer: it finds the ' +
-          'plan by name, and may only read plans and keys and add keys.',
+          'Naming the plan would make a cycle (the plan waits for the stage, whose methods wait ' +
+          'for the authorizer): it finds the plan by name, and may only read plans and keys and add keys.',
       });
     props.authorizerFunction.addToRolePolicy(
       new PolicyStatement({
@@ -264,12 +264,14 @@ export class PlantsApi extends Construct {
       {
         id: 'AwsSolutions::AwsSolutions-APIG2',
         reason:
-          'The functions validate every request themselves and answer with the contract’s error codes.',
+          'The functions validate every request and name each failing field in the contract’s codes; ' +
+          'an API Gateway validator would answer first, with codes and messages of its own.',
       },
       {
         id: 'AwsSolutions::AwsSolutions-COG4',
         reason:
-          'The TOKEN authorizer verifies Cognito’s and other OIDC issuers’ tokens, answering the contract’s 401.',
+          'The TOKEN authorizer verifies Cognito’s and any OIDC issuer’s tokens and answers 401/403 ' +
+          'with the contract’s body; a Cognito authorizer could do neither.',
       },
     );
   }

@@ -99,7 +99,8 @@ export class GradualDeployment extends Construct {
       Validations.of(role).acknowledge({
         id: 'AwsSolutions::AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AWSCodeDeployRoleForLambdaLimited]',
         reason:
-          'The AWS-maintained policy for CodeDeploy shifting Lambda aliases; only CodeDeploy assumes it.',
+          'The AWS-maintained policy for CodeDeploy shifting Lambda aliases: it may update only ' +
+          'aliases and invoke only hook functions, and only CodeDeploy assumes the role.',
       });
     }
   }

@@ -27,8 +27,8 @@ export const webhookEndpointsTableSchema = {
 } as const satisfies TableSchema;
 
 /**
- * The webhook log (`webhook-log.ts`), kept 7 days, and what must be read strongly consistently:
- * who hears what, each owner's endpoint count, the call limits.
+ * The webhook log (`webhook-log.ts`), kept 7 days, and what must be read strongly consistently,
+ * which an index cannot be: who hears what, each owner's endpoint count, the call limits.
  */
 export const webhookLogTableSchema = {
   partitionKey: { name: 'pk', type: 'S' },

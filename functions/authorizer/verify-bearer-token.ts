@@ -276,7 +276,10 @@ class FailClosedJwksCache extends SimpleJwksCache {
 /** Per try: the library tries twice, ~3 s in all, inside the authorizer's 5 s, so 401, not 500. */
 const jwksFetchTimeoutMilliseconds = 1500;
 
-/** Node's `https` refuses `http:`; plain http is fetched only from a loopback host. */
+/**
+ * Node's `https` refuses `http:`; plain http, whose keys anyone on the path could swap, is fetched
+ * only from a loopback host (or `sam local`'s private address, `isSecureUrl`).
+ */
 class LoopbackHttpFetcher implements Fetcher {
   readonly #httpsFetcher = new SimpleFetcher({
     defaultRequestOptions: { responseTimeout: jwksFetchTimeoutMilliseconds },

@@ -51,7 +51,7 @@ const attempts = 6;
 /**
  * What the write is conditioned on: one stored version (it writes the next), or, for `*`, any
  * version below the clock's (it writes the clock's) or from it on (DynamoDB adds 1). Versions only
- * grow, so a `*` change takes two writes, unless the plant is deleted and created in between.
+ * grow, so a `*` change takes two writes at most, unless the plant is deleted and created in between.
  */
 type Pin = { readonly version: number } | 'below-clock' | 'from-clock';
 

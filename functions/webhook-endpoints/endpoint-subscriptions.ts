@@ -50,7 +50,10 @@ export function endpointSubscriberName(id: string): string {
   return `endpoint:${id}`;
 }
 
-/** Writes the entry unless a newer one is there, then counts a change; an ended one stays a day. */
+/**
+ * Writes the entry unless a newer one is there, then counts a change. An ended endpoint's entry
+ * stays a day, so that a late write of an older state cannot bring it back.
+ */
 export async function publishSubscription(
   subscription: EndpointSubscription,
   list: SubscriptionList,

@@ -1,6 +1,6 @@
 /**
- * `@smithy/core/event-streams` for the bundles: no operation used streams events, so ~15 KB of
- * codec stays out, and a future one would fail loudly.
+ * `@smithy/core/event-streams` for the bundles: no operation the functions call streams events,
+ * so ~15 KB of codec stays out, and a future one that did would fail loudly.
  */
 
 function failWithoutEventStreams(): never {

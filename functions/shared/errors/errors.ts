@@ -35,7 +35,10 @@ export class PlantNotFoundError extends ApiError {
   }
 }
 
-/** 50300: the store unavailable after retries; safe to retry. Caught where a write is retried. */
+/**
+ * 50300: the store unavailable after retries; safe to retry. Caught where a write is retried and
+ * where a delivery is rescheduled.
+ */
 export class StoreUnavailableError extends ApiError {
   override readonly name = 'StoreUnavailableError';
   constructor(options?: ErrorOptions) {

@@ -14,8 +14,9 @@ export interface DeliveryMessage extends Webhook {
   readonly deliveryId?: string;
   /** From 1. */
   readonly attempt: number;
-  /** Milliseconds since the epoch: when this attempt is due, and when the event was queued. */
+  /** When this attempt is due, in milliseconds since the epoch. */
   readonly dueAt: number;
+  /** When the event was first queued, in milliseconds since the epoch. */
   readonly queuedAt: number;
 }
 

@@ -161,8 +161,9 @@ export interface DeliveryAttempt {
   readonly webhookId: string;
   readonly subscriber: string;
   readonly attempt: number;
-  /** Milliseconds since the epoch: first queued, and when this attempt was due. */
+  /** When the event was first queued, in milliseconds since the epoch. */
   readonly queuedAt: number;
+  /** When this attempt was due, if the delivery knows it. */
   readonly dueAt?: number;
 }
 
