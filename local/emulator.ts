@@ -13,7 +13,7 @@ import { parseArgs, promisify } from 'node:util';
 import { type MiniStack, startMiniStack } from '../beds/ministack.ts';
 import { miniStackAssemblyOf } from '../beds/ministack-differences.ts';
 import { repositoryRoot } from '../infra/plant-store-function.ts';
-import { clientCredentialsToken, clientSecretOf, describeStack, targetAddresses } from './smoke.ts';
+import { emulatedStageAccess } from './smoke.ts';
 
 const run = promisify(execFile);
 
@@ -99,18 +99,13 @@ async function main(): Promise<void> {
     deployed = true;
 
     Object.assign(process.env, ministack.clientEnvironment);
-    const { outputs } = await describeStack(stackName);
-    const { baseUrl, tokenUrl } = targetAddresses(outputs, ministack.url);
-    const clientId = outputs.ClientId as string;
-    const secret = await clientSecretOf(outputs.IssuerUrl as string, clientId);
-    const token = await clientCredentialsToken(
-      { tokenUrl, clientId, clientSecret: secret },
+    const access = await emulatedStageAccess(
+      stackName,
+      stage,
+      ministack.url,
       'plants/read plants/write',
     );
-    // Path-style: the emulator's host-style name (`<api>.execute-api.localhost`) needs a
-    // resolver that knows *.localhost.
-    const apiId = new URL(baseUrl).hostname.split('.')[0];
-    const apiUrl = `${ministack.url}/_aws/execute-api/${apiId}/${stage}`;
+    const { token, stageUrl: apiUrl, tokenUrl, clientId, clientSecret: secret } = access;
     // The first request starts the authorizer and the function: made here, so the stage is
     // known to answer, and the user's first request is a warm one.
     let status = 0;

@@ -59,7 +59,7 @@ export async function describeStack(name: string): Promise<StackFacts> {
 }
 
 /** The app client's secret, from the pool the issuer URL names. */
-export async function clientSecretOf(issuerUrl: string, clientId: string): Promise<string> {
+async function clientSecretOf(issuerUrl: string, clientId: string): Promise<string> {
   const userPoolId = issuerUrl.split('/').at(-1) ?? '';
   const cognito = new CognitoIdentityProviderClient({});
   try {
@@ -76,7 +76,7 @@ export async function clientSecretOf(issuerUrl: string, clientId: string): Promi
 }
 
 /** A client-credentials token for `scope` from a stage's token endpoint. */
-export async function clientCredentialsToken(
+async function clientCredentialsToken(
   client: { readonly tokenUrl: string; readonly clientId: string; readonly clientSecret: string },
   scope: string,
 ): Promise<string> {
@@ -93,6 +93,27 @@ export async function clientCredentialsToken(
     throw new Error(`The token endpoint answered ${answer.status}: ${await answer.text()}`);
   }
   return ((await answer.json()) as { access_token: string }).access_token;
+}
+
+/**
+ * A stage deployed on an emulator, as a client reaches it: a token for `scope` from the stage's
+ * own pool, and the stage's path-style URL (`<endpoint>/_aws/execute-api/<api>/<stage>`: this
+ * machine resolves no `*.execute-api.localhost`).
+ */
+export async function emulatedStageAccess(
+  stackName: string,
+  stageName: string,
+  endpoint: string,
+  scope: string,
+) {
+  const { outputs } = await describeStack(stackName);
+  const { baseUrl, tokenUrl } = targetAddresses(outputs, endpoint);
+  const clientId = outputs.ClientId as string;
+  const clientSecret = await clientSecretOf(outputs.IssuerUrl as string, clientId);
+  const token = await clientCredentialsToken({ tokenUrl, clientId, clientSecret }, scope);
+  const apiId = new URL(baseUrl).hostname.split('.')[0];
+  const stageUrl = `${endpoint}/_aws/execute-api/${apiId}/${stageName}`;
+  return { token, stageUrl, tokenUrl, clientId, clientSecret };
 }
 
 /**

@@ -41,12 +41,7 @@ import { repositoryRoot } from '../../infra/plant-store-function.ts';
 import { usagePlanName } from '../../infra/plants-api.ts';
 import { stages } from '../../infra/stages.ts';
 import { clientThrottling, routeThrottling, tokenLimits } from '../../infra/throttling.ts';
-import {
-  clientCredentialsToken,
-  clientSecretOf,
-  describeStack,
-  targetAddresses,
-} from '../../local/smoke.ts';
+import { emulatedStageAccess } from '../../local/smoke.ts';
 import { assemblyDirectory } from '../support/synthesized-assembly.ts';
 
 const run = promisify(execFile);
@@ -382,18 +377,13 @@ describe('what MiniStack built, read back through its AWS APIs', () => {
 
 describe('the deployed stage', () => {
   it('answers its first (cold) request and warm ones through the emulated gateway (figures)', async () => {
-    const { outputs } = await describeStack(stackName);
-    const { tokenUrl, baseUrl } = targetAddresses(outputs, process.env.AWS_ENDPOINT_URL);
-    const clientId = outputs.ClientId as string;
-    const secret = await clientSecretOf(outputs.IssuerUrl as string, clientId);
-    const token = await clientCredentialsToken(
-      { tokenUrl, clientId, clientSecret: secret },
+    const { token, stageUrl } = await emulatedStageAccess(
+      stackName,
+      'dev',
+      process.env.AWS_ENDPOINT_URL as string,
       'plants/read',
     );
-    // The gateway's address as the emulator serves it (path-style; the host-style name is not
-    // one this machine resolves).
-    const apiId = new URL(baseUrl).hostname.split('.')[0];
-    const url = `${process.env.AWS_ENDPOINT_URL}/_aws/execute-api/${apiId}/dev/plants?limit=5`;
+    const url = `${stageUrl}/plants?limit=5`;
     const timed = async () => {
       const started = performance.now();
       const answer = await fetch(url, { headers: { Authorization: `Bearer ${token}` } });
