@@ -39,7 +39,7 @@ export class AuthorizerConfigError extends ConfigurationError {
 /**
  * Reads `TOKEN_ISSUER`, `TOKEN_AUDIENCE` (comma-separated), `TOKEN_AUDIENCE_CLAIM` (default
  * `aud`), `JWKS_URI` (default the issuer's `/.well-known/jwks.json`), `USAGE_PLAN_NAME` and
- * `API_GATEWAY_ENDPOINT`. @throws {AuthorizerConfigError} listing every problem.
+ * `API_GATEWAY_ENDPOINT` (else `AWS_ENDPOINT_URL`). @throws {AuthorizerConfigError} listing every problem.
  */
 export function readAuthorizerConfig(env: Record<string, string | undefined>): AuthorizerConfig {
   // `sam local` sets AWS_SAM_LOCAL=true in its containers; Lambda never sets it.
@@ -67,7 +67,8 @@ export function readAuthorizerConfig(env: Record<string, string | undefined>): A
     jwksUri: variables.JWKS_URI ?? `${issuer.replace(/\/+$/, '')}/.well-known/jwks.json`,
     ...(jwksOnPrivateNetwork ? { jwksOnPrivateNetwork } : {}),
     usagePlanName: variables.USAGE_PLAN_NAME,
-    apiGatewayUrl: variables.API_GATEWAY_ENDPOINT,
+    // An emulator's: named, or every AWS client's (`AWS_ENDPOINT_URL`).
+    apiGatewayUrl: variables.API_GATEWAY_ENDPOINT ?? (env.AWS_ENDPOINT_URL?.trim() || undefined),
   };
 }
 
