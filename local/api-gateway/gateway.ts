@@ -39,7 +39,7 @@ import {
   writeResponse,
 } from './responses.ts';
 import { createRouteMatcher } from './routing.ts';
-import { createTokenBucket } from './throttling.ts';
+import { keyedTokenBuckets } from './throttling.ts';
 import { createCachedAuthorizer } from './token-authorizer.ts';
 import { createTokenLimiter, type TokenLimiter } from './token-limits.ts';
 
@@ -166,30 +166,18 @@ export async function startApiGateway(options: ApiGatewayOptions): Promise<ApiGa
 }
 
 function createGateway(options: ApiGatewayOptions): Gateway {
-  // One bucket per method, as API Gateway keeps them: a stage's limits apply to each method.
-  const buckets = new Map<GatewayRoute, () => boolean>();
+  // One bucket per method, as API Gateway keeps them: a stage's limits apply to each method;
+  // and one per API key and method, as a usage plan's per-method throttling keeps them.
+  const methodBuckets = keyedTokenBuckets<GatewayRoute>();
   const takeToken = (route: GatewayRoute) => {
     const throttling = options.throttling ?? route.throttling;
-    if (throttling === undefined) return true;
-    let bucket = buckets.get(route);
-    if (bucket === undefined) {
-      bucket = createTokenBucket(throttling);
-      buckets.set(route, bucket);
-    }
-    return bucket();
+    return throttling === undefined || methodBuckets(route, throttling);
   };
-  // One bucket per API key and method, as a usage plan's per-method throttling keeps them.
-  const clientBuckets = new Map<string, () => boolean>();
+  const clientBuckets = keyedTokenBuckets<string>();
   const takeClientToken = (route: GatewayRoute, usageKey: unknown) => {
     if (route.clientThrottling === undefined || options.throttling !== undefined) return true;
-    if (typeof usageKey !== 'string') return false;
     const key = `${route.httpMethod} ${route.resourcePath} ${usageKey}`;
-    let bucket = clientBuckets.get(key);
-    if (bucket === undefined) {
-      bucket = createTokenBucket(route.clientThrottling);
-      clientBuckets.set(key, bucket);
-    }
-    return bucket();
+    return typeof usageKey === 'string' && clientBuckets(key, route.clientThrottling);
   };
   return {
     options,

@@ -1,6 +1,4 @@
-/**
- * Stage throttling, as API Gateway applies it before anything else of a request.
- */
+/** API Gateway's throttling: token buckets, per method and per client and method. */
 
 /**
  * API Gateway's stage throttling: a bucket holding `burstLimit` tokens, refilled at `rateLimit`
@@ -19,5 +17,21 @@ export function createTokenBucket(
     if (tokens < 1) return false;
     tokens -= 1;
     return true;
+  };
+}
+
+/** Buckets made on first use, one per key (a method; a client's key and a method). */
+export function keyedTokenBuckets<Key>(): (
+  key: Key,
+  limits: Parameters<typeof createTokenBucket>[0],
+) => boolean {
+  const buckets = new Map<Key, () => boolean>();
+  return (key, limits) => {
+    let bucket = buckets.get(key);
+    if (bucket === undefined) {
+      bucket = createTokenBucket(limits);
+      buckets.set(key, bucket);
+    }
+    return bucket();
   };
 }
