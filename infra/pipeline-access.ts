@@ -3,7 +3,7 @@
  * the roles the workflow assumes, each trusting only this repository's runs in its environment
  * (or its pull requests) and assuming only the CDK bootstrap roles it needs.
  */
-import { Stack, type StackProps } from 'aws-cdk-lib';
+import { Stack, type StackProps, Validations } from 'aws-cdk-lib';
 import { CfnOIDCProvider, PolicyStatement, Role, WebIdentityPrincipal } from 'aws-cdk-lib/aws-iam';
 import type { Construct } from 'constructs';
 import { deployRoleName, diffRoleName, pipeline } from './pipeline.ts';
@@ -45,13 +45,48 @@ export class PipelineAccessStack extends Stack {
       return created;
     };
     for (const stage of pipeline.stages) {
-      role(`Deploy-${stage}`, deployRoleName(stage), `environment:${stage}`, [
+      const deployRole = role(`Deploy-${stage}`, deployRoleName(stage), `environment:${stage}`, [
         'deploy',
         'file-publishing',
         'lookup',
       ]);
+      this.allowSmoke(deployRole, stage);
     }
     // `cdk diff` reads the deployed template with the lookup role (read-only).
     role('Diff', diffRoleName, 'pull_request', ['lookup']);
+  }
+
+  /**
+   * What `npm run smoke` calls with the deploy job's own credentials: the stage stack's outputs
+   * (`DescribeStacks`) and its app client's secret (`DescribeUserPoolClient`), in the stage's pool
+   * only (the stack tags it with its stage). The permissions tier (`npm run test:permissions`)
+   * holds this to the calls the smoke makes.
+   */
+  private allowSmoke(deployRole: Role, stage: string): void {
+    const stackArn = `arn:${this.partition}:cloudformation:${this.region}:${this.account}:stack/PlantStore-${stage}/*`;
+    const poolArn = `arn:${this.partition}:cognito-idp:${this.region}:${this.account}:userpool/*`;
+    deployRole.addToPolicy(
+      new PolicyStatement({ actions: ['cloudformation:DescribeStacks'], resources: [stackArn] }),
+    );
+    deployRole.addToPolicy(
+      new PolicyStatement({
+        actions: ['cognito-idp:DescribeUserPoolClient'],
+        resources: [poolArn],
+        conditions: { StringEquals: { 'aws:ResourceTag/stage': stage } },
+      }),
+    );
+    const resource = (arn: string) =>
+      `Resource::${arn.replace(/\$\{Token\[AWS\.(\w+)\.\d+\]\}/g, '<AWS::$1>')}`;
+    Validations.of(deployRole).acknowledge(
+      {
+        id: `AwsSolutions::AwsSolutions-IAM5[${resource(stackArn)}]`,
+        reason: "A stack's ARN ends in an id CloudFormation makes: the stage's stack by its name.",
+      },
+      {
+        id: `AwsSolutions::AwsSolutions-IAM5[${resource(poolArn)}]`,
+        reason:
+          "The pool's id is made by the stage's stack: the pool that stack tags with the stage.",
+      },
+    );
   }
 }

@@ -1,4 +1,4 @@
-import { Aws, Duration, RemovalPolicy, Validations } from 'aws-cdk-lib';
+import { Aws, Duration, RemovalPolicy, Tags, Validations } from 'aws-cdk-lib';
 import {
   AccountRecovery,
   type CfnUserPool,
@@ -54,6 +54,9 @@ export class TokenIssuer extends Construct {
     }
 
     const userPool = this.createUserPool(props.productionLike);
+
+    // The tag that lets the stage's deploy role read its app client (infra/pipeline-access.ts).
+    Tags.of(userPool).add('stage', props.stageName);
     const { client, resourceServers } = this.addClient(userPool, props.scopes);
     // Domain prefixes are unique per region across AWS: the account id makes this one unique.
     const domain = userPool.addDomain('Domain', {
