@@ -12,12 +12,23 @@
  * - `*.contract.test.ts`: the HTTP contract, against the target `PLANT_STORE_TARGET` names
  *   (`npm start` by default, `sam local start-api`, or a deployed stage: `npm run smoke`).
  * - `*.deployed.test.ts`: the dev stage deployed by the CDK CLI onto MiniStack (an AWS emulator).
+ * - `*.delivery.test.ts`: the pipeline's steps rehearsed on MiniStack.
+ * - `*.permissions.test.ts`: the AWS calls those two recorded, evaluated against the templates' IAM.
  *
  * Tests run as native ES modules (middy is ESM-only, and the Lambda bundles are ESM) on the
  * Lambda runtime's Node.js major; swc strips the types, `tsc --noEmit` checks them.
  * @type {import('jest').Config}
  */
-const tiers = ['integration', 'e2e', 'browser', 'sam', 'contract', 'deployed', 'delivery'];
+const tiers = [
+  'integration',
+  'e2e',
+  'browser',
+  'sam',
+  'contract',
+  'deployed',
+  'delivery',
+  'permissions',
+];
 
 const common = {
   testEnvironment: 'node',

@@ -10,8 +10,8 @@ import { KMSClient } from '@aws-sdk/client-kms';
 import { S3Client } from '@aws-sdk/client-s3';
 import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { SQSClient } from '@aws-sdk/client-sqs';
-import { freePort, startGuardedServer } from './guarded-server.ts';
-import { findPythonTool } from './python-tools.ts';
+import { freePort, startGuardedServer } from '../local/guarded-server.ts';
+import { findPythonTool } from '../local/python-tools.ts';
 
 export interface MotoServer {
   /** `http://127.0.0.1:<port>`: every emulated service. */

@@ -6,6 +6,7 @@ import type { Function as LambdaFunction } from 'aws-cdk-lib/aws-lambda';
 import type { IQueue } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import type { FunctionSettings } from './function-settings.ts';
+import { allowSending } from './plant-store-function.ts';
 import { tableStatement } from './plants-table.ts';
 import {
   type TableSchema,
@@ -97,7 +98,7 @@ export class WebhookEndpointStores extends Construct {
     }
     if (access.sendsDeliveries) {
       fn.addEnvironment('DELIVERY_QUEUE_URL', deliveryQueue.queueUrl);
-      deliveryQueue.grantSendMessages(fn);
+      allowSending(fn, deliveryQueue);
     }
   }
 }

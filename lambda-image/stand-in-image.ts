@@ -21,9 +21,9 @@ import {
   writeFileSync,
 } from 'node:fs';
 import path from 'node:path';
-import { pythonToolsDirectory } from '../beds/python-tools.ts';
 import { repositoryRoot } from '../infra/plant-store-function.ts';
 import { ensurePrivateDirectory } from '../local/private-directory.ts';
+import { pythonToolsDirectory } from '../local/python-tools.ts';
 import {
   buildRuntimeClient,
   crossLibraries,

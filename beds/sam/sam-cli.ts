@@ -7,7 +7,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { repositoryRoot } from '../../infra/plant-store-function.ts';
-import { findPythonTool } from '../python-tools.ts';
+import { findPythonTool } from '../../local/python-tools.ts';
 
 /** SAM's settings folder (`__SAM_CLI_APP_DIR`), with telemetry and version checks off. */
 export const samSettingsDirectory = path.join(repositoryRoot, '.data', 'sam', 'settings');

@@ -39,6 +39,8 @@ export interface ControlPlaneSettings {
   };
   /** Each call's time limit: a registration delays a client's first request. @default 1500 */
   readonly timeoutMilliseconds?: number;
+  /** Named in the user agent as `app/<id>`, as the SDK names `AWS_SDK_UA_APP_ID` (CloudTrail shows it). */
+  readonly appId?: string;
 }
 
 /** SHA-256 (and its HMAC) as the signer wants it, from Node's own crypto. */
@@ -85,6 +87,7 @@ export function apiGatewayControlPlane(settings: ControlPlaneSettings): ControlP
       headers: {
         host: origin.host,
         accept: 'application/json',
+        'user-agent': `plant-store-authorizer${settings.appId === undefined ? '' : ` app/${settings.appId}`}`,
         ...(text === undefined ? {} : { 'content-type': 'application/json' }),
       },
       ...(text === undefined ? {} : { body: text }),

@@ -16,6 +16,7 @@ export const handler = createHandler(config, {
             // Lambda's runtime sets the region and the credentials.
             region: process.env.AWS_REGION ?? 'us-east-1',
             endpoint: config.apiGatewayUrl,
+            appId: process.env.AWS_SDK_UA_APP_ID,
             credentials: () => ({
               accessKeyId: process.env.AWS_ACCESS_KEY_ID ?? '',
               secretAccessKey: process.env.AWS_SECRET_ACCESS_KEY ?? '',

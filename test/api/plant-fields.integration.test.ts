@@ -8,7 +8,7 @@
  */
 import { afterAll, beforeAll, expect, it } from '@jest/globals';
 import { newPlantSchema } from '../../functions/create-plant/new-plant.ts';
-import { plantEventTypes } from '../../functions/shared/webhooks/event-types.ts';
+import { plantEventTypes } from '../../functions/shared/event-types.ts';
 import { type EndpointBed, startEndpointBed } from './endpoint-bed.ts';
 
 /** Every field of a plant but its id. */

@@ -3,7 +3,7 @@
  * or changes, and nothing else. (The deployed and delivery tiers deploy what is left.)
  */
 import { expect, it } from '@jest/globals';
-import { adaptTemplateToMiniStack } from '../../beds/ministack-differences.ts';
+import { adaptTemplateToMiniStack } from '../../local/ministack/ministack-differences.ts';
 import { synthesizedStages } from '../infra/synthesized-stages.ts';
 
 type Resource = { Type: string; UpdatePolicy?: Record<string, unknown> };

@@ -44,10 +44,14 @@ import {
 } from '@aws-sdk/client-s3';
 import { DeleteQueueCommand, GetQueueUrlCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { afterAll, beforeAll, expect, it } from '@jest/globals';
-import { type MiniStack, startMiniStack } from '../../beds/ministack.ts';
-import { miniStackAssemblyOf, type TemplateDifference } from '../../beds/ministack-differences.ts';
-import { pipeline } from '../../infra/pipeline.ts';
+import { deployRoleName, diffRoleName, pipeline } from '../../infra/pipeline.ts';
 import { repositoryRoot } from '../../infra/plant-store-function.ts';
+import { type MiniStack, recordStack, startMiniStack } from '../../local/ministack/ministack.ts';
+import {
+  miniStackAssemblyOf,
+  type TemplateDifference,
+} from '../../local/ministack/ministack-differences.ts';
+import { recordAwsCalls, roleArn } from '../permissions/recordings.ts';
 
 const run = promisify(execFile);
 let ministack: MiniStack;
@@ -62,12 +66,16 @@ type Resources = Record<
   { Type: string; DeletionPolicy?: string; Properties?: Record<string, unknown> }
 >;
 
-/** An npm script of the pipeline, as its workflow runs it; resolves its output. */
-async function npmRun(script: string, ...args: string[]): Promise<string> {
+/**
+ * An npm script of the pipeline, as its workflow runs it, with the credentials of the role its job
+ * assumes (the recorder attributes its calls to that role); resolves its output.
+ */
+async function npmRun(role: string, script: string, ...args: string[]): Promise<string> {
   const started = performance.now();
+  ministack.recorder?.label(`${script} ${args.join(' ')}`.trim());
   const { stdout, stderr } = await run('npm', ['run', '-s', script, '--', ...args], {
     cwd: repositoryRoot,
-    env: environment,
+    env: { ...environment, ...ministack.recorder?.credentialsOf(roleArn(role)) },
     maxBuffer: 64 * 1024 * 1024,
   });
   figures[`${script} ${args.join(' ')}`.trim()] = Math.round((performance.now() - started) / 1000);
@@ -88,6 +96,8 @@ function client<Client>(make: new (config: object) => Client): Client {
 
 beforeAll(async () => {
   work = mkdtempSync(path.join(tmpdir(), 'plant-store-delivery-'));
+  // Every AWS call of the pipeline's steps, for the permissions tier.
+  recordAwsCalls('delivery');
   ministack = await startMiniStack(path.join(work, 'state'));
   // The clients below, and every script, talk to the emulator.
   Object.assign(process.env, ministack.clientEnvironment);
@@ -134,7 +144,7 @@ async function stackResources(stage: string): Promise<StackResourceSummary[]> {
 }
 
 it('takes one synth through dev and its smoke, then the same code to prod and its read-only smoke', async () => {
-  await npmRun('release:synth');
+  await npmRun(deployRoleName('dev'), 'release:synth');
   // What the workflow would deploy, adapted for MiniStack in the differences' one place.
   differences = miniStackAssemblyOf(
     path.join(work, 'synth'),
@@ -154,9 +164,15 @@ it('takes one synth through dev and its smoke, then the same code to prod and it
   );
 
   for (const stage of pipeline.stages) {
-    await npmRun('release:deploy', `PlantStore-${stage}`);
+    const stackName = `PlantStore-${stage}`;
+    await npmRun(deployRoleName(stage), 'release:deploy', stackName);
     deployed.add(stage);
-    const smoke = await npmRun('smoke', '--stack', `PlantStore-${stage}`);
+    await recordStack(
+      ministack,
+      stackName,
+      JSON.parse(readFileSync(path.join(work, 'ministack', `${stackName}.template.json`), 'utf8')),
+    );
+    const smoke = await npmRun(deployRoleName(stage), 'smoke', '--stack', stackName);
     expect(smoke).toMatch(/Tests:\s+(\d+ skipped, )?\d+ passed/);
     expect(smoke).not.toMatch(/failed/);
     if (stage === 'prod') {
@@ -182,6 +198,12 @@ it('takes one synth through dev and its smoke, then the same code to prod and it
       ),
     );
   };
+  // A pull request's diff of each stage, with the read-only role.
+  for (const stage of pipeline.stages) {
+    expect(await npmRun(diffRoleName, 'release:diff', `PlantStore-${stage}`)).toMatch(
+      /differences/i,
+    );
+  }
   const [devCode, prodCode] = await Promise.all(pipeline.stages.map(codeOf));
   lambda.destroy();
   expect(Object.keys(prodCode ?? {}).length).toBeGreaterThanOrEqual(19);

@@ -8,6 +8,7 @@ import { createConnection } from 'node:net';
 import { promisify } from 'node:util';
 import { afterAll, expect, it } from '@jest/globals';
 import { repositoryRoot } from '../../infra/plant-store-function.ts';
+import { recordAwsCalls } from '../permissions/recordings.ts';
 
 const run = promisify(execFile);
 let emulator: ChildProcess | undefined;
@@ -56,8 +57,11 @@ function isListening(port: number): Promise<boolean> {
 }
 
 it('deploys the stage, prints a curl that answers, and destroys it all on a SIGTERM to npm', async () => {
+  // What the command asks of AWS, for the permissions tier.
+  const recording = recordAwsCalls('emulator');
   emulator = spawn('npm', ['run', '-s', 'emulator', '--', '--stage', 'dev'], {
     cwd: repositoryRoot,
+    env: { ...process.env, PLANT_STORE_AWS_CALLS: recording },
     detached: true,
     stdio: ['ignore', 'pipe', 'pipe'],
   });

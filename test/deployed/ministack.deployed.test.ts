@@ -1,8 +1,8 @@
 /**
  * The dev stage deployed for real: the CDK CLI bootstraps MiniStack (an AWS emulator on one port
- * of 127.0.0.1, `beds/ministack.ts`) and deploys the app's dev stack onto it, from
+ * of 127.0.0.1, `local/ministack/ministack.ts`) and deploys the app's dev stack onto it, from
  * the assembly the run synthesized, adapted in one named place
- * (`beds/ministack-differences.ts`) whose every difference is printed. Then, since
+ * (`local/ministack/ministack-differences.ts`) whose every difference is printed. Then, since
  * an emulator may report success for what it did not build, the resource graph is checked
  * through the emulator's AWS APIs; the first requests are timed; and the smoke command a team
  * runs after a real `cdk deploy` (`npm run smoke -- --stack PlantStore-dev`) runs the contract
@@ -22,26 +22,37 @@ import {
   GetUsagePlanKeysCommand,
   GetUsagePlansCommand,
 } from '@aws-sdk/client-api-gateway';
+import {
+  CloudFormationClient,
+  DescribeStackResourcesCommand,
+} from '@aws-sdk/client-cloudformation';
 import { CloudWatchClient, DescribeAlarmsCommand } from '@aws-sdk/client-cloudwatch';
 import { CloudWatchLogsClient, DescribeLogGroupsCommand } from '@aws-sdk/client-cloudwatch-logs';
 import { DescribeKeyCommand, KMSClient, ListKeysCommand } from '@aws-sdk/client-kms';
 import {
+  InvokeCommand,
   LambdaClient,
   ListEventSourceMappingsCommand,
   ListFunctionsCommand,
 } from '@aws-sdk/client-lambda';
+import { PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { GetQueueAttributesCommand, ListQueuesCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { ListWebACLsCommand, WAFV2Client, type WebACL } from '@aws-sdk/client-wafv2';
+import { marshall } from '@aws-sdk/util-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { type MiniStack, startMiniStack } from '../../beds/ministack.ts';
-import { miniStackAssemblyOf, type TemplateDifference } from '../../beds/ministack-differences.ts';
 import { clientKeyValue, sharedClient } from '../../functions/authorizer/client-keys.ts';
 import { routes } from '../../functions/shared/http/routes.ts';
 import { repositoryRoot } from '../../infra/plant-store-function.ts';
 import { usagePlanName } from '../../infra/plants-api.ts';
 import { stages } from '../../infra/stages.ts';
 import { clientThrottling, routeThrottling, tokenLimits } from '../../infra/throttling.ts';
+import { type MiniStack, recordStack, startMiniStack } from '../../local/ministack/ministack.ts';
+import {
+  miniStackAssemblyOf,
+  type TemplateDifference,
+} from '../../local/ministack/ministack-differences.ts';
 import { emulatedStageAccess } from '../../local/smoke.ts';
+import { recordAwsCalls } from '../permissions/recordings.ts';
 import { assemblyDirectory } from '../support/synthesized-assembly.ts';
 
 const run = promisify(execFile);
@@ -69,6 +80,8 @@ function cdk(args: readonly string[]) {
 beforeAll(async () => {
   const begun = performance.now();
   work = mkdtempSync(path.join(tmpdir(), 'plant-store-deployed-'));
+  // Every AWS call the stage's functions and the smoke make, for the permissions tier.
+  recordAwsCalls('deployed');
   ministack = await startMiniStack(path.join(work, 'state'));
   figures.emulatorSeconds = seconds(begun);
   // The clients below, and the smoke command, talk to the emulator.
@@ -93,6 +106,11 @@ beforeAll(async () => {
   await cdk(['deploy', stackName, '--app', deployAssembly, '--require-approval', 'never']);
   figures.deploySeconds = seconds(started);
   deployed = true;
+  await recordStack(
+    ministack,
+    stackName,
+    JSON.parse(readFileSync(path.join(deployAssembly, `${stackName}.template.json`), 'utf8')),
+  );
 }, 600_000);
 
 afterAll(async () => {
@@ -453,6 +471,47 @@ describe('the deployed stage', () => {
       apiGateway.destroy();
     }
   });
+
+  it('replays a stream batch kept in its bucket when the replay is invoked by hand (docs/webhooks.md)', async () => {
+    const cloudFormation = new CloudFormationClient({});
+    const s3 = new S3Client({ forcePathStyle: true });
+    const lambda = new LambdaClient({});
+    try {
+      const { StackResources = [] } = await cloudFormation.send(
+        new DescribeStackResourcesCommand({ StackName: stackName }),
+      );
+      const physical = (type: string, prefix = '') =>
+        StackResources.find(
+          (resource) =>
+            resource.ResourceType === type && resource.LogicalResourceId?.startsWith(prefix),
+        )?.PhysicalResourceId as string;
+      const record = {
+        eventID: 'kept-by-hand',
+        eventName: 'INSERT',
+        dynamodb: { SequenceNumber: '1', NewImage: marshall({ id: 7_770_001, name: 'Kept' }) },
+      };
+      await s3.send(
+        new PutObjectCommand({
+          Bucket: physical('AWS::S3::Bucket', 'WebhooksStreamFailures'),
+          Key: 'aws/lambda/mapping/shard/2026-11-25T00:00:00.000Z-by-hand',
+          Body: JSON.stringify({ payload: JSON.stringify({ Records: [record] }) }),
+        }),
+      );
+      const { Payload } = await lambda.send(
+        new InvokeCommand({
+          FunctionName: physical('AWS::Lambda::Function', 'ReplayStreamFailures'),
+          Payload: new TextEncoder().encode('{}'),
+        }),
+      );
+      expect(JSON.parse(new TextDecoder().decode(Payload))).toMatchObject({
+        replayedBatches: 1,
+        newPlants: 1,
+        remainingBatches: 0,
+      });
+    } finally {
+      for (const client of [cloudFormation, s3, lambda]) client.destroy();
+    }
+  }, 300_000);
 
   it('passes the smoke command a team runs after cdk deploy: the contract suite', async () => {
     const started = performance.now();

@@ -8,8 +8,8 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, expect, it } from '@jest/globals';
-import { findPythonTool } from '../../beds/python-tools.ts';
 import { repositoryRoot } from '../../infra/plant-store-function.ts';
+import { findPythonTool } from '../../local/python-tools.ts';
 
 const outdir = mkdtempSync(path.join(tmpdir(), 'plant-store-pipeline-synth-'));
 

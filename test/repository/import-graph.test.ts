@@ -45,3 +45,33 @@ it('has no import circle in the product, the local stand-ins, the beds, the benc
   for (const file of files) visit(file, []);
   expect(circles).toEqual([]);
 });
+
+it('has no circle between the shared folders of the functions (each concept leans on those below)', () => {
+  const shared = path.join(root, 'functions/shared');
+  const folderOf = (file: string) => path.relative(shared, file).split(path.sep)[0] as string;
+  const edges = new Map<string, Set<string>>();
+  for (const file of sourceFiles(['functions/shared'])) {
+    for (const imported of importsOf(file)) {
+      if (!imported.startsWith(shared)) continue;
+      const [from, to] = [folderOf(file), folderOf(imported)];
+      if (from !== to) edges.set(from, (edges.get(from) ?? new Set()).add(to));
+    }
+  }
+  const circles: string[] = [];
+  const reach = (from: string, trail: string[]) => {
+    for (const to of edges.get(from) ?? []) {
+      if (trail.includes(to)) circles.push([...trail.slice(trail.indexOf(to)), to].join(' → '));
+      else reach(to, [...trail, to]);
+    }
+  };
+  for (const folder of edges.keys()) reach(folder, [folder]);
+  expect([...new Set(circles)]).toEqual([]);
+});
+
+it('keeps the test beds out of every folder a user runs: the product, npm start and the client', () => {
+  const beds = path.join(root, 'beds');
+  const leaning = sourceFiles(['functions', 'infra', 'local', 'clients/typescript/src'])
+    .filter((file) => importsOf(file).some((imported) => imported.startsWith(beds)))
+    .map((file) => path.relative(root, file));
+  expect(leaning).toEqual([]);
+});

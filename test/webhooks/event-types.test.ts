@@ -1,11 +1,11 @@
 /**
- * The event types are listed once (`functions/shared/webhooks/event-types.ts`): every other place
+ * The event types are listed once (`functions/shared/event-types.ts`): every other place
  * that names them follows that list, so a type added there and missed here fails.
  */
 import { readFileSync } from 'node:fs';
 import { expect, it } from '@jest/globals';
 import { endpointErrorCodes } from '../../functions/shared/errors/error-codes.ts';
-import { plantEventTypes } from '../../functions/shared/webhooks/event-types.ts';
+import { plantEventTypes } from '../../functions/shared/event-types.ts';
 import { streamEventNames } from '../../functions/shared/webhooks/plant-events.ts';
 import { openApiDocument } from '../api/openapi.ts';
 

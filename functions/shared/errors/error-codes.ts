@@ -1,5 +1,5 @@
 /** The one table of error codes behind every failure: functions, gateway responses, OpenAPI. */
-import { plantEventTypes } from '../webhooks/event-types.ts';
+import { plantEventTypes } from '../event-types.ts';
 
 /** The body of every failure response: `{"error": <int32>, "message": <string>}` and nothing else. */
 export interface ErrorBody {

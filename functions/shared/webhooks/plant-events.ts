@@ -2,14 +2,14 @@
  * Plant events from the table's stream (docs/decisions/events-from-the-stream.md) and who hears
  * of them. Each carries the plant's version (a delete's one more), so receivers drop old ones.
  */
-import { type StoredPlant, stringifyStoredPlant } from '../plants/stored-plant.ts';
 
 import {
   type PlantEventType,
   plantEventTypes,
   type WebhookFormat,
   webhookFormats,
-} from './event-types.ts';
+} from '../event-types.ts';
+import { type StoredPlant, stringifyStoredPlant } from '../plants/stored-plant.ts';
 
 export { type PlantEventType, plantEventTypes, type WebhookFormat, webhookFormats };
 

@@ -29,8 +29,11 @@ type Template = { Resources: Record<string, Resource> };
 /** The functions that read `WEBHOOK_ENDPOINT_URLS` (a URL check: create, change, delivery). */
 const urlCheckingFunctions = ['CreateWebhookEndpoint', 'UpdateWebhookEndpoint', 'DeliverWebhook'];
 
-/** The changes MiniStack needs, made to `template` in place. */
-export function adaptTemplateToMiniStack(template: Template): TemplateDifference[] {
+/** The changes MiniStack needs, made to `template` (of `stackName`) in place. */
+export function adaptTemplateToMiniStack(
+  template: Template,
+  stackName = 'PlantStore',
+): TemplateDifference[] {
   const differences: TemplateDifference[] = [];
   for (const [id, resource] of Object.entries(template.Resources)) {
     const properties = resource.Properties ?? {};
@@ -87,6 +90,18 @@ export function adaptTemplateToMiniStack(template: Template): TemplateDifference
     }
     const environment = (properties.Environment as { Variables?: Record<string, unknown> })
       ?.Variables;
+    if (resource.Type === 'AWS::Lambda::Function') {
+      const appId = `${stackName}.${id}`;
+      properties.Environment = {
+        Variables: Object.assign(environment ?? {}, { AWS_SDK_UA_APP_ID: appId }),
+      };
+      differences.push({
+        resource: id,
+        change: 'AWS_SDK_UA_APP_ID=<stack>.<function>',
+        reason:
+          "MiniStack gives every function the account's credentials, not its role's: the user agent names the caller",
+      });
+    }
     if (
       resource.Type === 'AWS::Lambda::Function' &&
       environment !== undefined &&
@@ -141,7 +156,7 @@ export function miniStackAssemblyOf(
     const template = JSON.parse(
       readFileSync(path.join(sourceDirectory, `${stackName}.template.json`), 'utf8'),
     ) as Template;
-    const differences = adaptTemplateToMiniStack(template);
+    const differences = adaptTemplateToMiniStack(template, stackName);
     const body = JSON.stringify(template, undefined, 1);
     writeFileSync(path.join(targetDirectory, `${stackName}.template.json`), body);
     rehashTemplate(targetDirectory, stackName, createHash('sha256').update(body).digest('hex'));

@@ -1,0 +1,55 @@
+/**
+ * The permissions tier's two lists kept by hand, each entry with its reason: the actions AWS asks
+ * no permission for, and each granted action that no recorded call uses (`<principal> <action>`,
+ * the principal a function's logical id without its hash, a role's name, or `*` for every one).
+ * What Lambda itself does with a function's role (its logs, traces and event source mappings)
+ * happens inside the emulator, where no call can be recorded.
+ */
+
+/** Calls IAM does not authorize. */
+export const needsNoPermission: readonly string[] = [
+  // "No permissions are required to perform this operation" (STS API Reference, GetCallerIdentity).
+  'sts:GetCallerIdentity',
+];
+
+const lambdaLogs =
+  'Lambda writes the function’s log group with its role (Lambda: "Working with Amazon CloudWatch Logs", execution role permissions).';
+const lambdaTraces =
+  'Active tracing: Lambda’s X-Ray daemon sends the traces with the function’s role (Lambda: "Visualize Lambda function invocations using AWS X-Ray").';
+const streamMapping =
+  'The event source mapping reads the table’s stream with the function’s role (Lambda: "Process DynamoDB records with Lambda", execution role permissions).';
+const streamFailures =
+  'The stream mapping’s on-failure destination: Lambda writes the failed batch to the bucket with the function’s role (Lambda: "Retaining discarded records").';
+const queueMapping =
+  'The SQS event source mapping polls, deletes and extends messages with the function’s role (Lambda: "Using Lambda with Amazon SQS", execution role permissions).';
+
+/** Grants no recorded call uses, and why each stays. */
+export const justifiedUnusedGrants: Readonly<Record<string, string>> = {
+  '* logs:CreateLogStream': lambdaLogs,
+  '* logs:PutLogEvents': lambdaLogs,
+  '* xray:PutTraceSegments': lambdaTraces,
+  '* xray:PutTelemetryRecords': lambdaTraces,
+  'WebhookFanout dynamodb:DescribeStream': streamMapping,
+  'WebhookFanout dynamodb:GetRecords': streamMapping,
+  'WebhookFanout dynamodb:GetShardIterator': streamMapping,
+  'WebhookFanout dynamodb:ListStreams': streamMapping,
+  'WebhookFanout s3:PutObject': streamFailures,
+  'WebhookFanout s3:ListBucket': streamFailures,
+  'DeliverWebhook sqs:ReceiveMessage': queueMapping,
+  'DeliverWebhook sqs:DeleteMessage': queueMapping,
+  'DeliverWebhook sqs:ChangeMessageVisibility': queueMapping,
+  'DeliverWebhook sqs:GetQueueAttributes': queueMapping,
+  // Paths the runs on MiniStack do not take, each driven in-process by the test named.
+  'CreatePlant dynamodb:GetItem':
+    'A refused conditional put returns the stored item (ReturnValuesOnConditionCheckFailure), read with this grant (create-plant.ts); no emulator here can show whether AWS asks for it.',
+  'UpdatePlant dynamodb:GetItem':
+    'A change that writes nothing, names several ETags or has If-None-Match reads the plant first (update-plant.ts); test/api/conditional-requests.integration.test.ts takes those paths.',
+  'DeliverWebhook sqs:SendMessage':
+    'Retries and dead letters, sent when a receiver fails: the runs on MiniStack deliver at the first attempt; test/webhooks/dead-subscriber.integration.test.ts sends both on moto.',
+  'ReplayStreamFailures dynamodb:BatchWriteItem':
+    'The event log keeps several events of a batch in one BatchWriteItem (webhook-log.ts); the replay on MiniStack keeps one; test/webhooks/deployed-webhooks.integration.test.ts keeps several.',
+  'ReplayStreamFailures s3:PutObjectTagging':
+    'A replay that fails part-way keeps its progress in the batch’s tags: test/webhooks/deployed-webhooks.integration.test.ts, on moto.',
+  'ReplayStreamFailures s3:PutObject':
+    'A record failing 7 replays in a row is set aside under set-aside/: test/webhooks/deployed-webhooks.integration.test.ts, on moto.',
+};
