@@ -47,7 +47,7 @@ export type AlarmSettings = Pick<
   AlarmProps,
   'alarmDescription' | 'metric' | 'threshold' | 'comparisonOperator'
 > &
-  Partial<Pick<AlarmProps, 'evaluationPeriods' | 'datapointsToAlarm'>>;
+  Partial<Pick<AlarmProps, 'evaluationPeriods' | 'datapointsToAlarm' | 'treatMissingData'>>;
 
 /** The monitoring construct the metrics belong to: their scope, topic, dashboard and alarms. */
 export interface MetricsScope extends Construct {

@@ -13,8 +13,12 @@ import {
   SnsAlarmActionStrategy,
 } from 'cdk-monitoring-constructs';
 import { Construct } from 'constructs';
-import { replayLog } from '../functions/replay-stream-failures/create-handler.ts';
+import {
+  replayLog,
+  replayPeriodMinutes,
+} from '../functions/replay-stream-failures/create-handler.ts';
 import { logFields } from '../functions/shared/platform/logger.ts';
+import { fanoutLog } from '../functions/shared/webhooks/queue-deliveries.ts';
 import { webhookLog } from '../functions/shared/webhooks/send-webhook.ts';
 import {
   type AlarmSettings,
@@ -46,6 +50,9 @@ export const lateWebhookSeconds = 3600;
 
 /** How old a kept stream batch may be before its failing replays wake someone: an hour. */
 export const keptBatchAlarmMinutes = 60;
+
+/** Scheduled replay runs in a row without a summary (crashed, timed out, not run) that page. */
+export const replayRunsMissedBeforeAlarm = 3;
 
 /**
  * Alarms worth waking for, their topic and a dashboard, per stage (cdk-monitoring-constructs).
@@ -233,6 +240,8 @@ export class PlantStoreMonitoring extends Construct implements MetricsScope {
       comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
     });
     // A kept stream batch is replayed at 5, 10, 20, 40 minutes…: kept an hour, it keeps failing.
+    // Every run logs its summary; a run that crashes, times out or never starts logs none, so
+    // three periods without one page as well (missing data breaches).
     const kept = new MetricFilter(this, 'OldestKeptStreamBatch', {
       logGroup: logGroupOf(props, 'replay-stream-failures'),
       filterPattern: message(replayLog.replayed),
@@ -243,9 +252,33 @@ export class PlantStoreMonitoring extends Construct implements MetricsScope {
     });
     this.addAlarm('Webhooks-Replay-Failing', {
       alarmDescription:
-        'A stream batch the fan-out gave up on is still kept an hour later: its replays keep failing (docs/webhooks.md).',
-      metric: kept.metric({ statistic: 'Maximum', period: Duration.minutes(5) }),
+        'The replay of kept stream batches is failing: a batch is still kept an hour later, or no run has finished for 15 minutes (docs/webhooks.md).',
+      metric: kept.metric({ statistic: 'Maximum', period: Duration.minutes(replayPeriodMinutes) }),
       threshold: keptBatchAlarmMinutes,
+      comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+      evaluationPeriods: replayRunsMissedBeforeAlarm,
+      treatMissingData: TreatMissingData.BREACHING,
+    });
+    // An event the queue refuses for good is set aside, so as to hold back no other: one pages.
+    const refused = ['webhook-fanout', 'replay-stream-failures'].map(
+      (functionName) =>
+        new MetricFilter(this, `RefusedEvents-${functionName}`, {
+          logGroup: logGroupOf(props, functionName),
+          filterPattern: message(fanoutLog.refused),
+          metricNamespace: stageMetricNamespace(props.stageName),
+          metricName: 'WebhookEventsRefused',
+          metricValue: `$.${fanoutLog.refusedField}`,
+          unit: Unit.COUNT,
+        }),
+    );
+    this.addAlarm('Webhooks-Event-Refused', {
+      alarmDescription:
+        'The delivery queue refused a plant event for good: it was set aside and its webhooks not sent; recover reaches it for 7 days (docs/webhooks.md).',
+      metric: (refused[0] as MetricFilter).metric({
+        statistic: 'Sum',
+        period: Duration.minutes(5),
+      }),
+      threshold: 1,
       comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
     });
   }
@@ -257,7 +290,7 @@ export class PlantStoreMonitoring extends Construct implements MetricsScope {
       ...props,
       datapointsToAlarm: props.datapointsToAlarm ?? props.evaluationPeriods ?? 1,
       alarmName: `PlantStore-${this.stageName}-${name}`,
-      treatMissingData: TreatMissingData.NOT_BREACHING,
+      treatMissingData: props.treatMissingData ?? TreatMissingData.NOT_BREACHING,
     });
     alarm.addAlarmAction(new SnsAction(this.topic));
     return alarm;

@@ -3,7 +3,7 @@ import type { Table } from 'aws-cdk-lib/aws-dynamodb';
 import { Rule, Schedule } from 'aws-cdk-lib/aws-events';
 import { LambdaFunction } from 'aws-cdk-lib/aws-events-targets';
 import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
-import { StartingPosition } from 'aws-cdk-lib/aws-lambda';
+import { type CfnFunction, StartingPosition } from 'aws-cdk-lib/aws-lambda';
 import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import type { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { BlockPublicAccess, Bucket, BucketEncryption, type CfnBucket } from 'aws-cdk-lib/aws-s3';
@@ -12,7 +12,7 @@ import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import { replayPeriodMinutes } from '../functions/replay-stream-failures/create-handler.ts';
 import { functionSettings } from './function-settings.ts';
-import { PlantStoreFunction } from './plant-store-function.ts';
+import { allowSending, PlantStoreFunction } from './plant-store-function.ts';
 import type { WebhookSubscriberConfig } from './stages.ts';
 import { keepFailuresIn, readTableStream } from './stream-access.ts';
 import type { WebhookEndpointStores } from './webhook-endpoint-stores.ts';
@@ -148,7 +148,7 @@ export class PlantWebhooks extends Construct {
       logRetention: this.props.logRetention,
       logRemovalPolicy: this.props.logRemovalPolicy,
       noDeadLetterQueueReason:
-        'Never invoked asynchronously: a failed stream batch is kept, a failed delivery dead-lettered.',
+        'A failed stream batch is kept and a failed delivery dead-lettered; the replay, invoked by its schedule, is made up by its next run.',
     };
   }
 
@@ -173,7 +173,7 @@ export class PlantWebhooks extends Construct {
       reportBatchItemFailures: true,
       onFailure: keepFailuresIn(this.streamFailureBucket),
     });
-    this.deliveryQueue.grantSendMessages(fanout);
+    allowSending(fanout, this.deliveryQueue);
     endpointStores.bind(fanout, functionSettings.webhookFanout.endpointAccess, this.deliveryQueue);
     return fanout;
   }
@@ -192,9 +192,16 @@ export class PlantWebhooks extends Construct {
         SUBSCRIPTIONS: subscriptions,
       },
     });
+    // Reads and deletes a batch, keeps its progress in its tags, and sets a record aside.
     replay.addToRolePolicy(
       new PolicyStatement({
-        actions: ['s3:GetObject', 's3:DeleteObject'],
+        actions: [
+          's3:GetObject',
+          's3:DeleteObject',
+          's3:GetObjectTagging',
+          's3:PutObjectTagging',
+          's3:PutObject',
+        ],
         resources: [this.streamFailureBucket.arnForObjects('*')],
       }),
     );
@@ -204,7 +211,16 @@ export class PlantWebhooks extends Construct {
         resources: [this.streamFailureBucket.bucketArn],
       }),
     );
-    this.deliveryQueue.grantSendMessages(replay);
+    allowSending(replay, this.deliveryQueue);
+    // Runs never overlap: one at a time, and a failed run is not retried by Lambda (its retries
+    // would race the next scheduled run); the next run, 5 minutes on, makes it up.
+    (replay.node.defaultChild as CfnFunction).reservedConcurrentExecutions = 1;
+    replay.configureAsyncInvoke({ retryAttempts: 0, maxEventAge: Duration.minutes(1) });
+    Validations.of(replay).acknowledge({
+      id: 'Serverless::Serverless-LambdaAsyncFailureDestination',
+      reason:
+        'A scheduled run carries nothing to keep: the next run makes up a failed one, and its alarm pages when none finishes.',
+    });
     const schedule = new Rule(scope, 'ReplayStreamFailuresSchedule', {
       description: 'Plant Store: replays kept stream failures (backoff by their age).',
       schedule: Schedule.rate(Duration.minutes(replayPeriodMinutes)),
@@ -256,8 +272,8 @@ export class PlantWebhooks extends Construct {
         maxConcurrency: retryMaximumConcurrency,
       }),
     );
-    this.retryQueue.grantSendMessages(deliver);
-    this.deadLetterQueue.grantSendMessages(deliver);
+    allowSending(deliver, this.retryQueue);
+    allowSending(deliver, this.deadLetterQueue);
     for (const secret of this.secrets.values()) secret.grantRead(deliver);
     this.props.endpointStores.bind(
       deliver,

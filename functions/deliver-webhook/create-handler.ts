@@ -22,6 +22,7 @@ import {
 import {
   type DeadLetterMessage,
   type DeliveryMessage,
+  deliveryMessageBody,
   firstDeliveryMessage,
   parseDeliveryMessage,
 } from '../shared/webhooks/delivery-message.ts';
@@ -154,7 +155,7 @@ function laterSenderOf(dependencies: DeliverDependencies, now: () => number) {
         : [
             {
               Id: String(index),
-              MessageBody: JSON.stringify(message),
+              MessageBody: deliveryMessageBody(message),
               DelaySeconds: Math.min(
                 Math.max(Math.ceil((message.dueAt - now()) / 1000), 0),
                 longestHop,
@@ -191,7 +192,7 @@ function deadLetterSenderOf(dependencies: DeliverDependencies, now: () => number
     await dependencies.sqs.send(
       new SendMessageCommand({
         QueueUrl: dependencies.deadLetterQueueUrl,
-        MessageBody: JSON.stringify(letter),
+        MessageBody: deliveryMessageBody(letter),
       }),
     );
   };

@@ -1,6 +1,7 @@
 /** Lambda entry of the webhook delivery, configured once, at cold start. */
+
 import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
-import { SQSClient } from '@aws-sdk/client-sqs';
+import { createSqsClient } from '../shared/webhooks/delivery-queue.ts';
 import { endpointStoresOf, kmsOpenerOf } from '../webhook-endpoints/endpoint-config.ts';
 import { readDeliverConfig } from './config.ts';
 import { createHandler } from './create-handler.ts';
@@ -18,7 +19,7 @@ function endpointDependencies(settings: NonNullable<typeof endpoints>) {
 
 /** The Lambda entry; the clients and the secrets' cache live as long as the container. */
 export const handler = createHandler({
-  sqs: new SQSClient({}),
+  sqs: createSqsClient(),
   secretsManager: new SecretsManagerClient(
     secretsManagerUrl === undefined ? {} : { endpoint: secretsManagerUrl },
   ),

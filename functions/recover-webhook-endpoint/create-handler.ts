@@ -12,8 +12,9 @@ import { readJsonBody } from '../shared/http/json-body.ts';
 import { createRouteHandler } from '../shared/http/route-handler.ts';
 import { forEachConcurrently } from '../shared/platform/concurrency.ts';
 import { retryWhileUnavailable } from '../shared/platform/dynamodb.ts';
+import { onMargin } from '../shared/platform/invocation-budget.ts';
 import { type DeliveryMessage, firstDeliveryMessage } from '../shared/webhooks/delivery-message.ts';
-import type { DeliveryQueue } from '../shared/webhooks/delivery-queue.ts';
+import { type DeliveryQueue, unsentOf } from '../shared/webhooks/delivery-queue.ts';
 import { type PlantEvent, webhookFor } from '../shared/webhooks/plant-events.ts';
 import type { EndpointRecord } from '../webhook-endpoints/endpoint.ts';
 import { countEndpointCall, recoverCap } from '../webhook-endpoints/endpoint-limits.ts';
@@ -54,8 +55,8 @@ export function createHandler(dependencies: Dependencies) {
     try {
       await dependencies.deliveries.send(messages);
     } catch (error) {
-      // Not queued: their claims go, so that the next recover queues them.
-      await releaseClaims(record, messages, request);
+      // Not queued: their claims go, so that the next recover queues them; the queued keep theirs.
+      await onMargin(() => releaseClaims(record, unsentOf(error, messages), now, request));
       throw error;
     }
     // Every claim this call may hold has its message queued: a retry finds the rest.
@@ -177,15 +178,19 @@ async function claimedMessages(
   return failure === undefined ? { messages } : { messages, failure };
 }
 
-/** Ends the claims of messages not queued; one still refused holds only until it goes stale. */
+/**
+ * Ends the claims of messages not queued, each only as this call wrote it (`claimedAt`), never one
+ * a delivery renewed meanwhile; one still refused holds only until it goes stale.
+ */
 async function releaseClaims(
   record: EndpointRecord,
   messages: readonly DeliveryMessage[],
+  claimedAt: number,
   request: EndpointRequest,
 ): Promise<void> {
   await forEachConcurrently(messages, 10, async ({ webhookId, deliveryId = '' }) => {
     await retryWhileUnavailable(() =>
-      endDelivery(record.id, webhookId, deliveryId, request.stores),
+      endDelivery(record.id, webhookId, deliveryId, request.stores, claimedAt),
     ).catch((error: unknown) =>
       request.logger.warn('webhook recover claim not released', {
         endpointId: record.id,

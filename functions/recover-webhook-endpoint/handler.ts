@@ -1,7 +1,6 @@
 /** Lambda entry of `POST /webhook-endpoints/{endpointId}/recover`. */
-import { SQSClient } from '@aws-sdk/client-sqs';
 import { required } from '../shared/platform/configuration.ts';
-import { sqsDeliveryQueue } from '../shared/webhooks/delivery-queue.ts';
+import { createSqsClient, sqsDeliveryQueue } from '../shared/webhooks/delivery-queue.ts';
 import { readEndpointFunctionConfig } from '../webhook-endpoints/endpoint-config.ts';
 import { createHandler } from './create-handler.ts';
 
@@ -15,5 +14,5 @@ const { variables, ...config } = readEndpointFunctionConfig(
 
 export const handler = createHandler({
   ...config,
-  deliveries: sqsDeliveryQueue(new SQSClient({}), variables.DELIVERY_QUEUE_URL),
+  deliveries: sqsDeliveryQueue(createSqsClient(), variables.DELIVERY_QUEUE_URL),
 });

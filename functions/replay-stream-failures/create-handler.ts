@@ -1,11 +1,18 @@
 /**
  * Replays the stream batches the fan-out gave up on, kept whole by Lambda in a bucket: queues each
  * as the fan-out would have, then deletes it. Scheduled every 5 minutes with backoff by age
- * ({@link replayDue}); invoked by hand (docs/webhooks.md) it replays every batch at once.
+ * ({@link replayDue}); invoked by hand (docs/webhooks.md) it replays every batch at once. A batch
+ * keeps its progress in its tags ({@link BatchProgress}): a replay resumes after the last record it
+ * queued, and a record that fails {@link setAsideAfterFailures} replays in a row is set aside under
+ * `set-aside/`, where it pages, and the rest of its batch goes on. Every run that ends logs its
+ * summary; one that cannot list the bucket throws and logs none, which the alarm pages on too.
  */
 import {
   DeleteObjectCommand,
   GetObjectCommand,
+  GetObjectTaggingCommand,
+  PutObjectCommand,
+  PutObjectTaggingCommand,
   paginateListObjectsV2,
   type S3Client,
 } from '@aws-sdk/client-s3';
@@ -13,9 +20,11 @@ import {
   createLogger,
   type InvocationContext,
   invocationLoggers,
+  type Logger,
 } from '../shared/platform/logger.ts';
 import {
   type FanoutDependencies,
+  fanoutLog,
   queuePlantEventDeliveries,
 } from '../shared/webhooks/queue-deliveries.ts';
 import type { PlantStreamRecord } from '../shared/webhooks/stream-records.ts';
@@ -47,12 +56,36 @@ export const replayLog = {
 /** How often the schedule runs the replay, in minutes. */
 export const replayPeriodMinutes = 5;
 
-/** Whether a scheduled run replays a batch this old: at 5, 10, 20 … 160 minutes, then 4-hourly. */
-export function replayDue(ageMinutes: number): boolean {
-  const steps = [5, 10, 20, 40, 80, 160];
-  const inRun = (step: number) => ageMinutes >= step && ageMinutes < step + replayPeriodMinutes;
-  if (steps.some(inRun)) return true;
-  return ageMinutes >= 240 && (ageMinutes - 240) % 240 < replayPeriodMinutes;
+/** Replays in a row that fail at one record before it is set aside: about 5 hours' worth. */
+export const setAsideAfterFailures = 7;
+
+/** Where a record set aside is kept: replayed by hand only (docs/webhooks.md). */
+export const setAsidePrefix = 'set-aside/';
+
+/**
+ * Whether a scheduled run replays a batch this old, last tried at `triedAtAgeMinutes` (none yet:
+ * `undefined`): when a replay point (5, 10, 20, 40, 80, 160 minutes, then every 4 hours) has passed
+ * since. A late or missed run therefore skips no point: the next one makes it up.
+ */
+export function replayDue(ageMinutes: number, triedAtAgeMinutes?: number): boolean {
+  const pointsPassed = (age: number) => {
+    const early = [5, 10, 20, 40, 80, 160].filter((point) => age >= point).length;
+    return early + (age >= 240 ? Math.floor((age - 240) / 240) + 1 : 0);
+  };
+  return (
+    pointsPassed(ageMinutes) >
+    (triedAtAgeMinutes === undefined ? 0 : pointsPassed(triedAtAgeMinutes))
+  );
+}
+
+/** A kept batch's progress, in its object's tags (S3 keeps up to 10 a object). */
+export interface BatchProgress {
+  /** When a replay last tried it, in milliseconds since the epoch. */
+  readonly triedAt?: number;
+  /** The sequence number of the first record not yet queued. */
+  readonly resumeAt?: string;
+  /** Replays in a row that failed at `resumeAt`. */
+  readonly failures: number;
 }
 
 /** Whether the invocation is the schedule's (EventBridge's scheduled event). */
@@ -78,31 +111,128 @@ export function createHandler(dependencies: ReplayDependencies) {
         remainingBatches += 1;
         oldestKeptMinutes = Math.max(oldestKeptMinutes, ageMinutes);
       };
-      if (scheduled && !replayDue(ageMinutes)) {
+      // A record set aside waits for a person; its alarm has paged.
+      if (scheduled && key.startsWith(setAsidePrefix)) continue;
+      try {
+        const progress = await readProgress(dependencies, key);
+        const triedAtAge =
+          progress.triedAt === undefined
+            ? undefined
+            : Math.floor((progress.triedAt - keptAt) / 60_000);
+        if (scheduled && !replayDue(ageMinutes, triedAtAge)) {
+          keep();
+          continue;
+        }
+        const outcome = await replayBatch(dependencies, key, progress, logger, now);
+        newPlants += outcome.newPlants;
+        if (outcome.done) replayedBatches += 1;
+        else keep();
+      } catch (error) {
+        // One batch S3 fails on is kept for the next run, and holds back no other.
+        logger.error('could not replay a kept stream batch', { key, error });
         keep();
-        continue;
       }
-      const records = await readKeptRecords(dependencies, key);
-      if (records === undefined) {
-        logger.error('a kept stream failure is not an invocation record', { key });
-        keep();
-        continue;
-      }
-      const outcome = await queuePlantEventDeliveries(records, dependencies, logger);
-      newPlants += outcome.events['plant.created'];
-      if (outcome.failedRecord !== undefined) {
-        keep();
-        continue;
-      }
-      await dependencies.s3.send(
-        new DeleteObjectCommand({ Bucket: dependencies.bucketName, Key: key }),
-      );
-      replayedBatches += 1;
     }
     const summary = { replayedBatches, newPlants, remainingBatches, oldestKeptMinutes };
     logger.info(replayLog.replayed, summary);
     return summary;
   };
+}
+
+/** Queues a batch's records from where it stopped; deletes it, or records how far it got. */
+async function replayBatch(
+  dependencies: ReplayDependencies,
+  key: string,
+  progress: BatchProgress,
+  logger: Logger,
+  now: () => number,
+): Promise<{ done: boolean; newPlants: number }> {
+  const records = await readKeptRecords(dependencies, key);
+  if (records === undefined) {
+    logger.error('a kept stream failure is not an invocation record', { key });
+    return { done: false, newPlants: 0 };
+  }
+  let start = Math.max(
+    records.findIndex((record) => record.dynamodb?.SequenceNumber === progress.resumeAt),
+    0,
+  );
+  let newPlants = 0;
+  let failuresSoFar = progress.failures;
+  while (start < records.length) {
+    const outcome = await queuePlantEventDeliveries(records.slice(start), dependencies, logger);
+    newPlants += outcome.events['plant.created'];
+    const failed = outcome.failedRecord;
+    if (failed === undefined) break;
+    const resumeAt = failed.dynamodb?.SequenceNumber;
+    const failures = resumeAt === progress.resumeAt ? failuresSoFar + 1 : 1;
+    if (failures < setAsideAfterFailures) {
+      await writeProgress(dependencies, key, { triedAt: now(), resumeAt, failures });
+      return { done: false, newPlants };
+    }
+    // Failing this long is not an outage that passes: set it aside, and go on after it.
+    await setAside(dependencies, key, failed, logger);
+    start = records.indexOf(failed) + 1;
+    failuresSoFar = 0;
+  }
+  await dependencies.s3.send(
+    new DeleteObjectCommand({ Bucket: dependencies.bucketName, Key: key }),
+  );
+  return { done: true, newPlants };
+}
+
+/** Keeps `record` alone under {@link setAsidePrefix}, and pages (`Webhooks-Event-Refused`). */
+async function setAside(
+  dependencies: ReplayDependencies,
+  key: string,
+  record: PlantStreamRecord,
+  logger: Logger,
+): Promise<void> {
+  const setAsideKey = `${setAsidePrefix}${key.replace(/^set-aside\//, '')}-${record.dynamodb?.SequenceNumber ?? 'record'}`;
+  await dependencies.s3.send(
+    new PutObjectCommand({
+      Bucket: dependencies.bucketName,
+      Key: setAsideKey,
+      Body: JSON.stringify({ payload: { Records: [record] } }),
+      ContentType: 'application/json',
+    }),
+  );
+  logger.error(fanoutLog.refused, {
+    [fanoutLog.refusedField]: 1,
+    eventID: record.eventID,
+    key: setAsideKey,
+    failures: setAsideAfterFailures,
+  });
+}
+
+/** A batch's progress, from its tags. */
+async function readProgress(dependencies: ReplayDependencies, key: string): Promise<BatchProgress> {
+  const { TagSet = [] } = await dependencies.s3.send(
+    new GetObjectTaggingCommand({ Bucket: dependencies.bucketName, Key: key }),
+  );
+  const tag = (name: string) => TagSet.find((one) => one.Key === name)?.Value;
+  const triedAt = Number(tag('triedAt'));
+  return {
+    ...(Number.isFinite(triedAt) && triedAt > 0 ? { triedAt } : {}),
+    ...(tag('resumeAt') === undefined ? {} : { resumeAt: tag('resumeAt') }),
+    failures: Number(tag('failures') ?? 0) || 0,
+  };
+}
+
+async function writeProgress(
+  dependencies: ReplayDependencies,
+  key: string,
+  progress: BatchProgress,
+): Promise<void> {
+  const tags = Object.entries(progress)
+    .filter(([, value]) => value !== undefined)
+    .map(([name, value]) => ({ Key: name, Value: String(value) }));
+  await dependencies.s3.send(
+    new PutObjectTaggingCommand({
+      Bucket: dependencies.bucketName,
+      Key: key,
+      Tagging: { TagSet: tags },
+    }),
+  );
 }
 
 /** Every object of the bucket and when it was written, page by page. */

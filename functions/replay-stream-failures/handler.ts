@@ -1,6 +1,7 @@
 /** Lambda entry of the stream-failure replay, configured once, at cold start. */
+
 import { S3Client } from '@aws-sdk/client-s3';
-import { SQSClient } from '@aws-sdk/client-sqs';
+import { createSqsClient } from '../shared/webhooks/delivery-queue.ts';
 import { fanoutDependenciesOf } from '../webhook-endpoints/fanout-dependencies.ts';
 import { readReplayConfig } from './config.ts';
 import { createHandler } from './create-handler.ts';
@@ -12,5 +13,5 @@ export const handler = createHandler({
   // Path-style addressing only where an emulator serves S3 (`sam local`).
   s3: new S3Client(s3Url === undefined ? {} : { endpoint: s3Url, forcePathStyle: true }),
   bucketName,
-  ...fanoutDependenciesOf(fanout, new SQSClient({})),
+  ...fanoutDependenciesOf(fanout, createSqsClient()),
 });

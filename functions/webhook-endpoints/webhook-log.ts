@@ -206,22 +206,32 @@ export async function claimDelivery(
 
 /**
  * Ends `deliveryId`'s claim without a delivery (dead-lettered, or no longer to be sent), so a
- * `recover` may queue the event again. Nothing changes if another delivery holds the claim.
+ * `recover` may queue the event again. Nothing changes if another delivery holds the claim, nor,
+ * given `claimedAt`, if the claim was renewed since (its delivery is under way).
  */
 export async function endDelivery(
   endpointId: string,
   webhookId: string,
   deliveryId: string,
   table: WebhookLogTable,
+  claimedAt?: number,
 ): Promise<void> {
   // Another delivery holds the claim when the condition fails: nothing to end.
   await updateIf(table, {
     TableName: table.logTableName,
     Key: { pk: `delivery#${endpointId}`, sk: webhookId },
     UpdateExpression: 'SET #state = :ended REMOVE deliveryId, claimedAt, staleAt',
-    ConditionExpression: '#state = :pending AND deliveryId = :id',
+    ConditionExpression:
+      claimedAt === undefined
+        ? '#state = :pending AND deliveryId = :id'
+        : '#state = :pending AND deliveryId = :id AND claimedAt = :claimedAt',
     ExpressionAttributeNames: { '#state': 'state' },
-    ExpressionAttributeValues: { ':pending': 'pending', ':ended': 'ended', ':id': deliveryId },
+    ExpressionAttributeValues: {
+      ':pending': 'pending',
+      ':ended': 'ended',
+      ':id': deliveryId,
+      ...(claimedAt === undefined ? {} : { ':claimedAt': claimedAt }),
+    },
   });
 }
 

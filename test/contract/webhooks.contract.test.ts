@@ -34,11 +34,11 @@ afterAll(async () => {
   await made.removeAll(manager);
 }, 180_000);
 
-async function register(url: string) {
+async function register(url: string, events = ['plant.created']) {
   const answer = await call('POST', '/webhook-endpoints', {
     token: manager,
     headers: { 'Content-Type': 'application/json' },
-    body: JSON.stringify({ url, events: ['plant.created'], description: 'contract suite' }),
+    body: JSON.stringify({ url, events, description: 'contract suite' }),
   });
   const body = (await expectDocumented(answer, 'createWebhookEndpoint')) as {
     id: string;
@@ -50,12 +50,14 @@ async function register(url: string) {
 
 describe('a webhook endpoint', () => {
   caseNeeding('writes', 'webhook-receiver')(
-    'gets each new plant signed with its secret, verified with Standard Webhooks',
+    'gets each new plant signed with its secret, verified with Standard Webhooks, whatever its characters',
     async () => {
       const hooks = receiver as WebhookReceiver;
       const { id, secret } = await register(`${hooks.url}/contract`);
       hooks.setSecret(secret);
-      const created = await made.create(plantId, { name: 'Hooked' }, manager);
+      // U+FFFF and U+FFFE: JSON leaves them as they are, and SQS refuses them unescaped.
+      const name = 'Hooked\uFFFF\uFFFE';
+      const created = await made.create(plantId, { name }, manager);
       expect(created.status).toBe(200);
       // Other files' plants may reach it too: this one is found by its id.
       const ours = () =>
@@ -69,13 +71,68 @@ describe('a webhook endpoint', () => {
       expect(JSON.parse(delivery?.body ?? '{}')).toEqual({
         type: 'plant.created',
         timestamp: expect.any(String),
-        data: { id: Number(plantId), name: 'Hooked', version: expect.any(Number) },
+        data: { id: Number(plantId), name, version: expect.any(Number) },
       });
-      // Its attempts show the delivery.
-      const attempts = await call('GET', `/webhook-endpoints/${id}/attempts`, { token: manager });
-      expect(await expectDocumented(attempts, 'listWebhookEndpointAttempts')).toEqual(
+      // Its attempts show the delivery, once the delivery has written it (after the receiver's
+      // answer, so a moment after the receiver has it).
+      let listed: unknown[] = [];
+      for (const until = Date.now() + 30_000; Date.now() < until; ) {
+        const attempts = await call('GET', `/webhook-endpoints/${id}/attempts`, { token: manager });
+        listed = (await expectDocumented(attempts, 'listWebhookEndpointAttempts')) as unknown[];
+        if (listed.length > 0) break;
+        await new Promise((resolve) => setTimeout(resolve, 200));
+      }
+      expect(listed).toEqual(
         expect.arrayContaining([expect.objectContaining({ outcome: 'delivered' })]),
       );
+    },
+    120_000,
+  );
+
+  caseNeeding('writes', 'webhook-receiver')(
+    'is managed through every route: listed, read, changed, its secret read and rotated, tested, its attempts listed, recovered',
+    async () => {
+      // Deletes only: the receiver verifies with the first case's secret, and hears its creates.
+      const { id } = await register(`${receiver?.url}/managed`, ['plant.deleted']);
+      const listed = await call('GET', '/webhook-endpoints?limit=100', { token: manager });
+      expect(await expectDocumented(listed, 'listWebhookEndpoints')).toEqual(
+        expect.arrayContaining([expect.objectContaining({ id })]),
+      );
+      const read = await call('GET', `/webhook-endpoints/${id}`, { token: manager });
+      expect(await expectDocumented(read, 'getWebhookEndpoint')).toMatchObject({ id });
+      const changed = await call('PATCH', `/webhook-endpoints/${id}`, {
+        token: manager,
+        headers: { 'Content-Type': 'application/merge-patch+json', 'If-Match': '*' },
+        body: JSON.stringify({ description: 'managed by the contract suite' }),
+      });
+      expect(await expectDocumented(changed, 'updateWebhookEndpoint')).toMatchObject({
+        description: 'managed by the contract suite',
+      });
+      const secret = await call('GET', `/webhook-endpoints/${id}/secret`, { token: manager });
+      const { secret: before } = (await expectDocumented(secret, 'getWebhookEndpointSecret')) as {
+        secret: string;
+      };
+      const rotated = await call('POST', `/webhook-endpoints/${id}/secret/rotate`, {
+        token: manager,
+      });
+      const { secret: after } = (await expectDocumented(
+        rotated,
+        'rotateWebhookEndpointSecret',
+      )) as { secret: string };
+      expect(after).not.toBe(before);
+      const tested = await call('POST', `/webhook-endpoints/${id}/test`, { token: manager });
+      await expectDocumented(tested, 'testWebhookEndpoint');
+      const attempts = await call('GET', `/webhook-endpoints/${id}/attempts`, { token: manager });
+      await expectDocumented(attempts, 'listWebhookEndpointAttempts');
+      const since = new Date(Date.now() - 60_000).toISOString();
+      const recovered = await call('POST', `/webhook-endpoints/${id}/recover`, {
+        token: manager,
+        headers: { 'Content-Type': 'application/json' },
+        body: JSON.stringify({ since }),
+      });
+      expect(await expectDocumented(recovered, 'recoverWebhookEndpoint')).toMatchObject({
+        events: expect.any(Number),
+      });
     },
     120_000,
   );

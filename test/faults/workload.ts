@@ -111,7 +111,8 @@ export async function runWorkload(
         const id = base + plants;
         await request(client, answers, 'POST', '/plants', {
           token: client.writer,
-          body: { id, name: `Plant ${step}` },
+          // Every fifth with the characters SQS refuses, which a queued event must still carry.
+          body: { id, name: step % 5 === 0 ? `Plant\uFFFF${step}\uFFFE` : `Plant ${step}` },
         });
         created.push(id);
         return;

@@ -206,7 +206,7 @@ describe('PlantWebhooks with subscribers', () => {
     ]);
   });
 
-  it('lets Lambda keep a failed stream batch with exactly PutObject and ListBucket, and the replay read and delete it', () => {
+  it('lets Lambda keep a failed stream batch with exactly PutObject and ListBucket, and the replay read, tag, set aside and delete it', () => {
     const { template } = synthesized;
     const actionsOf = (rolePrefix: string) =>
       Object.values(
@@ -222,7 +222,10 @@ describe('PlantWebhooks with subscribers', () => {
     expect(actionsOf('ReplayStreamFailuresRole')).toEqual([
       's3:DeleteObject',
       's3:GetObject',
+      's3:GetObjectTagging',
       's3:ListBucket',
+      's3:PutObject',
+      's3:PutObjectTagging',
     ]);
   });
 

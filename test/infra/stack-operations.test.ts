@@ -32,6 +32,7 @@ const acknowledgedFindings = [
   'AwsSolutions-S1',
   // The replay's schedule: a scheduled event carries nothing a dead-letter queue could keep.
   'Serverless-EventBusDLQ',
+  'Serverless-LambdaAsyncFailureDestination',
   'Serverless-LambdaDLQ',
   'Serverless-LambdaEventSourceMappingDestination',
   'Serverless-SQSRedrivePolicy',
@@ -67,6 +68,7 @@ describe.each([stages.dev, stages.prod])('the PlantStore-$name stack', (stage) =
       'WebhookRetries-Queue-Message-Age-Max-Warning',
       'Webhooks-Late',
       'Webhooks-Replay-Failing',
+      'Webhooks-Event-Refused',
       // The self-service endpoints.
       'Webhook-Endpoints-Disabled',
       'webhook-fanout-Duration-P99',
@@ -160,6 +162,9 @@ describe.each([stages.dev, stages.prod])('the PlantStore-$name stack', (stage) =
           'WebhookWaitAtNextAttempt',
           'WebhooksDeadLettered',
           'WebhooksDelivered',
+          // The fan-out's and the replay's events the queue refused for good.
+          'WebhookEventsRefused',
+          'WebhookEventsRefused',
         ].sort(),
       );
     });

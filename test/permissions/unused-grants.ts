@@ -39,6 +39,8 @@ export const justifiedUnusedGrants: Readonly<Record<string, string>> = {
   'DeliverWebhook sqs:DeleteMessage': queueMapping,
   'DeliverWebhook sqs:ChangeMessageVisibility': queueMapping,
   'DeliverWebhook sqs:GetQueueAttributes': queueMapping,
+  'DeliverWebhook sqs:GetQueueUrl':
+    'Granted with the mapping’s own by CDK’s SqsEventSource (grantConsumeMessages), which has no way to leave it out; it reads the queue’s URL only.',
   // Paths the runs on MiniStack do not take, each driven in-process by the test named.
   'CreatePlant dynamodb:GetItem':
     'A refused conditional put returns the stored item (ReturnValuesOnConditionCheckFailure), read with this grant (create-plant.ts); no emulator here can show whether AWS asks for it.',

@@ -20,12 +20,18 @@ import { type MotoServer, startMotoServer } from '../../beds/moto-server.ts';
 import { startWebhookReceiver, type WebhookReceiver } from '../../beds/webhook-receiver.ts';
 import { createPlant } from '../../functions/create-plant/create-plant.ts';
 import { deletePlant } from '../../functions/delete-plant/delete-plant.ts';
-import { createHandler as createReplayHandler } from '../../functions/replay-stream-failures/create-handler.ts';
+import {
+  createHandler as createReplayHandler,
+  replayLog,
+  setAsideAfterFailures,
+} from '../../functions/replay-stream-failures/create-handler.ts';
+import { errorCodes } from '../../functions/shared/errors/error-codes.ts';
+import { ApiError } from '../../functions/shared/errors/errors.ts';
 import { itemsNotPlantsLog } from '../../functions/shared/plants/stored-plant.ts';
 import { createLogger } from '../../functions/shared/platform/logger.ts';
 import { sqsDeliveryQueue } from '../../functions/shared/webhooks/delivery-queue.ts';
 import { subscriptionOf } from '../../functions/shared/webhooks/plant-events.ts';
-import { fixedSubscriptions } from '../../functions/shared/webhooks/queue-deliveries.ts';
+import { fanoutLog, fixedSubscriptions } from '../../functions/shared/webhooks/queue-deliveries.ts';
 import { updatePlant } from '../../functions/update-plant/update-plant.ts';
 import { testStoreUrl } from '../support/test-store.ts';
 
@@ -343,6 +349,109 @@ describe('the deployed webhook path, on AWS emulators', () => {
     await subscriber?.waitForAccepted(5);
     expect(subscriber?.deliveries.map((delivery) => delivery.body).sort()).toEqual(
       [21, 22, 23, 24, 25].map((id) => `{"id":${id},"name":"Fern"}`),
+    );
+  }, 180_000);
+
+  it('keeps a batch S3 fails on for the next run and replays the others; a failed listing logs no summary', async () => {
+    const { webhooks, receivers } = await bedWithReceivers(1);
+    for (const id of [31, 32, 33]) await keepBatch(webhooks.bucket, id, 'Sage');
+    const keys = (
+      await moto.s3.send(new ListObjectsV2Command({ Bucket: webhooks.bucket }))
+    ).Contents?.map((object) => object.Key);
+    // S3 failing, as moto cannot on demand: one object's read, then the listing itself.
+    let failing: (commandName: string, input: { Key?: string }) => boolean = () => false;
+    moto.s3.middlewareStack.add(
+      (next, context) => async (args) => {
+        if (failing(context.commandName ?? '', args.input as { Key?: string })) {
+          throw Object.assign(new Error('We encountered an internal error.'), {
+            name: 'InternalError',
+          });
+        }
+        return next(args);
+      },
+      { step: 'initialize', name: 's3-fault' },
+    );
+    const lines: Record<string, unknown>[] = [];
+    const replay = createReplayHandler({
+      s3: moto.s3,
+      bucketName: webhooks.bucket,
+      deliveries: sqsDeliveryQueue(moto.sqs, webhooks.deliveryQueueUrl),
+      subscriptions: fixedSubscriptions([subscriptionOf('subscriber-1', {})]),
+      logger: createLogger({}, (line) => lines.push(JSON.parse(line))),
+    });
+    try {
+      failing = (name, input) => name === 'GetObjectCommand' && input.Key === keys?.[1];
+      await expect(replay()).resolves.toMatchObject({ replayedBatches: 2, remainingBatches: 1 });
+      expect(lines.filter((line) => line.message === replayLog.replayed)).toHaveLength(1);
+      failing = (name) => name === 'ListObjectsV2Command';
+      await expect(replay()).rejects.toThrow('internal error');
+      // No summary: the alarm's missing data, which pages (docs/deploying.md).
+      expect(lines.filter((line) => line.message === replayLog.replayed)).toHaveLength(1);
+      failing = () => false;
+      await expect(replay()).resolves.toMatchObject({ replayedBatches: 1, remainingBatches: 0 });
+    } finally {
+      moto.s3.middlewareStack.remove('s3-fault');
+    }
+    const [subscriber] = receivers;
+    await subscriber?.waitForAccepted(3);
+    expect(subscriber?.deliveries.map((delivery) => delivery.body).sort()).toEqual(
+      [31, 32, 33].map((id) => `{"id":${id},"name":"Sage"}`),
+    );
+  }, 180_000);
+
+  it('resumes a kept batch after the last record it queued, and sets aside a record that keeps failing', async () => {
+    const { webhooks, receivers } = await bedWithReceivers(1);
+    const records = [41, 42, 43].map((id) => ({
+      eventID: `kept-${id}`,
+      eventName: 'INSERT',
+      dynamodb: { SequenceNumber: String(1000 + id), NewImage: marshall({ id, name: 'Rue' }) },
+    }));
+    await moto.s3.send(
+      new PutObjectCommand({
+        Bucket: webhooks.bucket,
+        Key: 'aws/lambda/mapping/shard/2026-11-25T00:00:41.000Z-41',
+        Body: JSON.stringify({ payload: JSON.stringify({ Records: records }) }),
+      }),
+    );
+    // The queue takes every message but plant 42's, as in an outage of its own.
+    let refusing = true;
+    const queue = sqsDeliveryQueue(moto.sqs, webhooks.deliveryQueueUrl);
+    const lines: Record<string, unknown>[] = [];
+    const replay = createReplayHandler({
+      s3: moto.s3,
+      bucketName: webhooks.bucket,
+      deliveries: {
+        send: async (messages) => {
+          if (refusing && messages.some((message) => message.payload.includes('"id":42'))) {
+            throw new ApiError(errorCodes.storeUnavailable, 'SQS is unavailable.');
+          }
+          await queue.send(messages);
+        },
+      },
+      subscriptions: fixedSubscriptions([subscriptionOf('subscriber-1', {})]),
+      logger: createLogger({}, (line) => lines.push(JSON.parse(line))),
+    });
+    for (let run = 1; run < setAsideAfterFailures; run += 1) {
+      await expect(replay()).resolves.toMatchObject({ replayedBatches: 0, remainingBatches: 1 });
+    }
+    const setAside = () => lines.filter((line) => line.message === fanoutLog.refused);
+    expect(setAside()).toEqual([]);
+    // The last failure in a row sets 42 aside, where it pages; 43 goes on, and the batch is done.
+    await expect(replay()).resolves.toMatchObject({ replayedBatches: 1, remainingBatches: 0 });
+    expect(setAside()).toEqual([expect.objectContaining({ eventID: 'kept-42' })]);
+    // A scheduled run leaves it to a person; by hand, once the queue takes it, it goes too.
+    const scheduled = { 'detail-type': 'Scheduled Event', source: 'aws.events' };
+    await expect(replay(scheduled)).resolves.toMatchObject({
+      replayedBatches: 0,
+      remainingBatches: 0,
+    });
+    refusing = false;
+    await expect(replay()).resolves.toMatchObject({ replayedBatches: 1, remainingBatches: 0 });
+    const [subscriber] = receivers;
+    await subscriber?.waitForAccepted(3);
+    // Each once: 41 was not queued again by the seven replays that resumed after it.
+    expect(subscriber?.deliveries.map((delivery) => delivery.body).sort()).toEqual(
+      [41, 42, 43].map((id) => `{"id":${id},"name":"Rue"}`),
     );
   }, 180_000);
 

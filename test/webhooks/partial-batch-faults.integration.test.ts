@@ -14,7 +14,7 @@ import { createHandler as createDeliverHandler } from '../../functions/deliver-w
 import { createLogger } from '../../functions/shared/platform/logger.ts';
 import { sqsDeliveryQueue } from '../../functions/shared/webhooks/delivery-queue.ts';
 import { subscriptionOf } from '../../functions/shared/webhooks/plant-events.ts';
-import { fixedSubscriptions } from '../../functions/shared/webhooks/queue-deliveries.ts';
+import { fanoutLog, fixedSubscriptions } from '../../functions/shared/webhooks/queue-deliveries.ts';
 import { createHandler as createFanoutHandler } from '../../functions/webhook-fanout/create-handler.ts';
 import { deliveryEvent } from '../support/sqs-event.ts';
 
@@ -80,4 +80,33 @@ it('hands back the message whose next attempt SQS refused, and only that one', a
   } finally {
     subscriber.close();
   }
+});
+
+it('sets aside a record SQS refuses as the sender’s fault, and queues the records after it', async () => {
+  sqs
+    .on(SendMessageBatchCommand)
+    .resolvesOnce({ Successful: [{ Id: '0', MessageId: 'm', MD5OfMessageBody: '' }] })
+    .resolvesOnce({ Failed: [{ Id: '0', SenderFault: true, Code: 'InvalidMessageContents' }] })
+    .resolves({ Successful: [{ Id: '0', MessageId: 'm', MD5OfMessageBody: '' }] });
+  const lines: string[] = [];
+  const handle = createFanoutHandler({
+    deliveries: sqsDeliveryQueue(new SQSClient({}), 'https://sqs.example/delivery'),
+    subscriptions: fixedSubscriptions(['audit'].map((name) => subscriptionOf(name, {}))),
+    logger: createLogger({}, (line) => lines.push(line)),
+  });
+  const event = {
+    Records: [1n, 2n, 3n].map((id, index) => ({
+      eventID: `event-${index}`,
+      eventName: 'INSERT',
+      dynamodb: { SequenceNumber: String(100 + index), NewImage: marshall({ id, name: 'A' }) },
+    })),
+  } as unknown as DynamoDBStreamEvent;
+  await expect(handle(event)).resolves.toEqual({ batchItemFailures: [] });
+  expect(sqs.commandCalls(SendMessageBatchCommand)).toHaveLength(3);
+  const refused = lines
+    .map((line) => JSON.parse(line))
+    .filter((line) => line.message === fanoutLog.refused);
+  expect(refused).toEqual([
+    expect.objectContaining({ [fanoutLog.refusedField]: 1, eventID: 'event-1' }),
+  ]);
 });

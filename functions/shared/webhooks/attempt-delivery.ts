@@ -68,6 +68,9 @@ export interface AttemptOptions {
 }
 
 export const putOffLog = 'webhook attempt put off: the store did not answer';
+
+/** A put-off attempt's first wait, doubling with each put-off in a row. */
+export const firstPutOffSeconds = 5;
 export const notSentLog = 'webhook not sent';
 
 /** Takes a message's turn: not yet due, nowhere to go, or one attempt and what follows it. */
@@ -84,17 +87,20 @@ export async function attemptDelivery(
   try {
     resolution = await targets.resolve(message);
   } catch (error) {
-    // The target's store did not answer: no attempt is spent, and the same one waits as long as
-    // its retry would, not the queue's visibility timeout.
+    // The target's store did not answer: no attempt is spent, and the same one is tried again in
+    // seconds (5, 10, 20 … a store blip passes), never later than its own retry would come.
     if (!(error instanceof StoreUnavailableError)) throw error;
     const schedule = options.schedule ?? defaultRetrySchedule;
-    const delaySeconds = retryDelaySeconds(message.attempt, schedule) ?? schedule.at(-1) ?? 60;
+    const putOffs = (message.putOffs ?? 0) + 1;
+    const longest = retryDelaySeconds(message.attempt, schedule) ?? schedule.at(-1) ?? 60;
+    const delaySeconds = Math.min(firstPutOffSeconds * 2 ** (putOffs - 1), longest);
     logger.warn(putOffLog, {
       webhookId: message.webhookId,
       attempt: message.attempt,
+      putOffs,
       delaySeconds,
     });
-    return { kind: 'later', message: { ...message, dueAt: now() + delaySeconds * 1000 } };
+    return { kind: 'later', message: { ...message, putOffs, dueAt: now() + delaySeconds * 1000 } };
   }
   if ('retryAt' in resolution)
     return { kind: 'later', message: { ...message, dueAt: resolution.retryAt } };
@@ -139,7 +145,12 @@ function stepAfter(step: NextStep, message: DeliveryMessage, now: () => number):
   }
   return {
     kind: 'later',
-    message: { ...message, attempt: message.attempt + 1, dueAt: now() + step.delaySeconds * 1000 },
+    message: {
+      ...message,
+      attempt: message.attempt + 1,
+      putOffs: undefined,
+      dueAt: now() + step.delaySeconds * 1000,
+    },
   };
 }
 

@@ -16,6 +16,8 @@ export interface DeliveryMessage extends Webhook {
   readonly attempt: number;
   /** When this attempt is due, in milliseconds since the epoch. */
   readonly dueAt: number;
+  /** How often in a row this attempt was put off, its store not answering (none: absent). */
+  readonly putOffs?: number;
   /** When the event was first queued, in milliseconds since the epoch. */
   readonly queuedAt: number;
 }
@@ -32,6 +34,19 @@ export interface DeadLetterMessage extends DeliveryMessage {
   readonly attempts: number;
   readonly lastFailure: string;
   readonly failedAt: string;
+}
+
+/**
+ * A message's body as SQS takes it: JSON, with the two characters JSON leaves as they are and SQS
+ * refuses (U+FFFE, U+FFFF: SQS allows only XML's characters, "Amazon SQS message quotas") escaped,
+ * so that every plant the store accepts can be queued. `JSON.stringify` already escapes the
+ * control characters and lone surrogates.
+ */
+export function deliveryMessageBody(message: DeliveryMessage): string {
+  return JSON.stringify(message).replace(
+    /[\uFFFE\uFFFF]/g,
+    (character) => `\\u${character.charCodeAt(0).toString(16)}`,
+  );
 }
 
 /** The first attempt's message, due at once; an endpoint's is a new delivery unless given one. */
@@ -71,6 +86,7 @@ const deliveryMessageSchema = v.object({
   attempt: tolerated(finite),
   dueAt: tolerated(finite),
   queuedAt: tolerated(finite),
+  putOffs: tolerated(v.pipe(v.number(), v.safeInteger(), v.minValue(1))),
   lastFailure: tolerated(v.string()),
 });
 
@@ -101,5 +117,6 @@ export function parseDeliveryMessage(body: string, now: number): DeliveryMessage
     attempt: Math.max(1, Math.trunc(timing(parsed.output.attempt) ?? 1)),
     dueAt: timing(parsed.output.dueAt) ?? now,
     queuedAt: timing(parsed.output.queuedAt) ?? now,
+    putOffs: timing(parsed.output.putOffs),
   };
 }

@@ -1,13 +1,47 @@
 /** Where deliveries wait for their attempt: SQS, or `npm start`'s stand-in, for every sender. */
-import { SendMessageBatchCommand, type SQSClient } from '@aws-sdk/client-sqs';
+import { SendMessageBatchCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { errorCodes } from '../errors/error-codes.ts';
 import { ApiError } from '../errors/errors.ts';
 import { forEachConcurrently } from '../platform/concurrency.ts';
-import type { DeliveryMessage } from './delivery-message.ts';
+import { type DeliveryMessage, deliveryMessageBody } from './delivery-message.ts';
+
+/**
+ * Some messages were not queued (the rest were): `unsent` names them. A `refused` one SQS blamed on
+ * the sender, so sending it again cannot help; the others may be sent again (503).
+ */
+export class MessagesNotQueuedError extends ApiError {
+  override readonly name = 'MessagesNotQueuedError';
+  readonly unsent: readonly DeliveryMessage[];
+  readonly refused: boolean;
+
+  constructor(message: string, unsent: readonly DeliveryMessage[], refused: boolean) {
+    // Refused for good: a retry cannot help, so not a 503's "safe to retry".
+    super(refused ? errorCodes.internal : errorCodes.storeUnavailable, message);
+    this.unsent = unsent;
+    this.refused = refused;
+  }
+}
+
+/** The messages of `messages` that a failed `send` did not queue: all, unless it says which. */
+export function unsentOf(
+  error: unknown,
+  messages: readonly DeliveryMessage[],
+): readonly DeliveryMessage[] {
+  return error instanceof MessagesNotQueuedError ? error.unsent : messages;
+}
 
 export interface DeliveryQueue {
-  /** Queues every message; rejects if any was not taken (none is then known to be lost). */
+  /** Queues every message; rejects with {@link MessagesNotQueuedError} if any was not taken. */
   send(messages: readonly DeliveryMessage[]): Promise<void>;
+}
+
+/**
+ * The SQS client of every sender. With `AWS_ENDPOINT_URL` (an emulator) it calls that endpoint,
+ * whatever host a queue URL names (an emulator's name themselves); elsewhere the queue URL's host,
+ * which in AWS is the regional endpoint.
+ */
+export function createSqsClient(): SQSClient {
+  return new SQSClient(process.env.AWS_ENDPOINT_URL ? { useQueueUrlAsEndpoint: false } : {});
 }
 
 /** Batches in flight at once: 1,000 deliveries are 100 batches, ten at a time. */
@@ -21,15 +55,11 @@ export function sqsDeliveryQueue(sqs: Pick<SQSClient, 'send'>, queueUrl: string)
         QueueUrl: queueUrl,
         Entries: batch.map((message, index) => ({
           Id: String(index),
-          MessageBody: JSON.stringify(message),
+          MessageBody: deliveryMessageBody(message),
         })),
       }),
     );
-    if (Failed.length === 0) return;
-    const message = `SQS refused ${Failed.length} delivery messages (${Failed[0]?.Code})`;
-    // An entry SQS failed on its side may be sent again (503); one it blames on us may not.
-    if (Failed.some((entry) => entry.SenderFault)) throw new Error(message);
-    throw new ApiError(errorCodes.storeUnavailable, message);
+    return Failed;
   };
   return {
     send: async (messages) => {
@@ -37,13 +67,29 @@ export function sqsDeliveryQueue(sqs: Pick<SQSClient, 'send'>, queueUrl: string)
       for (let start = 0; start < messages.length; start += 10) {
         batches.push(messages.slice(start, start + 10));
       }
-      const failures: unknown[] = [];
-      await forEachConcurrently(batches, concurrentBatches, (batch) =>
-        sendBatch(batch).catch((error: unknown) => {
-          failures.push(error);
-        }),
-      );
-      if (failures.length > 0) throw failures[0];
+      const unsent: DeliveryMessage[] = [];
+      let refused = false;
+      let code: string | undefined;
+      await forEachConcurrently(batches, concurrentBatches, async (batch) => {
+        try {
+          for (const entry of await sendBatch(batch)) {
+            unsent.push(batch[Number(entry.Id)] as DeliveryMessage);
+            // An entry SQS failed on its side may be sent again; one it blames on us may not.
+            refused ||= entry.SenderFault === true;
+            code ??= entry.Code;
+          }
+        } catch (error) {
+          unsent.push(...batch);
+          code ??= (error as Error).name;
+        }
+      });
+      if (unsent.length > 0) {
+        throw new MessagesNotQueuedError(
+          `SQS did not take ${unsent.length} of ${messages.length} delivery messages (${code})`,
+          unsent,
+          refused,
+        );
+      }
     },
   };
 }

@@ -6,7 +6,7 @@
 import { itemsNotPlantsLog } from '../plants/stored-plant.ts';
 import type { Logger } from '../platform/logger.ts';
 import { type DeliveryMessage, firstDeliveryMessage } from './delivery-message.ts';
-import type { DeliveryQueue } from './delivery-queue.ts';
+import { type DeliveryQueue, MessagesNotQueuedError } from './delivery-queue.ts';
 import {
   type PlantEvent,
   type PlantEventType,
@@ -39,10 +39,15 @@ export interface FanoutDependencies {
   readonly now?: () => number;
 }
 
-/** The fan-out's line, a batch that queued or skipped anything, and its PlantsCreated count. */
+/**
+ * The fan-out's line, a batch that queued or skipped anything, and its PlantsCreated count; and
+ * the line of an event the queue refuses, set aside (and alarmed on) so it holds back no other.
+ */
 export const fanoutLog = {
   queued: 'queued webhook deliveries',
   newPlantsField: 'newPlants',
+  refused: 'a plant event was set aside: its webhooks are not queued',
+  refusedField: 'refusedEvents',
 } as const;
 
 /** The log line's count field of each event type. */
@@ -63,7 +68,8 @@ export interface QueueOutcome {
 
 /**
  * Queues every event of `records`, in order, a message per subscriber of its type; stops at the
- * first record SQS does not take, skips (and logs) items that are not plants, and logs one line.
+ * first record SQS cannot take now, sets aside (and logs) one it refuses for good and items that
+ * are not plants, and logs one line.
  */
 export async function queuePlantEventDeliveries(
   records: readonly PlantStreamRecord[],
@@ -108,6 +114,16 @@ export async function queuePlantEventDeliveries(
     try {
       await dependencies.deliveries.send(messages);
     } catch (error) {
+      if (error instanceof MessagesNotQueuedError && error.refused) {
+        // Kept in the webhook log for the endpoints' recover; the alarm names it to on-call.
+        logger.error(fanoutLog.refused, {
+          [fanoutLog.refusedField]: 1,
+          webhookId: event.webhookId,
+          eventID: record.eventID,
+          error,
+        });
+        continue;
+      }
       logger.error('could not queue webhook deliveries', { webhookId: event.webhookId, error });
       return logQueued(logger, { events, skipped, failedRecord: record });
     }

@@ -3,7 +3,12 @@
  * carries along are taken when they are what they say, and left out when they are anything else.
  */
 import { describe, expect, it } from '@jest/globals';
-import { parseDeliveryMessage } from '../../../../functions/shared/webhooks/delivery-message.ts';
+import {
+  type DeliveryMessage,
+  deliveryMessageBody,
+  parseDeliveryMessage,
+} from '../../../../functions/shared/webhooks/delivery-message.ts';
+import { allowedBody } from '../../../../local/pipeline/sqs-rules.ts';
 
 const needed = { webhookId: 'msg_1_v1', payload: '{"id":1}', subscriber: 'audit' };
 
@@ -41,5 +46,23 @@ describe('parseDeliveryMessage', () => {
   it('answers undefined for a body without what it needs, or not JSON', () => {
     expect(parseDeliveryMessage(JSON.stringify({ ...needed, payload: 5 }), 100)).toBeUndefined();
     expect(parseDeliveryMessage('{', 100)).toBeUndefined();
+  });
+});
+
+describe('deliveryMessageBody', () => {
+  it('carries every character a plant may hold, in only the characters SQS takes', () => {
+    // U+FFFE and U+FFFF (JSON leaves them), controls, a lone surrogate, and one beyond the BMP.
+    const name = 'a\uFFFFb\uFFFEc\u0000d\u001Fe\uD800f\u{1F331}';
+    const message: DeliveryMessage = {
+      ...needed,
+      payload: JSON.stringify({ id: 1, name }),
+      attempt: 1,
+      dueAt: 5,
+      queuedAt: 5,
+    };
+    expect(allowedBody.test(JSON.stringify(message))).toBe(false);
+    const body = deliveryMessageBody(message);
+    expect(allowedBody.test(body)).toBe(true);
+    expect(parseDeliveryMessage(body, 9)).toEqual(message);
   });
 });
