@@ -5,6 +5,7 @@
  */
 import { createHash, createHmac } from 'node:crypto';
 import { SignatureV4 } from '@smithy/signature-v4';
+import { remainingBudget } from '../shared/platform/invocation-budget.ts';
 
 /** The client every request is counted as while its own key cannot be made. */
 export const sharedClient = '*';
@@ -99,7 +100,9 @@ export function apiGatewayControlPlane(settings: ControlPlaneSettings): ControlP
       method,
       headers,
       ...(text === undefined ? {} : { body: text }),
-      signal: AbortSignal.timeout(settings.timeoutMilliseconds ?? 1_500),
+      signal: AbortSignal.timeout(
+        Math.min(settings.timeoutMilliseconds ?? 1_500, Math.max(remainingBudget(), 0)),
+      ),
     });
     const answer = await response.text();
     return { status: response.status, body: answer === '' ? {} : JSON.parse(answer) };

@@ -5,6 +5,7 @@
  */
 import type { APIGatewayAuthorizerResult, APIGatewayTokenAuthorizerEvent } from 'aws-lambda';
 import { grantsRoute, type Route, routeResource, routes } from '../shared/http/routes.ts';
+import { withinInvocationBudget } from '../shared/platform/invocation-budget.ts';
 import {
   createLogger,
   type InvocationContext,
@@ -70,7 +71,14 @@ export function createHandler(
     }
   };
 
-  return async (event, context) => {
+  return (event, context) =>
+    // The key's registration stops in time for the answer: past it, the shared client's key.
+    withinInvocationBudget(context, authorizerMarginMilliseconds, () => authorize(event, context));
+
+  async function authorize(
+    event: Parameters<TokenAuthorizerHandler>[0],
+    context: Parameters<TokenAuthorizerHandler>[1],
+  ) {
     const logger = loggerOf(context);
     const stage = stageArnOf(event.methodArn);
     if (stage === undefined) {
@@ -97,8 +105,11 @@ export function createHandler(
       ...policy(token, 'Allow', routeResources(stage, granted)),
       usageIdentifierKey: await usageKeyOf(token, logger),
     };
-  };
+  }
 }
+
+/** What the authorizer keeps of its 5 s for its answer once the key's registration stops. */
+export const authorizerMarginMilliseconds = 500;
 
 /** `arn:…:execute-api:{region}:{account}:{api}/{stage}` of a method ARN, or `undefined`. */
 export function stageArnOf(methodArn: string): string | undefined {

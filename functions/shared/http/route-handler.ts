@@ -4,6 +4,7 @@
  */
 import middy from '@middy/core';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
+import { withinInvocationBudget } from '../platform/invocation-budget.ts';
 import { createLogger, invocationLoggers, type Logger } from '../platform/logger.ts';
 import { apiResponses } from './api-responses.ts';
 
@@ -22,6 +23,12 @@ export interface RouteRequest {
   readonly logger: Logger;
 }
 
+/**
+ * What a route function keeps of its time for after its work: releasing what it took (a
+ * recover's claims) and answering. The work itself stops at the function's timeout less this.
+ */
+export const routeMarginMilliseconds = 3_000;
+
 /** The middy handler of the route function `service` around `work`. */
 export function createRouteHandler(
   service: string,
@@ -31,5 +38,9 @@ export function createRouteHandler(
   const loggerOf = invocationLoggers(options.logger ?? createLogger({ service }));
   return middy<APIGatewayProxyEvent, APIGatewayProxyResult>()
     .use(apiResponses({ loggerOf, allowedOrigins: options.allowedOrigins ?? [] }))
-    .handler((event, context) => work({ event, logger: loggerOf(context) }));
+    .handler((event, context) =>
+      withinInvocationBudget(context, routeMarginMilliseconds, () =>
+        work({ event, logger: loggerOf(context) }),
+      ),
+    );
 }

@@ -20,6 +20,7 @@ import {
 import { isServerError, isThrottlingError, isTransientError } from '@smithy/core/retry';
 import type { GetOutputType, RetryErrorInfo, RetryStrategyV2, RetryToken } from '@smithy/types';
 import { StoreUnavailableError } from '../errors/errors.ts';
+import { remainingBudget } from './invocation-budget.ts';
 
 export interface DocumentClientOptions {
   /** DynamoDB Local's URL; AWS's regional endpoint when absent. */
@@ -123,14 +124,17 @@ export interface StoreDependencies {
 }
 
 /**
- * One store call under the deadline; "unavailable" becomes a {@link StoreUnavailableError} (503).
+ * One store call under the deadline, and within the invocation's budget (`invocation-budget.ts`);
+ * "unavailable", or no time left, becomes a {@link StoreUnavailableError} (503).
  */
 export async function callStore<Result>(
   call: (abortSignal: AbortSignal) => Promise<Result>,
   deadlineMilliseconds: number = storeDeadlineMilliseconds,
 ): Promise<Result> {
+  const budget = remainingBudget();
+  if (budget <= 0) throw new StoreUnavailableError();
   try {
-    return await call(AbortSignal.timeout(deadlineMilliseconds));
+    return await call(AbortSignal.timeout(Math.min(deadlineMilliseconds, budget)));
   } catch (error) {
     if (isUnavailableError(error)) throw new StoreUnavailableError({ cause: error });
     throw error;

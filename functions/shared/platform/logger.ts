@@ -60,6 +60,8 @@ export function createLogger(base: LogFields = {}, write: LogWriter = writeToStd
 /** What a line names its invocation by, from the Lambda context. */
 export interface InvocationContext {
   readonly awsRequestId: string;
+  /** Lambda's: the time left before the function's timeout. */
+  getRemainingTimeInMillis?(): number;
 }
 
 /**

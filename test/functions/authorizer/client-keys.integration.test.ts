@@ -1,8 +1,11 @@
 /**
  * Each client's API key, added to the stage's usage plan on first sight, against moto's API
  * Gateway: one key per client however many containers race to add it, and a failure that is
- * forgotten, so the next request tries again.
+ * forgotten, so the next request tries again; a control plane that hangs is given up in time.
  */
+
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import {
   APIGatewayClient,
   CreateRestApiCommand,
@@ -18,6 +21,8 @@ import {
   clientKeyValue,
   createClientKeyRegistry,
 } from '../../../functions/authorizer/client-keys.ts';
+import { authorizerMarginMilliseconds } from '../../../functions/authorizer/create-handler.ts';
+import { withinInvocationBudget } from '../../../functions/shared/platform/invocation-budget.ts';
 
 let moto: MotoServer;
 let apiGateway: APIGatewayClient;
@@ -96,4 +101,34 @@ it('derives one key per client and plan, the same from every token of the client
   expect(clientKeyValue('plant-store-dev-clients', 'https://issuer.example a')).toBe(value);
   expect(clientKeyValue('plant-store-prod-clients', 'https://issuer.example a')).not.toBe(value);
   expect(clientKeyValue('plant-store-dev-clients', 'https://issuer.example b')).not.toBe(value);
+});
+
+it('answers within the invocation’s time when the control plane hangs, counting the client as the shared one', async () => {
+  // A control plane that takes every connection and never answers.
+  const hanging = createServer(() => {});
+  await new Promise<void>((resolve) => hanging.listen(0, '127.0.0.1', resolve));
+  try {
+    const register = createClientKeyRegistry(
+      apiGatewayControlPlane({
+        region: moto.region,
+        endpoint: `http://127.0.0.1:${(hanging.address() as AddressInfo).port}`,
+        credentials: () => ({ accessKeyId: 'testing', secretAccessKey: 'testing' }),
+      }),
+      'plant-store-hanging',
+    );
+    // 1.2 s left: less than one call's own 1.5 s timeout, let alone the four a registration may make.
+    const deadline = Date.now() + 1_200;
+    const left = () => deadline - Date.now();
+    const registered = withinInvocationBudget(
+      { getRemainingTimeInMillis: left },
+      authorizerMarginMilliseconds,
+      () => register(clientKeyValue('plant-store-hanging', 'https://issuer.example hung')),
+    );
+    await expect(registered).rejects.toThrow();
+    // Given up with time to answer: the authorizer's margin still ahead of the deadline.
+    expect(left()).toBeGreaterThan(0);
+  } finally {
+    hanging.closeAllConnections();
+    hanging.close();
+  }
 });
