@@ -25,7 +25,7 @@ export interface Dependencies extends EndpointFunctionDependencies {
 const longestOverlapSeconds = rotationOverlapMilliseconds / 1000;
 
 /** The rotation's body: how long the previous secret still signs. */
-export const rotationSchema = v.object({
+export const rotationSchema = v.strictObject({
   overlapSeconds: v.optional(
     v.pipe(v.number(), v.integer(), v.minValue(0), v.maxValue(longestOverlapSeconds)),
   ),
@@ -35,36 +35,36 @@ export function createHandler(dependencies: Dependencies) {
   return createRouteHandler('rotate-webhook-endpoint-secret', dependencies, async (route) => {
     const request = endpointRequestOf(route, dependencies);
     const overlapSeconds = readOverlapSeconds(request.event);
-    // Another rotation meanwhile is read again, then rotated over.
-    for (let attempt = 1; ; attempt += 1) {
-      const current = await requireEndpoint(request);
-      const secret = newEndpointSecret();
-      const rotated = {
-        secret: await dependencies.secretBox.seal(secret, current.id),
-        ...(overlapSeconds === 0
-          ? {}
-          : { previousSecretUntil: request.now() + overlapSeconds * 1000 }),
-      };
-      if (await rotateEndpointSecret(current, rotated, request.stores)) {
-        request.logger.info('webhook endpoint secret rotated', {
-          endpointId: current.id,
-          overlapSeconds,
-        });
-        return jsonResponse(200, { secret });
-      }
-      if (attempt === 3) throw new Error('The endpoint kept changing during the rotation.');
+    const current = await requireEndpoint(request);
+    const secret = newEndpointSecret();
+    const rotated = {
+      secret: await dependencies.secretBox.seal(secret, current.id),
+      ...(overlapSeconds === 0
+        ? {}
+        : { previousSecretUntil: request.now() + overlapSeconds * 1000 }),
+    };
+    if (!(await rotateEndpointSecret(current, rotated, request.stores))) {
+      // Deleted meanwhile: answered as a missing endpoint is.
+      await requireEndpoint(request);
+      throw new Error('The endpoint was not rotated, yet it exists.');
     }
+    request.logger.info('webhook endpoint secret rotated', {
+      endpointId: current.id,
+      overlapSeconds,
+    });
+    return jsonResponse(200, { secret });
   });
 }
 
 /** The body's `overlapSeconds`; no body is the default. @throws ApiError 40020 */
 function readOverlapSeconds(event: Parameters<typeof readJsonBody>[0]): number {
   if ((event.body ?? '') === '') return longestOverlapSeconds;
-  const parsed = v.safeParse(rotationSchema, readJsonBody(event));
-  if (!parsed.success) {
+  const body = readJsonBody(event);
+  const parsed = v.safeParse(rotationSchema, body);
+  if (!parsed.success || Array.isArray(body)) {
     throw new ApiError(
       endpointErrorCodes.invalidWebhookEndpoint,
-      `overlapSeconds must be a whole number of seconds from 0 to ${longestOverlapSeconds}.`,
+      `The body must be an object whose only member, overlapSeconds, is a whole number of seconds from 0 to ${longestOverlapSeconds}.`,
     );
   }
   return parsed.output.overlapSeconds ?? longestOverlapSeconds;

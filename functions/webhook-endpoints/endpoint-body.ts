@@ -43,8 +43,11 @@ export const newEndpointSchema = v.object({
   description: v.optional(description),
 });
 
-/** The body of `PATCH /webhook-endpoints/{endpointId}` (a merge patch: `null` removes). */
-export const endpointPatchSchema = v.object({
+/**
+ * The body of `PATCH /webhook-endpoints/{endpointId}` (a merge patch: `null` removes); a member it
+ * does not take (`id`, `secret`…) is refused, not ignored, since the client meant to change it.
+ */
+export const endpointPatchSchema = v.strictObject({
   url: v.optional(url),
   events: v.optional(events),
   format: v.optional(format),
@@ -97,6 +100,13 @@ export function readEndpointBody<
   const parsed = v.safeParse(schema, body);
   if (parsed.success) return parsed.output;
   const failed = new Map(parsed.issues.map((issue) => [String(issue.path?.[0]?.key), issue.input]));
+  const unknown = [...failed.keys()].find((member) => !Object.hasOwn(schema.entries, member));
+  if (unknown !== undefined) {
+    throw new ApiError(
+      endpointErrorCodes.invalidWebhookEndpoint,
+      `Invalid webhook endpoint: ${unknown} cannot be changed; a patch takes ${Object.keys(schema.entries).join(', ')}.`,
+    );
+  }
   const failure = failures.find(({ member }) => failed.has(member)) ?? failures[0];
   if (failure === undefined) throw new Error('Unreachable: no failure named.');
   if (failure.member === 'url' && failed.get('url') === undefined) {

@@ -132,23 +132,25 @@ export async function changeEndpoint(
   return changed;
 }
 
-/** A rotation's write, if the secret is still the one rotated out; resolves whether it was. */
+/** A rotation's write, if the endpoint still exists; resolves whether it did. */
 export async function rotateEndpointSecret(
   current: EndpointRecord,
   rotated: { readonly secret: string; readonly previousSecretUntil?: number },
   table: EndpointTable,
 ): Promise<boolean> {
   const keepsPrevious = rotated.previousSecretUntil !== undefined;
+  // The secret stored when the write lands becomes the previous one (an update expression reads
+  // the item as it was), so concurrent rotations all land, one after another, each one's secret
+  // signing until the overlap of the next ends.
   const result = await updateIf(table, {
     TableName: table.endpointsTableName,
     Key: { owner: current.owner, endpointId: current.id },
     UpdateExpression: keepsPrevious
-      ? 'SET secret = :secret, previousSecret = :previous, previousSecretUntil = :until'
+      ? 'SET previousSecret = secret, secret = :secret, previousSecretUntil = :until'
       : 'SET secret = :secret REMOVE previousSecret, previousSecretUntil',
-    ConditionExpression: 'secret = :previous',
+    ConditionExpression: 'attribute_exists(endpointId)',
     ExpressionAttributeValues: {
       ':secret': rotated.secret,
-      ':previous': current.secret,
       ...(keepsPrevious ? { ':until': rotated.previousSecretUntil } : {}),
     },
   });

@@ -140,6 +140,40 @@ describe('recover', () => {
 });
 
 describe('concurrent writers', () => {
+  it('lands every one of many concurrent rotations racing PATCHes, or refuses it as documented', async () => {
+    const { receiver, register, request } = await started();
+    const { id } = await register('client-a', await receiver());
+    const patchHeaders = { 'Content-Type': 'application/merge-patch+json', 'If-Match': '*' };
+    for (let round = 0; round < 3; round += 1) {
+      const answers = await Promise.all([
+        ...Array.from({ length: 30 }, () =>
+          request('client-a', 'POST', `/webhook-endpoints/${id}/secret/rotate`),
+        ),
+        ...Array.from({ length: 10 }, (_, index) =>
+          request(
+            'client-a',
+            'PATCH',
+            `/webhook-endpoints/${id}`,
+            JSON.stringify({ description: `race ${round}.${index}` }),
+            patchHeaders,
+          ),
+        ),
+      ]);
+      // A rotation lands, or meets the per-client limit (429); a PATCH lands, or finds another
+      // PATCH landed first (412, as `If-Match` says). Never a 500.
+      const statuses = answers.map(
+        (answer, index) => `${index < 30 ? 'rotate' : 'patch'} ${answer.status}`,
+      );
+      expect(
+        statuses.filter((status) => !/^(rotate (200|429)|patch (200|412|429))$/.test(status)),
+      ).toEqual([]);
+      const rotations = answers.slice(0, 30).filter((answer) => answer.status === 200);
+      expect(rotations.length).toBeGreaterThan(0);
+      const secret = await request('client-a', 'GET', `/webhook-endpoints/${id}/secret`);
+      expect(rotations.map((answer) => answer.body.secret)).toContain(secret.body.secret);
+    }
+  }, 180_000);
+
   it('keeps both a rotation and a PATCH made at the same time, 40 times in 40', async () => {
     const { receiver, register, request } = await started();
     const hooks = await receiver();

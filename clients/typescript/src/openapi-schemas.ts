@@ -172,7 +172,7 @@ export interface NewWebhookEndpoint {
   description?: string;
 }
 /**
- * A JSON merge patch; only the members it has change.
+ * A JSON merge patch; only the members it has change. A member it does not take (`id`, `secret`, `createdAt`…) is refused with `400`/40020, not ignored.
  *
  * This interface was referenced by `PlantStoreSchemas`'s JSON-Schema
  * via the `definition` "WebhookEndpointPatch".
