@@ -40,9 +40,10 @@ export async function freeIds(
   }
 }
 
-/** The run's own plants, with the ETag each was last seen with. */
+/** The run's own plants, with the ETag each was last seen with and the name it was made with. */
 export class OwnPlants {
   readonly #etags = new Map<bigint, string | undefined>();
+  readonly #names = new Map<bigint, unknown>();
 
   /**
    * Creates a plant under `id` with the JSON `body` (the id written in exactly); it is the run's
@@ -56,7 +57,10 @@ export class OwnPlants {
       headers: { 'Content-Type': 'application/json' },
       body: JSON.stringify({ ...body, id: '§' }).replace('"§"', String(id)),
     });
-    if (free && answer.status === 200) this.#etags.set(id, answer.headers.etag);
+    if (free && answer.status === 200) {
+      this.#etags.set(id, answer.headers.etag);
+      this.#names.set(id, body.name);
+    }
     return answer;
   }
 
@@ -70,14 +74,24 @@ export class OwnPlants {
     this.#etags.delete(id);
   }
 
-  /** Deletes every plant of the run's that is as the run left it. */
+  /**
+   * Deletes every plant of the run's that is as the run left it, always with `If-Match`: where no
+   * ETag was seen, the one of the plant read now, if it still has the run's name.
+   */
   async removeAll(writer: string): Promise<void> {
-    for (const [id, etag] of this.#etags) {
-      await call('DELETE', `/plants/${id}`, {
-        token: writer,
-        headers: etag === undefined ? {} : { 'If-Match': etag },
-      });
+    for (const [id, seen] of this.#etags) {
+      let etag = seen;
+      if (etag === undefined) {
+        const read = await call('GET', `/plants/${id}`, { token: writer });
+        const name =
+          read.status === 200 ? (JSON.parse(read.text) as { name?: unknown }).name : undefined;
+        if (name !== this.#names.get(id)) continue;
+        etag = read.headers.etag;
+      }
+      if (etag === undefined) continue;
+      await call('DELETE', `/plants/${id}`, { token: writer, headers: { 'If-Match': etag } });
     }
     this.#etags.clear();
+    this.#names.clear();
   }
 }
