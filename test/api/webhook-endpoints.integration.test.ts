@@ -320,6 +320,41 @@ describe('what an endpoint may be', () => {
     );
   });
 
+  it('refuses a PATCH naming a member it cannot change, and a rotation body it does not take', async () => {
+    const created = await documented(
+      'createWebhookEndpoint',
+      'strict',
+      'POST',
+      '/webhook-endpoints',
+      {
+        url: 'http://127.0.0.1:9/strict',
+      },
+    );
+    const path = `/webhook-endpoints/${created.body.id}`;
+    for (const patch of [{ id: 'ep_other' }, { description: 'x', secret: 'whsec_x' }]) {
+      const answer = await documented('updateWebhookEndpoint', 'strict', 'PATCH', path, patch, {
+        ...merge,
+        'If-Match': '*',
+      });
+      expect([patch, answer.status, answer.body.error]).toEqual([patch, 400, 40020]);
+    }
+    for (const body of [[], { overlapSeconds: 0, revoke: true }]) {
+      const answer = await documented(
+        'rotateWebhookEndpointSecret',
+        'strict',
+        'POST',
+        `${path}/secret/rotate`,
+        body,
+      );
+      expect([body, answer.status, answer.body.error]).toEqual([body, 400, 40020]);
+    }
+    // Nothing changed: the description is as made, and the first secret still the one.
+    const read = await documented('getWebhookEndpoint', 'strict', 'GET', path);
+    expect(read.body.description).toBeUndefined();
+    const secret = await documented('getWebhookEndpointSecret', 'strict', 'GET', `${path}/secret`);
+    expect(secret.body.secret).toBe(created.body.secret);
+  });
+
   it('stores nothing it refused', async () => {
     expect(
       (await documented('listWebhookEndpoints', 'validator', 'GET', '/webhook-endpoints')).body,
