@@ -168,6 +168,9 @@ function asAuthorized(
   body: string,
   where: { readonly region: string; readonly account: string },
 ): { service: string; action: string; resources: string[] }[] {
+  // SQS's batch calls are authorized as their single actions ("Amazon SQS API permissions").
+  const single = /^sqs:(SendMessage|DeleteMessage|ChangeMessageVisibility)Batch$/.exec(call.action);
+  if (single !== null) return [{ ...call, action: `sqs:${single[1]}` }];
   if (
     call.action !== 'dynamodb:TransactWriteItems' &&
     call.action !== 'dynamodb:TransactGetItems'

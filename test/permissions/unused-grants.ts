@@ -50,6 +50,10 @@ export const justifiedUnusedGrants: Readonly<Record<string, string>> = {
     'Retries and dead letters, sent when a receiver fails: the runs on MiniStack deliver at the first attempt; test/webhooks/dead-subscriber.integration.test.ts sends both on moto.',
   'ReplayStreamFailures dynamodb:BatchWriteItem':
     'The event log keeps several events of a batch in one BatchWriteItem (webhook-log.ts); the replay on MiniStack keeps one; test/webhooks/deployed-webhooks.integration.test.ts keeps several.',
+  'ReplayStreamFailures sqs:SendMessage':
+    'Queues a kept event for its subscribers: the replay on MiniStack has none to queue for (dev has no stage subscriber); test/webhooks/deployed-webhooks.integration.test.ts queues on moto.',
+  'WebhookFanout dynamodb:BatchWriteItem':
+    'The event log keeps several events of a stream batch in one BatchWriteItem (webhook-log.ts); on MiniStack each batch may hold one; the fault tier’s batches hold many.',
   'ReplayStreamFailures s3:PutObjectTagging':
     'A replay that fails part-way keeps its progress in the batch’s tags: test/webhooks/deployed-webhooks.integration.test.ts, on moto.',
   'ReplayStreamFailures s3:PutObject':
