@@ -71,14 +71,26 @@ describe('a recover the store pauses part-way', () => {
       // Each store round trip is slowed, so that the claims are still being taken at the pause.
       proxy.slow(15);
       const store = proxy;
+      let pausedAt = Number.POSITIVE_INFINITY;
       setTimeout(() => {
+        pausedAt = Date.now();
         store.pause();
         setTimeout(() => store.resume(), 6_000);
       }, pauseAfter);
-      const answers = await retried(() =>
-        request('client-a', 'POST', `/webhook-endpoints/${id}/recover`, { since }),
-      );
+      let firstAnsweredAt: number | undefined;
+      const answers = await retried(async () => {
+        const answer = await request('client-a', 'POST', `/webhook-endpoints/${id}/recover`, {
+          since,
+        });
+        firstAnsweredAt ??= Date.now();
+        return answer;
+      });
       proxy.slow(0);
+      // The fault landed: the first recover was still at work when the store paused. A run whose
+      // pause came after it fails here rather than passing without its fault.
+      expect({ firstAnsweredAfterThePause: (firstAnsweredAt ?? 0) > pausedAt }).toEqual({
+        firstAnsweredAfterThePause: true,
+      });
       expect(answers.at(-1)?.status).toBe(202);
       for (const answer of answers) expect([202, 429, 503]).toContain(answer.status);
 
