@@ -25,6 +25,17 @@ afterEach(() => {
   sqs.reset();
 });
 
+/** A stream batch of three new plants, sequence numbers 100 to 102. */
+function threeNewPlants(): DynamoDBStreamEvent {
+  return {
+    Records: [1n, 2n, 3n].map((id, index) => ({
+      eventID: `event-${index}`,
+      eventName: 'INSERT',
+      dynamodb: { SequenceNumber: String(100 + index), NewImage: marshall({ id, name: 'A' }) },
+    })),
+  } as unknown as DynamoDBStreamEvent;
+}
+
 it('reports the first record whose messages SQS did not all take, so Lambda retries from it', async () => {
   sqs
     .on(SendMessageBatchCommand)
@@ -35,13 +46,7 @@ it('reports the first record whose messages SQS did not all take, so Lambda retr
     subscriptions: fixedSubscriptions(['audit'].map((name) => subscriptionOf(name, {}))),
     logger: quiet,
   });
-  const event = {
-    Records: [1n, 2n, 3n].map((id, index) => ({
-      eventID: `event-${index}`,
-      eventName: 'INSERT',
-      dynamodb: { SequenceNumber: String(100 + index), NewImage: marshall({ id, name: 'A' }) },
-    })),
-  } as unknown as DynamoDBStreamEvent;
+  const event = threeNewPlants();
   await expect(handle(event)).resolves.toEqual({ batchItemFailures: [{ itemIdentifier: '101' }] });
   expect(sqs.commandCalls(SendMessageBatchCommand)).toHaveLength(2);
 });
@@ -94,13 +99,7 @@ it('sets aside a record SQS refuses as the sender’s fault, and queues the reco
     subscriptions: fixedSubscriptions(['audit'].map((name) => subscriptionOf(name, {}))),
     logger: createLogger({}, (line) => lines.push(line)),
   });
-  const event = {
-    Records: [1n, 2n, 3n].map((id, index) => ({
-      eventID: `event-${index}`,
-      eventName: 'INSERT',
-      dynamodb: { SequenceNumber: String(100 + index), NewImage: marshall({ id, name: 'A' }) },
-    })),
-  } as unknown as DynamoDBStreamEvent;
+  const event = threeNewPlants();
   await expect(handle(event)).resolves.toEqual({ batchItemFailures: [] });
   expect(sqs.commandCalls(SendMessageBatchCommand)).toHaveLength(3);
   const refused = lines
