@@ -113,8 +113,11 @@ export class PlantWebhooks extends Construct {
       blockPublicAccess: BlockPublicAccess.BLOCK_ALL,
       // A replayed batch is deleted; versioning keeps it as long again.
       versioned: true,
+      // What Lambda keeps (under `aws/lambda/`, "Retaining discarded records") expires; a record
+      // the replay set aside (`set-aside/`) waits for a person however long it takes.
       lifecycleRules: [
-        { expiration: streamFailureRetention, noncurrentVersionExpiration: streamFailureRetention },
+        { prefix: 'aws/lambda/', expiration: streamFailureRetention },
+        { noncurrentVersionExpiration: streamFailureRetention },
       ],
       removalPolicy: this.removalPolicy,
       autoDeleteObjects: false,

@@ -56,7 +56,7 @@ export const replayLog = {
 /** How often the schedule runs the replay, in minutes. */
 export const replayPeriodMinutes = 5;
 
-/** Replays in a row that fail at one record before it is set aside: about 5 hours' worth. */
+/** Replays in a row that fail at one record before it is set aside: about 4 hours' worth. */
 export const setAsideAfterFailures = 7;
 
 /** Where a record set aside is kept: replayed by hand only (docs/webhooks.md). */
@@ -111,8 +111,12 @@ export function createHandler(dependencies: ReplayDependencies) {
         remainingBatches += 1;
         oldestKeptMinutes = Math.max(oldestKeptMinutes, ageMinutes);
       };
-      // A record set aside waits for a person; its alarm has paged.
-      if (scheduled && key.startsWith(setAsidePrefix)) continue;
+      // A record set aside waits for a person, and is counted as kept until then: the replay's
+      // alarm goes on paging for it (its age), not only once.
+      if (scheduled && key.startsWith(setAsidePrefix)) {
+        keep();
+        continue;
+      }
       try {
         const progress = await readProgress(dependencies, key);
         const triedAtAge =
@@ -152,10 +156,11 @@ async function replayBatch(
     logger.error('a kept stream failure is not an invocation record', { key });
     return { done: false, newPlants: 0 };
   }
-  let start = Math.max(
-    records.findIndex((record) => record.dynamodb?.SequenceNumber === progress.resumeAt),
-    0,
+  const resumeIndex = records.findIndex(
+    (record) =>
+      progress.resumeAt !== undefined && record.dynamodb?.SequenceNumber === progress.resumeAt,
   );
+  let start = Math.max(resumeIndex, 0);
   let newPlants = 0;
   let failuresSoFar = progress.failures;
   while (start < records.length) {
@@ -164,13 +169,20 @@ async function replayBatch(
     const failed = outcome.failedRecord;
     if (failed === undefined) break;
     const resumeAt = failed.dynamodb?.SequenceNumber;
-    const failures = resumeAt === progress.resumeAt ? failuresSoFar + 1 : 1;
-    if (failures < setAsideAfterFailures) {
+    // Only a record's own sends count against it: a store outage before any send does not.
+    const counted = outcome.failedBeforeSending !== true && resumeAt !== undefined;
+    const failures = !counted
+      ? failuresSoFar
+      : resumeAt === progress.resumeAt
+        ? failuresSoFar + 1
+        : 1;
+    // A record set aside already is never set aside again: it waits for a person.
+    if (failures < setAsideAfterFailures || key.startsWith(setAsidePrefix)) {
       await writeProgress(dependencies, key, { triedAt: now(), resumeAt, failures });
       return { done: false, newPlants };
     }
     // Failing this long is not an outage that passes: set it aside, and go on after it.
-    await setAside(dependencies, key, failed, logger);
+    await setAside(dependencies, key, failed, records.indexOf(failed), logger);
     start = records.indexOf(failed) + 1;
     failuresSoFar = 0;
   }
@@ -185,9 +197,10 @@ async function setAside(
   dependencies: ReplayDependencies,
   key: string,
   record: PlantStreamRecord,
+  index: number,
   logger: Logger,
 ): Promise<void> {
-  const setAsideKey = `${setAsidePrefix}${key.replace(/^set-aside\//, '')}-${record.dynamodb?.SequenceNumber ?? 'record'}`;
+  const setAsideKey = `${setAsidePrefix}${key}-${record.dynamodb?.SequenceNumber ?? `record-${index}`}`;
   await dependencies.s3.send(
     new PutObjectCommand({
       Bucket: dependencies.bucketName,

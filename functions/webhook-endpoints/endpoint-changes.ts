@@ -141,7 +141,8 @@ export async function rotateEndpointSecret(
   const keepsPrevious = rotated.previousSecretUntil !== undefined;
   // The secret stored when the write lands becomes the previous one (an update expression reads
   // the item as it was), so concurrent rotations all land, one after another, each one's secret
-  // signing until the overlap of the next ends.
+  // signing until the overlap of the next ends; one with no overlap revokes every earlier secret,
+  // one a racing rotation has just answered included (it is for a secret that leaked).
   const result = await updateIf(table, {
     TableName: table.endpointsTableName,
     Key: { owner: current.owner, endpointId: current.id },

@@ -78,7 +78,7 @@ export function describeCall(
     return {
       service,
       action: `apigateway:${request.method}`,
-      resources: [`arn:aws:apigateway:${region}::${request.path.replace(/\/+$/, '')}`],
+      resources: [`arn:aws:apigateway:${region}::${decodeURI(request.path).replace(/\/+$/, '')}`],
     };
   }
   const action = target !== '' ? target.split('.').at(-1) : form?.get('Action');
@@ -90,8 +90,9 @@ export function describeCall(
     switch (service) {
       case 'dynamodb': {
         const table = parameter('TableName');
+        const index = parameter('IndexName');
         const tables = [
-          ...(table === undefined ? [] : [table]),
+          ...(table === undefined ? [] : [index === undefined ? table : `${table}/index/${index}`]),
           ...Object.keys((json.RequestItems as object | undefined) ?? {}),
         ];
         return tables.map((name) => arn('table/', name));
@@ -194,45 +195,75 @@ function asAuthorized(
   );
 }
 
-/** S3's REST calls (path style), as IAM names them ("Actions, resources and condition keys for Amazon S3"). */
+/**
+ * S3's REST calls (path style), as IAM names them ("Actions, resources and condition keys for
+ * Amazon S3"). A subresource or header that asks another permission than the plain call's (a
+ * version, an ACL, a copy, tags on a put) is recorded as unreadable, so the tier stops on it
+ * rather than judge it as the plain call.
+ */
 function s3Call(request: Request): { action: string; resources: string[] } {
-  const [bucket = '', ...key] = request.path.replace(/^\//, '').split('/');
-  const object = `arn:aws:s3:::${bucket}/${decodeURIComponent(key.join('/'))}`;
-  const onBucket = key.length === 0 || key.join('/') === '';
-  const query = request.query;
-  if (onBucket) {
-    const bucketArn = `arn:aws:s3:::${bucket}`;
-    if (bucket === '') return { action: 's3:ListAllMyBuckets', resources: ['*'] };
-    if (request.method === 'GET' && query.has('location')) {
+  const [bucket = '', ...rest] = request.path.replace(/^\//, '').split('/');
+  const key = decodeURIComponent(rest.join('/'));
+  const bucketArn = `arn:aws:s3:::${bucket}`;
+  // The SDK's own marker of the operation (`x-id`) and a presigned URL's parameters ask nothing.
+  const query = [...request.query.keys()].filter(
+    (name) => name !== 'x-id' && !name.startsWith('X-Amz-'),
+  );
+  const unread = (why: string) => ({
+    action: `s3:${request.method} ${why}`,
+    resources: [key === '' ? bucketArn : `${bucketArn}/${key}`],
+  });
+  if (bucket === '') return { action: 's3:ListAllMyBuckets', resources: ['*'] };
+  if (key === '') {
+    const listing = [
+      'list-type',
+      'prefix',
+      'delimiter',
+      'max-keys',
+      'continuation-token',
+      'start-after',
+      'encoding-type',
+      'fetch-owner',
+    ];
+    if (request.method === 'GET' && query.length === 1 && query[0] === 'location') {
       return { action: 's3:GetBucketLocation', resources: [bucketArn] };
     }
-    if (request.method === 'GET' || request.method === 'HEAD') {
-      return { action: 's3:ListBucket', resources: [bucketArn] };
-    }
-    if (request.method === 'POST' && query.has('delete')) {
+    if (request.method === 'POST' && query.length === 1 && query[0] === 'delete') {
       return { action: 's3:DeleteObject', resources: [`${bucketArn}/*`] };
     }
-    return { action: `s3:${request.method} bucket`, resources: [bucketArn] };
+    if (
+      (request.method === 'GET' || request.method === 'HEAD') &&
+      query.every((name) => listing.includes(name))
+    ) {
+      return { action: 's3:ListBucket', resources: [bucketArn] };
+    }
+    return unread(`bucket ?${query.join('&')}`);
   }
-  if (query.has('tagging')) {
+  const object = [`${bucketArn}/${key}`];
+  if (query.length === 1 && query[0] === 'tagging') {
     const tagging: Record<string, string> = {
       GET: 's3:GetObjectTagging',
       PUT: 's3:PutObjectTagging',
       DELETE: 's3:DeleteObjectTagging',
     };
-    return {
-      action: tagging[request.method] ?? `s3:${request.method} tagging`,
-      resources: [object],
-    };
+    return tagging[request.method] === undefined
+      ? unread('tagging')
+      : { action: tagging[request.method] as string, resources: object };
   }
+  const headers = Object.keys(request.headers);
+  const asksMore = ['x-amz-copy-source', 'x-amz-tagging', 'x-amz-acl'].find((name) =>
+    headers.includes(name),
+  );
+  if (query.length > 0 || asksMore !== undefined)
+    return unread(`object ?${query.join('&')} ${asksMore ?? ''}`);
   const byMethod: Record<string, string> = {
     GET: 's3:GetObject',
     HEAD: 's3:GetObject',
     PUT: 's3:PutObject',
-    POST: 's3:PutObject',
     DELETE: 's3:DeleteObject',
   };
-  return { action: byMethod[request.method] ?? `s3:${request.method}`, resources: [object] };
+  const action = byMethod[request.method];
+  return action === undefined ? unread('object') : { action, resources: object };
 }
 
 function parseJson(body: string): Record<string, unknown> {
@@ -265,6 +296,35 @@ export async function startCallRecorder(options: {
   // The emulator's test key is the operator's: the person running the tests or the emulator.
   const principals = new Map<string, string>([['test', 'operator']]);
   let run = 'unlabelled';
+  /** Writes down the call `request` made, as IAM sees it, and who made it. */
+  const record = (request: Request, answer: { status: number; body: Buffer }) => {
+    const call = describeCall(request, options.region, options.account);
+    if (call === undefined) return;
+    const key = accessKeyOf(request) ?? '';
+    // A function's own name wins over its credentials (MiniStack's are the account's).
+    const appId = /\bapp\/(PlantStore-[\w-]+\.\w+)/.exec(
+      String(request.headers['user-agent'] ?? ''),
+    )?.[1];
+    const principal =
+      appId === undefined ? (principals.get(key) ?? `unknown:${key}`) : `function:${appId}`;
+    if (call.action === 'sts:AssumeRole' && answer.status === 200) {
+      const assumed = /<AccessKeyId>([^<]+)<\/AccessKeyId>/.exec(answer.body.toString('utf8'));
+      if (assumed?.[1] !== undefined && call.resources[0] !== undefined) {
+        principals.set(assumed[1], call.resources[0]);
+      }
+    }
+    const context = requestConditionKeys(call.service, request.body);
+    for (const authorized of asAuthorized(call, request.body, options)) {
+      const recorded: RecordedCall = {
+        principal,
+        ...authorized,
+        status: answer.status,
+        run,
+        context,
+      };
+      appendFileSync(options.file, `${JSON.stringify(recorded)}\n`);
+    }
+  };
   const server: Server = createServer((incoming, outgoing) => {
     const chunks: Buffer[] = [];
     incoming.on('data', (chunk: Buffer) => chunks.push(chunk));
@@ -273,40 +333,24 @@ export async function startCallRecorder(options: {
       const url = new URL(incoming.url ?? '/', 'http://recorder');
       const request: Request = {
         method: incoming.method ?? 'GET',
-        path: decodeURIComponent(url.pathname),
+        path: url.pathname,
         query: url.searchParams,
         headers: incoming.headers,
         body: body.toString('utf8'),
       };
       forward(options.upstream, incoming, body).then(
         (answer) => {
+          try {
+            record(request, answer);
+          } catch (error) {
+            // Never a call left out: one the recorder cannot read is recorded as such.
+            appendFileSync(
+              options.file,
+              `${JSON.stringify({ principal: 'unknown', service: 'unknown', action: `unreadable ${request.method} ${request.path}: ${String(error)}`, resources: [], status: answer.status, run, context: {} })}\n`,
+            );
+          }
           outgoing.writeHead(answer.status, answer.headers);
           outgoing.end(answer.body);
-          const call = describeCall(request, options.region, options.account);
-          if (call === undefined) return;
-          const key = accessKeyOf(request) ?? '';
-          const appId = /\bapp\/([\w.-]+)/.exec(String(request.headers['user-agent'] ?? ''))?.[1];
-          const principal =
-            principals.get(key) ?? (appId === undefined ? `unknown:${key}` : `function:${appId}`);
-          if (call.action === 'sts:AssumeRole' && answer.status === 200) {
-            const assumed = /<AccessKeyId>([^<]+)<\/AccessKeyId>/.exec(
-              answer.body.toString('utf8'),
-            );
-            if (assumed?.[1] !== undefined && call.resources[0] !== undefined) {
-              principals.set(assumed[1], call.resources[0]);
-            }
-          }
-          const context = requestConditionKeys(call.service, request.body);
-          for (const authorized of asAuthorized(call, request.body, options)) {
-            const recorded: RecordedCall = {
-              principal,
-              ...authorized,
-              status: answer.status,
-              run,
-              context,
-            };
-            appendFileSync(options.file, `${JSON.stringify(recorded)}\n`);
-          }
         },
         (error: unknown) => {
           outgoing.writeHead(502, { 'content-type': 'text/plain' });

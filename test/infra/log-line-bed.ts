@@ -188,6 +188,11 @@ async function writeWebhookLines({
           eventName: 'INSERT',
           dynamodb: { NewImage: marshall({ id: 1.5, name: 'x' }) },
         },
+        {
+          eventID: 'e',
+          eventName: 'INSERT',
+          dynamodb: { NewImage: marshall({ id: 5n, name: 'Refused' }) },
+        },
       ],
     }),
   });
@@ -198,23 +203,24 @@ async function writeWebhookLines({
         ? { Contents: [{ Key: 'aws/lambda/kept' }], IsTruncated: false }
         : { Body: { transformToString: async () => keptBatch } },
   });
+  // A queue that refuses, as the sender's fault, the messages of plant 5.
+  const refusingPlantFive = {
+    send: async (command: { input: { Entries?: { MessageBody?: string }[] } }) =>
+      command.input.Entries?.some((entry) => entry.MessageBody?.includes('\\"id\\":5'))
+        ? { Failed: [{ Id: '0', SenderFault: true, Code: 'InvalidMessageContents' }] }
+        : {},
+  };
   await createReplayHandler({
     s3: s3 as unknown as S3Client,
     bucketName: 'stream-failures',
-    deliveries: sqsDeliveryQueue(
-      { send: async () => ({}) } as never,
-      'https://sqs.example/deliveries',
-    ),
+    deliveries: sqsDeliveryQueue(refusingPlantFive as never, 'https://sqs.example/deliveries'),
     subscriptions: fixedSubscriptions(['audit'].map((name) => subscriptionOf(name, {}))),
     logger: loggerOf('replay-stream-failures'),
   })(undefined, createLambdaContext());
 
-  // webhook-fanout: a new plant, and an item that is not a plant.
+  // webhook-fanout: a new plant, an item that is not a plant, and a plant the queue refuses.
   const fanout = createFanoutHandler({
-    deliveries: sqsDeliveryQueue(
-      { send: async () => ({}) } as never,
-      'https://sqs.example/deliveries',
-    ),
+    deliveries: sqsDeliveryQueue(refusingPlantFive as never, 'https://sqs.example/deliveries'),
     subscriptions: fixedSubscriptions(['audit'].map((name) => subscriptionOf(name, {}))),
     logger: loggerOf('webhook-fanout'),
   });
@@ -230,6 +236,11 @@ async function writeWebhookLines({
           eventID: 'b',
           eventName: 'INSERT',
           dynamodb: { NewImage: marshall({ id: 1.5, name: 'x' }), SequenceNumber: '2' },
+        },
+        {
+          eventID: 'e',
+          eventName: 'INSERT',
+          dynamodb: { NewImage: marshall({ id: 5n, name: 'Refused' }), SequenceNumber: '3' },
         },
       ],
     } as unknown as DynamoDBStreamEvent,

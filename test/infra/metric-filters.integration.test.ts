@@ -124,6 +124,10 @@ describe('metric filters, against the real log lines', () => {
     },
     EndpointsDisabled: { matches: /webhook endpoint disabled/, never: /retrying/ },
     OldestKeptStreamBatchMinutes: { matches: /replayed kept stream failures/ },
+    WebhookEventsRefused: {
+      matches: /set aside: its webhooks are not queued/,
+      never: /"newPlants"/,
+    },
     InitDuration: { matches: /"initDurationMs":171\.4/, never: /"maxMemoryUsedMB":88}/ },
   };
 

@@ -104,16 +104,15 @@ describe('PlantWebhooks with subscribers', () => {
     expect(Object.keys(kept)).toHaveLength(1);
     // Only https: each queue refuses requests without TLS.
     template.resourceCountIs('AWS::SQS::QueuePolicy', 3);
-    // Failed stream batches: kept whole, 30 days (and 30 more once replayed), retained in prod.
+    // Failed stream batches: kept whole, 30 days (and 30 more once replayed), retained in prod;
+    // a record set aside (outside Lambda's `aws/lambda/`) until someone acts.
     template.hasResource('AWS::S3::Bucket', {
       Properties: {
         VersioningConfiguration: { Status: 'Enabled' },
         LifecycleConfiguration: {
           Rules: [
-            Match.objectLike({
-              ExpirationInDays: 30,
-              NoncurrentVersionExpiration: { NoncurrentDays: 30 },
-            }),
+            Match.objectLike({ Prefix: 'aws/lambda/', ExpirationInDays: 30 }),
+            Match.objectLike({ NoncurrentVersionExpiration: { NoncurrentDays: 30 } }),
           ],
         },
         PublicAccessBlockConfiguration: Match.objectLike({ BlockPublicAcls: true }),

@@ -15,7 +15,11 @@ import {
   type TieredCall,
 } from './recorded-principals.ts';
 import { recordedAccount } from './recordings.ts';
-import { resourcePolicyOf, withEncryptionContextDecided } from './template-policies.ts';
+import {
+  type PolicyDocument,
+  resourcePolicyOf,
+  withEncryptionContextDecided,
+} from './template-policies.ts';
 import { justifiedUnusedGrants, needsNoPermission } from './unused-grants.ts';
 
 const { calls, principals, resourceTags } = loadRecordings(['deployed', 'emulator', 'delivery']);
@@ -113,12 +117,37 @@ function grantedActions(principal: Principal): string[] {
   );
 }
 
+/**
+ * The trust of a CDK bootstrap role, as aws-cdk's bootstrap template writes it
+ * (`lib/api/bootstrap/bootstrap-template.yaml`): the account's principals may assume it and tag
+ * the session. `undefined` for any other resource.
+ */
+function bootstrapRoleTrust(resource: string): PolicyDocument | undefined {
+  if (!isCdkBootstrapRole(resource)) return undefined;
+  return {
+    Version: '2012-10-17',
+    Statement: [
+      {
+        Effect: 'Allow',
+        Principal: { AWS: `arn:aws:iam::${recordedAccount}:root` },
+        Action: ['sts:AssumeRole', 'sts:TagSession'],
+      },
+    ],
+  };
+}
+
 /** What AWS would answer `principal` asking `action` on `resource`: `Allowed`, or why not. */
 async function simulate(
   principal: Principal,
   { action, resource, context }: TieredCall & { resource: string },
 ): Promise<string> {
-  const resourcePolicy = resourcePolicyOf(principal.resourcePolicies, resource);
+  const resourcePolicy =
+    resourcePolicyOf(principal.resourcePolicies, resource) ?? bootstrapRoleTrust(resource);
+  // AWS asks a key's policy and a role's trust as well as the caller's own: without them the
+  // simulator would answer from the identity policy alone.
+  if (resourcePolicy === undefined && (action.startsWith('kms:') || action === 'sts:AssumeRole')) {
+    return 'not evaluated: the resource policy AWS also asks is not known';
+  }
   const tags = Object.entries(resourceTags.get(resource) ?? {});
   const result = await runSimulation(
     {

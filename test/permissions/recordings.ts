@@ -3,7 +3,7 @@
  * permissions tier: `.data/aws-calls/<tier>.jsonl`, and `<file>.<stack>.stack.json` for each stack
  * deployed there (`local/ministack/aws-call-recorder.ts`, `local/ministack/ministack.ts`).
  */
-import { mkdirSync, rmSync } from 'node:fs';
+import { mkdirSync, readdirSync, rmSync } from 'node:fs';
 import path from 'node:path';
 
 export const recordingsDirectory = path.resolve(import.meta.dirname, '../../.data/aws-calls');
@@ -16,7 +16,12 @@ export const recordedRegion = 'us-east-1';
 export function recordAwsCalls(tier: string): string {
   mkdirSync(recordingsDirectory, { recursive: true, mode: 0o700 });
   const file = path.join(recordingsDirectory, `${tier}.jsonl`);
-  for (const entry of [file]) rmSync(entry, { force: true });
+  // The calls and every stack of an earlier recording of the tier.
+  for (const entry of readdirSync(recordingsDirectory)) {
+    if (entry === `${tier}.jsonl` || entry.startsWith(`${tier}.jsonl.`)) {
+      rmSync(path.join(recordingsDirectory, entry), { force: true });
+    }
+  }
   process.env.PLANT_STORE_AWS_CALLS = file;
   return file;
 }

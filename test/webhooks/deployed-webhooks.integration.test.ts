@@ -439,12 +439,22 @@ describe('the deployed webhook path, on AWS emulators', () => {
     // The last failure in a row sets 42 aside, where it pages; 43 goes on, and the batch is done.
     await expect(replay()).resolves.toMatchObject({ replayedBatches: 1, remainingBatches: 0 });
     expect(setAside()).toEqual([expect.objectContaining({ eventID: 'kept-42' })]);
-    // A scheduled run leaves it to a person; by hand, once the queue takes it, it goes too.
+    // A scheduled run leaves it to a person, counted as kept (so the replay's alarm goes on).
     const scheduled = { 'detail-type': 'Scheduled Event', source: 'aws.events' };
     await expect(replay(scheduled)).resolves.toMatchObject({
       replayedBatches: 0,
-      remainingBatches: 0,
+      remainingBatches: 1,
     });
+    // By hand, while it still fails, it stays as it is: never set aside again under a new key.
+    for (let run = 1; run <= setAsideAfterFailures + 1; run += 1) {
+      await expect(replay()).resolves.toMatchObject({ replayedBatches: 0, remainingBatches: 1 });
+    }
+    const keys = (await moto.s3.send(new ListObjectsV2Command({ Bucket: webhooks.bucket })))
+      .Contents;
+    expect(keys?.map((object) => object.Key)).toEqual([
+      'set-aside/aws/lambda/mapping/shard/2026-11-25T00:00:41.000Z-41-1042',
+    ]);
+    // Once the queue takes it, by hand, it goes too.
     refusing = false;
     await expect(replay()).resolves.toMatchObject({ replayedBatches: 1, remainingBatches: 0 });
     const [subscriber] = receivers;

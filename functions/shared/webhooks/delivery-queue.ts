@@ -3,6 +3,7 @@ import { SendMessageBatchCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { errorCodes } from '../errors/error-codes.ts';
 import { ApiError } from '../errors/errors.ts';
 import { forEachConcurrently } from '../platform/concurrency.ts';
+import { remainingBudget } from '../platform/invocation-budget.ts';
 import { type DeliveryMessage, deliveryMessageBody } from './delivery-message.ts';
 
 /**
@@ -50,6 +51,9 @@ const concurrentBatches = 10;
 /** The delivery queue: ten messages to a SendMessageBatch (SQS's limit), ten batches at a time. */
 export function sqsDeliveryQueue(sqs: Pick<SQSClient, 'send'>, queueUrl: string): DeliveryQueue {
   const sendBatch = async (batch: readonly DeliveryMessage[]) => {
+    // Within the invocation's time, as a store call is (`invocation-budget.ts`).
+    const budget = remainingBudget();
+    if (budget <= 0) throw new Error('No time left in the invocation.');
     const { Failed = [] } = await sqs.send(
       new SendMessageBatchCommand({
         QueueUrl: queueUrl,
@@ -58,6 +62,7 @@ export function sqsDeliveryQueue(sqs: Pick<SQSClient, 'send'>, queueUrl: string)
           MessageBody: deliveryMessageBody(message),
         })),
       }),
+      Number.isFinite(budget) ? { abortSignal: AbortSignal.timeout(budget) } : {},
     );
     return Failed;
   };
@@ -68,18 +73,20 @@ export function sqsDeliveryQueue(sqs: Pick<SQSClient, 'send'>, queueUrl: string)
         batches.push(messages.slice(start, start + 10));
       }
       const unsent: DeliveryMessage[] = [];
-      let refused = false;
+      // Refused for good only when SQS blamed the sender for every message it did not take: an
+      // entry it failed on its side, or a request that failed whole, may be sent again.
+      let mayBeSentAgain = 0;
       let code: string | undefined;
       await forEachConcurrently(batches, concurrentBatches, async (batch) => {
         try {
           for (const entry of await sendBatch(batch)) {
             unsent.push(batch[Number(entry.Id)] as DeliveryMessage);
-            // An entry SQS failed on its side may be sent again; one it blames on us may not.
-            refused ||= entry.SenderFault === true;
+            if (entry.SenderFault !== true) mayBeSentAgain += 1;
             code ??= entry.Code;
           }
         } catch (error) {
           unsent.push(...batch);
+          mayBeSentAgain += batch.length;
           code ??= (error as Error).name;
         }
       });
@@ -87,7 +94,7 @@ export function sqsDeliveryQueue(sqs: Pick<SQSClient, 'send'>, queueUrl: string)
         throw new MessagesNotQueuedError(
           `SQS did not take ${unsent.length} of ${messages.length} delivery messages (${code})`,
           unsent,
-          refused,
+          mayBeSentAgain === 0,
         );
       }
     },

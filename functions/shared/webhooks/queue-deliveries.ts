@@ -64,6 +64,8 @@ export interface QueueOutcome {
   readonly skipped: number;
   /** The first record whose deliveries could not all be queued; the later ones were not tried. */
   readonly failedRecord?: PlantStreamRecord;
+  /** Whether it failed before any record was tried (the subscribers or the log unavailable). */
+  readonly failedBeforeSending?: boolean;
 }
 
 /**
@@ -105,7 +107,12 @@ export async function queuePlantEventDeliveries(
     }
   } catch (error) {
     logger.error('could not read the subscribers or keep the events', { error });
-    return logQueued(logger, { events, skipped, ...failedAt(read[0]?.record ?? records[0]) });
+    return logQueued(logger, {
+      events,
+      skipped,
+      ...failedAt(read[0]?.record ?? records[0]),
+      failedBeforeSending: true,
+    });
   }
   for (const { record, event } of read) {
     const messages = subscriptions.flatMap((subscription) =>

@@ -52,5 +52,29 @@ describe('the delivery queue', () => {
         .sort(),
     ).toEqual(['msg_13', 'msg_20', 'msg_21', 'msg_22', 'msg_23', 'msg_24'].sort());
     expect(unsentOf(new Error('anything else'), messages)).toHaveLength(25);
+    // One of them SQS could not take on its side: not refused for good, so sent again later.
+    expect(failure).toMatchObject({ refused: false, code: { error: 50300 } });
+  });
+
+  it('is refused for good only when SQS blamed the sender for every message it did not take', async () => {
+    let batch = 0;
+    const queue = sqsDeliveryQueue(
+      {
+        send: async () => {
+          batch += 1;
+          return batch === 1
+            ? { Failed: [{ Id: '0', SenderFault: true, Code: 'InvalidMessageContents' }] }
+            : { Failed: [{ Id: '0', SenderFault: false, Code: 'InternalError' }] };
+        },
+      } as never,
+      'q',
+    );
+    const twenty = Array.from({ length: 20 }, (_, index) =>
+      firstDeliveryMessage({ webhookId: `msg_${index}`, payload: '{}' }, 'audit', 0),
+    );
+    await expect(queue.send(twenty)).rejects.toMatchObject({ refused: false });
+    await expect(refusing({ SenderFault: true, Code: 'X' }).send(twenty)).rejects.toMatchObject({
+      refused: true,
+    });
   });
 });
