@@ -6,6 +6,7 @@
 import { GetSecretValueCommand, type SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { SendMessageBatchCommand, SendMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
+import { backgroundMarginMilliseconds, budgeted } from '../shared/platform/invocation-budget.ts';
 import {
   createLogger,
   type InvocationContext,
@@ -92,33 +93,36 @@ export function createHandler(dependencies: DeliverDependencies) {
   const sendForLater = laterSenderOf(dependencies, now);
   const deadLetter = deadLetterSenderOf(dependencies, now);
 
-  return async (event: SQSEvent, context?: InvocationContext): Promise<SQSBatchResponse> => {
-    const logger = loggerOf(context);
-    const outcomes = await Promise.allSettled(
-      event.Records.map(async (record) => {
-        const step = await deliver(record.body, logger);
-        if (step.kind === 'dead-letter') {
-          await deadLetter(step.message, step.attempts, step.failure);
-          return undefined;
+  return budgeted(
+    backgroundMarginMilliseconds,
+    async (event: SQSEvent, context?: InvocationContext): Promise<SQSBatchResponse> => {
+      const logger = loggerOf(context);
+      const outcomes = await Promise.allSettled(
+        event.Records.map(async (record) => {
+          const step = await deliver(record.body, logger);
+          if (step.kind === 'dead-letter') {
+            await deadLetter(step.message, step.attempts, step.failure);
+            return undefined;
+          }
+          return step.kind === 'later' ? step.message : undefined;
+        }),
+      );
+      const refused = await sendForLater(
+        outcomes.map((outcome) => (outcome.status === 'fulfilled' ? outcome.value : undefined)),
+        logger,
+      );
+      const batchItemFailures = event.Records.flatMap((record, index) => {
+        const outcome = outcomes[index];
+        if (outcome?.status === 'fulfilled' && !refused.has(index)) return [];
+        // SQS hands it back after the visibility timeout, for the same attempt.
+        if (outcome?.status === 'rejected') {
+          logger.error('webhook delivery failed unexpectedly', { error: outcome.reason });
         }
-        return step.kind === 'later' ? step.message : undefined;
-      }),
-    );
-    const refused = await sendForLater(
-      outcomes.map((outcome) => (outcome.status === 'fulfilled' ? outcome.value : undefined)),
-      logger,
-    );
-    const batchItemFailures = event.Records.flatMap((record, index) => {
-      const outcome = outcomes[index];
-      if (outcome?.status === 'fulfilled' && !refused.has(index)) return [];
-      // SQS hands it back after the visibility timeout, for the same attempt.
-      if (outcome?.status === 'rejected') {
-        logger.error('webhook delivery failed unexpectedly', { error: outcome.reason });
-      }
-      return [{ itemIdentifier: record.messageId }];
-    });
-    return { batchItemFailures };
-  };
+        return [{ itemIdentifier: record.messageId }];
+      });
+      return { batchItemFailures };
+    },
+  );
 }
 
 /** One message's turn; a body that is no message goes to the dead letters as it is. */

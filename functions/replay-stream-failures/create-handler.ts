@@ -16,6 +16,7 @@ import {
   paginateListObjectsV2,
   type S3Client,
 } from '@aws-sdk/client-s3';
+import { backgroundMarginMilliseconds, budgeted } from '../shared/platform/invocation-budget.ts';
 import {
   createLogger,
   type InvocationContext,
@@ -98,49 +99,52 @@ export function createHandler(dependencies: ReplayDependencies) {
     dependencies.logger ?? createLogger({ service: 'replay-stream-failures' }),
   );
   const now = dependencies.now ?? Date.now;
-  return async (event?: unknown, context?: InvocationContext): Promise<ReplaySummary> => {
-    const logger = loggerOf(context);
-    const scheduled = isScheduled(event);
-    let replayedBatches = 0;
-    let newPlants = 0;
-    let remainingBatches = 0;
-    let oldestKeptMinutes = 0;
-    for await (const { key, keptAt } of keptBatches(dependencies)) {
-      const ageMinutes = Math.floor((now() - keptAt) / 60_000);
-      const keep = () => {
-        remainingBatches += 1;
-        oldestKeptMinutes = Math.max(oldestKeptMinutes, ageMinutes);
-      };
-      // A record set aside waits for a person, and is counted as kept until then: the replay's
-      // alarm goes on paging for it (its age), not only once.
-      if (scheduled && key.startsWith(setAsidePrefix)) {
-        keep();
-        continue;
-      }
-      try {
-        const progress = await readProgress(dependencies, key);
-        const triedAtAge =
-          progress.triedAt === undefined
-            ? undefined
-            : Math.floor((progress.triedAt - keptAt) / 60_000);
-        if (scheduled && !replayDue(ageMinutes, triedAtAge)) {
+  return budgeted(
+    backgroundMarginMilliseconds,
+    async (event?: unknown, context?: InvocationContext): Promise<ReplaySummary> => {
+      const logger = loggerOf(context);
+      const scheduled = isScheduled(event);
+      let replayedBatches = 0;
+      let newPlants = 0;
+      let remainingBatches = 0;
+      let oldestKeptMinutes = 0;
+      for await (const { key, keptAt } of keptBatches(dependencies)) {
+        const ageMinutes = Math.floor((now() - keptAt) / 60_000);
+        const keep = () => {
+          remainingBatches += 1;
+          oldestKeptMinutes = Math.max(oldestKeptMinutes, ageMinutes);
+        };
+        // A record set aside waits for a person, and is counted as kept until then: the replay's
+        // alarm goes on paging for it (its age), not only once.
+        if (scheduled && key.startsWith(setAsidePrefix)) {
           keep();
           continue;
         }
-        const outcome = await replayBatch(dependencies, key, progress, logger, now);
-        newPlants += outcome.newPlants;
-        if (outcome.done) replayedBatches += 1;
-        else keep();
-      } catch (error) {
-        // One batch S3 fails on is kept for the next run, and holds back no other.
-        logger.error('could not replay a kept stream batch', { key, error });
-        keep();
+        try {
+          const progress = await readProgress(dependencies, key);
+          const triedAtAge =
+            progress.triedAt === undefined
+              ? undefined
+              : Math.floor((progress.triedAt - keptAt) / 60_000);
+          if (scheduled && !replayDue(ageMinutes, triedAtAge)) {
+            keep();
+            continue;
+          }
+          const outcome = await replayBatch(dependencies, key, progress, logger, now);
+          newPlants += outcome.newPlants;
+          if (outcome.done) replayedBatches += 1;
+          else keep();
+        } catch (error) {
+          // One batch S3 fails on is kept for the next run, and holds back no other.
+          logger.error('could not replay a kept stream batch', { key, error });
+          keep();
+        }
       }
-    }
-    const summary = { replayedBatches, newPlants, remainingBatches, oldestKeptMinutes };
-    logger.info(replayLog.replayed, summary);
-    return summary;
-  };
+      const summary = { replayedBatches, newPlants, remainingBatches, oldestKeptMinutes };
+      logger.info(replayLog.replayed, summary);
+      return summary;
+    },
+  );
 }
 
 /** Queues a batch's records from where it stopped; deletes it, or records how far it got. */

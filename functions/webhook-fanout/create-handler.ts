@@ -4,6 +4,7 @@
  * `webhook-id`); a batch still failing is kept and replayed.
  */
 import type { DynamoDBBatchResponse, DynamoDBStreamEvent } from 'aws-lambda';
+import { backgroundMarginMilliseconds, budgeted } from '../shared/platform/invocation-budget.ts';
 import {
   createLogger,
   type InvocationContext,
@@ -19,20 +20,23 @@ export function createHandler(dependencies: FanoutDependencies) {
   const loggerOf = invocationLoggers(
     dependencies.logger ?? createLogger({ service: 'webhook-fanout' }),
   );
-  return async (
-    event: DynamoDBStreamEvent,
-    context?: InvocationContext,
-  ): Promise<DynamoDBBatchResponse> => {
-    const { failedRecord } = await queuePlantEventDeliveries(
-      event.Records as PlantStreamRecord[],
-      dependencies,
-      loggerOf(context),
-    );
-    // Lambda retries from the first failed record, the later ones with it.
-    const sequenceNumber = failedRecord?.dynamodb?.SequenceNumber;
-    return {
-      batchItemFailures:
-        failedRecord === undefined ? [] : [{ itemIdentifier: sequenceNumber ?? '' }],
-    };
-  };
+  return budgeted(
+    backgroundMarginMilliseconds,
+    async (
+      event: DynamoDBStreamEvent,
+      context?: InvocationContext,
+    ): Promise<DynamoDBBatchResponse> => {
+      const { failedRecord } = await queuePlantEventDeliveries(
+        event.Records as PlantStreamRecord[],
+        dependencies,
+        loggerOf(context),
+      );
+      // Lambda retries from the first failed record, the later ones with it.
+      const sequenceNumber = failedRecord?.dynamodb?.SequenceNumber;
+      return {
+        batchItemFailures:
+          failedRecord === undefined ? [] : [{ itemIdentifier: sequenceNumber ?? '' }],
+      };
+    },
+  );
 }

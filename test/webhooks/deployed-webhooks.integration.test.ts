@@ -71,10 +71,17 @@ async function eventually(check: () => Promise<boolean> | boolean, timeoutMillis
   }
 }
 
-function putPlant(webhooks: DeployedWebhooks, item: Record<string, unknown>) {
-  return webhooks.table.documentClient.send(
-    new PutCommand({ TableName: webhooks.table.tableName, Item: item }),
-  );
+/** An item written as another tool would: again after a timeout, as a busy machine may need. */
+async function putPlant(webhooks: DeployedWebhooks, item: Record<string, unknown>) {
+  for (let attempt = 1; ; attempt += 1) {
+    try {
+      return await webhooks.table.documentClient.send(
+        new PutCommand({ TableName: webhooks.table.tableName, Item: item }),
+      );
+    } catch (error) {
+      if ((error as Error).name !== 'TimeoutError' || attempt === 5) throw error;
+    }
+  }
 }
 
 /** The bed's secret is made when it starts; receivers verify with it once it is known. */

@@ -26,7 +26,9 @@ export function withinInvocationBudget<Result>(
   work: () => Promise<Result>,
 ): Promise<Result> {
   const remaining = context?.getRemainingTimeInMillis?.();
-  if (remaining === undefined) return work();
+  // No time told: no budget, not even one a caller's invocation left in this async context
+  // (`npm start` runs many invocations, and background work, in one process).
+  if (remaining === undefined) return budgets.exit(work);
   return budgets.run(
     { endsAt: Date.now() + remaining - marginMilliseconds, marginMilliseconds },
     work,
@@ -46,4 +48,16 @@ export function onMargin<Result>(cleanup: () => Promise<Result>): Promise<Result
   // Half a second is kept for the answer itself.
   const endsAt = budget.endsAt + budget.marginMilliseconds - 500;
   return budgets.run({ endsAt, marginMilliseconds: 0 }, cleanup);
+}
+
+/** What the queue-fed and scheduled functions keep of their time for what follows their work. */
+export const backgroundMarginMilliseconds = 3_000;
+
+/** `handler`, each invocation within its own budget (`withinInvocationBudget`). */
+export function budgeted<Args extends [unknown?, RemainingTime?], Result>(
+  marginMilliseconds: number,
+  handler: (...args: Args) => Promise<Result>,
+): (...args: Args) => Promise<Result> {
+  return (...args: Args) =>
+    withinInvocationBudget(args[1], marginMilliseconds, () => handler(...args));
 }
