@@ -50,6 +50,8 @@ export const justifiedUnusedGrants: Readonly<Record<string, string>> = {
     'Retries and dead letters, sent when a receiver fails: the runs on MiniStack deliver at the first attempt; test/webhooks/dead-subscriber.integration.test.ts sends both on moto.',
   'ReplayStreamFailures dynamodb:BatchWriteItem':
     'The event log keeps several events of a batch in one BatchWriteItem (webhook-log.ts); the replay on MiniStack keeps one; test/webhooks/deployed-webhooks.integration.test.ts keeps several.',
+  'RecoverWebhookEndpoint sqs:SendMessage':
+    'Queues only the events an endpoint missed: the contract suite’s recover finds some on one run and none on another (a busy machine delivers them first); test/api/recover-faults.integration.test.ts queues them.',
   'ReplayStreamFailures sqs:SendMessage':
     'Queues a kept event for its subscribers: the replay on MiniStack has none to queue for (dev has no stage subscriber); test/webhooks/deployed-webhooks.integration.test.ts queues on moto.',
   'WebhookFanout dynamodb:BatchWriteItem':
