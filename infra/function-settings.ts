@@ -40,6 +40,13 @@ const endpointFunction = (
   endpointAccess: NonNullable<FunctionSettings['endpointAccess']>,
 ) => apiFunction(name, { endpointAccess });
 
+/** An `Idempotency-Key` in the log: read; taken and answered, or let go (`idempotency-keys.ts`). */
+const idempotencyKeyActions = [
+  'dynamodb:GetItem',
+  'dynamodb:PutItem',
+  'dynamodb:DeleteItem',
+] as const;
+
 /** The fan-out and the replay read who hears and keep the events, in the webhook log. */
 const fanoutEndpointAccess = {
   logActions: ['dynamodb:GetItem', 'dynamodb:Query', 'dynamodb:PutItem', 'dynamodb:BatchWriteItem'],
@@ -68,10 +75,12 @@ export const functionSettings = {
     skipsItemsNotPlants: true,
   }),
   // Each reaches the endpoint stores as its work needs, and no plant.
+  // Those taking an `Idempotency-Key` open a kept answer's secret again.
   createWebhookEndpoint: endpointFunction('createWebhookEndpoint', {
     tableActions: ['dynamodb:PutItem'],
-    logActions: ['dynamodb:UpdateItem'],
-    keyActions: ['kms:Encrypt'],
+    // The count, and the key's answer kept in the same transaction.
+    logActions: ['dynamodb:UpdateItem', 'dynamodb:GetItem', 'dynamodb:PutItem'],
+    keyActions: ['kms:Encrypt', 'kms:Decrypt'],
   }),
   listWebhookEndpoints: endpointFunction('listWebhookEndpoints', {
     tableActions: ['dynamodb:Query'],
@@ -92,13 +101,13 @@ export const functionSettings = {
     keyActions: ['kms:Decrypt'],
   }),
   rotateWebhookEndpointSecret: endpointFunction('rotateWebhookEndpointSecret', {
-    // Seals the new secret and never opens the old one.
     tableActions: ['dynamodb:GetItem', 'dynamodb:UpdateItem'],
-    keyActions: ['kms:Encrypt'],
+    logActions: [...idempotencyKeyActions],
+    keyActions: ['kms:Encrypt', 'kms:Decrypt'],
   }),
   testWebhookEndpoint: endpointFunction('testWebhookEndpoint', {
     tableActions: ['dynamodb:GetItem'],
-    logActions: ['dynamodb:UpdateItem'],
+    logActions: ['dynamodb:UpdateItem', ...idempotencyKeyActions],
     sendsDeliveries: true,
   }),
   listWebhookEndpointAttempts: endpointFunction('listWebhookEndpointAttempts', {
@@ -108,7 +117,12 @@ export const functionSettings = {
   recoverWebhookEndpoint: {
     ...endpointFunction('recoverWebhookEndpoint', {
       tableActions: ['dynamodb:GetItem'],
-      logActions: ['dynamodb:Query', 'dynamodb:BatchGetItem', 'dynamodb:UpdateItem'],
+      logActions: [
+        'dynamodb:Query',
+        'dynamodb:BatchGetItem',
+        'dynamodb:UpdateItem',
+        ...idempotencyKeyActions,
+      ],
       sendsDeliveries: true,
     }),
     // Its claims are retried through a store pause past 10 s; 25 s answers its own 503, inside

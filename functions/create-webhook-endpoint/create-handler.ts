@@ -1,6 +1,7 @@
 /**
  * `POST /webhook-endpoints`: registers an endpoint (URL checked first; 50 an owner however many
- * race) and answers its secret; the fan-out hears of it before the answer.
+ * race) and answers its secret; the fan-out hears of it before the answer. Under an
+ * `Idempotency-Key`, the answer is kept in the endpoint's own transaction: a retry answers it.
  */
 
 import { endpointErrorCodes } from '../shared/errors/error-codes.ts';
@@ -23,12 +24,13 @@ import {
   endpointRequestOf,
 } from '../webhook-endpoints/endpoint-request.ts';
 import { checkedUrlOf, type EndpointUrlPolicy } from '../webhook-endpoints/endpoint-url.ts';
+import { answerOnceInWrite } from '../webhook-endpoints/idempotency-keys.ts';
 import type { SecretBox } from '../webhook-endpoints/secret-box.ts';
 import { newEndpointSecret } from '../webhook-endpoints/secret-box.ts';
 
 export interface Dependencies extends EndpointFunctionDependencies {
-  /** Seals the new endpoint's secret. */
-  readonly secretBox: Pick<SecretBox, 'seal'>;
+  /** Seals the new endpoint's secret, and opens it again for a retry's kept answer. */
+  readonly secretBox: SecretBox;
   /** Which URLs an endpoint may have. */
   readonly urlPolicy: EndpointUrlPolicy;
 }
@@ -37,37 +39,43 @@ export function createHandler(dependencies: Dependencies) {
   return createRouteHandler('create-webhook-endpoint', dependencies, async (route) => {
     const request = endpointRequestOf(route, dependencies);
     const fields = readNewEndpoint(readJsonBody(request.event));
-    const url = await checkedUrlOf(fields.url, dependencies.urlPolicy);
-    const now = request.now();
-    const id = newEndpointId(now);
-    const secret = newEndpointSecret();
-    const record: EndpointRecord = {
-      id,
-      owner: request.owner,
-      url,
-      events: fields.events,
-      format: fields.format,
-      description: fields.description,
-      enabled: true,
-      createdAt: new Date(now).toISOString(),
-      version: nextVersion(0, now * 1000),
-      secret: await dependencies.secretBox.seal(secret, id),
-    };
-    try {
-      await putNewEndpoint(record, request.stores);
-    } catch (error) {
-      if (!(error instanceof EndpointLimitError)) throw error;
-      throw new ApiError(
-        endpointErrorCodes.endpointLimitReached,
-        `This client has ${maxEndpointsPerOwner} webhook endpoints, the most it may have; delete one first.`,
-      );
-    }
-    request.logger.info('webhook endpoint created', { endpointId: id });
-    // No ETag: this answer holds the secret, which no cache may keep.
-    return jsonResponse(
-      201,
-      { ...viewOf(record), secret },
-      { Location: `${requestUrl(request.event)}/${id}` },
-    );
+    return answerOnceInWrite(request, 'create', dependencies.secretBox, async (key) => {
+      const url = await checkedUrlOf(fields.url, dependencies.urlPolicy);
+      const now = request.now();
+      const id = newEndpointId(now);
+      const secret = newEndpointSecret();
+      const record: EndpointRecord = {
+        id,
+        owner: request.owner,
+        url,
+        events: fields.events,
+        format: fields.format,
+        description: fields.description,
+        enabled: true,
+        createdAt: new Date(now).toISOString(),
+        version: nextVersion(0, now * 1000),
+        secret: await dependencies.secretBox.seal(secret, id),
+      };
+      // No ETag: this answer holds the secret, which no cache may keep.
+      const answer = {
+        response: jsonResponse(
+          201,
+          { ...viewOf(record), secret },
+          { Location: `${requestUrl(request.event)}/${id}` },
+        ),
+        secret: { sealed: record.secret, endpointId: id },
+      };
+      try {
+        await putNewEndpoint(record, request.stores, key?.keptIn(answer));
+      } catch (error) {
+        if (!(error instanceof EndpointLimitError)) throw error;
+        throw new ApiError(
+          endpointErrorCodes.endpointLimitReached,
+          `This client has ${maxEndpointsPerOwner} webhook endpoints, the most it may have; delete one first.`,
+        );
+      }
+      request.logger.info('webhook endpoint created', { endpointId: id });
+      return answer;
+    });
   });
 }

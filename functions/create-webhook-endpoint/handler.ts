@@ -1,12 +1,12 @@
 /** Lambda entry of `POST /webhook-endpoints`, configured once, at cold start. */
 import {
   endpointUrlsVariable,
-  kmsSealerOf,
+  kmsSecretBoxOf,
   readKeyedFunctionConfig,
 } from '../webhook-endpoints/endpoint-config.ts';
 import { createHandler } from './create-handler.ts';
 
-const config = readKeyedFunctionConfig('create-webhook-endpoint', kmsSealerOf, {
+const config = readKeyedFunctionConfig('create-webhook-endpoint', kmsSecretBoxOf, {
   WEBHOOK_ENDPOINT_URLS: endpointUrlsVariable(process.env),
 });
 

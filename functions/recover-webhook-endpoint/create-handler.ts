@@ -25,6 +25,7 @@ import {
   requireEndpoint,
 } from '../webhook-endpoints/endpoint-request.ts';
 import { endpointSubscriberName } from '../webhook-endpoints/endpoint-subscriptions.ts';
+import { answerOnce } from '../webhook-endpoints/idempotency-keys.ts';
 import {
   claimDelivery,
   deliveryStates,
@@ -44,28 +45,32 @@ export function createHandler(dependencies: Dependencies) {
     const request = endpointRequestOf(route, dependencies);
     const now = request.now();
     const since = readSince(readJsonBody(request.event), now);
-    const record = await requireEndpoint(request);
-    if (!record.enabled) throw new ApiError(endpointErrorCodes.webhookEndpointDisabled);
-    await countEndpointCall(record.id, 'recover', now, request.stores);
-    // Event times are whole seconds (the stream's): from the second the endpoint was made.
-    const from = Math.max(since, Math.floor(Date.parse(record.createdAt) / 1000) * 1000);
-    const missed = await missedEvents(record, from, now, request.stores);
-    const claimed = await claimedMessages(record, missed.slice(0, recoverCap), now, request);
-    const { messages } = claimed;
-    try {
-      await dependencies.deliveries.send(messages);
-    } catch (error) {
-      // Not queued: their claims go, so that the next recover queues them; the queued keep theirs.
-      await onMargin(() => releaseClaims(record, unsentOf(error, messages), now, request));
-      throw error;
-    }
-    // Every claim this call may hold has its message queued: a retry finds the rest.
-    if (claimed.failure !== undefined) throw claimed.failure;
-    request.logger.info('webhook endpoint recovering', {
-      endpointId: record.id,
-      events: messages.length,
+    return answerOnce(request, 'recover', undefined, async () => {
+      const record = await requireEndpoint(request);
+      if (!record.enabled) throw new ApiError(endpointErrorCodes.webhookEndpointDisabled);
+      await countEndpointCall(record.id, 'recover', now, request.stores);
+      // Event times are whole seconds (the stream's): from the second the endpoint was made.
+      const from = Math.max(since, Math.floor(Date.parse(record.createdAt) / 1000) * 1000);
+      const missed = await missedEvents(record, from, now, request.stores);
+      const claimed = await claimedMessages(record, missed.slice(0, recoverCap), now, request);
+      const { messages } = claimed;
+      try {
+        await dependencies.deliveries.send(messages);
+      } catch (error) {
+        // Not queued: their claims go, so that the next recover queues them; the queued keep theirs.
+        await onMargin(() => releaseClaims(record, unsentOf(error, messages), now, request));
+        throw error;
+      }
+      // Every claim this call may hold has its message queued: a retry finds the rest.
+      if (claimed.failure !== undefined) throw claimed.failure;
+      request.logger.info('webhook endpoint recovering', {
+        endpointId: record.id,
+        events: messages.length,
+      });
+      return {
+        response: jsonResponse(202, { events: messages.length, more: missed.length > recoverCap }),
+      };
     });
-    return jsonResponse(202, { events: messages.length, more: missed.length > recoverCap });
   });
 }
 

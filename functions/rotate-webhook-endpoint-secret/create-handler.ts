@@ -15,11 +15,12 @@ import {
   endpointRequestOf,
   requireEndpoint,
 } from '../webhook-endpoints/endpoint-request.ts';
+import { answerOnce } from '../webhook-endpoints/idempotency-keys.ts';
 import { newEndpointSecret, type SecretBox } from '../webhook-endpoints/secret-box.ts';
 
 export interface Dependencies extends EndpointFunctionDependencies {
-  /** Seals the new secret. */
-  readonly secretBox: Pick<SecretBox, 'seal'>;
+  /** Seals the new secret, and opens it again for a retry's kept answer (`Idempotency-Key`). */
+  readonly secretBox: SecretBox;
 }
 
 const longestOverlapSeconds = rotationOverlapMilliseconds / 1000;
@@ -35,24 +36,29 @@ export function createHandler(dependencies: Dependencies) {
   return createRouteHandler('rotate-webhook-endpoint-secret', dependencies, async (route) => {
     const request = endpointRequestOf(route, dependencies);
     const overlapSeconds = readOverlapSeconds(request.event);
-    const current = await requireEndpoint(request);
-    const secret = newEndpointSecret();
-    const rotated = {
-      secret: await dependencies.secretBox.seal(secret, current.id),
-      ...(overlapSeconds === 0
-        ? {}
-        : { previousSecretUntil: request.now() + overlapSeconds * 1000 }),
-    };
-    if (!(await rotateEndpointSecret(current, rotated, request.stores))) {
-      // Deleted meanwhile: answered as a missing endpoint is.
-      await requireEndpoint(request);
-      throw new Error('The endpoint was not rotated, yet it exists.');
-    }
-    request.logger.info('webhook endpoint secret rotated', {
-      endpointId: current.id,
-      overlapSeconds,
+    return answerOnce(request, 'rotate', dependencies.secretBox, async () => {
+      const current = await requireEndpoint(request);
+      const secret = newEndpointSecret();
+      const rotated = {
+        secret: await dependencies.secretBox.seal(secret, current.id),
+        ...(overlapSeconds === 0
+          ? {}
+          : { previousSecretUntil: request.now() + overlapSeconds * 1000 }),
+      };
+      if (!(await rotateEndpointSecret(current, rotated, request.stores))) {
+        // Deleted meanwhile: answered as a missing endpoint is.
+        await requireEndpoint(request);
+        throw new Error('The endpoint was not rotated, yet it exists.');
+      }
+      request.logger.info('webhook endpoint secret rotated', {
+        endpointId: current.id,
+        overlapSeconds,
+      });
+      return {
+        response: jsonResponse(200, { secret }),
+        secret: { sealed: rotated.secret, endpointId: current.id },
+      };
     });
-    return jsonResponse(200, { secret });
   });
 }
 

@@ -1,7 +1,7 @@
 /** Lambda entry of `POST /webhook-endpoints/{endpointId}/secret/rotate`. */
-import { kmsSealerOf, readKeyedFunctionConfig } from '../webhook-endpoints/endpoint-config.ts';
+import { kmsSecretBoxOf, readKeyedFunctionConfig } from '../webhook-endpoints/endpoint-config.ts';
 import { createHandler } from './create-handler.ts';
 
 export const handler = createHandler(
-  readKeyedFunctionConfig('rotate-webhook-endpoint-secret', kmsSealerOf),
+  readKeyedFunctionConfig('rotate-webhook-endpoint-secret', kmsSecretBoxOf),
 );

@@ -14,6 +14,7 @@ import {
   requireEndpoint,
 } from '../webhook-endpoints/endpoint-request.ts';
 import { endpointSubscriberName } from '../webhook-endpoints/endpoint-subscriptions.ts';
+import { answerOnce } from '../webhook-endpoints/idempotency-keys.ts';
 
 export interface Dependencies extends EndpointFunctionDependencies {
   /** Where the test event is queued. */
@@ -23,23 +24,25 @@ export interface Dependencies extends EndpointFunctionDependencies {
 export function createHandler(dependencies: Dependencies) {
   return createRouteHandler('test-webhook-endpoint', dependencies, async (route) => {
     const request = endpointRequestOf(route, dependencies);
-    const record = await requireEndpoint(request);
-    const now = request.now();
-    await countEndpointCall(record.id, 'test', now, request.stores);
-    const eventId = `msg_test_${randomUUID().replaceAll('-', '')}`;
-    const payload = JSON.stringify({
-      type: 'webhook.test',
-      timestamp: new Date(now).toISOString(),
-      data: { endpointId: record.id },
+    return answerOnce(request, 'test', undefined, async () => {
+      const record = await requireEndpoint(request);
+      const now = request.now();
+      await countEndpointCall(record.id, 'test', now, request.stores);
+      const eventId = `msg_test_${randomUUID().replaceAll('-', '')}`;
+      const payload = JSON.stringify({
+        type: 'webhook.test',
+        timestamp: new Date(now).toISOString(),
+        data: { endpointId: record.id },
+      });
+      await dependencies.deliveries.send([
+        firstDeliveryMessage(
+          { webhookId: eventId, payload },
+          endpointSubscriberName(record.id),
+          now,
+          { id: record.id, owner: record.owner, type: 'webhook.test' },
+        ),
+      ]);
+      return { response: jsonResponse(202, { eventId }) };
     });
-    await dependencies.deliveries.send([
-      firstDeliveryMessage(
-        { webhookId: eventId, payload },
-        endpointSubscriberName(record.id),
-        now,
-        { id: record.id, owner: record.owner, type: 'webhook.test' },
-      ),
-    ]);
-    return jsonResponse(202, { eventId });
   });
 }

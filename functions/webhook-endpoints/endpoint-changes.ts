@@ -5,6 +5,8 @@
  */
 import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import { TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
+import { endpointErrorCodes } from '../shared/errors/error-codes.ts';
+import { ApiError } from '../shared/errors/errors.ts';
 import { conditionFailed, sendToStore, updateIf } from '../shared/platform/dynamodb.ts';
 import { type EndpointRecord, maxEndpointsPerOwner } from './endpoint.ts';
 import {
@@ -25,11 +27,12 @@ export class EndpointLimitError extends Error {
 /** The owner's count of endpoints, in the webhook log. */
 const countKey = (owner: string) => ({ pk: `owner#${owner}`, sk: 'endpoints' });
 
+type TransactItem = NonNullable<
+  ConstructorParameters<typeof TransactWriteCommand>[0]['TransactItems']
+>[number];
+
 /** A transaction, again after a conflict: the SDK does not retry a cancelled transaction. */
-async function transact(
-  stores: EndpointStores,
-  items: ConstructorParameters<typeof TransactWriteCommand>[0]['TransactItems'],
-): Promise<void> {
+async function transact(stores: EndpointStores, items: TransactItem[]): Promise<void> {
   for (let attempt = 1; ; attempt += 1) {
     try {
       await sendToStore(stores, new TransactWriteCommand({ TransactItems: items }));
@@ -51,8 +54,15 @@ function cancellationCodes(error: unknown): readonly (string | undefined)[] | un
     : undefined;
 }
 
-/** Stores and counts a new endpoint, then publishes it. @throws EndpointLimitError */
-export async function putNewEndpoint(record: EndpointRecord, stores: EndpointStores) {
+/**
+ * Stores and counts a new endpoint (and keeps the answer to its `Idempotency-Key`, when given one),
+ * then publishes it. @throws EndpointLimitError, ApiError 40901 when the key has an answer already
+ */
+export async function putNewEndpoint(
+  record: EndpointRecord,
+  stores: EndpointStores,
+  keptAnswer?: TransactItem,
+) {
   try {
     await transact(stores, [
       {
@@ -71,10 +81,17 @@ export async function putNewEndpoint(record: EndpointRecord, stores: EndpointSto
           ConditionExpression: 'attribute_not_exists(endpointId)',
         },
       },
+      ...(keptAnswer === undefined ? [] : [keptAnswer]),
     ]);
   } catch (error) {
-    if (cancellationCodes(error)?.[0] === 'ConditionalCheckFailed') {
+    const codes = cancellationCodes(error);
+    if (codes?.[0] === 'ConditionalCheckFailed') {
       throw new EndpointLimitError(`The owner has ${maxEndpointsPerOwner} endpoints.`);
+    }
+    if (codes?.[2] === 'ConditionalCheckFailed') {
+      throw new ApiError(endpointErrorCodes.idempotencyKeyInUse, undefined, {
+        retryAfterSeconds: 1,
+      });
     }
     throw error;
   }

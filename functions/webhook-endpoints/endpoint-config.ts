@@ -13,7 +13,7 @@ import {
   type EndpointUrlPolicy,
   localUrlPolicy,
 } from './endpoint-url-policy.ts';
-import { kmsOpener, kmsSealer, type SecretBox } from './secret-box.ts';
+import { kmsOpener, kmsSecretBox, type SecretBox } from './secret-box.ts';
 
 /** Where the endpoints and the webhook log are. */
 export interface EndpointStoreSettings {
@@ -60,9 +60,9 @@ function kmsOf(settings: SecretsKeySettings): KMSClient {
   return new KMSClient(settings.kmsUrl === undefined ? {} : { endpoint: settings.kmsUrl });
 }
 
-/** Sealing with the settings' key (create, rotate). */
-export function kmsSealerOf(settings: SecretsKeySettings): Pick<SecretBox, 'seal'> {
-  return kmsSealer(kmsOf(settings), settings.secretsKeyId);
+/** Sealing and opening with the settings' key (create, rotate: a kept answer is opened again). */
+export function kmsSecretBoxOf(settings: SecretsKeySettings): SecretBox {
+  return kmsSecretBox(kmsOf(settings), settings.secretsKeyId);
 }
 
 /** Opening with the settings' key (the secret's answer, the delivery). */

@@ -16,7 +16,7 @@ export function newEndpointSecret(): string {
   return `whsec_${randomBytes(32).toString('base64')}`;
 }
 
-/** Sealing alone (`kms:Encrypt`): a function that only seals has no code or grant to open. */
+/** Sealing (`kms:Encrypt`). */
 export function kmsSealer(kms: Pick<KMSClient, 'send'>, keyId: string): Pick<SecretBox, 'seal'> {
   return {
     seal: async (secret, endpointId) => {
@@ -49,7 +49,7 @@ export function kmsOpener(kms: Pick<KMSClient, 'send'>, keyId: string): Pick<Sec
   };
 }
 
-/** Both, for what seals and opens (the emulated deployed path). */
+/** Both: create and rotate seal a new secret, and open it again for a retry's kept answer. */
 export function kmsSecretBox(kms: Pick<KMSClient, 'send'>, keyId: string): SecretBox {
   return { ...kmsSealer(kms, keyId), ...kmsOpener(kms, keyId) };
 }

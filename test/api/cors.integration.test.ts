@@ -45,7 +45,7 @@ afterAll(async () => {
   await rm(keysDirectory, { recursive: true, force: true });
 });
 
-const exposed = 'ETag, Link, Retry-After, WWW-Authenticate, x-amzn-RequestId';
+const exposed = 'ETag, Idempotent-Replayed, Link, Retry-After, WWW-Authenticate, x-amzn-RequestId';
 
 function send(path: string, init: RequestInit & { origin?: string } = {}, base = api) {
   const headers = new Headers(init.headers);
@@ -78,7 +78,8 @@ describe('preflights', () => {
       expect(Object.fromEntries(response.headers)).toMatchObject({
         'access-control-allow-origin': allowed,
         'access-control-allow-methods': [...methods, 'OPTIONS'].join(', '),
-        'access-control-allow-headers': 'Authorization, Content-Type, If-Match, If-None-Match',
+        'access-control-allow-headers':
+          'Authorization, Content-Type, Idempotency-Key, If-Match, If-None-Match',
         'access-control-max-age': '7200',
         vary: 'Origin',
       });

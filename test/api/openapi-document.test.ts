@@ -48,7 +48,13 @@ const errorExamples = responseExamples.filter((example) => example.status >= 400
 /** The statuses API Gateway itself may answer on any route, besides the function's own. */
 const everyRouteStatuses = [400, 401, 403, 404, 429, 500, 503];
 
-/** The statuses of conditional requests, by operation. */
+/** The statuses of an `Idempotency-Key`'s request: under way, and sent with another request. */
+const keyedStatuses = [
+  endpointErrorCodes.idempotencyKeyInUse.statusCode,
+  endpointErrorCodes.idempotencyKeyReused.statusCode,
+];
+
+/** The statuses of conditional and keyed requests, by operation. */
 const conditionalStatuses: Readonly<Record<string, readonly number[]>> = {
   getPlant: [304, errorCodes.preconditionFailed.statusCode],
   replacePlant: [
@@ -66,7 +72,11 @@ const conditionalStatuses: Readonly<Record<string, readonly number[]>> = {
     errorCodes.preconditionFailed.statusCode,
     errorCodes.preconditionRequired.statusCode,
   ],
-  recoverWebhookEndpoint: [endpointErrorCodes.webhookEndpointDisabled.statusCode],
+  createWebhookEndpoint: keyedStatuses,
+  testWebhookEndpoint: keyedStatuses,
+  rotateWebhookEndpointSecret: keyedStatuses,
+  // 409 is also a disabled endpoint's.
+  recoverWebhookEndpoint: keyedStatuses,
 };
 
 /** The message a call fails with (what the function answers). */

@@ -149,7 +149,8 @@ export function schemaNameOf(response: ResponseObject): string | undefined {
 
 /**
  * Expects `response` to be one the document describes for the operation: a documented status,
- * every documented header present (`Link` only while more pages remain), and either no body
+ * every documented header present (`Link` only while more pages remain, `Idempotent-Replayed` on
+ * a replay: either is checked where it is sent), and either no body
  * (204) or a JSON body valid against the status's schema. Returns the body.
  */
 export async function expectDocumentedResponse(
@@ -161,7 +162,7 @@ export async function expectDocumentedResponse(
   const documented = documentedResponse(response.status, operationById(operationId));
   expect([response.status, documented]).toEqual([response.status, expect.anything()]);
   for (const header of Object.keys(documented?.headers ?? {})) {
-    if (header === 'Link' || without.includes(header)) continue;
+    if (header === 'Link' || header === 'Idempotent-Replayed' || without.includes(header)) continue;
     expect([header, response.headers.get(header)]).toEqual([header, expect.any(String)]);
   }
   if (documented?.content === undefined) {

@@ -194,3 +194,68 @@ describe('every failure is a PlantStoreError', () => {
     await expect(client.get(1n)).rejects.toBeInstanceOf(PlantStoreError);
   });
 });
+
+describe('Idempotency-Key', () => {
+  const created = () =>
+    new Response('{"id":"ep_1","secret":"whsec_x"}', {
+      status: 201,
+      headers: { 'Content-Type': 'application/json' },
+    });
+  const failure = (status: number, error: number, headers: Record<string, string> = {}) =>
+    new Response(JSON.stringify({ error, message: 'x' }), {
+      status,
+      headers: { 'Content-Type': 'application/json', ...headers },
+    });
+
+  function keyRecordingClient(answer: (call: number) => Response) {
+    const keys: (string | null)[] = [];
+    const client = new PlantStoreClient({
+      baseUrl: 'https://api.plants.test/dev',
+      token: 'secret-token',
+      fetch: async (_input, init) => {
+        keys.push(new Headers(init?.headers).get('idempotency-key'));
+        return answer(keys.length);
+      },
+    });
+    return { client, keys };
+  }
+
+  it('sends one key with a create and every retry of it (503, and 409 while under way), a new key with the next', async () => {
+    const { client, keys } = keyRecordingClient((call) =>
+      call === 1
+        ? failure(503, 50300, { 'Retry-After': '0' })
+        : call === 2
+          ? failure(409, 40901, { 'Retry-After': '0' })
+          : created(),
+    );
+    await client.webhookEndpoints.create({ url: 'https://hooks.example.com/' });
+    await client.webhookEndpoints.create({ url: 'https://hooks.example.com/' });
+    expect(keys).toHaveLength(4);
+    expect(keys[0]).toMatch(/^[0-9a-f-]{36}$/);
+    expect(keys.slice(0, 3)).toEqual([keys[0], keys[0], keys[0]]);
+    expect(keys[3]).not.toBe(keys[0]);
+  });
+
+  it("sends the caller's key as given, and keys a test, a rotation and each recover call", async () => {
+    const { client, keys } = keyRecordingClient(
+      () =>
+        new Response('{"eventId":"msg_1","secret":"whsec_x","events":0,"more":false}', {
+          status: 200,
+          headers: { 'Content-Type': 'application/json' },
+        }),
+    );
+    await client.webhookEndpoints.test('ep_1', { idempotencyKey: 'order-42' });
+    await client.webhookEndpoints.rotateSecret('ep_1');
+    await client.webhookEndpoints.recover('ep_1', '2026-11-27T00:00:00Z');
+    expect(keys[0]).toBe('order-42');
+    expect(keys.slice(1).every((key) => key !== null && key !== 'order-42')).toBe(true);
+  });
+
+  it('does not retry a 409 that asks for no retry (a disabled endpoint)', async () => {
+    const { client, keys } = keyRecordingClient(() => failure(409, 40900));
+    await expect(client.webhookEndpoints.recover('ep_1', '2026-11-27T00:00:00Z')).rejects.toThrow(
+      PlantStoreError,
+    );
+    expect(keys).toHaveLength(1);
+  });
+});

@@ -5,7 +5,7 @@
  * and the endpoint is gone (404) once deleted. Every endpoint points at the suite's receiver:
  * none sends anything beyond this machine.
  */
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect } from '@jest/globals';
 import { startWebhookReceiver, type WebhookReceiver } from '../../beds/webhook-receiver.ts';
 import { expectDocumented, expectError } from './answers.ts';
@@ -133,6 +133,76 @@ describe('a webhook endpoint', () => {
       expect(await expectDocumented(recovered, 'recoverWebhookEndpoint')).toMatchObject({
         events: expect.any(Number),
       });
+    },
+    120_000,
+  );
+
+  caseNeeding('writes', 'webhook-receiver')(
+    'answers a retry with its Idempotency-Key as it first did: a create, a rotation, a test and a recover, each done once',
+    async () => {
+      const keyed = (operationId: string, method: string, path: string, body?: unknown) => {
+        const key = randomUUID();
+        return async () => {
+          const answer = await call(method, path, {
+            token: manager,
+            headers: {
+              'Idempotency-Key': key,
+              ...(body === undefined ? {} : { 'Content-Type': 'application/json' }),
+            },
+            ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+          });
+          return { body: await expectDocumented(answer, operationId), answer };
+        };
+      };
+      const replayed = (answer: { headers: Record<string, string | undefined> }) =>
+        answer.headers['idempotent-replayed'];
+      const create = keyed('createWebhookEndpoint', 'POST', '/webhook-endpoints', {
+        url: `${receiver?.url}/keyed`,
+        events: ['plant.deleted'],
+      });
+      const created = await create();
+      const createdAgain = await create();
+      const { id } = created.body as { id: string };
+      endpoints.push(id);
+      expect([createdAgain.body, replayed(createdAgain.answer)]).toEqual([created.body, 'true']);
+      const listed = await call('GET', '/webhook-endpoints?limit=100', { token: manager });
+      const keyedOnes = (
+        (await expectDocumented(listed, 'listWebhookEndpoints')) as {
+          url: string;
+        }[]
+      ).filter((endpoint) => endpoint.url === `${receiver?.url}/keyed`);
+      expect(keyedOnes).toHaveLength(1);
+
+      const path = `/webhook-endpoints/${id}`;
+      const since = new Date(Date.now() - 60_000).toISOString();
+      const firsts: unknown[] = [];
+      for (const again of [
+        keyed('rotateWebhookEndpointSecret', 'POST', `${path}/secret/rotate`),
+        keyed('testWebhookEndpoint', 'POST', `${path}/test`),
+        keyed('recoverWebhookEndpoint', 'POST', `${path}/recover`, { since }),
+      ]) {
+        const first = await again();
+        const retry = await again();
+        expect([retry.body, replayed(retry.answer)]).toEqual([first.body, 'true']);
+        firsts.push(first.body);
+      }
+      // Rotated once: the secret the rotation answered (twice) is the endpoint's.
+      const current = await call('GET', `${path}/secret`, { token: manager });
+      expect(await expectDocumented(current, 'getWebhookEndpointSecret')).toEqual(firsts[0]);
+
+      // A failure keeps nothing: the key's retry runs again once the endpoint is enabled.
+      const enable = (enabled: boolean) =>
+        call('PATCH', path, {
+          token: manager,
+          headers: { 'Content-Type': 'application/merge-patch+json', 'If-Match': '*' },
+          body: JSON.stringify({ enabled }),
+        });
+      const recover = keyed('recoverWebhookEndpoint', 'POST', `${path}/recover`, { since });
+      await enable(false);
+      await expect(recover()).resolves.toMatchObject({ answer: { status: 409 } });
+      await enable(true);
+      const recovered = await recover();
+      expect([recovered.answer.status, replayed(recovered.answer)]).toEqual([202, undefined]);
     },
     120_000,
   );

@@ -77,7 +77,8 @@ describe('the deployed preflight, its templates evaluated', () => {
     expect(headers).toEqual({
       'Access-Control-Allow-Origin': origin,
       'Access-Control-Allow-Methods': 'POST, GET, OPTIONS',
-      'Access-Control-Allow-Headers': 'Authorization, Content-Type, If-Match, If-None-Match',
+      'Access-Control-Allow-Headers':
+        'Authorization, Content-Type, Idempotency-Key, If-Match, If-None-Match',
       'Access-Control-Max-Age': '7200',
       Vary: 'Origin',
       'X-Content-Type-Options': 'nosniff',

@@ -58,6 +58,10 @@ export const justifiedUnusedGrants: Readonly<Record<string, string>> = {
     'The event log keeps several events of a stream batch in one BatchWriteItem (webhook-log.ts); on MiniStack each batch may hold one; the fault tier’s batches hold many.',
   'ReplayStreamFailures s3:PutObjectTagging':
     'A replay that fails part-way keeps its progress in the batch’s tags: test/webhooks/deployed-webhooks.integration.test.ts, on moto.',
+  'RotateWebhookEndpointSecret dynamodb:DeleteItem':
+    'Lets an Idempotency-Key go after a failed rotation (idempotency-keys.ts): the contract suite’s keyed failure is a recover’s; test/api/idempotency-keys.integration.test.ts lets keys go.',
+  'TestWebhookEndpoint dynamodb:DeleteItem':
+    'Lets an Idempotency-Key go after a failed test (idempotency-keys.ts): the contract suite’s keyed failure is a recover’s; test/api/idempotency-keys.integration.test.ts lets keys go.',
   'ReplayStreamFailures s3:PutObject':
     'A record failing 7 replays in a row is set aside under set-aside/: test/webhooks/deployed-webhooks.integration.test.ts, on moto.',
 };

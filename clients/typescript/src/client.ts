@@ -1,8 +1,8 @@
 /**
  * `PlantStoreClient`: every operation of the Plant Store API (the webhook endpoints' under
  * `webhookEndpoints`), for browsers and Node.js (only
- * `fetch`, no Node.js module). Ids are `bigint` both ways; `429` and `503` are retried, never
- * sooner than `Retry-After`; the last `ETag` seen of each plant is kept, so a change says which
+ * `fetch`, no Node.js module). Ids are `bigint` both ways; `429` and `503` (and a keyed request's
+ * `409` under way) are retried, never sooner than `Retry-After`; the last `ETag` seen of each plant is kept, so a change says which
  * version it changes; every failure is a `PlantStoreError`, an unreachable API included.
  */
 import { parseExactJson, stringifyExactJson } from './exact-json.ts';
@@ -282,7 +282,11 @@ export class PlantStoreClient {
         );
       }
       if (response.ok) return response;
-      const retryable = response.status === 429 || response.status === 503;
+      // A 409 with `Retry-After`: the same `Idempotency-Key`'s first request is under way.
+      const retryable =
+        response.status === 429 ||
+        response.status === 503 ||
+        (response.status === 409 && response.headers.has('retry-after'));
       const delay = retryable ? this.#retryDelay(response.headers.get('retry-after'), attempt) : -1;
       if (delay < 0 || attempt >= maxRetries) throw await errorOf(response);
       await response.body?.cancel();

@@ -6,5 +6,5 @@ export {
 } from './client.ts';
 export { parseExactJson, stringifyExactJson } from './exact-json.ts';
 export * from './types.ts';
-export { WebhookEndpoints } from './webhook-endpoints.ts';
+export { type KeyedCallOptions, WebhookEndpoints } from './webhook-endpoints.ts';
 export { PlantStoreWebhooks, type VerifiedWebhook } from './webhooks.ts';

@@ -335,13 +335,16 @@ export interface WebhookTestEvent {
  * | 40027 | 400 | an endpoint's `format` is unknown, or `plant` with other types than `plant.created` |
  * | 40028 | 400 | `since` is not an RFC 3339 time of the last 7 days |
  * | 40029 | 400 | the client has as many endpoints as it may (50) |
+ * | 40030 | 400 | the `Idempotency-Key` is not 1 to 255 printable ASCII characters |
  * | 40100 | 401 | missing, malformed, expired or otherwise invalid bearer token |
  * | 40300 | 403 | valid token without the operation's scope |
  * | 40400 | 404 | unknown path or method |
  * | 40401 | 404 | no plant with this id (`GET`, `PUT`, `PATCH /plants/{id}`) |
  * | 40402 | 404 | the client has no webhook endpoint with this id |
  * | 40900 | 409 | the webhook endpoint is disabled (enable it before `recover`) |
+ * | 40901 | 409 | a request with this `Idempotency-Key` is under way; retry after `Retry-After` |
  * | 41200 | 412 | `If-Match` names no version the plant has (read it again), or `If-None-Match` names the one it has |
+ * | 42200 | 422 | the `Idempotency-Key` was sent with a different request |
  * | 42800 | 428 | `PUT` or `PATCH` without `If-Match` |
  * | 42900 | 429 | throttled; retry later |
  * | 50000 | 500 | unexpected server fault |
@@ -370,13 +373,16 @@ export interface Error {
     | 40027
     | 40028
     | 40029
+    | 40030
     | 40100
     | 40300
     | 40400
     | 40401
     | 40402
     | 40900
+    | 40901
     | 41200
+    | 42200
     | 42800
     | 42900
     | 50000

@@ -2,7 +2,9 @@
  * `client.webhookEndpoints`: the client's own webhook endpoints (scope `webhooks/manage`):
  * register one and get its secret, list, read, change, delete, read or rotate the secret, send a
  * test event, see the attempts, recover what it missed. Every call goes through the client's
- * one sender: the same retries, errors and token.
+ * one sender: the same retries, errors and token. Create, rotate, test and recover each send an
+ * `Idempotency-Key` (a new UUID, or the caller's), which the sender's retries keep: a retry after
+ * a `503` answers what the first request did, and never makes a second endpoint.
  */
 import type {
   CreatedWebhookEndpoint,
@@ -11,6 +13,15 @@ import type {
   WebhookEndpoint,
   WebhookEndpointPatch,
 } from './types.ts';
+
+/** A call's `Idempotency-Key`: the caller's, to retry across restarts, or a new one. */
+export interface KeyedCallOptions {
+  readonly idempotencyKey?: string;
+}
+
+const keyed = (options: KeyedCallOptions) => ({
+  'Idempotency-Key': options.idempotencyKey ?? globalThis.crypto.randomUUID(),
+});
 
 /** One call as the client sends it. */
 export interface EndpointCall {
@@ -38,11 +49,15 @@ export class WebhookEndpoints {
   }
 
   /** Registers an endpoint; the answer holds its secret (`whsec_…`), shown only here and by `secret`. */
-  async create(endpoint: NewWebhookEndpoint): Promise<CreatedWebhookEndpoint> {
+  async create(
+    endpoint: NewWebhookEndpoint,
+    options: KeyedCallOptions = {},
+  ): Promise<CreatedWebhookEndpoint> {
     const response = await this.#transport.send({
       method: 'POST',
       path: '/webhook-endpoints',
       body: endpoint,
+      headers: keyed(options),
     });
     return (await this.#transport.json(response)) as CreatedWebhookEndpoint;
   }
@@ -97,11 +112,12 @@ export class WebhookEndpoints {
    */
   async rotateSecret(
     id: string,
-    options: { readonly overlapSeconds?: number } = {},
+    options: { readonly overlapSeconds?: number } & KeyedCallOptions = {},
   ): Promise<string> {
     const response = await this.#transport.send({
       method: 'POST',
       path: `${this.#path(id)}/secret/rotate`,
+      headers: keyed(options),
       ...(options.overlapSeconds === undefined
         ? {}
         : { body: { overlapSeconds: options.overlapSeconds } }),
@@ -110,8 +126,12 @@ export class WebhookEndpoints {
   }
 
   /** Sends a signed `webhook.test` event; resolves with its event id (`webhook-id`). */
-  async test(id: string): Promise<string> {
-    const response = await this.#transport.send({ method: 'POST', path: `${this.#path(id)}/test` });
+  async test(id: string, options: KeyedCallOptions = {}): Promise<string> {
+    const response = await this.#transport.send({
+      method: 'POST',
+      path: `${this.#path(id)}/test`,
+      headers: keyed(options),
+    });
     return ((await this.#transport.json(response)) as { eventId: string }).eventId;
   }
 
@@ -124,7 +144,7 @@ export class WebhookEndpoints {
    * Sends again, once each, every event since `since` (at most 7 days back) the endpoint has not
    * had delivered and has no delivery under way; resolves with how many. The API queues 1,000 a
    * call: while it says more were missed, this calls again (waiting out a 429's `Retry-After`).
-   * @throws PlantStoreError 409/40900 while disabled.
+   * Each call has a key of its own. @throws PlantStoreError 409/40900 while disabled.
    */
   async recover(id: string, since: Date | string): Promise<number> {
     let events = 0;
@@ -133,6 +153,7 @@ export class WebhookEndpoints {
         method: 'POST',
         path: `${this.#path(id)}/recover`,
         body: { since: since instanceof Date ? since.toISOString() : since },
+        headers: keyed({}),
       });
       const queued = (await this.#transport.json(response)) as { events: number; more: boolean };
       events += queued.events;

@@ -136,6 +136,11 @@ export const endpointErrorCodes = {
     statusCode: 400,
     message: 'This client has as many webhook endpoints as it may; delete one first.',
   },
+  invalidIdempotencyKey: {
+    error: 40030,
+    statusCode: 400,
+    message: 'Idempotency-Key must be 1 to 255 printable ASCII characters.',
+  },
   webhookEndpointNotFound: {
     error: 40402,
     statusCode: 404,
@@ -145,6 +150,16 @@ export const endpointErrorCodes = {
     error: 40900,
     statusCode: 409,
     message: 'The webhook endpoint is disabled; enable it first (PATCH {"enabled": true}).',
+  },
+  idempotencyKeyInUse: {
+    error: 40901,
+    statusCode: 409,
+    message: 'A request with this Idempotency-Key is under way; retry when it has answered.',
+  },
+  idempotencyKeyReused: {
+    error: 42200,
+    statusCode: 422,
+    message: 'This Idempotency-Key was sent with a different request; use a new key.',
   },
 } as const satisfies Record<string, ErrorCode>;
 

@@ -7,9 +7,16 @@ import { commaList, parsed } from '../platform/configuration.ts';
 /** What a browser may send and read, the same on every route. */
 export const corsSettings = {
   /** Request headers a page may set (besides the ones the Fetch standard always allows). */
-  allowedHeaders: ['Authorization', 'Content-Type', 'If-Match', 'If-None-Match'],
+  allowedHeaders: ['Authorization', 'Content-Type', 'Idempotency-Key', 'If-Match', 'If-None-Match'],
   /** Response headers a page may read (besides the CORS-safelisted ones). */
-  exposedHeaders: ['ETag', 'Link', 'Retry-After', 'WWW-Authenticate', 'x-amzn-RequestId'],
+  exposedHeaders: [
+    'ETag',
+    'Idempotent-Replayed',
+    'Link',
+    'Retry-After',
+    'WWW-Authenticate',
+    'x-amzn-RequestId',
+  ],
   /** Chromium keeps a preflight 2 hours at most. */
   maxAgeSeconds: 7200,
 } as const;
