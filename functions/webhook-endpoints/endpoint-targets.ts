@@ -36,7 +36,8 @@ export interface EndpointDeliveryDependencies {
 /** The log line of an endpoint disabled for failing, which the EndpointsDisabled metric counts. */
 export const endpointLog = { disabled: 'webhook endpoint disabled' } as const;
 
-const secretCacheMilliseconds = 5 * 60 * 1000;
+/** How long a container keeps an opened endpoint secret. */
+export const secretCacheMilliseconds = 5 * 60 * 1000;
 
 /** The targets of endpoint messages, per invocation's logger; secrets kept 5 minutes. */
 export function endpointTargets(

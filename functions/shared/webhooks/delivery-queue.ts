@@ -46,7 +46,7 @@ export function createSqsClient(): SQSClient {
 }
 
 /** Batches in flight at once: 1,000 deliveries are 100 batches, ten at a time. */
-const concurrentBatches = 10;
+export const concurrentSendBatches = 10;
 
 /** The delivery queue: ten messages to a SendMessageBatch (SQS's limit), ten batches at a time. */
 export function sqsDeliveryQueue(sqs: Pick<SQSClient, 'send'>, queueUrl: string): DeliveryQueue {
@@ -77,7 +77,7 @@ export function sqsDeliveryQueue(sqs: Pick<SQSClient, 'send'>, queueUrl: string)
       // entry it failed on its side, or a request that failed whole, may be sent again.
       let mayBeSentAgain = 0;
       let code: string | undefined;
-      await forEachConcurrently(batches, concurrentBatches, async (batch) => {
+      await forEachConcurrently(batches, concurrentSendBatches, async (batch) => {
         try {
           for (const entry of await sendBatch(batch)) {
             unsent.push(batch[Number(entry.Id)] as DeliveryMessage);

@@ -1,0 +1,381 @@
+/**
+ * `npm run capacity`: what each AWS limit admits of a size of traffic (S, M, L, or one given by
+ * flags), for `PlantStore-prod` as the code configures it: the settings are imported from the
+ * CDK app's own modules, the AWS figures name their documentation page, and the traffic is a
+ * declared assumption, printed with the table. A model on paper, not a measurement: it says which
+ * limit breaks first and by how much. `--json` prints `{ "sizes": [ … ] }`.
+ */
+import { parseArgs } from 'node:util';
+import { type Route, routes } from '../functions/shared/http/routes.ts';
+import { concurrentSendBatches } from '../functions/shared/webhooks/delivery-queue.ts';
+import { secretCacheMilliseconds } from '../functions/webhook-endpoints/endpoint-targets.ts';
+import { functionSettings } from '../infra/function-settings.ts';
+import { authorizerCacheSeconds } from '../infra/plants-api.ts';
+import { stages } from '../infra/stages.ts';
+import { isEndpointRoute, routeThrottling } from '../infra/throttling.ts';
+import {
+  deliveryBatchSize,
+  fanoutStreamSettings,
+  retryMaximumConcurrency,
+} from '../infra/webhook-pipeline-settings.ts';
+import { defaultAssumptions, estimateCosts, estimateEndpointCosts, prices } from './cost.ts';
+
+/** AWS's figures, each with the page that states it (us-east-1 defaults). */
+export const awsLimits = {
+  /** "Amazon API Gateway quotas": throttle quota per account and Region, and its burst. */
+  accountRequestsPerSecond: 10_000,
+  /** "Amazon API Gateway quotas", creating, deploying and managing an API: not raisable. */
+  controlPlaneCallsPerSecond: 10,
+  /** "Quotas for configuring and running a REST API in API Gateway": API keys per account and Region. */
+  apiKeysPerAccount: 10_000,
+  /** "Lambda quotas": concurrent executions per account and Region (raisable). */
+  lambdaConcurrency: 1_000,
+  /** "Service, account, and table quotas in Amazon DynamoDB": per partition. */
+  partitionWriteUnitsPerSecond: 1_000,
+  partitionReadUnitsPerSecond: 3_000,
+  /** The same page: an on-demand table's default maximum throughput. */
+  tableWriteUnitsPerSecond: 40_000,
+  /** "AWS KMS request quotas": cryptographic operations (symmetric), shared, the lowest Region's. */
+  kmsCryptographicPerSecond: 5_500,
+  /** "Change data capture for DynamoDB Streams": a record is kept 24 hours. */
+  streamRetentionHours: 24,
+} as const;
+
+/** Round trips and durations the model assumes (measured on AWS by others, not here). */
+export const latencies = {
+  sqsBatchSendSeconds: 0.02,
+  dynamoSeconds: 0.008,
+  controlPlaneSeconds: 0.1,
+  receiverSeconds: 0.15,
+  /** An authorizer container's start (the bundle's Init) before it answers. */
+  authorizerInitSeconds: 0.4,
+  authorizerWarmSeconds: 0.02,
+  routeFunctionSeconds: 0.03,
+} as const;
+
+/** One size of traffic. */
+export interface Size {
+  readonly name: string;
+  readonly requestsPerSecond: number;
+  readonly clients: number;
+  readonly endpoints: number;
+}
+
+export const sizes: readonly Size[] = [
+  { name: 'S', requestsPerSecond: 100, clients: 100, endpoints: 50 },
+  { name: 'M', requestsPerSecond: 2_000, clients: 5_000, endpoints: 2_000 },
+  { name: 'L', requestsPerSecond: 10_000, clients: 50_000, endpoints: 20_000 },
+];
+
+/**
+ * The declared traffic: each plants route's share of requests (a read-heavy catalogue: reads of
+ * one plant are half, one request in 200 a write), every write an event, every endpoint hearing
+ * every event, one token per client an hour, each client active within the authorizer's cache.
+ */
+export const routeMix: Readonly<Record<string, number>> = {
+  'GET /plants/{id}': 0.5,
+  'GET /plants': 0.495,
+  'POST /plants': 0.003,
+  'PATCH /plants/{id}': 0.001,
+  'PUT /plants/{id}': 0.0005,
+  'DELETE /plants/{id}': 0.0005,
+};
+
+const plantsRoutes = routes.filter((route) => !isEndpointRoute(route));
+const operationOf = (route: Route) => `${route.method} ${route.path}`;
+const writes = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
+
+/** What the model finds at one size. Money in USD. */
+export interface SizeFigures extends Size {
+  readonly stageBudgetPerSecond: number;
+  readonly refusedShareUnderBudget: number;
+  readonly eventsPerSecond: number;
+  readonly deliveriesPerSecond: number;
+  readonly streamShards: number;
+  readonly fanoutSecondsPerBatch: number;
+  readonly fanoutEventsPerSecond: number;
+  readonly webhooksLostPerSecond: number;
+  readonly authorizerContainersAfterDeploy: number;
+  readonly controlPlaneCallsPerSecondAfterDeploy: number;
+  readonly controlPlaneHoursAfterDeploy: number;
+  readonly clientsWithoutKey: number;
+  readonly lambdaConcurrency: number;
+  readonly deliveryConcurrency: number;
+  readonly logTableWriteUnitsPerSecond: number;
+  readonly hottestKey: string;
+  readonly hottestKeyShareOfPartition: number;
+  readonly kmsDecryptPerSecond: number;
+  readonly logGigabytesPerDay: number;
+  readonly costPerMillionRequests: number;
+  readonly costPerMillionDeliveries: number;
+  /** The limits this size passes, first the worst. */
+  readonly limitsHit: readonly string[];
+}
+
+/** The stage's throttling budget at a size: prod's, raised to the size as docs/deploying.md says. */
+function stageBudget(size: Size) {
+  const { rateLimit, burstLimit } = stages.prod.throttling;
+  const raised = Math.max(rateLimit, size.requestsPerSecond);
+  return { rateLimit: raised, burstLimit: Math.max(burstLimit, 2 * raised) };
+}
+
+/** Requests refused by the routes' own limits while the stage as a whole is within its budget. */
+function refusedUnderBudget(size: Size): number {
+  const budget = stageBudget(size);
+  let refused = 0;
+  for (const route of plantsRoutes) {
+    const demand = size.requestsPerSecond * (routeMix[operationOf(route)] ?? 0);
+    refused += Math.max(0, demand - routeThrottling(route, { plants: budget }).rateLimit);
+  }
+  return refused / size.requestsPerSecond;
+}
+
+/** The model at one size. */
+export function modelSize(size: Size): SizeFigures {
+  const limitsHit: string[] = [];
+  const refusedShareUnderBudget = refusedUnderBudget(size);
+  if (refusedShareUnderBudget > 0) {
+    limitsHit.push(
+      `method split: ${percent(refusedShareUnderBudget)} refused under the stage's budget`,
+    );
+  }
+  const writeShare = plantsRoutes
+    .filter((route) => writes.has(route.method))
+    .reduce((sum, route) => sum + (routeMix[operationOf(route)] ?? 0), 0);
+  const eventsPerSecond = size.requestsPerSecond * writeShare;
+  const deliveriesPerSecond = eventsPerSecond * size.endpoints;
+
+  // The fan-out: one message per (event, endpoint), sent 10 to a batch, `concurrentSendBatches`
+  // batches at a time; one invocation per stream shard at a time.
+  const fanoutSecondsPerEvent =
+    (Math.ceil(size.endpoints / 10) / concurrentSendBatches) * latencies.sqsBatchSendSeconds;
+  const fanoutSecondsPerBatch = fanoutStreamSettings.batchSize * fanoutSecondsPerEvent;
+  const plantsWriteUnits = eventsPerSecond;
+  const listReadUnits = size.requestsPerSecond * (routeMix['GET /plants'] ?? 0) * 4;
+  const streamShards = Math.max(
+    1,
+    Math.ceil(plantsWriteUnits / awsLimits.partitionWriteUnitsPerSecond),
+  );
+  const timeout = functionSettings.webhookFanout.timeoutSeconds;
+  // A batch past the timeout is bisected down to batches that fit: the rate is one event's.
+  const fanoutEventsPerSecond =
+    fanoutSecondsPerEvent > timeout ? 0 : streamShards / fanoutSecondsPerEvent;
+  const webhooksLostPerSecond =
+    Math.max(0, eventsPerSecond - fanoutEventsPerSecond) * size.endpoints;
+  if (fanoutSecondsPerBatch > timeout) {
+    limitsHit.push(
+      `fan-out: a full batch takes ${round(fanoutSecondsPerBatch)} s of its ${timeout} s timeout`,
+    );
+  }
+  if (webhooksLostPerSecond > 0) {
+    limitsHit.push(
+      `fan-out: ${round(fanoutEventsPerSecond)} events/s of ${round(eventsPerSecond)}; the rest expire after ${awsLimits.streamRetentionHours} h`,
+    );
+  }
+
+  // The authorizer: one run per token and cache TTL; after a deploy every container is new, and
+  // each registers each client it sees: a key lookup and a plan key, at least, per container.
+  const authorizerPerSecond = Math.min(
+    size.requestsPerSecond,
+    size.clients / authorizerCacheSeconds,
+  );
+  const authorizerContainersAfterDeploy = Math.max(
+    1,
+    Math.ceil(
+      authorizerPerSecond * (latencies.authorizerInitSeconds + 2 * latencies.controlPlaneSeconds),
+    ),
+  );
+  const controlPlaneCallsPerSecondAfterDeploy = 2 * authorizerPerSecond;
+  const keys = Math.min(size.clients, awsLimits.apiKeysPerAccount);
+  const controlPlaneHoursAfterDeploy =
+    (authorizerContainersAfterDeploy * (2 * keys + (size.clients - keys) * 2)) /
+    awsLimits.controlPlaneCallsPerSecond /
+    3600;
+  const clientsWithoutKey = Math.max(0, size.clients - awsLimits.apiKeysPerAccount);
+  if (controlPlaneCallsPerSecondAfterDeploy > awsLimits.controlPlaneCallsPerSecond) {
+    limitsHit.push(
+      `control plane: ${round(controlPlaneCallsPerSecondAfterDeploy)} calls/s after a deploy against ${awsLimits.controlPlaneCallsPerSecond}, for ${round(controlPlaneHoursAfterDeploy)} h`,
+    );
+  }
+  if (clientsWithoutKey > 0) {
+    limitsHit.push(
+      `API keys: ${clientsWithoutKey.toLocaleString('en-US')} clients past the ${awsLimits.apiKeysPerAccount.toLocaleString('en-US')}-key cap`,
+    );
+  }
+
+  // Lambda: deliveries take their batch's slowest receiver; nothing reserves the routes' share.
+  const deliveryConcurrency =
+    (deliveriesPerSecond / deliveryBatchSize) *
+    (latencies.receiverSeconds + 3 * latencies.dynamoSeconds);
+  const routeConcurrency = size.requestsPerSecond * latencies.routeFunctionSeconds;
+  const lambdaConcurrency =
+    deliveryConcurrency +
+    routeConcurrency +
+    authorizerPerSecond * latencies.authorizerWarmSeconds +
+    streamShards +
+    retryMaximumConcurrency;
+  if (lambdaConcurrency > awsLimits.lambdaConcurrency) {
+    limitsHit.push(
+      `Lambda: ${Math.round(lambdaConcurrency).toLocaleString('en-US')} concurrent of ${awsLimits.lambdaConcurrency.toLocaleString('en-US')}; the routes and the authorizer are throttled with the deliveries`,
+    );
+  }
+
+  // DynamoDB: per delivery, a claim, an attempt and its outcome in the log; per event, the event
+  // under `event#<hour>`. The hottest key: that hour's, or page 1 of the plants list.
+  const logTableWriteUnitsPerSecond = 3 * deliveriesPerSecond + eventsPerSecond;
+  if (logTableWriteUnitsPerSecond > awsLimits.tableWriteUnitsPerSecond) {
+    limitsHit.push(
+      `webhook log: ${Math.round(logTableWriteUnitsPerSecond).toLocaleString('en-US')} write units/s against a table's ${awsLimits.tableWriteUnitsPerSecond.toLocaleString('en-US')}`,
+    );
+  }
+  const hotKeys = [
+    { key: 'event#<hour>', share: eventsPerSecond / awsLimits.partitionWriteUnitsPerSecond },
+    { key: 'plants page 1', share: listReadUnits / awsLimits.partitionReadUnitsPerSecond },
+    {
+      key: 'attempts#<endpoint>',
+      share: (2 * eventsPerSecond) / awsLimits.partitionWriteUnitsPerSecond,
+    },
+  ];
+  const hottest = hotKeys.reduce((worst, key) => (key.share > worst.share ? key : worst));
+  if (hottest.share > 0.5) {
+    limitsHit.push(`hot key: ${hottest.key} at ${percent(hottest.share)} of a partition`);
+  }
+
+  // KMS: each delivery container opens each endpoint's secret once per cache period.
+  const deliveryContainers = Math.max(1, Math.ceil(deliveryConcurrency));
+  const kmsDecryptPerSecond =
+    (Math.min(deliveryContainers, awsLimits.lambdaConcurrency) *
+      Math.min(size.endpoints, deliveriesPerSecond * (secretCacheMilliseconds / 1000))) /
+    (secretCacheMilliseconds / 1000);
+  if (kmsDecryptPerSecond > 100) {
+    limitsHit.push(
+      `KMS: ${Math.round(kmsDecryptPerSecond).toLocaleString('en-US')} Decrypt/s, $${Math.round((kmsDecryptPerSecond * 86_400 * prices.kmsPerTenThousandRequests) / 10_000).toLocaleString('en-US')} a day`,
+    );
+  }
+
+  const costs = estimateCosts(defaultAssumptions);
+  const costPerMillionRequests = costs.reduce(
+    (sum, row) => sum + row.total * (routeMix[row.operation] ?? 0),
+    0,
+  );
+  const costPerMillionDeliveries = estimateEndpointCosts(defaultAssumptions).perMillionDeliveries;
+  const logGigabytesPerDay =
+    ((size.requestsPerSecond * defaultAssumptions.logBytesPerRequest + deliveriesPerSecond * 400) *
+      86_400) /
+    1e9;
+
+  return {
+    ...size,
+    stageBudgetPerSecond: stageBudget(size).rateLimit,
+    refusedShareUnderBudget,
+    eventsPerSecond,
+    deliveriesPerSecond,
+    streamShards,
+    fanoutSecondsPerBatch,
+    fanoutEventsPerSecond,
+    webhooksLostPerSecond,
+    authorizerContainersAfterDeploy,
+    controlPlaneCallsPerSecondAfterDeploy,
+    controlPlaneHoursAfterDeploy,
+    clientsWithoutKey,
+    lambdaConcurrency,
+    deliveryConcurrency,
+    logTableWriteUnitsPerSecond,
+    hottestKey: hottest.key,
+    hottestKeyShareOfPartition: hottest.share,
+    kmsDecryptPerSecond,
+    logGigabytesPerDay,
+    costPerMillionRequests,
+    costPerMillionDeliveries,
+    limitsHit,
+  };
+}
+
+function round(value: number): string {
+  if (!Number.isFinite(value)) return '∞';
+  return value >= 100
+    ? Math.round(value).toLocaleString('en-US')
+    : String(Math.round(value * 100) / 100);
+}
+
+function percent(share: number): string {
+  return `${Math.round(share * 1000) / 10} %`;
+}
+
+/** The table `npm run capacity` prints, one column a size. */
+export function capacityTable(figures: readonly SizeFigures[]): string {
+  const row = (label: string, value: (size: SizeFigures) => string) =>
+    `| ${label} | ${figures.map(value).join(' | ')} |`;
+  return [
+    `| | ${figures.map((size) => size.name).join(' | ')} |`,
+    `|---|${figures.map(() => '---:').join('|')}|`,
+    row('requests/s, clients, endpoints', (size) =>
+      [size.requestsPerSecond, size.clients, size.endpoints].map(round).join(', '),
+    ),
+    row('stage budget (requests/s)', (size) => round(size.stageBudgetPerSecond)),
+    row('refused under the budget', (size) => percent(size.refusedShareUnderBudget)),
+    row(
+      'events/s, deliveries/s',
+      (size) => `${round(size.eventsPerSecond)}, ${round(size.deliveriesPerSecond)}`,
+    ),
+    row('fan-out: a batch takes (s)', (size) => round(size.fanoutSecondsPerBatch)),
+    row('fan-out: events/s it admits', (size) => round(size.fanoutEventsPerSecond)),
+    row('webhooks lost/s', (size) => round(size.webhooksLostPerSecond)),
+    row('control plane after a deploy (calls/s)', (size) =>
+      round(size.controlPlaneCallsPerSecondAfterDeploy),
+    ),
+    row('control plane pinned for (h)', (size) => round(size.controlPlaneHoursAfterDeploy)),
+    row('clients without a key', (size) => round(size.clientsWithoutKey)),
+    row('Lambda concurrency', (size) => round(size.lambdaConcurrency)),
+    row('webhook log write units/s', (size) => round(size.logTableWriteUnitsPerSecond)),
+    row(
+      'hottest key (share of a partition)',
+      (size) => `${size.hottestKey} ${percent(size.hottestKeyShareOfPartition)}`,
+    ),
+    row('KMS Decrypt/s', (size) => round(size.kmsDecryptPerSecond)),
+    row('logs (GB a day)', (size) => round(size.logGigabytesPerDay)),
+    row('$ per million requests', (size) => size.costPerMillionRequests.toFixed(2)),
+    row('$ per million deliveries', (size) => size.costPerMillionDeliveries.toFixed(2)),
+  ].join('\n');
+}
+
+/** The limits each size passes, a list per size. */
+export function limitsList(figures: readonly SizeFigures[]): string {
+  return figures
+    .map(
+      (size) =>
+        `${size.name}: ${size.limitsHit.length === 0 ? 'no limit reached' : size.limitsHit.join('; ')}.`,
+    )
+    .join('\n');
+}
+
+function main(): void {
+  const { values } = parseArgs({
+    options: {
+      json: { type: 'boolean', default: false },
+      name: { type: 'string', default: 'custom' },
+      requests: { type: 'string' },
+      clients: { type: 'string' },
+      endpoints: { type: 'string' },
+    },
+  });
+  const given =
+    values.requests === undefined
+      ? sizes
+      : [
+          {
+            name: values.name,
+            requestsPerSecond: Number(values.requests),
+            clients: Number(values.clients ?? values.requests),
+            endpoints: Number(values.endpoints ?? 0),
+          },
+        ];
+  const figures = given.map(modelSize);
+  if (values.json) {
+    console.log(JSON.stringify({ sizes: figures }, null, 2));
+    return;
+  }
+  console.log(`${capacityTable(figures)}\n\n${limitsList(figures)}`);
+}
+
+if (import.meta.main) main();
