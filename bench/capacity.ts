@@ -112,10 +112,13 @@ export interface SizeFigures extends Size {
   readonly limitsHit: readonly string[];
 }
 
-/** The stage's throttling budget at a size: prod's, raised to the size as docs/deploying.md says. */
+/**
+ * The stage's throttling budget at a size: prod's, raised to twice the size's rate (its bursts)
+ * as docs/api.md says.
+ */
 function stageBudget(size: Size) {
   const { rateLimit, burstLimit } = stages.prod.throttling;
-  const raised = Math.max(rateLimit, size.requestsPerSecond);
+  const raised = Math.max(rateLimit, 2 * size.requestsPerSecond);
   return { rateLimit: raised, burstLimit: Math.max(burstLimit, 2 * raised) };
 }
 

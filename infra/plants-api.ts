@@ -36,7 +36,7 @@ import type { CustomDomainConfig, ThrottlingConfig } from './stages.ts';
 import {
   type Budgets,
   clientThrottling,
-  isEndpointRoute,
+  preflightThrottling,
   routeThrottling,
   tokenLimits,
 } from './throttling.ts';
@@ -127,7 +127,7 @@ export class PlantsApi extends Construct {
       retention: props.logRetention,
       removalPolicy: props.logRemovalPolicy,
     });
-    const plantsShare = routeThrottling({ path: '/plants' }, budgets);
+    const preflights = preflightThrottling(budgets);
     return new RestApi(this, 'RestApi', {
       restApiName: `plant-store-${props.stageName}`,
       description:
@@ -143,11 +143,11 @@ export class PlantsApi extends Construct {
         : { cloudWatchRole: true, cloudWatchRoleRemovalPolicy: RemovalPolicy.RETAIN }),
       deployOptions: {
         stageName: props.stageName,
-        // The plants routes' share on every method; the endpoint routes' on theirs.
-        throttlingRateLimit: plantsShare.rateLimit,
-        throttlingBurstLimit: plantsShare.burstLimit,
+        // Each route its share; the preflights an even share of the plants budget.
+        throttlingRateLimit: preflights.rateLimit,
+        throttlingBurstLimit: preflights.burstLimit,
         methodOptions: Object.fromEntries(
-          routes.filter(isEndpointRoute).map((route) => {
+          routes.map((route) => {
             const share = routeThrottling(route, budgets);
             return [
               `${route.path}/${route.method}`,

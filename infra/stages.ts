@@ -128,8 +128,8 @@ export const stages: Readonly<Record<StageName, StageConfig>> = {
   dev: {
     name: 'dev',
     productionLike: false,
-    // Enough for a developer and a test run; a runaway loop cannot run up a bill.
-    throttling: { rateLimit: 60, burstLimit: 120 },
+    // Enough for a developer and a test run (each write 10/s); a runaway loop cannot run up a bill.
+    throttling: { rateLimit: 100, burstLimit: 200 },
     logRetentionDays: 7,
     issuer: { kind: 'cognito' },
     // A web app's dev server on a developer's machine may call the dev stage.

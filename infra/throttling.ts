@@ -1,7 +1,8 @@
 /**
  * A stage's throttling budgets, split among its methods: API Gateway applies a stage's limits to
  * each method on its own ("Throttle requests to your REST APIs for better throughput"), so six
- * methods at 200/s would admit 1,200/s. Plain data: `npm start` throttles with it too.
+ * methods at 200/s would admit 1,200/s. The plants budget goes by a declared mix, the endpoints'
+ * evenly. Plain data: `npm start` throttles with it too.
  */
 import { errorBody, gatewayErrorCodes } from '../functions/shared/errors/error-codes.ts';
 import { type Route, routes } from '../functions/shared/http/routes.ts';
@@ -23,6 +24,20 @@ export function methodThrottling(budget: ThrottlingLimits, methods: number): Thr
   };
 }
 
+/**
+ * Each plants route's share of the plants budget: a read-heavy API, the two reads 30 % each, each
+ * write 10 %. Together 1, so the routes never pass the budget. Traffic of another shape
+ * re-declares it (docs/capacity.md).
+ */
+export const plantsRouteShares: Readonly<Record<string, number>> = {
+  'GET /plants/{id}': 0.3,
+  'GET /plants': 0.3,
+  'POST /plants': 0.1,
+  'PATCH /plants/{id}': 0.1,
+  'PUT /plants/{id}': 0.1,
+  'DELETE /plants/{id}': 0.1,
+};
+
 /** Whether a route is one of the webhook endpoint routes (their budget) or a plants route. */
 export function isEndpointRoute(route: Pick<Route, 'path'>): boolean {
   return route.path.startsWith('/webhook-endpoints');
@@ -34,21 +49,40 @@ export interface Budgets {
   readonly webhookEndpoints?: ThrottlingLimits;
 }
 
-/** A route's limits: its share of its group's budget. */
-export function routeThrottling(route: Pick<Route, 'path'>, budgets: Budgets): ThrottlingLimits {
+/** A route's limits: its share of its group's budget (a plants route's, by the declared mix). */
+export function routeThrottling(
+  route: Pick<Route, 'method' | 'path'>,
+  budgets: Budgets,
+): ThrottlingLimits {
+  if (!isEndpointRoute(route)) {
+    const share = plantsRouteShares[`${route.method} ${route.path}`] ?? 0;
+    return {
+      rateLimit: budgets.plants.rateLimit * share,
+      burstLimit: Math.max(1, Math.floor(budgets.plants.burstLimit * share)),
+    };
+  }
+  return methodThrottling(budgets.webhookEndpoints ?? defaultEndpointThrottling, evenShares(route));
+}
+
+/** The routes of a route's group: the even split's divisor. */
+function evenShares(route: Pick<Route, 'path'>): number {
   const endpoints = isEndpointRoute(route);
-  const group = routes.filter((candidate) => isEndpointRoute(candidate) === endpoints);
-  return methodThrottling(
-    endpoints ? (budgets.webhookEndpoints ?? defaultEndpointThrottling) : budgets.plants,
-    group.length,
-  );
+  return routes.filter((candidate) => isEndpointRoute(candidate) === endpoints).length;
+}
+
+/** A method no route names (a CORS preflight): an even share of the plants budget. */
+export function preflightThrottling(budgets: Budgets): ThrottlingLimits {
+  return methodThrottling(budgets.plants, evenShares({ path: '/plants' }));
 }
 
 /**
  * Each client's limits on a route, kept per API key by the usage plan: half the method's share,
  * so one client, however many tokens it mints, never takes a method's bucket from the others.
  */
-export function clientThrottling(route: Pick<Route, 'path'>, budgets: Budgets): ThrottlingLimits {
+export function clientThrottling(
+  route: Pick<Route, 'method' | 'path'>,
+  budgets: Budgets,
+): ThrottlingLimits {
   const share = routeThrottling(route, budgets);
   return {
     rateLimit: share.rateLimit / 2,
@@ -75,13 +109,17 @@ export const tokenLimitWindowSeconds = 60;
 /** AWS WAF's lowest rate limit for a rate-based rule. */
 const lowestWafLimit = 10;
 
-/** Each group's per-token limit: half a method's share over the window, at least WAF's lowest. */
+/**
+ * Each group's per-token limit: half an even share of its budget over the window, at least WAF's
+ * lowest.
+ */
 export function tokenLimits(budgets: Budgets): readonly TokenLimit[] {
-  const limitOf = (path: string) =>
-    Math.max(
-      lowestWafLimit,
-      Math.floor((routeThrottling({ path }, budgets).rateLimit * tokenLimitWindowSeconds) / 2),
-    );
+  const limitOf = (path: string) => {
+    const budget =
+      path === '/plants' ? budgets.plants : (budgets.webhookEndpoints ?? defaultEndpointThrottling);
+    const even = methodThrottling(budget, evenShares({ path }));
+    return Math.max(lowestWafLimit, Math.floor((even.rateLimit * tokenLimitWindowSeconds) / 2));
+  };
   return [
     { group: 'plants', pathContains: '/plants', requestsPerWindow: limitOf('/plants') },
     {

@@ -1,6 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from '@jest/globals';
 import { capacityTable, limitsList, modelSize, sizes } from '../../bench/capacity.ts';
+import { routes } from '../../functions/shared/http/routes.ts';
+import { isEndpointRoute, plantsRouteShares } from '../../infra/throttling.ts';
 
 const figures = sizes.map(modelSize);
 
@@ -39,5 +41,20 @@ describe('npm run capacity', () => {
     // At M, 2,000 endpoints take 200 batches; the fan-out's rate is the inverse of one event's time.
     expect(medium?.fanoutEventsPerSecond).toBeCloseTo(1 / ((200 / 10) * 0.02), 5);
     expect(medium?.deliveriesPerSecond).toBe((medium?.eventsPerSecond ?? 0) * 2_000);
+  });
+});
+
+describe('the plants budget, split by a declared mix', () => {
+  it('gives every plants route a share, together the whole budget', () => {
+    const plants = routes.filter((route) => !isEndpointRoute(route));
+    expect(Object.keys(plantsRouteShares).sort()).toEqual(
+      plants.map((route) => `${route.method} ${route.path}`).sort(),
+    );
+    const total = Object.values(plantsRouteShares).reduce((sum, share) => sum + share, 0);
+    expect(total).toBeCloseTo(1, 9);
+  });
+
+  it('refuses no method at S while the stage is under its budget', () => {
+    expect(figures[0]?.refusedShareUnderBudget).toBe(0);
   });
 });

@@ -270,8 +270,8 @@ describe('PlantsApi with a WAF web ACL', () => {
         VisibilityConfig: Match.anyValue(),
       })),
     });
-    // Half a method's share a minute: dev's plants routes 10/s each, the endpoint routes 2/s.
-    expect(limits.map((limit) => limit.requestsPerWindow)).toEqual([300, 60]);
+    // Half an even share a minute: dev's plants budget 100/s over six routes, the endpoints' 2/s.
+    expect(limits.map((limit) => limit.requestsPerWindow)).toEqual([500, 60]);
     template.hasResourceProperties('AWS::WAFv2::WebACLAssociation', {
       WebACLArn: { 'Fn::GetAtt': [Match.stringLikeRegexp('^ApiClientRateLimitsWebAcl'), 'Arn'] },
     });

@@ -9,7 +9,11 @@ import { functionSettings } from '../../infra/function-settings.ts';
 import { gatewayResponses } from '../../infra/gateway-responses.ts';
 import { accessLogFields, authorizerCacheSeconds } from '../../infra/plants-api.ts';
 import { stages } from '../../infra/stages.ts';
-import { defaultEndpointThrottling, isEndpointRoute } from '../../infra/throttling.ts';
+import {
+  defaultEndpointThrottling,
+  isEndpointRoute,
+  plantsRouteShares,
+} from '../../infra/throttling.ts';
 import { pascalCase, synthesizedStages } from './synthesized-stages.ts';
 
 const synthesizedStage = synthesizedStages();
@@ -79,11 +83,12 @@ describe.each([stages.dev, stages.prod])('the PlantStore-$name stack', (stage) =
     it(`throttles the ${stage.name} stage within ${stage.throttling.rateLimit}/s and bursts of ${stage.throttling.burstLimit} in all, each method its share, with tracing and error logs`, () => {
       const [stageResource] = Object.values(template().findResources('AWS::ApiGateway::Stage'));
       expect(stageResource?.Properties.TracingEnabled).toBe(true);
-      const [everyMethod, ...endpointMethods] = stageResource?.Properties.MethodSettings ?? [];
+      const [everyMethod, ...routeMethods] = stageResource?.Properties.MethodSettings ?? [];
       const plants = routes.filter((route) => !isEndpointRoute(route));
       const endpoints = routes.filter(isEndpointRoute);
       const endpointBudget = stage.webhookEndpointThrottling ?? defaultEndpointThrottling;
-      // API Gateway applies these to each method: each plants route gets its share of the budget.
+      // API Gateway applies these to each method: what no route names (the preflights) gets an
+      // even share of the plants budget.
       expect(everyMethod).toEqual({
         HttpMethod: '*',
         ResourcePath: '/*',
@@ -93,21 +98,37 @@ describe.each([stages.dev, stages.prod])('the PlantStore-$name stack', (stage) =
         DataTraceEnabled: false,
         MetricsEnabled: true,
       });
-      // And each endpoint route its share of theirs, set on the method itself (CloudFormation
-      // spells the path `/~1webhook-endpoints~1{endpointId}`: "/" is "~1" after the first).
-      expect(
-        endpointMethods.map((setting: Record<string, unknown>) => ({
-          route: `${setting.HttpMethod} ${String(setting.ResourcePath).slice(1).replaceAll('~1', '/')}`,
-          rate: setting.ThrottlingRateLimit,
-          burst: setting.ThrottlingBurstLimit,
-        })),
-      ).toEqual(
-        endpoints.map((route) => ({
-          route: `${route.method} ${route.path}`,
-          rate: endpointBudget.rateLimit / endpoints.length,
-          burst: Math.floor(endpointBudget.burstLimit / endpoints.length),
-        })),
+      // Each plants route its declared share, each endpoint route an even share of theirs, set
+      // on the method itself (CloudFormation spells the path `/~1webhook-endpoints~1{endpointId}`:
+      // "/" is "~1" after the first).
+      const settings = routeMethods.map((setting: Record<string, unknown>) => ({
+        route: `${setting.HttpMethod} ${String(setting.ResourcePath).slice(1).replaceAll('~1', '/')}`,
+        rate: setting.ThrottlingRateLimit,
+        burst: setting.ThrottlingBurstLimit,
+      }));
+      expect(settings).toEqual(
+        routes.map((route) => {
+          const share = isEndpointRoute(route)
+            ? undefined
+            : plantsRouteShares[`${route.method} ${route.path}`];
+          return {
+            route: `${route.method} ${route.path}`,
+            rate:
+              share === undefined
+                ? endpointBudget.rateLimit / endpoints.length
+                : stage.throttling.rateLimit * share,
+            burst:
+              share === undefined
+                ? Math.floor(endpointBudget.burstLimit / endpoints.length)
+                : Math.max(1, Math.floor(stage.throttling.burstLimit * share)),
+          };
+        }),
       );
+      // Together the plants routes never pass the stage's budget.
+      const plantsRates = settings
+        .filter((setting: { route: string }) => !setting.route.includes('/webhook-endpoints'))
+        .reduce((sum: number, setting: { rate: number }) => sum + setting.rate, 0);
+      expect(plantsRates).toBeCloseTo(stage.throttling.rateLimit, 6);
     });
 
     it('writes JSON access logs with the request, outcome and errors, never the token, body or path as sent', () => {
