@@ -283,11 +283,19 @@ async function createBedTable(
     tableName: `plants-${id}`,
     documentClient: createDocumentClient({ url: options.dynamoDbUrl }),
   };
-  await createPlantsTableIfMissing(table.documentClient, table.tableName);
-  const { Table } = await table.documentClient.send(
-    new DescribeTableCommand({ TableName: table.tableName }),
-  );
-  return { ...table, streamArn: Table?.LatestStreamArn ?? '' };
+  // Made with patience: a JVM on a busy machine may take seconds for its first table, which the
+  // functions' one-second attempts are not meant to wait for.
+  const setup = createDocumentClient({
+    url: options.dynamoDbUrl,
+    requestTimeoutMilliseconds: 10_000,
+  });
+  try {
+    await createPlantsTableIfMissing(setup, table.tableName);
+    const { Table } = await setup.send(new DescribeTableCommand({ TableName: table.tableName }));
+    return { ...table, streamArn: Table?.LatestStreamArn ?? '' };
+  } finally {
+    setup.destroy();
+  }
 }
 
 /**
