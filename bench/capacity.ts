@@ -8,13 +8,14 @@
 import { parseArgs } from 'node:util';
 import { type Route, routes } from '../functions/shared/http/routes.ts';
 import { concurrentSendBatches } from '../functions/shared/webhooks/delivery-queue.ts';
-import { secretCacheMilliseconds } from '../functions/webhook-endpoints/endpoint-targets.ts';
+import { openedSecretsKept } from '../functions/webhook-endpoints/endpoint-targets.ts';
 import { functionSettings } from '../infra/function-settings.ts';
 import { authorizerCacheSeconds } from '../infra/plants-api.ts';
 import { stages } from '../infra/stages.ts';
 import { isEndpointRoute, routeThrottling } from '../infra/throttling.ts';
 import {
   deliveryBatchSize,
+  deliveryMaximumConcurrency,
   fanoutStreamSettings,
   retryMaximumConcurrency,
 } from '../infra/webhook-pipeline-settings.ts';
@@ -51,6 +52,11 @@ export const latencies = {
   authorizerInitSeconds: 0.4,
   authorizerWarmSeconds: 0.02,
   routeFunctionSeconds: 0.03,
+  /**
+   * How long a Lambda execution environment lives: AWS documents no figure ("Lambda execution
+   * environment lifecycle": it is kept for later invocations and ended after a while); an hour.
+   */
+  containerLifeSeconds: 3600,
 } as const;
 
 /** One size of traffic. */
@@ -163,14 +169,13 @@ export function modelSize(size: Size): SizeFigures {
   // A batch past the timeout is bisected down to batches that fit: the rate is one event's.
   const fanoutEventsPerSecond =
     fanoutSecondsPerEvent > timeout ? 0 : streamShards / fanoutSecondsPerEvent;
-  const webhooksLostPerSecond =
-    Math.max(0, eventsPerSecond - fanoutEventsPerSecond) * size.endpoints;
+  const fanoutLostPerSecond = Math.max(0, eventsPerSecond - fanoutEventsPerSecond) * size.endpoints;
   if (fanoutSecondsPerBatch > timeout) {
     limitsHit.push(
       `fan-out: a full batch takes ${round(fanoutSecondsPerBatch)} s of its ${timeout} s timeout`,
     );
   }
-  if (webhooksLostPerSecond > 0) {
+  if (fanoutLostPerSecond > 0) {
     limitsHit.push(
       `fan-out: ${round(fanoutEventsPerSecond)} events/s of ${round(eventsPerSecond)}; the rest expire after ${awsLimits.streamRetentionHours} h`,
     );
@@ -206,10 +211,22 @@ export function modelSize(size: Size): SizeFigures {
     );
   }
 
-  // Lambda: deliveries take their batch's slowest receiver; nothing reserves the routes' share.
-  const deliveryConcurrency =
+  // Lambda: deliveries take their batch's slowest receiver, within their mapping's maximum;
+  // past it they wait in the queue, and what waits longer than its 4 days is lost.
+  const deliveryDemand =
     (deliveriesPerSecond / deliveryBatchSize) *
     (latencies.receiverSeconds + 3 * latencies.dynamoSeconds);
+  const deliveryConcurrency = Math.min(deliveryDemand, deliveryMaximumConcurrency);
+  const deliveriesLostPerSecond =
+    deliveryDemand > deliveryMaximumConcurrency
+      ? deliveriesPerSecond * (1 - deliveryMaximumConcurrency / deliveryDemand)
+      : 0;
+  const webhooksLostPerSecond = Math.max(fanoutLostPerSecond, deliveriesLostPerSecond);
+  if (deliveriesLostPerSecond > 0) {
+    limitsHit.push(
+      `deliveries: ${round(deliveryDemand)} concurrent needed, ${deliveryMaximumConcurrency} allowed; the backlog grows until its 4 days run out`,
+    );
+  }
   const routeConcurrency = size.requestsPerSecond * latencies.routeFunctionSeconds;
   const lambdaConcurrency =
     deliveryConcurrency +
@@ -219,7 +236,7 @@ export function modelSize(size: Size): SizeFigures {
     retryMaximumConcurrency;
   if (lambdaConcurrency > awsLimits.lambdaConcurrency) {
     limitsHit.push(
-      `Lambda: ${Math.round(lambdaConcurrency).toLocaleString('en-US')} concurrent of ${awsLimits.lambdaConcurrency.toLocaleString('en-US')}; the routes and the authorizer are throttled with the deliveries`,
+      `Lambda: ${Math.round(lambdaConcurrency).toLocaleString('en-US')} concurrent of ${awsLimits.lambdaConcurrency.toLocaleString('en-US')}; the routes and the authorizer are throttled`,
     );
   }
 
@@ -244,12 +261,11 @@ export function modelSize(size: Size): SizeFigures {
     limitsHit.push(`hot key: ${hottest.key} at ${percent(hottest.share)} of a partition`);
   }
 
-  // KMS: each delivery container opens each endpoint's secret once per cache period.
+  // KMS: each delivery container opens each endpoint's secret once in its life.
   const deliveryContainers = Math.max(1, Math.ceil(deliveryConcurrency));
   const kmsDecryptPerSecond =
-    (Math.min(deliveryContainers, awsLimits.lambdaConcurrency) *
-      Math.min(size.endpoints, deliveriesPerSecond * (secretCacheMilliseconds / 1000))) /
-    (secretCacheMilliseconds / 1000);
+    (deliveryContainers * Math.min(size.endpoints, openedSecretsKept)) /
+    latencies.containerLifeSeconds;
   if (kmsDecryptPerSecond > 100) {
     limitsHit.push(
       `KMS: ${Math.round(kmsDecryptPerSecond).toLocaleString('en-US')} Decrypt/s, $${Math.round((kmsDecryptPerSecond * 86_400 * prices.kmsPerTenThousandRequests) / 10_000).toLocaleString('en-US')} a day`,

@@ -19,6 +19,7 @@ import type { WebhookEndpointStores } from './webhook-endpoint-stores.ts';
 import {
   deadLetterQueueSettings,
   deliveryBatchSize,
+  deliveryMaximumConcurrency,
   deliveryMaxReceiveCount,
   fanoutStreamSettings,
   retryMaximumConcurrency,
@@ -266,6 +267,7 @@ export class PlantWebhooks extends Construct {
       new SqsEventSource(this.deliveryQueue, {
         batchSize: deliveryBatchSize,
         reportBatchItemFailures: true,
+        maxConcurrency: deliveryMaximumConcurrency,
       }),
     );
     deliver.addEventSource(

@@ -10,6 +10,14 @@ export const deliveryMaxReceiveCount = 5;
  */
 export const retryMaximumConcurrency = 20;
 
+/**
+ * The first attempts' mapping's concurrency: however slow the endpoints, deliveries never take
+ * the account's concurrency (1,000 by default) from the route functions and the authorizer,
+ * which keep 1,000 less this, less the retries', the fan-out's and the replay's (docs/capacity.md).
+ * Past it, messages wait in the queue: late, not lost.
+ */
+export const deliveryMaximumConcurrency = 600;
+
 /** Deliveries and Retries: six times the delivery's timeout (AWS's advice); 4 days kept. */
 export const workQueueSettings = {
   visibilityTimeoutSeconds: 6 * functionSettings.deliverWebhook.timeoutSeconds,

@@ -36,20 +36,26 @@ export interface EndpointDeliveryDependencies {
 /** The log line of an endpoint disabled for failing, which the EndpointsDisabled metric counts. */
 export const endpointLog = { disabled: 'webhook endpoint disabled' } as const;
 
-/** How long a container keeps an opened endpoint secret. */
-export const secretCacheMilliseconds = 5 * 60 * 1000;
+/**
+ * How many opened secrets a container keeps: each version (its sealed form, new at every
+ * rotation) is opened once for the container's life, the oldest let go past this many.
+ */
+export const openedSecretsKept = 50_000;
 
-/** The targets of endpoint messages, per invocation's logger; secrets kept 5 minutes. */
+/** The targets of endpoint messages, per invocation's logger; each secret version opened once. */
 export function endpointTargets(
   dependencies: EndpointDeliveryDependencies,
 ): (logger: Logger) => DeliveryTargets {
   const now = dependencies.now ?? Date.now;
-  const opened = new Map<string, { value: string; at: number }>();
+  // Keyed by the sealed secret: a rotation seals a new one, and a revoked one is never asked
+  // for again (each delivery reads the endpoint, and so its current secrets, as it sends).
+  const opened = new Map<string, string>();
   const open = async (sealed: string, endpointId: string) => {
     const cached = opened.get(sealed);
-    if (cached !== undefined && now() - cached.at < secretCacheMilliseconds) return cached.value;
+    if (cached !== undefined) return cached;
     const value = await dependencies.secretBox.open(sealed, endpointId);
-    opened.set(sealed, { value, at: now() });
+    if (opened.size >= openedSecretsKept) opened.delete(opened.keys().next().value as string);
+    opened.set(sealed, value);
     return value;
   };
 

@@ -63,6 +63,8 @@ describe('PlantWebhooks with subscribers', () => {
       EventSourceArn: { 'Fn::GetAtt': [Match.stringLikeRegexp('^WebhooksDeliveries'), 'Arn'] },
       FunctionResponseTypes: ['ReportBatchItemFailures'],
       BatchSize: 10,
+      // However slow the endpoints, first attempts leave the routes their concurrency.
+      ScalingConfig: { MaximumConcurrency: 600 },
     });
     // Retries take at most a few functions at once: a dead subscriber's retries, however many,
     // leave the rest of the account's concurrency to first attempts.
