@@ -13,6 +13,7 @@ import {
   SnsAlarmActionStrategy,
 } from 'cdk-monitoring-constructs';
 import { Construct } from 'constructs';
+import { authorizerLog } from '../functions/authorizer/create-handler.ts';
 import {
   replayLog,
   replayPeriodMinutes,
@@ -177,6 +178,30 @@ export class PlantStoreMonitoring extends Construct implements MetricsScope {
       metricName: 'AuthorizerFailures',
       metricValue: '1',
     });
+    const keysNotAdded = new MetricFilter(this, 'AuthorizerClientKeysNotAdded', {
+      logGroup: authorizer.logGroup,
+      filterPattern: FilterPattern.stringValue(
+        logFields.message,
+        '=',
+        authorizerLog.clientKeyNotAdded,
+      ),
+      metricNamespace: stageMetricNamespace(props.stageName),
+      metricName: 'ClientKeysNotAdded',
+      metricValue: '1',
+    });
+    this.addAlarm(
+      'Authorizer-Client-Keys-Failing',
+      {
+        alarmDescription:
+          "API Gateway's control plane refused or timed out the authorizer's client keys (its account-wide 10 calls a second, shared with CloudFormation): those clients are counted as the shared client meanwhile. Not the JWKS.",
+        metric: keysNotAdded.metric({ statistic: 'Sum', period: Duration.minutes(5) }),
+        threshold: 5,
+        comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+        evaluationPeriods: 3,
+        datapointsToAlarm: 3,
+      },
+      'AuthorizerClientKeysAlarm',
+    );
     return this.addAlarm(
       'Authorizer-Failures',
       {

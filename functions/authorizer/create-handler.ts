@@ -42,8 +42,14 @@ export interface AuthorizerContext {
   readonly [key: string]: string;
 }
 
-/** `true` on the line of every `Unauthorized`: a canary subtracts these from the errors. */
-export const authorizerLog = { unauthorizedField: 'unauthorized' } as const;
+/**
+ * `true` on the line of every `Unauthorized`: a canary subtracts these from the errors; and the
+ * warning of a client key the control plane did not take, counted apart from the JWKS's failures.
+ */
+export const authorizerLog = {
+  unauthorizedField: 'unauthorized',
+  clientKeyNotAdded: 'Could not add the client to the usage plan; counting it as the shared client',
+} as const;
 
 /** The authorizer for one configuration; the JWKS cache lives as long as the handler. */
 export function createHandler(
@@ -63,10 +69,8 @@ export function createHandler(
       await registerClientKey(value);
       return value;
     } catch (error) {
-      logger.error('Could not add the client to the usage plan; counting it as the shared client', {
-        error,
-        sub: token.subject,
-      });
+      // API Gateway's control plane, not the token: the request goes on, as the shared client.
+      logger.warn(authorizerLog.clientKeyNotAdded, { error, sub: token.subject });
       return clientKeyValue(planName, sharedClient);
     }
   };

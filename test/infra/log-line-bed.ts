@@ -29,8 +29,11 @@ import { localUrlPolicy } from '../../functions/webhook-endpoints/endpoint-url.t
 import { localSecretBox } from '../../functions/webhook-endpoints/secret-box.ts';
 import { createHandler as createFanoutHandler } from '../../functions/webhook-fanout/create-handler.ts';
 import { isEndpointRoute } from '../../infra/throttling.ts';
+import { startJwksServer } from '../../local/jwks-server.ts';
 import type { RouteFunctionDependencies } from '../../local/route-functions.ts';
 import { createWebhookEndpointTablesIfMissing } from '../../local/tables.ts';
+import type { Jwks } from '../../local/token-issuer.ts';
+import { createSigningKey, signToken } from '../functions/authorizer/token-factory.ts';
 import {
   createEndpointEvent,
   createLambdaContext,
@@ -355,4 +358,42 @@ async function writeAuthorizerLines({ loggerOf }: LogLineBed): Promise<void> {
     }),
   ).toString('base64url');
   await authorize(`${header}.${claims}.c2ln`);
+
+  // A valid token whose client key API Gateway's control plane does not take (a warning).
+  const key = createSigningKey('RS256', 'log-line-bed');
+  const jwks = await startJwksServer({ keys: [key.publicJwk] } as unknown as Jwks);
+  try {
+    const registering = createAuthorizer(
+      {
+        issuer: 'https://issuer.example',
+        audiences: ['plant-store'],
+        audienceClaim: 'aud',
+        jwksUri: jwks.jwksUri,
+        usagePlanName: 'plant-store-dev-clients',
+      },
+      {
+        logger: loggerOf('authorizer'),
+        registerClientKey: async () => {
+          throw new Error('CreateApiKey answered 429: Too Many Requests');
+        },
+      },
+    );
+    await registering(
+      {
+        type: 'TOKEN',
+        methodArn,
+        authorizationToken: `Bearer ${signToken(key, {
+          iss: 'https://issuer.example',
+          aud: 'plant-store',
+          sub: 'client-1',
+          scope: 'plants/read',
+          iat: Math.floor(Date.now() / 1000),
+          exp: Math.floor(Date.now() / 1000) + 600,
+        })}`,
+      },
+      createLambdaContext(),
+    );
+  } finally {
+    await jwks.close();
+  }
 }

@@ -115,7 +115,11 @@ describe('metric filters, against the real log lines', () => {
     WebhookWaitAtNextAttempt: { matches: /retrying/, never: /delivered"|dead-lettered/ },
     WebhooksDeadLettered: { matches: /dead-lettered/, never: /retrying|delivered"/ },
     ItemsNotPlants: { matches: /"itemsNotPlants":1/, never: /"newPlants"|"statusCode"/ },
-    AuthorizerFailures: { matches: /failing closed/, never: /Rejected the bearer token/ },
+    AuthorizerFailures: {
+      matches: /failing closed/,
+      never: /Rejected the bearer token|Could not add the client/,
+    },
+    ClientKeysNotAdded: { matches: /Could not add the client/, never: /failing closed/ },
     AuthorizerRefusals: { matches: /Rejected the bearer token/ },
     ServerErrors: { matches: /"statusCode":50[03]/, never: /"statusCode":200/ },
     EndpointDeliveries: {

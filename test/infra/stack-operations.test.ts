@@ -60,6 +60,7 @@ describe.each([stages.dev, stages.prod])('the PlantStore-$name stack', (stage) =
       'authorizer-Throttled-Count-Warning',
       'authorizer-Latency-P99-Warning',
       'Authorizer-Failures',
+      'Authorizer-Client-Keys-Failing',
       'webhook-fanout-Iterator-Age-Max-Warning',
       'PlantsTable-Read-Throttled-Events-Warning',
       'PlantsTable-Write-Throttled-Events-Warning',
@@ -150,6 +151,7 @@ describe.each([stages.dev, stages.prod])('the PlantStore-$name stack', (stage) =
       expect(metrics.sort()).toEqual(
         [
           'AuthorizerFailures',
+          'ClientKeysNotAdded',
           'EndpointDeliveries',
           'EndpointsDisabled',
           // list-plants, get-plant, update-plant, delete-plant, webhook-fanout and the replay.
