@@ -122,8 +122,10 @@ function failure(call: string, answer: { status: number; body: Record<string, un
 const conflict = 409;
 
 /**
- * Registers keys in the plan, each once per container: a key found by name is reused, a race
- * ends in the other's key (409), and a failure is forgotten, so the next request tries again.
+ * Registers keys in the plan, each once per container: the plan's keys are listed once (500 a
+ * call), so a new container asks nothing more for a client already in the plan (after a deploy,
+ * every client); a new client's key found by name is reused, a race ends in the other's key
+ * (409), and a failure is forgotten, so the next request tries again.
  */
 export function createClientKeyRegistry(
   controlPlane: ControlPlane,
@@ -131,6 +133,7 @@ export function createClientKeyRegistry(
 ): RegisterClientKey {
   const registered = new Map<string, Promise<void>>();
   let planId: Promise<string> | undefined;
+  let planKeys: Promise<Set<string>> | undefined;
 
   const findPlan = async () => {
     for (let position: string | undefined; ; ) {
@@ -159,12 +162,42 @@ export function createClientKeyRegistry(
     }
     return made.body.id;
   };
+  /** The values of the plan's keys, every page (`GetUsagePlanKeys`, 500 a page). */
+  const listPlanKeys = async (usagePlanId: string) => {
+    const values = new Set<string>();
+    for (let position: string | undefined; ; ) {
+      const answer = await controlPlane(
+        'GET',
+        `/usageplans/${encodeURIComponent(usagePlanId)}/keys`,
+        {
+          query: { limit: '500', ...(position === undefined ? {} : { position }) },
+        },
+      );
+      if (answer.status !== 200) throw failure('GetUsagePlanKeys', answer);
+      // Each key is named by its value (`keyIdOf`): either names it.
+      for (const item of itemsOf(answer.body)) {
+        for (const field of [item.value, item.name]) {
+          if (typeof field === 'string') values.add(field);
+        }
+      }
+      position = typeof answer.body.position === 'string' ? answer.body.position : undefined;
+      if (position === undefined) return values;
+    }
+  };
   const register = async (value: string) => {
     planId ??= findPlan().catch((error: unknown) => {
       planId = undefined;
       throw error;
     });
-    const [usagePlanId, keyId] = await Promise.all([planId, keyIdOf(value)]);
+    const plan = planId;
+    planKeys ??= plan.then(listPlanKeys).catch((error: unknown) => {
+      planKeys = undefined;
+      throw error;
+    });
+    // Unlisted (the control plane refused the list): the client's own calls, as before.
+    const known = await planKeys.catch(() => undefined);
+    if (known?.has(value)) return;
+    const [usagePlanId, keyId] = await Promise.all([plan, keyIdOf(value)]);
     const added = await controlPlane(
       'POST',
       `/usageplans/${encodeURIComponent(usagePlanId)}/keys`,

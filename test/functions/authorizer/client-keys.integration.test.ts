@@ -81,6 +81,37 @@ it('adds each client’s key once, however many containers race to add it', asyn
   }
 });
 
+it('asks a fresh container only for the plan and its keys, whatever the number of clients already in it', async () => {
+  const planId = await plan('plant-store-known-clients');
+  const clients = Array.from({ length: 30 }, (_, index) =>
+    clientKeyValue('plant-store-known-clients', `https://issuer.example known-${index}`),
+  );
+  await Promise.all(
+    clients.map((value) =>
+      createClientKeyRegistry(controlPlane, 'plant-store-known-clients')(value),
+    ),
+  );
+  // After a deploy: every authorizer container is new, and every client is in the plan already.
+  const calls: string[] = [];
+  const counted: ControlPlane = (method, path, options) => {
+    calls.push(`${method} ${path.replace(planId, '{id}')}`);
+    return controlPlane(method, path, options);
+  };
+  const containers = [1, 2, 3].map(() =>
+    createClientKeyRegistry(counted, 'plant-store-known-clients'),
+  );
+  await Promise.all(containers.flatMap((register) => clients.map((value) => register(value))));
+  expect(calls.sort()).toEqual(
+    [1, 2, 3].flatMap(() => ['GET /usageplans', 'GET /usageplans/{id}/keys']).sort(),
+  );
+  // A client new to the plan still costs its own calls, once in a container.
+  const register = containers[0] as (value: string) => Promise<void>;
+  const newcomer = clientKeyValue('plant-store-known-clients', 'https://issuer.example new');
+  calls.length = 0;
+  await Promise.all([register(newcomer), register(newcomer)]);
+  expect(calls.sort()).toEqual(['GET /apikeys', 'POST /apikeys', 'POST /usageplans/{id}/keys']);
+});
+
 it('tells a failed registration to its caller and tries again on the next request', async () => {
   const register = createClientKeyRegistry(controlPlane, 'plant-store-later-clients');
   const value = clientKeyValue('plant-store-later-clients', 'https://issuer.example late');
