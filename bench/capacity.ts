@@ -158,7 +158,7 @@ export function modelSize(size: Size): SizeFigures {
   const deliveriesPerSecond = eventsPerSecond * size.endpoints;
 
   // The fan-out: one message per (event, endpoint), sent 10 to a batch, `concurrentSendBatches`
-  // batches at a time; one invocation per stream shard at a time.
+  // batches at a time; `parallelizationFactor` invocations per stream shard at a time.
   const fanoutSecondsPerEvent =
     (Math.ceil(size.endpoints / 10) / concurrentSendBatches) * latencies.sqsBatchSendSeconds;
   const fanoutSecondsPerBatch = fanoutStreamSettings.batchSize * fanoutSecondsPerEvent;
@@ -171,7 +171,9 @@ export function modelSize(size: Size): SizeFigures {
   const timeout = functionSettings.webhookFanout.timeoutSeconds;
   // A batch past the timeout is bisected down to batches that fit: the rate is one event's.
   const fanoutEventsPerSecond =
-    fanoutSecondsPerEvent > timeout ? 0 : streamShards / fanoutSecondsPerEvent;
+    fanoutSecondsPerEvent > timeout
+      ? 0
+      : (streamShards * fanoutStreamSettings.parallelizationFactor) / fanoutSecondsPerEvent;
   const fanoutLostPerSecond = Math.max(0, eventsPerSecond - fanoutEventsPerSecond) * size.endpoints;
   if (fanoutSecondsPerBatch > timeout) {
     limitsHit.push(

@@ -47,6 +47,8 @@ describe('PlantWebhooks with subscribers', () => {
       EventSourceArn: { 'Fn::GetAtt': [Match.stringLikeRegexp('^Table'), 'StreamArn'] },
       StartingPosition: 'TRIM_HORIZON',
       BisectBatchOnFunctionError: true,
+      // Ten batches of a shard at once: each plant's records still in order.
+      ParallelizationFactor: 10,
       FunctionResponseTypes: ['ReportBatchItemFailures'],
       FilterCriteria: Match.absent(),
       DestinationConfig: {
