@@ -18,8 +18,26 @@ export function clientKeyValue(usagePlanName: string, client: string): string {
   return createHash('sha256').update(`${usagePlanName}\n${client}`).digest('base64url');
 }
 
-/** Makes sure a key value is one of the plan's keys; resolves once it is. */
-export type RegisterClientKey = (value: string) => Promise<void>;
+/**
+ * How many keys a stage's plan holds before new clients are counted in hashed buckets for good:
+ * API Gateway allows 10,000 keys an account and Region, for every stage together, never more.
+ */
+export const clientKeyCap = 4_000;
+
+/** The buckets clients past the cap share, each a key of the plan: a flooder slows 1/64 of them. */
+export const clientKeyBuckets = 64;
+
+/** The key of the bucket a client past the cap is counted in: the same in every container. */
+export function bucketKeyValue(usagePlanName: string, client: string): string {
+  const bucket = createHash('sha256').update(client).digest().readUInt32BE(0) % clientKeyBuckets;
+  return clientKeyValue(usagePlanName, `bucket ${bucket}`);
+}
+
+/**
+ * The key a client is counted under, once it is one of the plan's: its own (`value`), or past
+ * the cap its bucket's (`bucket`).
+ */
+export type RegisterClientKey = (value: string, bucket: string) => Promise<string>;
 
 /** One call of API Gateway's control plane: its status and JSON body. */
 export type ControlPlane = (
@@ -124,12 +142,14 @@ const conflict = 409;
 /**
  * Registers keys in the plan, each once per container: the plan's keys are listed once (500 a
  * call), so a new container asks nothing more for a client already in the plan (after a deploy,
- * every client); a new client's key found by name is reused, a race ends in the other's key
- * (409), and a failure is forgotten, so the next request tries again.
+ * every client); past {@link clientKeyCap}, a new client is counted in its bucket's key for good.
+ * A new key found by name is reused, a race ends in the other's key (409), and a failure is
+ * forgotten, so the next request tries again.
  */
 export function createClientKeyRegistry(
   controlPlane: ControlPlane,
   usagePlanName: string,
+  { cap = clientKeyCap }: { readonly cap?: number } = {},
 ): RegisterClientKey {
   const registered = new Map<string, Promise<void>>();
   let planId: Promise<string> | undefined;
@@ -184,20 +204,13 @@ export function createClientKeyRegistry(
       if (position === undefined) return values;
     }
   };
-  const register = async (value: string) => {
-    planId ??= findPlan().catch((error: unknown) => {
+  const plan = () =>
+    (planId ??= findPlan().catch((error: unknown) => {
       planId = undefined;
       throw error;
-    });
-    const plan = planId;
-    planKeys ??= plan.then(listPlanKeys).catch((error: unknown) => {
-      planKeys = undefined;
-      throw error;
-    });
-    // Unlisted (the control plane refused the list): the client's own calls, as before.
-    const known = await planKeys.catch(() => undefined);
-    if (known?.has(value)) return;
-    const [usagePlanId, keyId] = await Promise.all([plan, keyIdOf(value)]);
+    }));
+  const register = async (value: string) => {
+    const [usagePlanId, keyId] = await Promise.all([plan(), keyIdOf(value)]);
     const added = await controlPlane(
       'POST',
       `/usageplans/${encodeURIComponent(usagePlanId)}/keys`,
@@ -209,7 +222,8 @@ export function createClientKeyRegistry(
       throw failure('CreateUsagePlanKey', added);
   };
 
-  return (value) => {
+  /** Adds a key to the plan, once per container; a failure is forgotten. */
+  const added = (value: string) => {
     let registration = registered.get(value);
     if (registration === undefined) {
       registration = register(value).catch((error: unknown) => {
@@ -219,5 +233,21 @@ export function createClientKeyRegistry(
       registered.set(value, registration);
     }
     return registration;
+  };
+
+  return async (value, bucket) => {
+    planKeys ??= plan()
+      .then(listPlanKeys)
+      .catch((error: unknown) => {
+        planKeys = undefined;
+        throw error;
+      });
+    // Unlisted (the control plane refused the list): the client's own calls, as before.
+    const known = await planKeys.catch(() => undefined);
+    if (known?.has(value)) return value;
+    const chosen = known !== undefined && known.size >= cap ? bucket : value;
+    if (!known?.has(chosen)) await added(chosen);
+    known?.add(chosen);
+    return chosen;
   };
 }

@@ -12,7 +12,12 @@ import {
   invocationLoggers,
   type Logger,
 } from '../shared/platform/logger.ts';
-import { clientKeyValue, type RegisterClientKey, sharedClient } from './client-keys.ts';
+import {
+  bucketKeyValue,
+  clientKeyValue,
+  type RegisterClientKey,
+  sharedClient,
+} from './client-keys.ts';
 import type { AuthorizerConfig } from './config.ts';
 import {
   type BearerTokenVerifierOptions,
@@ -66,8 +71,7 @@ export function createHandler(
     const value = clientKeyValue(planName, token.client);
     if (registerClientKey === undefined) return value;
     try {
-      await registerClientKey(value);
-      return value;
+      return await registerClientKey(value, bucketKeyValue(planName, token.client));
     } catch (error) {
       // API Gateway's control plane, not the token: the request goes on, as the shared client.
       logger.warn(authorizerLog.clientKeyNotAdded, { error, sub: token.subject });

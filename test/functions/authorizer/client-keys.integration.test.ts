@@ -17,6 +17,7 @@ import { afterAll, beforeAll, expect, it } from '@jest/globals';
 import { type MotoServer, startMotoServer } from '../../../beds/moto-server.ts';
 import {
   apiGatewayControlPlane,
+  bucketKeyValue,
   type ControlPlane,
   clientKeyValue,
   createClientKeyRegistry,
@@ -65,7 +66,7 @@ it('adds each client’s key once, however many containers race to add it', asyn
   );
   await Promise.all(
     containers.flatMap((register) =>
-      clients.flatMap((value) => Array.from({ length: 10 }, () => register(value))),
+      clients.flatMap((value) => Array.from({ length: 10 }, () => register(value, 'no-bucket'))),
     ),
   );
 
@@ -88,7 +89,7 @@ it('asks a fresh container only for the plan and its keys, whatever the number o
   );
   await Promise.all(
     clients.map((value) =>
-      createClientKeyRegistry(controlPlane, 'plant-store-known-clients')(value),
+      createClientKeyRegistry(controlPlane, 'plant-store-known-clients')(value, 'no-bucket'),
     ),
   );
   // After a deploy: every authorizer container is new, and every client is in the plan already.
@@ -100,25 +101,67 @@ it('asks a fresh container only for the plan and its keys, whatever the number o
   const containers = [1, 2, 3].map(() =>
     createClientKeyRegistry(counted, 'plant-store-known-clients'),
   );
-  await Promise.all(containers.flatMap((register) => clients.map((value) => register(value))));
+  await Promise.all(
+    containers.flatMap((register) => clients.map((value) => register(value, 'no-bucket'))),
+  );
   expect(calls.sort()).toEqual(
     [1, 2, 3].flatMap(() => ['GET /usageplans', 'GET /usageplans/{id}/keys']).sort(),
   );
   // A client new to the plan still costs its own calls, once in a container.
-  const register = containers[0] as (value: string) => Promise<void>;
+  const register = containers[0] as (value: string, bucket: string) => Promise<string>;
   const newcomer = clientKeyValue('plant-store-known-clients', 'https://issuer.example new');
   calls.length = 0;
-  await Promise.all([register(newcomer), register(newcomer)]);
+  await Promise.all([register(newcomer, 'no-bucket'), register(newcomer, 'no-bucket')]);
   expect(calls.sort()).toEqual(['GET /apikeys', 'POST /apikeys', 'POST /usageplans/{id}/keys']);
+});
+
+it('counts a client past the cap in its hashed bucket for good, the same bucket in every container', async () => {
+  const name = 'plant-store-capped-clients';
+  const planId = await plan(name);
+  const clientOf = (index: number) => `https://issuer.example capped-${index}`;
+  const keyOf = (index: number) => clientKeyValue(name, clientOf(index));
+  const register = createClientKeyRegistry(controlPlane, name, { cap: 3 });
+  for (const index of [1, 2, 3]) {
+    expect(await register(keyOf(index), bucketKeyValue(name, clientOf(index)))).toBe(keyOf(index));
+  }
+  const late = bucketKeyValue(name, clientOf(4));
+  expect(await register(keyOf(4), late)).toBe(late);
+  // Another container, after a deploy: the same bucket, and no call but the listing.
+  const calls: string[] = [];
+  const fresh = createClientKeyRegistry(
+    (method, path, options) => {
+      calls.push(`${method} ${path.replace(planId, '{id}')}`);
+      return controlPlane(method, path, options);
+    },
+    name,
+    { cap: 3 },
+  );
+  expect(await fresh(keyOf(4), late)).toBe(late);
+  expect(await fresh(keyOf(1), bucketKeyValue(name, clientOf(1)))).toBe(keyOf(1));
+  expect(calls.sort()).toEqual(['GET /usageplans', 'GET /usageplans/{id}/keys']);
+  const { items = [] } = await apiGateway.send(
+    new GetUsagePlanKeysCommand({ usagePlanId: planId }),
+  );
+  expect(items.map((key) => key.value).sort()).toEqual([keyOf(1), keyOf(2), keyOf(3), late].sort());
+  // Buckets spread clients: 640 clients over the 64 buckets, none holding more than twice its share.
+  const counts = new Map<string, number>();
+  for (let index = 0; index < 640; index += 1) {
+    const bucket = bucketKeyValue(name, clientOf(index));
+    counts.set(bucket, (counts.get(bucket) ?? 0) + 1);
+  }
+  expect(counts.size).toBe(64);
+  expect(Math.max(...counts.values())).toBeLessThanOrEqual(20);
 });
 
 it('tells a failed registration to its caller and tries again on the next request', async () => {
   const register = createClientKeyRegistry(controlPlane, 'plant-store-later-clients');
   const value = clientKeyValue('plant-store-later-clients', 'https://issuer.example late');
   // The plan does not exist yet: the registration fails, and is not remembered as done.
-  await expect(register(value)).rejects.toThrow('No usage plan named plant-store-later-clients');
+  await expect(register(value, 'no-bucket')).rejects.toThrow(
+    'No usage plan named plant-store-later-clients',
+  );
   const planId = await plan('plant-store-later-clients');
-  await register(value);
+  await register(value, 'no-bucket');
 
   const { items = [] } = await apiGateway.send(
     new GetUsagePlanKeysCommand({ usagePlanId: planId }),
@@ -153,7 +196,8 @@ it('answers within the invocation’s time when the control plane hangs, countin
     const registered = withinInvocationBudget(
       { getRemainingTimeInMillis: left },
       authorizerMarginMilliseconds,
-      () => register(clientKeyValue('plant-store-hanging', 'https://issuer.example hung')),
+      () =>
+        register(clientKeyValue('plant-store-hanging', 'https://issuer.example hung'), 'no-bucket'),
     );
     await expect(registered).rejects.toThrow();
     // Given up with time to answer: the authorizer's margin still ahead of the deadline.

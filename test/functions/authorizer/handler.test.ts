@@ -59,6 +59,7 @@ describe('authorizer handler', () => {
         async (value) => {
           if (failing) throw new Error('TooManyRequestsException');
           registered.push(value);
+          return value;
         },
       );
       const own = clientKeyValue('plant-store-dev-clients', `${issuer} client-42`);
