@@ -7,6 +7,7 @@
  */
 import { parseArgs } from 'node:util';
 import { clientKeyBuckets, clientKeyCap } from '../functions/authorizer/client-keys.ts';
+import { defaultPageLimit } from '../functions/shared/http/paging.ts';
 import { type Route, routes } from '../functions/shared/http/routes.ts';
 import { concurrentSendBatches } from '../functions/shared/webhooks/delivery-queue.ts';
 import { openedSecretsKept } from '../functions/webhook-endpoints/endpoint-targets.ts';
@@ -79,8 +80,9 @@ export const sizes: readonly Size[] = [
 
 /**
  * The declared traffic: each plants route's share of requests (a read-heavy catalogue: reads of
- * one plant are half, one request in 200 a write), every write an event, every endpoint hearing
- * every event, one token per client an hour, each client active within the authorizer's cache.
+ * one plant are half, pages of the default size the rest but one request in 200, a write), every
+ * write an event, every endpoint hearing every event, one token per client an hour, each client
+ * active within the authorizer's cache.
  */
 export const routeMix: Readonly<Record<string, number>> = {
   'GET /plants/{id}': 0.5,
@@ -90,6 +92,9 @@ export const routeMix: Readonly<Record<string, number>> = {
   'PUT /plants/{id}': 0.0005,
   'DELETE /plants/{id}': 0.0005,
 };
+
+/** A stored plant's size in DynamoDB (100 bytes of its overhead included), as `npm run cost` has it. */
+const plantItemBytes = defaultAssumptions.itemBytes;
 
 const plantsRoutes = routes.filter((route) => !isEndpointRoute(route));
 const operationOf = (route: Route) => `${route.method} ${route.path}`;
@@ -166,7 +171,9 @@ export function modelSize(size: Size): SizeFigures {
     (Math.ceil(size.endpoints / 10) / concurrentSendBatches) * latencies.sqsBatchSendSeconds;
   const fanoutSecondsPerBatch = fanoutStreamSettings.batchSize * fanoutSecondsPerEvent;
   const plantsWriteUnits = eventsPerSecond;
-  const listReadUnits = size.requestsPerSecond * (routeMix['GET /plants'] ?? 0) * 4;
+  // A page of the default size: one strongly consistent Scan of `limit + 1` plants.
+  const pageReadUnits = Math.ceil(((defaultPageLimit + 1) * plantItemBytes) / 4096);
+  const listReadUnits = size.requestsPerSecond * (routeMix['GET /plants'] ?? 0) * pageReadUnits;
   const streamShards = Math.max(
     1,
     Math.ceil(plantsWriteUnits / awsLimits.partitionWriteUnitsPerSecond),
@@ -254,7 +261,7 @@ export function modelSize(size: Size): SizeFigures {
   const logTableWriteUnitsPerSecond = 3 * deliveriesPerSecond + eventsPerSecond;
   if (logTableWriteUnitsPerSecond > awsLimits.tableWriteUnitsPerSecond) {
     limitsHit.push(
-      `webhook log: ${Math.round(logTableWriteUnitsPerSecond).toLocaleString('en-US')} write units/s against a table's ${awsLimits.tableWriteUnitsPerSecond.toLocaleString('en-US')}`,
+      `webhook log: ${Math.round(logTableWriteUnitsPerSecond).toLocaleString('en-US')} write units/s against a table's ${awsLimits.tableWriteUnitsPerSecond.toLocaleString('en-US')} (a Service Quotas raise)`,
     );
   }
   const hotKeys = [
