@@ -129,6 +129,11 @@ export function endpointTargets(
       if (!(record.events as readonly string[]).includes(address.type)) {
         return notSent(`the endpoint no longer hears of ${address.type}`);
       }
+      // A failing endpoint (one that hangs, say) takes its first attempts to the retry queue,
+      // whose functions are its own and few: it never holds up the others' first attempts.
+      if (record.failingSince !== undefined && message.attempt === 1 && !message.sidelined) {
+        return { sideline: true };
+      }
       const claim = await claimDelivery(record.id, message.webhookId, deliveryId, now(), stores);
       if (claim === 'delivered') return { done: 'the endpoint has had this event' };
       if (claim === 'claimed') return { target: target(record, logger) };

@@ -194,7 +194,8 @@ describe('new-plant webhooks', () => {
     const api = await startApi([receiver], { retrySchedule: [0.1, 0.1] });
     receiver.setMode('fail');
     expect((await send(api, 'POST', '/plants', '{"id":42,"name":"Lost?"}')).status).toBe(200);
-    const deadline = Date.now() + 5_000;
+    // Three attempts 0.1 s apart: seconds, but a busy machine may take many.
+    const deadline = Date.now() + 30_000;
     while ((api.webhooks?.deadLetters().length ?? 0) === 0 && Date.now() < deadline) {
       await new Promise((resolve) => setTimeout(resolve, 20));
     }

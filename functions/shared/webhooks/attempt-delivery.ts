@@ -36,12 +36,14 @@ export interface AttemptTiming {
 
 /**
  * A message's target now: one to attempt, none any more (`done`, why), not yet (`retryAt`: another
- * delivery holds the event), or none ever (`unknown`: a dead letter).
+ * delivery holds the event), not among first attempts (`sideline`: its endpoint is failing, so
+ * the attempt is made from the retry queue, unspent), or none ever (`unknown`: a dead letter).
  */
 export type TargetResolution =
   | { readonly target: DeliveryTarget }
   | { readonly done: string }
   | { readonly retryAt: number }
+  | { readonly sideline: true }
   | { readonly unknown: true };
 
 export interface DeliveryTargets {
@@ -72,6 +74,7 @@ export const putOffLog = 'webhook attempt put off: the store did not answer';
 /** A put-off attempt's first wait, doubling with each put-off in a row. */
 export const firstPutOffSeconds = 5;
 export const notSentLog = 'webhook not sent';
+export const sidelinedLog = 'webhook first attempt sidelined: its endpoint is failing';
 
 /** Takes a message's turn: not yet due, nowhere to go, or one attempt and what follows it. */
 export async function attemptDelivery(
@@ -104,6 +107,10 @@ export async function attemptDelivery(
   }
   if ('retryAt' in resolution)
     return { kind: 'later', message: { ...message, dueAt: resolution.retryAt } };
+  if ('sideline' in resolution) {
+    logger.info(sidelinedLog, { webhookId: message.webhookId, subscriber: message.subscriber });
+    return { kind: 'later', message: { ...message, sidelined: true, dueAt: now() } };
+  }
   if ('unknown' in resolution) {
     return { kind: 'dead-letter', message, attempts: 0, failure: 'no such subscriber' };
   }

@@ -18,6 +18,11 @@ export interface DeliveryMessage extends Webhook {
   readonly dueAt: number;
   /** How often in a row this attempt was put off, its store not answering (none: absent). */
   readonly putOffs?: number;
+  /**
+   * A first attempt moved to the retry queue, its endpoint failing: made there, by the retries'
+   * own functions, not again moved.
+   */
+  readonly sidelined?: true;
   /** When the event was first queued, in milliseconds since the epoch. */
   readonly queuedAt: number;
 }
@@ -87,6 +92,7 @@ const deliveryMessageSchema = v.object({
   dueAt: tolerated(finite),
   queuedAt: tolerated(finite),
   putOffs: tolerated(v.pipe(v.number(), v.safeInteger(), v.minValue(1))),
+  sidelined: tolerated(v.literal(true)),
   lastFailure: tolerated(v.string()),
 });
 
@@ -118,5 +124,6 @@ export function parseDeliveryMessage(body: string, now: number): DeliveryMessage
     dueAt: timing(parsed.output.dueAt) ?? now,
     queuedAt: timing(parsed.output.queuedAt) ?? now,
     putOffs: timing(parsed.output.putOffs),
+    ...(parsed.output.sidelined === true && !redriven ? { sidelined: true as const } : {}),
   };
 }
