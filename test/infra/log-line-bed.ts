@@ -314,14 +314,16 @@ async function writeWebhookLines({
       Records: [
         deliveryRecord(
           'e',
-          JSON.stringify(
-            firstDeliveryMessage(
+          // From the retry queue: a failing endpoint's first attempts are made there.
+          JSON.stringify({
+            ...firstDeliveryMessage(
               { webhookId: 'msg_e', payload: '{"id":3,"name":"Ivy"}' },
               `endpoint:${endpoint.id}`,
               now,
               { ...endpoint, type: 'plant.created' },
             ),
-          ),
+            sidelined: true,
+          }),
         ),
       ],
     },
