@@ -9,6 +9,7 @@ import { parseArgs } from 'node:util';
 import { clientKeyBuckets, clientKeyCap } from '../functions/authorizer/client-keys.ts';
 import { defaultPageLimit } from '../functions/shared/http/paging.ts';
 import { type Route, routes } from '../functions/shared/http/routes.ts';
+import { bundleLimits } from '../functions/shared/webhooks/delivery-message.ts';
 import { concurrentSendBatches } from '../functions/shared/webhooks/delivery-queue.ts';
 import { openedSecretsKept } from '../functions/webhook-endpoints/endpoint-targets.ts';
 import { functionSettings } from '../infra/function-settings.ts';
@@ -95,6 +96,8 @@ export const routeMix: Readonly<Record<string, number>> = {
 
 /** A stored plant's size in DynamoDB (100 bytes of its overhead included), as `npm run cost` has it. */
 const plantItemBytes = defaultAssumptions.itemBytes;
+/** A delivery message's members besides its payload, in bytes. */
+const deliveryMessageOverheadBytes = 300;
 
 const plantsRoutes = routes.filter((route) => !isEndpointRoute(route));
 const operationOf = (route: Route) => `${route.method} ${route.path}`;
@@ -165,25 +168,40 @@ export function modelSize(size: Size): SizeFigures {
   const eventsPerSecond = size.requestsPerSecond * writeShare;
   const deliveriesPerSecond = eventsPerSecond * size.endpoints;
 
-  // The fan-out: one message per (event, endpoint), sent 10 to a batch, `concurrentSendBatches`
-  // batches at a time; `parallelizationFactor` invocations per stream shard at a time.
-  const fanoutSecondsPerEvent =
-    (Math.ceil(size.endpoints / 10) / concurrentSendBatches) * latencies.sqsBatchSendSeconds;
-  const fanoutSecondsPerBatch = fanoutStreamSettings.batchSize * fanoutSecondsPerEvent;
-  const plantsWriteUnits = eventsPerSecond;
+  // The fan-out: a stream batch is one bundle per endpoint and ten events (`bundleLimits`), sent
+  // ten to a batch, `concurrentSendBatches` batches at a time; `parallelizationFactor`
+  // invocations per stream shard at a time. A batch holds about a second of its shard's events.
+  const streamShards = Math.max(
+    1,
+    Math.ceil(eventsPerSecond / awsLimits.partitionWriteUnitsPerSecond),
+  );
+  const bundleSize = Math.min(
+    bundleLimits.messages,
+    Math.floor(bundleLimits.bodyBytes / (plantItemBytes + deliveryMessageOverheadBytes)),
+  );
+  const fanoutSecondsFor = (events: number) =>
+    (Math.ceil((size.endpoints * Math.ceil(events / bundleSize)) / 10) / concurrentSendBatches) *
+    latencies.sqsBatchSendSeconds;
+  const fanoutSecondsPerBatch = fanoutSecondsFor(fanoutStreamSettings.batchSize);
+  const eventsPerBatch = Math.min(
+    fanoutStreamSettings.batchSize,
+    Math.max(1, Math.ceil(eventsPerSecond / streamShards)),
+  );
+  const messagesPerBundle = Math.min(bundleSize, eventsPerBatch);
   // A page of the default size: one strongly consistent Scan of `limit + 1` plants.
   const pageReadUnits = Math.ceil(((defaultPageLimit + 1) * plantItemBytes) / 4096);
   const listReadUnits = size.requestsPerSecond * (routeMix['GET /plants'] ?? 0) * pageReadUnits;
-  const streamShards = Math.max(
-    1,
-    Math.ceil(plantsWriteUnits / awsLimits.partitionWriteUnitsPerSecond),
-  );
   const timeout = functionSettings.webhookFanout.timeoutSeconds;
-  // A batch past the timeout is bisected down to batches that fit: the rate is one event's.
+  // A batch past the timeout is bisected down to batches that fit.
+  let admittedBatch: number = fanoutStreamSettings.batchSize;
+  while (admittedBatch > 1 && fanoutSecondsFor(admittedBatch) > timeout) {
+    admittedBatch = Math.ceil(admittedBatch / 2);
+  }
   const fanoutEventsPerSecond =
-    fanoutSecondsPerEvent > timeout
+    fanoutSecondsFor(admittedBatch) > timeout
       ? 0
-      : (streamShards * fanoutStreamSettings.parallelizationFactor) / fanoutSecondsPerEvent;
+      : (streamShards * fanoutStreamSettings.parallelizationFactor * admittedBatch) /
+        fanoutSecondsFor(admittedBatch);
   const fanoutLostPerSecond = Math.max(0, eventsPerSecond - fanoutEventsPerSecond) * size.endpoints;
   if (fanoutSecondsPerBatch > timeout) {
     limitsHit.push(
@@ -230,7 +248,7 @@ export function modelSize(size: Size): SizeFigures {
   // Lambda: deliveries take their batch's slowest receiver, within their mapping's maximum;
   // past it they wait in the queue, and what waits longer than its 4 days is lost.
   const deliveryDemand =
-    (deliveriesPerSecond / deliveryBatchSize) *
+    (deliveriesPerSecond / (deliveryBatchSize * messagesPerBundle)) *
     (latencies.receiverSeconds + 3 * latencies.dynamoSeconds);
   const deliveryConcurrency = Math.min(deliveryDemand, deliveryMaximumConcurrency);
   const deliveriesLostPerSecond =

@@ -88,15 +88,17 @@ export function verdict(quick: boolean): Check {
   };
 }
 
-function formatEndpoints({ registration, fanout }: EndpointFigures, check: Check): string[] {
+function formatEndpoints({ registration, fanout, batch }: EndpointFigures, check: Check): string[] {
   return [
     '',
     `Webhook endpoints: ${registration.endpoints.toLocaleString('en-US')} registered through the local API by ${registration.clients} clients, ${registration.concurrency} at a time`,
     `  registration: p50 ${registration.p50} ms, p99 ${registration.p99} ms, max ${registration.max} ms; ${registration.perSecond} a second`,
-    `  the fan-out's list of ${fanout.endpoints.toLocaleString('en-US')} enabled endpoints read in ${fanout.listRead} ms (again only after an endpoint changes)`,
-    `  one event to them and a stage subscriber (${fanout.events} events): p50 ${fanout.p50} ms, max ${fanout.max} ms, of which moto's SQS p50 ${fanout.sqsP50} ms`,
+    `  the fan-out's list of ${fanout.listed.toLocaleString('en-US')} enabled endpoints read in ${fanout.listRead} ms (again only after an endpoint changes)`,
+    `  one event to ${fanout.endpoints.toLocaleString('en-US')} of them and a stage subscriber on moto (${fanout.events} events): p50 ${fanout.p50} ms, max ${fanout.max} ms, of which moto's SQS p50 ${fanout.sqsP50} ms`,
     `  SQS calls per event: ${fanout.sqsCallsPerEvent} for ${fanout.messagesPerEvent} messages (ten to a SendMessageBatch) ${check(fanout.sqsCallsPerEvent === Math.ceil(fanout.messagesPerEvent / 10))}`,
     `  the stage subscriber's message taken by SQS ${fanout.stageSubscriberQueuedP50} ms (p50) into the fan-out, in its first round of batches, not after the endpoints' ${check(fanout.stageSubscriberQueuedP50 < fanout.p50 / 2)}`,
+    `  a stream batch of ${batch.events} events to all of them and the stage subscriber (${batch.runs} runs, npm start's SQS stand-in): p50 ${batch.p50} ms, max ${batch.max} ms, within the fan-out's ${batch.timeoutSeconds} s timeout ${check(batch.max < batch.timeoutSeconds * 1000)}`,
+    `  ${batch.deliveries.toLocaleString('en-US')} deliveries a batch in ${batch.messages.toLocaleString('en-US')} queue messages (each endpoint's bundled), ${batch.sqsCalls.toLocaleString('en-US')} SendMessageBatch calls`,
   ];
 }
 

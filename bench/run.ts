@@ -36,9 +36,10 @@ const sampling: Sampling = {
 };
 const endToEndSeconds = quick ? 2 : 10;
 const listedPlants = quick ? 1_000 : 10_000;
-/** The contract's scale for endpoints: one event to 1,000 of them. */
-const fannedOutEndpoints = 1_000;
+/** Endpoints at the medium size of `npm run capacity`: an event, and a stream batch, to 2,000. */
+const fannedOutEndpoints = 2_000;
 const fannedOutEvents = quick ? 2 : 5;
+const fannedOutBatches = quick ? 1 : 5;
 
 const dataDirectory = join(repositoryRoot, '.data', 'bench');
 const resultsPath = join(dataDirectory, 'results.json');
@@ -98,7 +99,7 @@ async function main(): Promise<void> {
   log(`Results: ${resultsPath}`);
 }
 
-/** Endpoint registration and the fan-out to 1,000 endpoints, on their own moto and store. */
+/** Endpoint registration and the fan-out to 2,000 endpoints, on their own moto and store. */
 async function measureEndpoints() {
   const [moto, store] = await Promise.all([startMotoServer(), startDynamoDbLocal()]);
   try {
@@ -107,6 +108,7 @@ async function measureEndpoints() {
       dynamoDbUrl: store.url,
       endpoints: fannedOutEndpoints,
       events: fannedOutEvents,
+      batches: fannedOutBatches,
     });
   } finally {
     await Promise.all([moto.stop(), store.stop()]);

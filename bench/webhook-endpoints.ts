@@ -1,7 +1,7 @@
 /**
  * Webhook endpoints at scale: registering `endpoints` through the local API, 50 to a client, then
  * one plant event fanned out to all of them and a stage subscriber by the fan-out's own code
- * (`queuePlantEventDeliveries`) onto moto's SQS. Reported: its time and moto's share of it, its
+ * (`queuePlantEventDeliveries`) onto moto's SQS, and full stream batches onto `npm start`'s. Reported: its time and moto's share of it, its
  * SQS calls, and how soon the stage subscriber's message was queued. moto answers a batch far
  * slower than SQS, so the SQS share is the emulator's, not AWS's.
  */
@@ -15,6 +15,7 @@ import type { MotoServer } from '../beds/moto-server.ts';
 import { routes } from '../functions/shared/http/routes.ts';
 import { createDocumentClient } from '../functions/shared/platform/dynamodb.ts';
 import { createLogger } from '../functions/shared/platform/logger.ts';
+import { parseDeliveryMessages } from '../functions/shared/webhooks/delivery-message.ts';
 import { sqsDeliveryQueue } from '../functions/shared/webhooks/delivery-queue.ts';
 import { subscriptionOf } from '../functions/shared/webhooks/plant-events.ts';
 import {
@@ -24,11 +25,16 @@ import {
 import { withEndpointSubscriptions } from '../functions/webhook-endpoints/endpoint-subscriptions.ts';
 import { localUrlPolicy } from '../functions/webhook-endpoints/endpoint-url.ts';
 import { eventLogOf } from '../functions/webhook-endpoints/webhook-log.ts';
+import { functionSettings } from '../infra/function-settings.ts';
+import { fanoutStreamSettings } from '../infra/webhook-pipeline-settings.ts';
 import { startLocalApi } from '../local/local-api.ts';
+import { memoryQueues } from '../local/pipeline/memory-queues.ts';
 import { percentile, round } from './statistics.ts';
 
 /** The most endpoints a client may have (`docs/api.md`, limits). */
 const endpointsPerClient = 50;
+/** The endpoints an event is fanned out to on moto. */
+const motoEndpoints = 1_000;
 /** The stage subscriber beside the endpoints. */
 const stageSubscriber = 'audit';
 /** What a registration needs, as the route table says (`webhooks/manage` and `plants/read`). */
@@ -50,6 +56,8 @@ export interface EndpointFigures {
   };
   readonly fanout: {
     readonly endpoints: number;
+    /** Enabled endpoints read from the index. */
+    readonly listed: number;
     readonly events: number;
     /** Messages queued per event: one per endpoint and the stage subscriber. */
     readonly messagesPerEvent: number;
@@ -64,6 +72,20 @@ export interface EndpointFigures {
     /** From the fan-out's start to SQS taking the stage subscriber's message, ms (p50). */
     readonly stageSubscriberQueuedP50: number;
   };
+  /** A full stream batch to every endpoint, onto `npm start`'s SQS stand-in: the code's own time. */
+  readonly batch: {
+    readonly events: number;
+    readonly runs: number;
+    /** Deliveries queued a batch, and the queue messages and SendMessageBatch calls they took. */
+    readonly deliveries: number;
+    readonly messages: number;
+    readonly sqsCalls: number;
+    /** The event log written, every delivery bundled and queued, ms. */
+    readonly p50: number;
+    readonly max: number;
+    /** The fan-out function's timeout, s. */
+    readonly timeoutSeconds: number;
+  };
 }
 
 export async function measureWebhookEndpoints(options: {
@@ -71,6 +93,8 @@ export async function measureWebhookEndpoints(options: {
   readonly dynamoDbUrl: string;
   readonly endpoints: number;
   readonly events: number;
+  /** Full stream batches fanned out, one after the other. */
+  readonly batches: number;
   readonly concurrency?: number;
 }): Promise<EndpointFigures> {
   const keysDirectory = mkdtempSync(join(tmpdir(), 'plant-store-bench-endpoints-'));
@@ -92,7 +116,8 @@ export async function measureWebhookEndpoints(options: {
       options.concurrency ?? 4,
     );
     const fanout = await fanOut({ ...options, tableName: api.tableName });
-    return { registration, fanout };
+    const batch = await fanOutBatches({ ...options, tableName: api.tableName });
+    return { registration, fanout, batch };
   } finally {
     await api.stop();
     rmSync(keysDirectory, { recursive: true, force: true });
@@ -153,11 +178,14 @@ async function fanOut(options: {
     // The list as the fan-out reads it (the enabled endpoints' index), timed on its own; the
     // events then use it as the fan-out does until an endpoint changes.
     const listStarted = performance.now();
-    const subscriptions = await withEndpointSubscriptions([subscriptionOf(stageSubscriber, {})], {
+    const everyone = await withEndpointSubscriptions([subscriptionOf(stageSubscriber, {})], {
       documentClient,
       logTableName: `${options.tableName}-webhook-log`,
     }).current();
     const listRead = performance.now() - listStarted;
+    // The stage subscriber and 1,000 endpoints: moto takes superlinearly longer past them (2,000
+    // took 88 s an event), and its time is the emulator's anyway.
+    const subscriptions = everyone.slice(0, 1 + motoEndpoints);
     const eventLog = { documentClient, logTableName: `${options.tableName}-webhook-log` };
     const logger = createLogger({}, () => {});
     const runs: { total: number; sqs: number; stageQueued: number; calls: number }[] = [];
@@ -168,16 +196,7 @@ async function fanOut(options: {
         new CreateQueueCommand({ QueueName: `bench-deliveries-${Date.now()}-${index}` }),
       );
       const sqs = timedSqs(options.moto.sqs);
-      const id = BigInt(index + 1);
-      const record = {
-        eventID: `bench-event-${index}`,
-        eventName: 'INSERT',
-        dynamodb: {
-          SequenceNumber: String(index + 1),
-          ApproximateCreationDateTime: Math.floor(Date.now() / 1000),
-          NewImage: marshall({ id, name: `Plant ${id}`, version: 1 }),
-        },
-      };
+      const record = newPlantRecord(`bench-event-${index}`, BigInt(index + 1), index + 1);
       const started = performance.now();
       const outcome = await queuePlantEventDeliveries(
         [record],
@@ -200,6 +219,7 @@ async function fanOut(options: {
       runs.map(pick).sort((a, b) => a - b);
     return {
       endpoints: subscriptions.length - 1,
+      listed: everyone.length - 1,
       events: options.events,
       messagesPerEvent: subscriptions.length,
       sqsCallsPerEvent: Math.max(...runs.map((run) => run.calls)),
@@ -225,6 +245,91 @@ async function fanOut(options: {
       ),
     };
   } finally {
+    documentClient.destroy();
+  }
+}
+
+/** A stream record of a new plant, as the fan-out reads it. */
+function newPlantRecord(eventID: string, id: bigint, sequenceNumber: number) {
+  return {
+    eventID,
+    eventName: 'INSERT',
+    dynamodb: {
+      SequenceNumber: String(sequenceNumber),
+      ApproximateCreationDateTime: Math.floor(Date.now() / 1000),
+      NewImage: marshall({ id, name: `Plant ${id}`, version: 1 }),
+    },
+  };
+}
+
+/**
+ * Full stream batches (`fanoutStreamSettings.batchSize` new plants) fanned out to every endpoint
+ * by the fan-out's own code, the event log on DynamoDB Local and the queue `npm start`'s: what
+ * the code takes of the fan-out's timeout, SQS's round trips aside (`npm run capacity` models
+ * those).
+ */
+async function fanOutBatches(options: {
+  readonly dynamoDbUrl: string;
+  readonly tableName: string;
+  readonly batches: number;
+}): Promise<EndpointFigures['batch']> {
+  const documentClient = createDocumentClient({ url: options.dynamoDbUrl });
+  const queues = memoryQueues();
+  try {
+    const logTableName = `${options.tableName}-webhook-log`;
+    const subscriptions = await withEndpointSubscriptions([subscriptionOf(stageSubscriber, {})], {
+      documentClient,
+      logTableName,
+    }).current();
+    const events = fanoutStreamSettings.batchSize;
+    const times: number[] = [];
+    let counted = { deliveries: 0, messages: 0, sqsCalls: 0 };
+    for (let run = 0; run < options.batches; run += 1) {
+      const queue = queues.create(`bench-batch-${run}`, { visibilityTimeoutSeconds: 180 });
+      const counting = { calls: 0 };
+      const sqs = {
+        send: (command: never) => {
+          counting.calls += 1;
+          return queues.sqs.send(command);
+        },
+      } as Pick<SQSClient, 'send'>;
+      const records = Array.from({ length: events }, (_, index) =>
+        newPlantRecord(
+          `bench-batch-${run}-${index}`,
+          BigInt(1_000_000 * (run + 1) + index),
+          index + 1,
+        ),
+      );
+      const started = performance.now();
+      const outcome = await queuePlantEventDeliveries(
+        records,
+        {
+          deliveries: sqsDeliveryQueue(sqs, queue.url),
+          subscriptions: fixedSubscriptions(subscriptions),
+          eventLog: eventLogOf({ documentClient, logTableName }),
+        },
+        createLogger({}, () => {}),
+      );
+      times.push(performance.now() - started);
+      if (outcome.failedRecord !== undefined) throw new Error('the fan-out could not queue');
+      const bodies = queues.bodies(queue.url);
+      counted = {
+        deliveries: bodies.reduce((sum, body) => sum + parseDeliveryMessages(body, 0).length, 0),
+        messages: bodies.length,
+        sqsCalls: counting.calls,
+      };
+    }
+    times.sort((a, b) => a - b);
+    return {
+      events,
+      runs: options.batches,
+      ...counted,
+      p50: round(percentile(times, 0.5)),
+      max: round(times.at(-1) ?? 0),
+      timeoutSeconds: functionSettings.webhookFanout.timeoutSeconds,
+    };
+  } finally {
+    queues.close();
     documentClient.destroy();
   }
 }

@@ -152,9 +152,9 @@ export async function startLocalWebhooks(options: LocalWebhooksOptions): Promise
       deliveries: pipeline.deliveries,
       prepareReload: async (importModule) =>
         pipeline.prepare(await importPipelineModules(importModule)),
-      deadLetters: () => queues.bodies(deadLetters.url).map(deadLetterOf),
+      deadLetters: () => queues.bodies(deadLetters.url).flatMap(deadLettersOf),
       redriveDeadLetters: async () => {
-        const count = queues.bodies(deadLetters.url).length;
+        const count = queues.bodies(deadLetters.url).flatMap(deadLettersOf).length;
         await queues.sqs.send(
           new StartMessageMoveTaskCommand({
             SourceArn: deadLetters.arn,
@@ -258,9 +258,14 @@ function keepStreamFailure(options: LocalWebhooksOptions) {
   };
 }
 
-/** A dead letter's body as `npm start` shows it. */
-function deadLetterOf(body: string): DeadLetter {
-  const letter = JSON.parse(body) as Partial<DeadLetterMessage>;
+/** A dead letter's body as `npm start` shows it: a bundle SQS moved itself is each of its own. */
+function deadLettersOf(body: string): DeadLetter[] {
+  const json = JSON.parse(body) as Partial<DeadLetterMessage> & { deliveries?: unknown };
+  const letters = Array.isArray(json.deliveries) ? json.deliveries : [json];
+  return letters.map((letter: Partial<DeadLetterMessage>) => deadLetterOf(letter));
+}
+
+function deadLetterOf(letter: Partial<DeadLetterMessage>): DeadLetter {
   const { webhookId = '', payload = '', version } = letter;
   return {
     event: { webhookId, payload, ...(version === undefined ? {} : { version }) },

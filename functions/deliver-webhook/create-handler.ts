@@ -1,11 +1,11 @@
 /**
- * The webhook delivery: each queued message is one attempt, a batch's side by side; a failed one
+ * The webhook delivery: each queued delivery is one attempt, a batch's side by side; a failed one
  * sends the next to the retry queue, delayed until due (docs/decisions/retries-as-delayed-
  * messages.md), and the last to the dead letters with its failure.
  */
 import { GetSecretValueCommand, type SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { SendMessageBatchCommand, SendMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
-import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
+import type { SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { backgroundMarginMilliseconds, budgeted } from '../shared/platform/invocation-budget.ts';
 import {
   createLogger,
@@ -25,7 +25,7 @@ import {
   type DeliveryMessage,
   deliveryMessageBody,
   firstDeliveryMessage,
-  parseDeliveryMessage,
+  parseDeliveryMessages,
 } from '../shared/webhooks/delivery-message.ts';
 import type { SendOptions } from '../shared/webhooks/send-webhook.ts';
 import {
@@ -97,9 +97,14 @@ export function createHandler(dependencies: DeliverDependencies) {
     backgroundMarginMilliseconds,
     async (event: SQSEvent, context?: InvocationContext): Promise<SQSBatchResponse> => {
       const logger = loggerOf(context);
+      // A record is one delivery or a bundle of one subscriber's; each is attempted side by side.
+      const turns = event.Records.flatMap((record, index) =>
+        parseDeliveryMessages(record.body, now()).map((message) => ({ index, message })),
+      );
+      const recordOf = (turn: number) => (turns[turn] as (typeof turns)[number]).index;
       const outcomes = await Promise.allSettled(
-        event.Records.map(async (record) => {
-          const step = await deliver(record.body, logger);
+        turns.map(async ({ message }) => {
+          const step = await deliver(message, logger);
           if (step.kind === 'dead-letter') {
             await deadLetter(step.message, step.attempts, step.failure);
             return undefined;
@@ -107,32 +112,38 @@ export function createHandler(dependencies: DeliverDependencies) {
           return step.kind === 'later' ? step.message : undefined;
         }),
       );
-      const refused = await sendForLater(
-        outcomes.map((outcome) => (outcome.status === 'fulfilled' ? outcome.value : undefined)),
-        logger,
-      );
-      const batchItemFailures = event.Records.flatMap((record, index) => {
-        const outcome = outcomes[index];
-        if (outcome?.status === 'fulfilled' && !refused.has(index)) return [];
-        // SQS hands it back after the visibility timeout, for the same attempt.
-        if (outcome?.status === 'rejected') {
-          logger.error('webhook delivery failed unexpectedly', { error: outcome.reason });
-        }
-        return [{ itemIdentifier: record.messageId }];
+      // A record whose delivery failed unexpectedly comes back whole after the visibility
+      // timeout, the same attempts (its delivered endpoint events then not sent again).
+      const failed = new Set<number>();
+      outcomes.forEach((outcome, turn) => {
+        if (outcome.status === 'fulfilled') return;
+        logger.error('webhook delivery failed unexpectedly', { error: outcome.reason });
+        failed.add(recordOf(turn));
       });
-      return { batchItemFailures };
+      const later = outcomes.map((outcome, turn) =>
+        outcome.status === 'rejected' || failed.has(recordOf(turn)) ? undefined : outcome.value,
+      );
+      for (const turn of await sendForLater(later, logger)) {
+        failed.add(recordOf(turn));
+      }
+      return {
+        batchItemFailures: [...failed]
+          .sort((a, b) => a - b)
+          .map((index) => ({
+            itemIdentifier: (event.Records[index] as SQSRecord).messageId,
+          })),
+      };
     },
   );
 }
 
-/** One message's turn; a body that is no message goes to the dead letters as it is. */
+/** One message's turn; what is no message goes to the dead letters as it is. */
 function deliveryOf(dependencies: DeliverDependencies, now: () => number) {
   const stage = stageSubscriberTargets(secretsManagerSubscribers(dependencies, now));
   const endpoints = dependencies.endpoints && endpointTargets({ now, ...dependencies.endpoints });
-  return (body: string, logger: Logger): Promise<DeliveryStep> => {
-    const message = parseDeliveryMessage(body, now());
-    if (message === undefined) {
-      const unreadable = firstDeliveryMessage({ webhookId: '', payload: body }, '', now());
+  return (message: DeliveryMessage | string, logger: Logger): Promise<DeliveryStep> => {
+    if (typeof message === 'string') {
+      const unreadable = firstDeliveryMessage({ webhookId: '', payload: message }, '', now());
       return Promise.resolve({
         kind: 'dead-letter',
         message: unreadable,

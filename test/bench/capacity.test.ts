@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from '@jest/globals';
 import { capacityTable, limitsList, modelSize, sizes } from '../../bench/capacity.ts';
 import { routes } from '../../functions/shared/http/routes.ts';
+import { bundleLimits } from '../../functions/shared/webhooks/delivery-message.ts';
 import { concurrentSendBatches } from '../../functions/shared/webhooks/delivery-queue.ts';
 import { isEndpointRoute, plantsRouteShares } from '../../infra/throttling.ts';
 import { fanoutStreamSettings } from '../../infra/webhook-pipeline-settings.ts';
@@ -40,11 +41,12 @@ describe('npm run capacity', () => {
 
   it('follows the stack’s own settings: a fan-out sending more batches at once admits more events', () => {
     const [, medium] = figures;
-    // At M, 2,000 endpoints take 200 batches, `concurrentSendBatches` at a time, on each of a
-    // shard's `parallelizationFactor` invocations.
-    const perEvent = (200 / concurrentSendBatches) * 0.02;
+    // At M, a stream batch of 100 events to 2,000 endpoints is 2,000 × 10 bundles (`bundleLimits`),
+    // 2,000 SendMessageBatch calls, `concurrentSendBatches` at a time, on each of a shard's
+    // `parallelizationFactor` invocations.
+    const perBatch = ((2_000 * 100) / bundleLimits.messages / 10 / concurrentSendBatches) * 0.02;
     expect(medium?.fanoutEventsPerSecond).toBeCloseTo(
-      fanoutStreamSettings.parallelizationFactor / perEvent,
+      (fanoutStreamSettings.parallelizationFactor * fanoutStreamSettings.batchSize) / perBatch,
       5,
     );
     // Twice the event rate at least: every admitted event reaches every endpoint.

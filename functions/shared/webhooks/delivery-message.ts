@@ -54,6 +54,19 @@ export function deliveryMessageBody(message: DeliveryMessage): string {
   );
 }
 
+/**
+ * One subscriber's deliveries in one queue message, so a stream batch to 2,000 endpoints is a few
+ * thousand messages, not one per event and endpoint (docs/capacity.md): at most ten, all
+ * attempted side by side, and 24 KiB, so that ten fill a SendMessageBatch within SQS's 256 KiB.
+ */
+export const bundleLimits = { messages: 10, bodyBytes: 24 * 1024 } as const;
+
+/** The body of one subscriber's deliveries: a message's own, or a bundle of them. */
+export function deliveryMessagesBody(messages: readonly DeliveryMessage[]): string {
+  const bodies = messages.map(deliveryMessageBody);
+  return bodies.length === 1 ? (bodies[0] as string) : `{"deliveries":[${bodies.join(',')}]}`;
+}
+
 /** The first attempt's message, due at once; an endpoint's is a new delivery unless given one. */
 export function firstDeliveryMessage(
   event: Webhook,
@@ -97,16 +110,23 @@ const deliveryMessageSchema = v.object({
 });
 
 /**
- * The message of a queue body, or `undefined` (never delivered). A redriven dead letter (with
+ * The deliveries of a queue body: its one message, or each of a bundle's (`{"deliveries": […]}`).
+ * What is no message is given back as its text (never delivered). A redriven dead letter (with
  * `lastFailure`) or a body without an attempt starts the schedule again.
  */
-export function parseDeliveryMessage(body: string, now: number): DeliveryMessage | undefined {
+export function parseDeliveryMessages(body: string, now: number): (DeliveryMessage | string)[] {
   let json: unknown;
   try {
     json = JSON.parse(body);
   } catch {
-    return undefined;
+    return [body];
   }
+  const bundle = (json as { deliveries?: unknown } | null)?.deliveries;
+  if (!Array.isArray(bundle)) return [messageOf(json, now) ?? body];
+  return bundle.map((member) => messageOf(member, now) ?? JSON.stringify(member));
+}
+
+function messageOf(json: unknown, now: number): DeliveryMessage | undefined {
   const parsed = v.safeParse(deliveryMessageSchema, json);
   if (!parsed.success) return undefined;
   const { webhookId, payload, subscriber, version, endpoint, deliveryId, lastFailure } =

@@ -4,7 +4,12 @@ import { errorCodes } from '../errors/error-codes.ts';
 import { ApiError } from '../errors/errors.ts';
 import { forEachConcurrently } from '../platform/concurrency.ts';
 import { remainingBudget } from '../platform/invocation-budget.ts';
-import { type DeliveryMessage, deliveryMessageBody } from './delivery-message.ts';
+import {
+  bundleLimits,
+  type DeliveryMessage,
+  deliveryMessageBody,
+  deliveryMessagesBody,
+} from './delivery-message.ts';
 
 /**
  * Some messages were not queued (the rest were): `unsent` names them. A `refused` one SQS blamed on
@@ -46,23 +51,48 @@ export function createSqsClient(): SQSClient {
 }
 
 /**
- * Batches in flight at once: 2,000 deliveries are 200 batches, 50 at a time (the SDK's 50 sockets
- * a client), so an event to 2,000 endpoints is queued in about 80 ms.
+ * Batches in flight at once: 2,000 endpoints' bundles are 200 batches, 50 at a time (the SDK's 50
+ * sockets a client), so a stream batch to 2,000 endpoints is queued in about 80 ms a bundle.
  */
 export const concurrentSendBatches = 50;
 
-/** The delivery queue: ten messages to a SendMessageBatch (SQS's limit), 50 batches at a time. */
+/** `messages` as queue messages: each subscriber's, in order, bundled within `bundleLimits`. */
+export function bundlesOf(messages: readonly DeliveryMessage[]): DeliveryMessage[][] {
+  const open = new Map<string, { bundle: DeliveryMessage[]; bytes: number }>();
+  const bundles: DeliveryMessage[][] = [];
+  for (const message of messages) {
+    const bytes = Buffer.byteLength(deliveryMessageBody(message)) + 1;
+    let current = open.get(message.subscriber);
+    if (
+      current === undefined ||
+      current.bundle.length === bundleLimits.messages ||
+      current.bytes + bytes > bundleLimits.bodyBytes
+    ) {
+      current = { bundle: [], bytes: 16 };
+      open.set(message.subscriber, current);
+      bundles.push(current.bundle);
+    }
+    current.bundle.push(message);
+    current.bytes += bytes;
+  }
+  return bundles;
+}
+
+/**
+ * The delivery queue: each subscriber's messages bundled (`bundlesOf`), ten bundles to a
+ * SendMessageBatch (SQS's limit), 50 batches at a time.
+ */
 export function sqsDeliveryQueue(sqs: Pick<SQSClient, 'send'>, queueUrl: string): DeliveryQueue {
-  const sendBatch = async (batch: readonly DeliveryMessage[]) => {
+  const sendBatch = async (batch: readonly DeliveryMessage[][]) => {
     // Within the invocation's time, as a store call is (`invocation-budget.ts`).
     const budget = remainingBudget();
     if (budget <= 0) throw new Error('No time left in the invocation.');
     const { Failed = [] } = await sqs.send(
       new SendMessageBatchCommand({
         QueueUrl: queueUrl,
-        Entries: batch.map((message, index) => ({
+        Entries: batch.map((bundle, index) => ({
           Id: String(index),
-          MessageBody: deliveryMessageBody(message),
+          MessageBody: deliveryMessagesBody(bundle),
         })),
       }),
       Number.isFinite(budget) ? { abortSignal: AbortSignal.timeout(budget) } : {},
@@ -71,9 +101,10 @@ export function sqsDeliveryQueue(sqs: Pick<SQSClient, 'send'>, queueUrl: string)
   };
   return {
     send: async (messages) => {
-      const batches: DeliveryMessage[][] = [];
-      for (let start = 0; start < messages.length; start += 10) {
-        batches.push(messages.slice(start, start + 10));
+      const bundles = bundlesOf(messages);
+      const batches: DeliveryMessage[][][] = [];
+      for (let start = 0; start < bundles.length; start += 10) {
+        batches.push(bundles.slice(start, start + 10));
       }
       const unsent: DeliveryMessage[] = [];
       // Refused for good only when SQS blamed the sender for every message it did not take: an
@@ -83,13 +114,15 @@ export function sqsDeliveryQueue(sqs: Pick<SQSClient, 'send'>, queueUrl: string)
       await forEachConcurrently(batches, concurrentSendBatches, async (batch) => {
         try {
           for (const entry of await sendBatch(batch)) {
-            unsent.push(batch[Number(entry.Id)] as DeliveryMessage);
-            if (entry.SenderFault !== true) mayBeSentAgain += 1;
+            const bundle = batch[Number(entry.Id)] as DeliveryMessage[];
+            unsent.push(...bundle);
+            if (entry.SenderFault !== true) mayBeSentAgain += bundle.length;
             code ??= entry.Code;
           }
         } catch (error) {
-          unsent.push(...batch);
-          mayBeSentAgain += batch.length;
+          const all = batch.flat();
+          unsent.push(...all);
+          mayBeSentAgain += all.length;
           code ??= (error as Error).name;
         }
       });

@@ -1,12 +1,12 @@
 /**
- * Queueing plant events: a message per event and subscriber of its type, and every event kept in
- * the webhook log, for the fan-out's records and the replay's alike.
+ * Queueing plant events: a delivery per event and subscriber of its type, each subscriber's
+ * bundled, and every event kept in the webhook log, for the fan-out's records and the replay's.
  */
 
 import { itemsNotPlantsLog } from '../plants/stored-plant.ts';
 import type { Logger } from '../platform/logger.ts';
 import { type DeliveryMessage, firstDeliveryMessage } from './delivery-message.ts';
-import { type DeliveryQueue, MessagesNotQueuedError } from './delivery-queue.ts';
+import { type DeliveryQueue, MessagesNotQueuedError, unsentOf } from './delivery-queue.ts';
 import {
   type PlantEvent,
   type PlantEventType,
@@ -69,8 +69,8 @@ export interface QueueOutcome {
 }
 
 /**
- * Queues every event of `records`, in order, a message per subscriber of its type; stops at the
- * first record SQS cannot take now, sets aside (and logs) one it refuses for good and items that
+ * Queues every event of `records`, a delivery per subscriber of its type; stops at the first
+ * record SQS cannot take now, sets aside (and logs) one it refuses for good and items that
  * are not plants, and logs one line.
  */
 export async function queuePlantEventDeliveries(
@@ -114,12 +114,21 @@ export async function queuePlantEventDeliveries(
       failedBeforeSending: true,
     });
   }
-  for (const { record, event } of read) {
-    const messages = subscriptions.flatMap((subscription) =>
-      messageFor(event, subscription, now()),
-    );
+  const queued = read.map(({ record, event }) => ({
+    record,
+    event,
+    messages: subscriptions.flatMap((subscription) => messageFor(event, subscription, now())),
+  }));
+  // The whole run at once, each subscriber's events bundled; what was not taken, record by record.
+  const all = queued.flatMap((entry) => entry.messages);
+  const unsent = new Set<DeliveryMessage>();
+  await dependencies.deliveries.send(all).catch((error: unknown) => {
+    for (const message of unsentOf(error, all)) unsent.add(message);
+  });
+  for (const { record, event, messages } of queued) {
     try {
-      await dependencies.deliveries.send(messages);
+      const left = messages.filter((message) => unsent.has(message));
+      if (left.length > 0) await dependencies.deliveries.send(left);
     } catch (error) {
       if (error instanceof MessagesNotQueuedError && error.refused) {
         // Kept in the webhook log for the endpoints' recover; the alarm names it to on-call.

@@ -9,7 +9,7 @@ import { attemptDelivery } from '../../../../functions/shared/webhooks/attempt-d
 import {
   type DeliveryMessage,
   firstDeliveryMessage,
-  parseDeliveryMessage,
+  parseDeliveryMessages,
 } from '../../../../functions/shared/webhooks/delivery-message.ts';
 
 let now = 1_000_000;
@@ -33,7 +33,7 @@ it('puts off an attempt by 5 s, then 10, 20 …, whatever its number, and spends
     waits.push((step.message.dueAt - now) / 1000);
     expect(step.message.attempt).toBe(7);
     // What the queue carries is what the next turn reads, when it is due.
-    message = parseDeliveryMessage(JSON.stringify(step.message), now) as DeliveryMessage;
+    [message] = parseDeliveryMessages(JSON.stringify(step.message), now) as [DeliveryMessage];
     now = message.dueAt;
   }
   expect(waits).toEqual([5, 10, 20, 40]);

@@ -6,11 +6,18 @@ import { describe, expect, it } from '@jest/globals';
 import {
   type DeliveryMessage,
   deliveryMessageBody,
-  parseDeliveryMessage,
+  deliveryMessagesBody,
+  parseDeliveryMessages,
 } from '../../../../functions/shared/webhooks/delivery-message.ts';
 import { allowedBody } from '../../../../local/pipeline/sqs-rules.ts';
 
 const needed = { webhookId: 'msg_1_v1', payload: '{"id":1}', subscriber: 'audit' };
+
+/** The one message of a body, or `undefined` when it is none. */
+function parseDeliveryMessage(body: string, now: number): DeliveryMessage | undefined {
+  const [message] = parseDeliveryMessages(body, now);
+  return typeof message === 'string' ? undefined : message;
+}
 
 describe('parseDeliveryMessage', () => {
   it('takes the members it carries along when they are what they say', () => {
@@ -46,6 +53,28 @@ describe('parseDeliveryMessage', () => {
   it('answers undefined for a body without what it needs, or not JSON', () => {
     expect(parseDeliveryMessage(JSON.stringify({ ...needed, payload: 5 }), 100)).toBeUndefined();
     expect(parseDeliveryMessage('{', 100)).toBeUndefined();
+  });
+});
+
+describe("a bundle of one subscriber's deliveries", () => {
+  const first: DeliveryMessage = { ...needed, attempt: 1, dueAt: 5, queuedAt: 5 };
+  const second: DeliveryMessage = { ...first, webhookId: 'msg_2_v1', payload: '{"id":2}' };
+
+  it('reads back each message, in order; one message is its own body', () => {
+    const body = deliveryMessagesBody([first, second]);
+    expect(JSON.parse(body)).toEqual({ deliveries: [first, second] });
+    expect(parseDeliveryMessages(body, 100)).toEqual([first, second]);
+    expect(deliveryMessagesBody([first])).toBe(deliveryMessageBody(first));
+  });
+
+  it('gives back a member that is no message as its text, and still reads the others', () => {
+    const body = JSON.stringify({ deliveries: [first, { ...needed, payload: 5 }] });
+    expect(parseDeliveryMessages(body, 100)).toEqual([
+      first,
+      JSON.stringify({ ...needed, payload: 5 }),
+    ]);
+    expect(parseDeliveryMessages('{', 100)).toEqual(['{']);
+    expect(parseDeliveryMessages('null', 100)).toEqual(['null']);
   });
 });
 

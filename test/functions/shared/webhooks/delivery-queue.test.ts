@@ -1,7 +1,12 @@
 import { describe, expect, it } from '@jest/globals';
 import { ApiError } from '../../../../functions/shared/errors/errors.ts';
-import { firstDeliveryMessage } from '../../../../functions/shared/webhooks/delivery-message.ts';
 import {
+  bundleLimits,
+  firstDeliveryMessage,
+  parseDeliveryMessages,
+} from '../../../../functions/shared/webhooks/delivery-message.ts';
+import {
+  bundlesOf,
   sqsDeliveryQueue,
   unsentOf,
 } from '../../../../functions/shared/webhooks/delivery-queue.ts';
@@ -29,10 +34,10 @@ describe('the delivery queue', () => {
 
   it('names the messages it did not queue, and only those', async () => {
     const messages = Array.from({ length: 25 }, (_, index) =>
-      firstDeliveryMessage({ webhookId: `msg_${index}`, payload: '{}' }, 'audit', 0),
+      firstDeliveryMessage({ webhookId: `msg_${index}`, payload: '{}' }, `audit${index}`, 0),
     );
     let batch = 0;
-    // The second batch fails its fourth entry; the third batch's request fails whole.
+    // Each to its own subscriber, so a message a bundle. The second batch fails its fourth entry; the third batch's request fails whole.
     const queue = sqsDeliveryQueue(
       {
         send: async () => {
@@ -70,11 +75,57 @@ describe('the delivery queue', () => {
       'q',
     );
     const twenty = Array.from({ length: 20 }, (_, index) =>
-      firstDeliveryMessage({ webhookId: `msg_${index}`, payload: '{}' }, 'audit', 0),
+      firstDeliveryMessage({ webhookId: `msg_${index}`, payload: '{}' }, `audit${index}`, 0),
     );
     await expect(queue.send(twenty)).rejects.toMatchObject({ refused: false });
     await expect(refusing({ SenderFault: true, Code: 'X' }).send(twenty)).rejects.toMatchObject({
       refused: true,
     });
+  });
+
+  it("bundles each subscriber's messages, in order, within ten and 24 KiB, and names a failed bundle's all", async () => {
+    const to = (subscriber: string, index: number, bytes = 2) =>
+      firstDeliveryMessage(
+        { webhookId: `msg_${index}`, payload: JSON.stringify('x'.repeat(bytes)) },
+        subscriber,
+        0,
+      );
+    const messages = [
+      ...Array.from({ length: 23 }, (_, index) => to(index % 2 === 0 ? 'a' : 'b', index)),
+      ...Array.from({ length: 5 }, (_, index) => to('big', 100 + index, 9_000)),
+    ];
+    const bundles = bundlesOf(messages);
+    expect(bundles.map((bundle) => [bundle[0]?.subscriber, bundle.length])).toEqual([
+      ['a', 10],
+      ['b', 10],
+      ['a', 2],
+      ['b', 1],
+      ['big', 2],
+      ['big', 2],
+      ['big', 1],
+    ]);
+    expect(bundles.flat().filter((one) => one.subscriber === 'a')).toEqual(
+      messages.filter((one) => one.subscriber === 'a'),
+    );
+    const bodies: string[][] = [];
+    const queue = sqsDeliveryQueue(
+      {
+        send: async (command: { input: { Entries: { MessageBody: string }[] } }) => {
+          bodies.push(command.input.Entries.map((entry) => entry.MessageBody));
+          return { Failed: [{ Id: '1', SenderFault: false, Code: 'InternalError' }] };
+        },
+      } as never,
+      'q',
+    );
+    const failure = await queue.send(messages).catch((error: unknown) => error);
+    // Seven bundles, ten to a batch: one request, each body within the limit, read back whole.
+    expect(bodies).toHaveLength(1);
+    for (const body of bodies[0] ?? []) {
+      expect(Buffer.byteLength(body)).toBeLessThanOrEqual(bundleLimits.bodyBytes);
+    }
+    expect((bodies[0] ?? []).flatMap((body) => parseDeliveryMessages(body, 0))).toEqual(
+      bundles.flat(),
+    );
+    expect(unsentOf(failure, messages)).toEqual(bundles[1]);
   });
 });
