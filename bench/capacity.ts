@@ -6,7 +6,11 @@
  * limit breaks first and by how much. `--json` prints `{ "sizes": [ … ] }`.
  */
 import { parseArgs } from 'node:util';
-import { clientKeyBuckets, clientKeyCap } from '../functions/authorizer/client-keys.ts';
+import {
+  clientKeyBuckets,
+  clientKeyCap,
+  registrationSpacingMilliseconds,
+} from '../functions/authorizer/client-keys.ts';
 import { defaultPageLimit } from '../functions/shared/http/paging.ts';
 import { type Route, routes } from '../functions/shared/http/routes.ts';
 import { bundleLimits } from '../functions/shared/webhooks/delivery-message.ts';
@@ -23,9 +27,6 @@ import {
   retryMaximumConcurrency,
 } from '../infra/webhook-pipeline-settings.ts';
 import { defaultAssumptions, estimateCosts, estimateEndpointCosts, prices } from './cost.ts';
-
-/** `GetUsagePlanKeys` answers at most 500 keys a call ("Amazon API Gateway REST API Reference"). */
-const planKeysPerPage = 500;
 
 /** AWS's figures, each with the page that states it (us-east-1 defaults). */
 export const awsLimits = {
@@ -52,10 +53,7 @@ export const awsLimits = {
 export const latencies = {
   sqsBatchSendSeconds: 0.02,
   dynamoSeconds: 0.008,
-  controlPlaneSeconds: 0.1,
   receiverSeconds: 0.15,
-  /** An authorizer container's start (the bundle's Init) before it answers. */
-  authorizerInitSeconds: 0.4,
   authorizerWarmSeconds: 0.02,
   routeFunctionSeconds: 0.03,
   /**
@@ -113,9 +111,11 @@ export interface SizeFigures extends Size {
   readonly fanoutSecondsPerBatch: number;
   readonly fanoutEventsPerSecond: number;
   readonly webhooksLostPerSecond: number;
-  readonly authorizerContainersAfterDeploy: number;
   readonly controlPlaneCallsPerSecondAfterDeploy: number;
-  readonly controlPlaneHoursAfterDeploy: number;
+  /** While a stage adds keys (new, or past a deploy of the records): the pace's bound. */
+  readonly controlPlaneCallsPerSecondAddingKeys: number;
+  /** How long a new stage takes to add every key, its clients counted in buckets meanwhile. */
+  readonly keysAddedInHours: number;
   readonly clientsWithoutKey: number;
   /** Clients counted in hashed buckets past the stage's key cap; a flooder slows 1/buckets of them. */
   readonly clientsInBuckets: number;
@@ -214,29 +214,26 @@ export function modelSize(size: Size): SizeFigures {
     );
   }
 
-  // The authorizer: one run per token and cache TTL. After a deploy every container is new: each
-  // finds the plan and lists its keys once (500 a call), then asks nothing for a client in it.
-  // Past the stage's cap, clients share hashed buckets, each a key of the plan.
+  // The authorizer: one run per token and cache TTL. A container reads a client's record once
+  // (the webhook log) and asks the control plane nothing for a key in the plan: after a deploy,
+  // nothing. A key not yet in the plan is added once for the stage, one every
+  // `registrationSpacingMilliseconds` (two calls, and a plan lookup in the container that adds
+  // it); meanwhile its client is counted in its bucket. Past the stage's cap, clients share
+  // hashed buckets, each a key of the plan.
   const authorizerPerSecond = Math.min(
     size.requestsPerSecond,
     size.clients / authorizerCacheSeconds,
   );
-  const authorizerContainersAfterDeploy = Math.max(
-    1,
-    Math.ceil(
-      authorizerPerSecond * (latencies.authorizerInitSeconds + 2 * latencies.controlPlaneSeconds),
-    ),
-  );
   const clientsInBuckets = Math.max(0, size.clients - clientKeyCap);
   const keys = Math.min(size.clients, clientKeyCap) + (clientsInBuckets > 0 ? clientKeyBuckets : 0);
-  const listingCalls = authorizerContainersAfterDeploy * (1 + Math.ceil(keys / planKeysPerPage));
-  // The containers start within the first cache period, as the clients' tokens come back.
-  const controlPlaneCallsPerSecondAfterDeploy = listingCalls / authorizerCacheSeconds;
-  const controlPlaneHoursAfterDeploy = listingCalls / awsLimits.controlPlaneCallsPerSecond / 3600;
+  const spacingSeconds = registrationSpacingMilliseconds / 1000;
+  const controlPlaneCallsPerSecondAfterDeploy = 0;
+  const controlPlaneCallsPerSecondAddingKeys = 3 / spacingSeconds;
+  const keysAddedInHours = (keys * spacingSeconds) / 3600;
   const clientsWithoutKey = Math.max(0, keys - awsLimits.apiKeysPerAccount);
-  if (controlPlaneCallsPerSecondAfterDeploy > 1) {
+  if (controlPlaneCallsPerSecondAddingKeys > 1) {
     limitsHit.push(
-      `control plane: ${round(controlPlaneCallsPerSecondAfterDeploy)} calls/s after a deploy, of the account's ${awsLimits.controlPlaneCallsPerSecond}`,
+      `control plane: ${round(controlPlaneCallsPerSecondAddingKeys)} calls/s while keys are added, of the account's ${awsLimits.controlPlaneCallsPerSecond}`,
     );
   }
   if (clientsWithoutKey > 0) {
@@ -327,9 +324,9 @@ export function modelSize(size: Size): SizeFigures {
     fanoutSecondsPerBatch,
     fanoutEventsPerSecond,
     webhooksLostPerSecond,
-    authorizerContainersAfterDeploy,
     controlPlaneCallsPerSecondAfterDeploy,
-    controlPlaneHoursAfterDeploy,
+    controlPlaneCallsPerSecondAddingKeys,
+    keysAddedInHours,
     clientsWithoutKey,
     clientsInBuckets,
     lambdaConcurrency,
@@ -378,7 +375,10 @@ export function capacityTable(figures: readonly SizeFigures[]): string {
     row('control plane after a deploy (calls/s)', (size) =>
       round(size.controlPlaneCallsPerSecondAfterDeploy),
     ),
-    row('control plane pinned for (h)', (size) => round(size.controlPlaneHoursAfterDeploy)),
+    row('control plane while keys are added (calls/s)', (size) =>
+      round(size.controlPlaneCallsPerSecondAddingKeys),
+    ),
+    row("a new stage's keys all added in (h)", (size) => round(size.keysAddedInHours)),
     row(
       'clients without a key, in buckets',
       (size) => `${round(size.clientsWithoutKey)}, ${round(size.clientsInBuckets)}`,

@@ -167,6 +167,10 @@ export const functionSettings = {
     // A full vCPU: its cold start delays the request it authorizes (docs/decisions/memory.md).
     memorySizeMb: 1769,
     timeoutSeconds: 5,
+    // The clients' keys in the plan, recorded in the webhook log (`client-keys.ts`).
+    endpointAccess: {
+      logActions: ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem'],
+    },
   },
 } as const satisfies Record<
   RouteFunctionName | 'authorizer' | 'webhookFanout' | 'deliverWebhook' | 'replayStreamFailures',

@@ -109,6 +109,11 @@ export class PlantStoreStack extends Stack {
       },
       ...this.logs,
     });
+    this.endpointStores.bind(
+      this.authorizerFunction,
+      functionSettings.authorizer.endpointAccess,
+      this.webhooks.deliveryQueue,
+    );
     this.gradualDeployments = this.createGradualDeployments();
     this.api = this.createApi(allowedOrigins);
     this.monitoring = this.createMonitoring();

@@ -1,7 +1,8 @@
 /**
- * Each client's API key in the stage's usage plan (docs/decisions/per-client-limits.md), made on
- * first sight through API Gateway's REST API, signed with SigV4 (an SDK client would be most of
- * the authorizer's bundle).
+ * Each client's API key in the stage's usage plan (docs/decisions/per-client-limits.md), made once
+ * for the stage through API Gateway's REST API and recorded in the webhook log table, so a new
+ * container asks the control plane nothing for a client already in the plan. Both are called
+ * signed with SigV4 (an SDK client would be most of the authorizer's bundle).
  */
 import { createHash, createHmac } from 'node:crypto';
 import { SignatureV4 } from '@smithy/signature-v4';
@@ -46,9 +47,9 @@ export type ControlPlane = (
   options?: { readonly query?: Record<string, string>; readonly body?: object },
 ) => Promise<{ readonly status: number; readonly body: Record<string, unknown> }>;
 
-export interface ControlPlaneSettings {
+export interface SignedCallSettings {
   readonly region: string;
-  /** Where API Gateway's REST API answers; `https://apigateway.<region>.amazonaws.com` by default. */
+  /** Where the service answers; AWS's regional endpoint by default. */
   readonly endpoint?: string;
   /** The function's credentials (Lambda hands them in environment variables). */
   readonly credentials: () => {
@@ -83,18 +84,28 @@ function bytes(data: string | ArrayBuffer | ArrayBufferView): string | Uint8Arra
     : new Uint8Array(data);
 }
 
-/** API Gateway's REST API ("Amazon API Gateway REST API Reference"), each call signed. */
-export function apiGatewayControlPlane(settings: ControlPlaneSettings): ControlPlane {
+/** One signed JSON call of an AWS service: its status and JSON body. */
+type SignedCall = (
+  method: 'GET' | 'POST',
+  path: string,
+  options: {
+    readonly query?: Record<string, string>;
+    readonly body?: object;
+    readonly headers?: Record<string, string>;
+  },
+) => Promise<{ readonly status: number; readonly body: Record<string, unknown> }>;
+
+function signedCalls(service: string, settings: SignedCallSettings): SignedCall {
   const origin = new URL(
-    settings.endpoint ?? `https://apigateway.${settings.region}.amazonaws.com`,
+    settings.endpoint ?? `https://${service}.${settings.region}.amazonaws.com`,
   );
   const signer = new SignatureV4({
-    service: 'apigateway',
+    service,
     region: settings.region,
     credentials: async () => settings.credentials(),
     sha256: Sha256,
   });
-  return async (method, path, { query = {}, body } = {}) => {
+  return async (method, path, { query = {}, body, headers = {} }) => {
     const text = body === undefined ? undefined : JSON.stringify(body);
     const signed = await signer.sign({
       method,
@@ -108,15 +119,16 @@ export function apiGatewayControlPlane(settings: ControlPlaneSettings): ControlP
         accept: 'application/json',
         'user-agent': `plant-store-authorizer${settings.appId === undefined ? '' : ` app/${settings.appId}`}`,
         ...(text === undefined ? {} : { 'content-type': 'application/json' }),
+        ...headers,
       },
       ...(text === undefined ? {} : { body: text }),
     });
     const url = new URL(path, origin);
     for (const [name, value] of Object.entries(query)) url.searchParams.set(name, value);
-    const { host: _host, ...headers } = signed.headers;
+    const { host: _host, ...signedHeaders } = signed.headers;
     const response = await fetch(url, {
       method,
-      headers,
+      headers: signedHeaders,
       ...(text === undefined ? {} : { body: text }),
       signal: AbortSignal.timeout(
         Math.min(settings.timeoutMilliseconds ?? 1_500, Math.max(remainingBudget(), 0)),
@@ -124,6 +136,151 @@ export function apiGatewayControlPlane(settings: ControlPlaneSettings): ControlP
     });
     const answer = await response.text();
     return { status: response.status, body: answer === '' ? {} : JSON.parse(answer) };
+  };
+}
+
+/** API Gateway's REST API ("Amazon API Gateway REST API Reference"), each call signed. */
+export function apiGatewayControlPlane(settings: SignedCallSettings): ControlPlane {
+  const call = signedCalls('apigateway', settings);
+  return (method, path, options = {}) => call(method, path, options);
+}
+
+/** A key's record: in the plan, or being added by a container since `claimedAt`. */
+export type KeyRecord =
+  | { readonly inPlan: true }
+  | { readonly inPlan: false; readonly claimedAt: number };
+
+/** What a claim came to: this container adds the key, another does or the stage's pace waits, or the cap is reached. */
+export type Claim = 'taken' | 'busy' | 'full';
+
+/** Which keys the stage's plan holds, shared by every container, and who adds a new one. */
+export interface ClientKeyRecords {
+  read(value: string): Promise<KeyRecord | undefined>;
+  /**
+   * Claims the adding of `value`: a new record (a client's counted against `cap`), or one whose
+   * claim went stale at `staleClaimAt`; at most one claim a {@link registrationSpacingMilliseconds}
+   * for the stage.
+   */
+  claim(
+    value: string,
+    options: { readonly counted: boolean; readonly cap: number; readonly staleClaimAt?: number },
+  ): Promise<Claim>;
+  added(value: string): Promise<void>;
+}
+
+/**
+ * One key added a stage every 3 s at most: two control-plane calls (three for a key made
+ * before), so the stage never takes more than a call a second of the account's 10, whatever the
+ * deploys and new clients; those waiting are counted in their bucket, or as the shared client.
+ */
+export const registrationSpacingMilliseconds = 3_000;
+
+/** A claim not followed by the key within this long is taken over: its container failed. */
+export const staleClaimMilliseconds = 30_000;
+
+/**
+ * The records in the webhook log table (its `pk`/`sk`, never expiring), through DynamoDB's JSON
+ * API: a key's item, and the stage's count of client keys and time of its last claim.
+ */
+export function dynamoDbKeyRecords(
+  settings: SignedCallSettings,
+  tableName: string,
+  {
+    now = Date.now,
+    spacingMilliseconds = registrationSpacingMilliseconds,
+  }: { readonly now?: () => number; readonly spacingMilliseconds?: number } = {},
+): ClientKeyRecords {
+  const call = signedCalls('dynamodb', settings);
+  const dynamoDb = async (operation: string, body: object) => {
+    const answer = await call('POST', '/', {
+      body,
+      headers: {
+        'content-type': 'application/x-amz-json-1.0',
+        'x-amz-target': `DynamoDB_20120810.${operation}`,
+      },
+    });
+    return answer;
+  };
+  const keyOf = (value: string) => ({ pk: { S: `client-key#${value}` }, sk: { S: 'client-key' } });
+  const count = { pk: { S: 'client-keys' }, sk: { S: 'count' } };
+  const readItem = async (key: object) => {
+    const answer = await dynamoDb('GetItem', {
+      TableName: tableName,
+      Key: key,
+      ConsistentRead: true,
+    });
+    if (answer.status !== 200) throw failure('GetItem', answer);
+    return answer.body.Item as Record<string, { S?: string; N?: string }> | undefined;
+  };
+  return {
+    read: async (value) => {
+      const item = await readItem(keyOf(value));
+      if (item === undefined) return undefined;
+      return item.state?.S === 'in-plan'
+        ? { inPlan: true }
+        : { inPlan: false, claimedAt: Number(item.claimedAt?.N ?? 0) };
+    },
+    claim: async (value, { counted, cap, staleClaimAt }) => {
+      const at = { N: String(now()) };
+      const isNew = staleClaimAt === undefined;
+      const record = isNew
+        ? {
+            Put: {
+              TableName: tableName,
+              Item: { ...keyOf(value), state: { S: 'adding' }, claimedAt: at },
+              ConditionExpression: 'attribute_not_exists(pk)',
+            },
+          }
+        : {
+            Update: {
+              TableName: tableName,
+              Key: keyOf(value),
+              UpdateExpression: 'SET claimedAt = :at',
+              ConditionExpression: '#state = :adding AND claimedAt = :stale',
+              ExpressionAttributeNames: { '#state': 'state' },
+              ExpressionAttributeValues: {
+                ':at': at,
+                ':adding': { S: 'adding' },
+                ':stale': { N: String(staleClaimAt) },
+              },
+            },
+          };
+      const countsIt = counted && isNew;
+      const answer = await dynamoDb('TransactWriteItems', {
+        TransactItems: [
+          record,
+          {
+            Update: {
+              TableName: tableName,
+              Key: count,
+              UpdateExpression: countsIt ? 'SET lastAt = :at ADD n :one' : 'SET lastAt = :at',
+              ConditionExpression: `(attribute_not_exists(lastAt) OR lastAt <= :paced)${countsIt ? ' AND (attribute_not_exists(n) OR n < :cap)' : ''}`,
+              ExpressionAttributeValues: {
+                ':at': at,
+                ':paced': { N: String(now() - spacingMilliseconds) },
+                ...(countsIt ? { ':one': { N: '1' }, ':cap': { N: String(cap) } } : {}),
+              },
+            },
+          },
+        ],
+      });
+      if (answer.status === 200) return 'taken';
+      if (String(answer.body.__type ?? '').endsWith('TransactionCanceledException')) {
+        const counter = await readItem(count);
+        return countsIt && Number(counter?.n?.N ?? 0) >= cap ? 'full' : 'busy';
+      }
+      throw failure('TransactWriteItems', answer);
+    },
+    added: async (value) => {
+      const answer = await dynamoDb('UpdateItem', {
+        TableName: tableName,
+        Key: keyOf(value),
+        UpdateExpression: 'SET #state = :inPlan REMOVE claimedAt',
+        ExpressionAttributeNames: { '#state': 'state' },
+        ExpressionAttributeValues: { ':inPlan': { S: 'in-plan' } },
+      });
+      if (answer.status !== 200) throw failure('UpdateItem', answer);
+    },
   };
 }
 
@@ -140,20 +297,25 @@ function failure(call: string, answer: { status: number; body: Record<string, un
 const conflict = 409;
 
 /**
- * Registers keys in the plan, each once per container: the plan's keys are listed once (500 a
- * call), so a new container asks nothing more for a client already in the plan (after a deploy,
- * every client); past {@link clientKeyCap}, a new client is counted in its bucket's key for good.
- * A new key found by name is reused, a race ends in the other's key (409), and a failure is
- * forgotten, so the next request tries again.
+ * Registers keys in the plan, each once for the stage: a key recorded in the plan costs a
+ * container one read and no control-plane call (after a deploy, every client); a new one is
+ * claimed by one container, at the stage's pace, and added. Past {@link clientKeyCap}, a new
+ * client is counted in its bucket's key for good; while neither key is in the plan yet, as the
+ * shared client. A key found by name is reused, a race ends in the other's key (409), and a
+ * failure is left to a later request (the claim goes stale).
  */
 export function createClientKeyRegistry(
   controlPlane: ControlPlane,
+  records: ClientKeyRecords,
   usagePlanName: string,
-  { cap = clientKeyCap }: { readonly cap?: number } = {},
+  {
+    cap = clientKeyCap,
+    now = Date.now,
+  }: { readonly cap?: number; readonly now?: () => number } = {},
 ): RegisterClientKey {
-  const registered = new Map<string, Promise<void>>();
+  const inPlan = new Set<string>();
+  let full = false;
   let planId: Promise<string> | undefined;
-  let planKeys: Promise<Set<string>> | undefined;
 
   const findPlan = async () => {
     for (let position: string | undefined; ; ) {
@@ -167,87 +329,69 @@ export function createClientKeyRegistry(
       if (position === undefined) throw new Error(`No usage plan named ${usagePlanName}`);
     }
   };
-  const keyIdOf = async (value: string, looked = false): Promise<string> => {
-    const found = await controlPlane('GET', '/apikeys', { query: { name: value } });
-    if (found.status !== 200) throw failure('GetApiKeys', found);
-    const existing = itemsOf(found.body).find((item) => item.name === value)?.id;
-    if (typeof existing === 'string') return existing;
-    const made = await controlPlane('POST', '/apikeys', {
-      body: { name: value, value, enabled: true },
-    });
-    // Made meanwhile by another container: look once more.
-    if (made.status === conflict && !looked) return keyIdOf(value, true);
-    if (made.status !== 201 || typeof made.body.id !== 'string') {
-      throw failure('CreateApiKey', made);
-    }
-    return made.body.id;
-  };
-  /** The values of the plan's keys, every page (`GetUsagePlanKeys`, 500 a page). */
-  const listPlanKeys = async (usagePlanId: string) => {
-    const values = new Set<string>();
-    for (let position: string | undefined; ; ) {
-      const answer = await controlPlane(
-        'GET',
-        `/usageplans/${encodeURIComponent(usagePlanId)}/keys`,
-        {
-          query: { limit: '500', ...(position === undefined ? {} : { position }) },
-        },
-      );
-      if (answer.status !== 200) throw failure('GetUsagePlanKeys', answer);
-      // Each key is named by its value (`keyIdOf`): either names it.
-      for (const item of itemsOf(answer.body)) {
-        for (const field of [item.value, item.name]) {
-          if (typeof field === 'string') values.add(field);
-        }
-      }
-      position = typeof answer.body.position === 'string' ? answer.body.position : undefined;
-      if (position === undefined) return values;
-    }
-  };
   const plan = () =>
     (planId ??= findPlan().catch((error: unknown) => {
       planId = undefined;
       throw error;
     }));
-  const register = async (value: string) => {
+  const keyIdOf = async (value: string): Promise<string> => {
+    const made = await controlPlane('POST', '/apikeys', {
+      body: { name: value, value, enabled: true },
+    });
+    if (made.status === 201 && typeof made.body.id === 'string') return made.body.id;
+    if (made.status !== conflict) throw failure('CreateApiKey', made);
+    // Made before (a claim that went stale after it): found by name.
+    const found = await controlPlane('GET', '/apikeys', { query: { name: value } });
+    if (found.status !== 200) throw failure('GetApiKeys', found);
+    const existing = itemsOf(found.body).find((item) => item.name === value)?.id;
+    if (typeof existing !== 'string') throw failure('GetApiKeys', found);
+    return existing;
+  };
+  const addToPlan = async (value: string) => {
     const [usagePlanId, keyId] = await Promise.all([plan(), keyIdOf(value)]);
     const added = await controlPlane(
       'POST',
       `/usageplans/${encodeURIComponent(usagePlanId)}/keys`,
-      {
-        body: { keyId, keyType: 'API_KEY' },
-      },
+      { body: { keyId, keyType: 'API_KEY' } },
     );
     if (added.status !== 201 && added.status !== conflict)
       throw failure('CreateUsagePlanKey', added);
   };
-
-  /** Adds a key to the plan, once per container; a failure is forgotten. */
-  const added = (value: string) => {
-    let registration = registered.get(value);
-    if (registration === undefined) {
-      registration = register(value).catch((error: unknown) => {
-        registered.delete(value);
-        throw error;
+  /** Whether `value` is in the plan, added now when this container's claim is taken. */
+  const settle = async (value: string, counted: boolean): Promise<boolean> => {
+    const record = await records.read(value);
+    if (record?.inPlan !== true) {
+      if (record === undefined && counted && full) return false;
+      const stale = record !== undefined && record.claimedAt < now() - staleClaimMilliseconds;
+      if (record !== undefined && !stale) return false;
+      const claim = await records.claim(value, {
+        counted,
+        cap,
+        ...(record === undefined ? {} : { staleClaimAt: record.claimedAt }),
       });
-      registered.set(value, registration);
+      full ||= claim === 'full';
+      if (claim !== 'taken') return false;
+      await addToPlan(value);
+      await records.added(value);
     }
-    return registration;
+    inPlan.add(value);
+    return true;
+  };
+  /** One settling a key at a time in the container: its requests meanwhile wait for it. */
+  const settling = new Map<string, Promise<boolean>>();
+  const settled = (value: string, counted: boolean): Promise<boolean> => {
+    if (inPlan.has(value)) return Promise.resolve(true);
+    let pending = settling.get(value);
+    if (pending === undefined) {
+      pending = settle(value, counted).finally(() => settling.delete(value));
+      settling.set(value, pending);
+    }
+    return pending;
   };
 
   return async (value, bucket) => {
-    planKeys ??= plan()
-      .then(listPlanKeys)
-      .catch((error: unknown) => {
-        planKeys = undefined;
-        throw error;
-      });
-    // Unlisted (the control plane refused the list): the client's own calls, as before.
-    const known = await planKeys.catch(() => undefined);
-    if (known?.has(value)) return value;
-    const chosen = known !== undefined && known.size >= cap ? bucket : value;
-    if (!known?.has(chosen)) await added(chosen);
-    known?.add(chosen);
-    return chosen;
+    if (await settled(value, true)) return value;
+    if (await settled(bucket, false)) return bucket;
+    return clientKeyValue(usagePlanName, sharedClient);
   };
 }

@@ -30,6 +30,10 @@ export interface AuthorizerConfig {
   readonly usagePlanName?: string;
   /** API Gateway's control plane, where not AWS's. */
   readonly apiGatewayUrl?: string;
+  /** The webhook log table, which records the keys in the plan; unset locally. */
+  readonly clientKeysTableName?: string;
+  /** DynamoDB, where not AWS's. */
+  readonly dynamoDbUrl?: string;
 }
 
 export class AuthorizerConfigError extends ConfigurationError {
@@ -55,6 +59,8 @@ export function readAuthorizerConfig(env: Record<string, string | undefined>): A
       JWKS_URI: v.optional(parsed((text) => secureUrl(text, { jwksOnPrivateNetwork }))),
       USAGE_PLAN_NAME: optional,
       API_GATEWAY_ENDPOINT: optional,
+      WEBHOOK_LOG_TABLE_NAME: optional,
+      DYNAMODB_ENDPOINT: optional,
     },
     env,
     { createError: (problems) => new AuthorizerConfigError('authorizer', problems) },
@@ -69,6 +75,8 @@ export function readAuthorizerConfig(env: Record<string, string | undefined>): A
     usagePlanName: variables.USAGE_PLAN_NAME,
     // An emulator's: named, or every AWS client's (`AWS_ENDPOINT_URL`).
     apiGatewayUrl: variables.API_GATEWAY_ENDPOINT ?? (env.AWS_ENDPOINT_URL?.trim() || undefined),
+    clientKeysTableName: variables.WEBHOOK_LOG_TABLE_NAME,
+    dynamoDbUrl: variables.DYNAMODB_ENDPOINT ?? (env.AWS_ENDPOINT_URL?.trim() || undefined),
   };
 }
 

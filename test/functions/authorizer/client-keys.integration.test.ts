@@ -1,7 +1,9 @@
 /**
- * Each client's API key, added to the stage's usage plan on first sight, against moto's API
- * Gateway: one key per client however many containers race to add it, and a failure that is
- * forgotten, so the next request tries again; a control plane that hangs is given up in time.
+ * Each client's API key, added to the stage's usage plan once for the stage, against moto's API
+ * Gateway and the records in DynamoDB Local's webhook log table: one key per client however many
+ * containers race to add it; after a deploy, no control-plane call for a client already in the
+ * plan; at most one key added every 3 s; a failure left to a later request; a control plane that
+ * hangs given up in time.
  */
 
 import { createServer } from 'node:http';
@@ -13,6 +15,7 @@ import {
   GetApiKeysCommand,
   GetUsagePlanKeysCommand,
 } from '@aws-sdk/client-api-gateway';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { afterAll, beforeAll, expect, it } from '@jest/globals';
 import { type MotoServer, startMotoServer } from '../../../beds/moto-server.ts';
 import {
@@ -21,33 +24,61 @@ import {
   type ControlPlane,
   clientKeyValue,
   createClientKeyRegistry,
+  dynamoDbKeyRecords,
+  registrationSpacingMilliseconds,
+  sharedClient,
+  staleClaimMilliseconds,
 } from '../../../functions/authorizer/client-keys.ts';
 import { authorizerMarginMilliseconds } from '../../../functions/authorizer/create-handler.ts';
 import { withinInvocationBudget } from '../../../functions/shared/platform/invocation-budget.ts';
+import { webhookLogTableSchema } from '../../../infra/table-schemas.ts';
+import { type DynamoDbLocal, startDynamoDbLocal } from '../../../local/dynamodb-local.ts';
+import { createTableIfMissing } from '../../../local/tables.ts';
 
+const credentials = { accessKeyId: 'testing', secretAccessKey: 'testing' };
 let moto: MotoServer;
+let store: DynamoDbLocal;
 let apiGateway: APIGatewayClient;
 /** The authorizer's own signed calls, against moto. */
 let controlPlane: ControlPlane;
 
 beforeAll(async () => {
-  moto = await startMotoServer();
-  apiGateway = new APIGatewayClient({
-    endpoint: moto.url,
-    region: moto.region,
-    credentials: { accessKeyId: 'testing', secretAccessKey: 'testing' },
-  });
+  [moto, store] = await Promise.all([startMotoServer(), startDynamoDbLocal()]);
+  apiGateway = new APIGatewayClient({ endpoint: moto.url, region: moto.region, credentials });
   controlPlane = apiGatewayControlPlane({
     region: moto.region,
     endpoint: moto.url,
-    credentials: () => ({ accessKeyId: 'testing', secretAccessKey: 'testing' }),
+    credentials: () => credentials,
   });
 }, 180_000);
 
 afterAll(async () => {
   apiGateway?.destroy();
-  await moto?.stop();
+  await Promise.all([moto?.stop(), store?.stop()]);
 });
+
+/** A stage's records in a webhook log table of its own; `spacing` 0 lets races run unpaced. */
+async function recordsOf(name: string, options: { spacing?: number; now?: () => number } = {}) {
+  const client = new DynamoDBClient({ endpoint: store.url, region: 'us-east-1', credentials });
+  await createTableIfMissing(client, `${name}-log`, webhookLogTableSchema);
+  client.destroy();
+  return () =>
+    dynamoDbKeyRecords(
+      { region: 'us-east-1', endpoint: store.url, credentials: () => credentials },
+      `${name}-log`,
+      { spacingMilliseconds: options.spacing ?? 0, ...(options.now ? { now: options.now } : {}) },
+    );
+}
+
+/** A control plane that counts its calls, the plan's id written `{id}`. */
+function counting(planId: () => string) {
+  const calls: string[] = [];
+  const counted: ControlPlane = (method, path, options) => {
+    calls.push(`${method} ${path.replace(planId(), '{id}')}`);
+    return controlPlane(method, path, options);
+  };
+  return { calls, counted };
+}
 
 async function plan(name: string): Promise<string> {
   await apiGateway.send(new CreateRestApiCommand({ name: `${name}-api` }));
@@ -55,26 +86,50 @@ async function plan(name: string): Promise<string> {
   return id as string;
 }
 
-it('adds each client’s key once, however many containers race to add it', async () => {
-  const planId = await plan('plant-store-race-clients');
-  // Three containers, each seeing the same four clients ten times at once.
-  const containers = [1, 2, 3].map(() =>
-    createClientKeyRegistry(controlPlane, 'plant-store-race-clients'),
-  );
-  const clients = ['a', 'b', 'c', 'd'].map((client) =>
-    clientKeyValue('plant-store-race-clients', `https://issuer.example ${client}`),
-  );
-  await Promise.all(
-    containers.flatMap((register) =>
-      clients.flatMap((value) => Array.from({ length: 10 }, () => register(value, 'no-bucket'))),
-    ),
-  );
-
-  const { items: planKeys = [] } = await apiGateway.send(
+async function planKeyValues(planId: string): Promise<string[]> {
+  const { items = [] } = await apiGateway.send(
     new GetUsagePlanKeysCommand({ usagePlanId: planId }),
   );
-  expect(planKeys.map((key) => key.value).sort()).toEqual([...clients].sort());
-  for (const value of clients) {
+  return items.map((key) => key.value as string).sort();
+}
+
+it('adds each client’s key once, however many containers race to add it', async () => {
+  const name = 'plant-store-race-clients';
+  const planId = await plan(name);
+  const records = await recordsOf(name);
+  // Three containers, each seeing the same four clients ten times at once.
+  const containers = [1, 2, 3].map(() => createClientKeyRegistry(controlPlane, records(), name));
+  const clients = ['a', 'b', 'c', 'd'].map((client) => `https://issuer.example ${client}`);
+  const values = clients.map((client) => clientKeyValue(name, client));
+  const buckets = clients.map((client) => bucketKeyValue(name, client));
+  const shared = clientKeyValue(name, sharedClient);
+  const round = () =>
+    Promise.all(
+      containers.flatMap((register) =>
+        values.flatMap((value, index) =>
+          Array.from({ length: 10 }, async () => [
+            index,
+            await register(value, buckets[index] as string),
+          ]),
+        ),
+      ),
+    );
+  // While another container adds a client's key (or a transaction on the stage's count lost a
+  // race), the client is counted in its bucket, or as the shared client while the bucket's key is
+  // being added too; a later request tries again.
+  let rounds = 0;
+  let own = false;
+  for (; !own && rounds < 10; rounds += 1) {
+    const answers = await round();
+    for (const [index, answer] of answers) {
+      expect([values[index as number], buckets[index as number], shared]).toContain(answer);
+    }
+    own = answers.every(([index, answer]) => answer === values[index as number]);
+  }
+  expect(own).toBe(true);
+  const keys = await planKeyValues(planId);
+  expect(keys.filter((key) => !buckets.includes(key))).toEqual([...values].sort());
+  for (const value of [...new Set(keys)]) {
     const { items = [] } = await apiGateway.send(
       new GetApiKeysCommand({ nameQuery: value, includeValues: true }),
     );
@@ -82,67 +137,55 @@ it('adds each client’s key once, however many containers race to add it', asyn
   }
 });
 
-it('asks a fresh container only for the plan and its keys, whatever the number of clients already in it', async () => {
-  const planId = await plan('plant-store-known-clients');
+it('costs a client at most two control-plane calls in all, and a container after a deploy none for the clients in the plan', async () => {
+  const name = 'plant-store-known-clients';
+  const planId = await plan(name);
+  const records = await recordsOf(name);
+  const { calls, counted } = counting(() => planId);
   const clients = Array.from({ length: 30 }, (_, index) =>
-    clientKeyValue('plant-store-known-clients', `https://issuer.example known-${index}`),
+    clientKeyValue(name, `https://issuer.example known-${index}`),
   );
-  await Promise.all(
-    clients.map((value) =>
-      createClientKeyRegistry(controlPlane, 'plant-store-known-clients')(value, 'no-bucket'),
-    ),
+  // Three containers meet the new clients, each client in every container.
+  const first = [1, 2, 3].map(() => createClientKeyRegistry(counted, records(), name));
+  for (const register of first) {
+    for (const value of clients) await register(value, 'no-bucket');
+  }
+  const perClient = calls.filter((call) => call !== 'GET /usageplans');
+  expect(perClient.sort()).toEqual(
+    clients.flatMap(() => ['POST /apikeys', 'POST /usageplans/{id}/keys']).sort(),
   );
-  // After a deploy: every authorizer container is new, and every client is in the plan already.
-  const calls: string[] = [];
-  const counted: ControlPlane = (method, path, options) => {
-    calls.push(`${method} ${path.replace(planId, '{id}')}`);
-    return controlPlane(method, path, options);
-  };
-  const containers = [1, 2, 3].map(() =>
-    createClientKeyRegistry(counted, 'plant-store-known-clients'),
-  );
-  await Promise.all(
-    containers.flatMap((register) => clients.map((value) => register(value, 'no-bucket'))),
-  );
-  expect(calls.sort()).toEqual(
-    [1, 2, 3].flatMap(() => ['GET /usageplans', 'GET /usageplans/{id}/keys']).sort(),
-  );
-  // A client new to the plan still costs its own calls, once in a container.
-  const register = containers[0] as (value: string, bucket: string) => Promise<string>;
-  const newcomer = clientKeyValue('plant-store-known-clients', 'https://issuer.example new');
+  // The plan is looked up once in a container that adds a key.
+  expect(calls.filter((call) => call === 'GET /usageplans').length).toBeLessThanOrEqual(1);
+  expect(await planKeyValues(planId)).toEqual([...clients].sort());
+  // After a deploy: every container is new, every client in the plan, no control-plane call.
   calls.length = 0;
-  await Promise.all([register(newcomer, 'no-bucket'), register(newcomer, 'no-bucket')]);
-  expect(calls.sort()).toEqual(['GET /apikeys', 'POST /apikeys', 'POST /usageplans/{id}/keys']);
+  const fresh = [1, 2, 3].map(() => createClientKeyRegistry(counted, records(), name));
+  const answers = await Promise.all(
+    fresh.flatMap((register) => clients.map((value) => register(value, 'no-bucket'))),
+  );
+  expect(answers).toEqual(fresh.flatMap(() => clients));
+  expect(calls).toEqual([]);
 });
 
 it('counts a client past the cap in its hashed bucket for good, the same bucket in every container', async () => {
   const name = 'plant-store-capped-clients';
   const planId = await plan(name);
+  const records = await recordsOf(name);
   const clientOf = (index: number) => `https://issuer.example capped-${index}`;
   const keyOf = (index: number) => clientKeyValue(name, clientOf(index));
-  const register = createClientKeyRegistry(controlPlane, name, { cap: 3 });
+  const register = createClientKeyRegistry(controlPlane, records(), name, { cap: 3 });
   for (const index of [1, 2, 3]) {
     expect(await register(keyOf(index), bucketKeyValue(name, clientOf(index)))).toBe(keyOf(index));
   }
   const late = bucketKeyValue(name, clientOf(4));
   expect(await register(keyOf(4), late)).toBe(late);
-  // Another container, after a deploy: the same bucket, and no call but the listing.
-  const calls: string[] = [];
-  const fresh = createClientKeyRegistry(
-    (method, path, options) => {
-      calls.push(`${method} ${path.replace(planId, '{id}')}`);
-      return controlPlane(method, path, options);
-    },
-    name,
-    { cap: 3 },
-  );
+  // Another container, after a deploy: the same bucket, and no control-plane call.
+  const { calls, counted } = counting(() => planId);
+  const fresh = createClientKeyRegistry(counted, records(), name, { cap: 3 });
   expect(await fresh(keyOf(4), late)).toBe(late);
   expect(await fresh(keyOf(1), bucketKeyValue(name, clientOf(1)))).toBe(keyOf(1));
-  expect(calls.sort()).toEqual(['GET /usageplans', 'GET /usageplans/{id}/keys']);
-  const { items = [] } = await apiGateway.send(
-    new GetUsagePlanKeysCommand({ usagePlanId: planId }),
-  );
-  expect(items.map((key) => key.value).sort()).toEqual([keyOf(1), keyOf(2), keyOf(3), late].sort());
+  expect(calls).toEqual([]);
+  expect(await planKeyValues(planId)).toEqual([keyOf(1), keyOf(2), keyOf(3), late].sort());
   // Buckets spread clients: 640 clients over the 64 buckets, none holding more than twice its share.
   const counts = new Map<string, number>();
   for (let index = 0; index < 640; index += 1) {
@@ -153,20 +196,57 @@ it('counts a client past the cap in its hashed bucket for good, the same bucket 
   expect(Math.max(...counts.values())).toBeLessThanOrEqual(20);
 });
 
-it('tells a failed registration to its caller and tries again on the next request', async () => {
-  const register = createClientKeyRegistry(controlPlane, 'plant-store-later-clients');
-  const value = clientKeyValue('plant-store-later-clients', 'https://issuer.example late');
-  // The plan does not exist yet: the registration fails, and is not remembered as done.
-  await expect(register(value, 'no-bucket')).rejects.toThrow(
-    'No usage plan named plant-store-later-clients',
+it('adds one key every 3 s at most for the stage, counting those that wait as the shared client', async () => {
+  const name = 'plant-store-paced-clients';
+  const planId = await plan(name);
+  let now = 1_000_000;
+  const records = await recordsOf(name, {
+    spacing: registrationSpacingMilliseconds,
+    now: () => now,
+  });
+  const { calls, counted } = counting(() => planId);
+  const containers = [1, 2].map(() =>
+    createClientKeyRegistry(counted, records(), name, { now: () => now }),
   );
-  const planId = await plan('plant-store-later-clients');
-  await register(value, 'no-bucket');
+  const shared = clientKeyValue(name, sharedClient);
+  const clients = ['p', 'q', 'r'].map((client) =>
+    clientKeyValue(name, `https://issuer.example ${client}`),
+  );
+  const bucket = bucketKeyValue(name, 'https://issuer.example bucket');
+  const answersAt = async () =>
+    Promise.all(containers.flatMap((register) => clients.map((value) => register(value, bucket))));
+  const rounds: string[][] = [];
+  // Twelve seconds of requests from three new clients, a round a second.
+  for (let second = 0; second < 12; second += 1) {
+    rounds.push(await answersAt());
+    now += 1_000;
+  }
+  // A key every 3 s at most (the clients', and perhaps their bucket's to count them meanwhile):
+  // four in 12 s, two calls each, and a plan lookup a container, under a call a second.
+  const keys = await planKeyValues(planId);
+  expect(keys.filter((key) => key !== bucket)).toEqual([...clients].sort());
+  expect(calls.filter((call) => call === 'POST /apikeys').length).toBeLessThanOrEqual(4);
+  expect(calls.length).toBeLessThanOrEqual(12);
+  // The first second, one key is there; by the last, every client has its own.
+  expect(rounds[0]?.some((answer) => answer !== shared)).toBe(true);
+  expect(rounds.at(-1)).toEqual(containers.flatMap(() => clients));
+});
 
-  const { items = [] } = await apiGateway.send(
-    new GetUsagePlanKeysCommand({ usagePlanId: planId }),
-  );
-  expect(items.map((key) => key.value)).toEqual([value]);
+it('leaves a failed registration to a later request, once its claim has gone stale', async () => {
+  const name = 'plant-store-later-clients';
+  let now = 2_000_000;
+  const records = await recordsOf(name, { now: () => now });
+  const register = createClientKeyRegistry(controlPlane, records(), name, { now: () => now });
+  const value = clientKeyValue(name, 'https://issuer.example late');
+  const bucket = bucketKeyValue(name, 'https://issuer.example late');
+  // The plan does not exist yet: the registration fails, and its claim holds a while, in which
+  // the client is counted in its bucket.
+  await expect(register(value, bucket)).rejects.toThrow(`No usage plan named ${name}`);
+  const planId = await plan(name);
+  expect(await register(value, bucket)).toBe(bucket);
+  now += staleClaimMilliseconds + 1;
+  expect(await register(value, bucket)).toBe(value);
+  expect(await planKeyValues(planId)).toEqual([value, bucket].sort());
 });
 
 it('derives one key per client and plan, the same from every token of the client', () => {
@@ -182,12 +262,14 @@ it('answers within the invocation’s time when the control plane hangs, countin
   const hanging = createServer(() => {});
   await new Promise<void>((resolve) => hanging.listen(0, '127.0.0.1', resolve));
   try {
+    const records = await recordsOf('plant-store-hanging');
     const register = createClientKeyRegistry(
       apiGatewayControlPlane({
         region: moto.region,
         endpoint: `http://127.0.0.1:${(hanging.address() as AddressInfo).port}`,
-        credentials: () => ({ accessKeyId: 'testing', secretAccessKey: 'testing' }),
+        credentials: () => credentials,
       }),
+      records(),
       'plant-store-hanging',
     );
     // 1.2 s left: less than one call's own 1.5 s timeout, let alone the four a registration may make.
