@@ -11,6 +11,7 @@ import {
   clientKeyCap,
   registrationSpacingMilliseconds,
 } from '../functions/authorizer/client-keys.ts';
+import { listSegments } from '../functions/list-plants/list-plants.ts';
 import { defaultPageLimit } from '../functions/shared/http/paging.ts';
 import { type Route, routes } from '../functions/shared/http/routes.ts';
 import { bundleLimits } from '../functions/shared/webhooks/delivery-message.ts';
@@ -281,7 +282,11 @@ export function modelSize(size: Size): SizeFigures {
   }
   const hotKeys = [
     { key: 'event#<hour>', share: eventsPerSecond / awsLimits.partitionWriteUnitsPerSecond },
-    { key: 'plants page 1', share: listReadUnits / awsLimits.partitionReadUnitsPerSecond },
+    // Page 1 begins in one of `listSegments` key ranges at random: a large table's partitions.
+    {
+      key: 'plants page 1',
+      share: listReadUnits / listSegments / awsLimits.partitionReadUnitsPerSecond,
+    },
     {
       key: 'attempts#<endpoint>',
       share: (2 * eventsPerSecond) / awsLimits.partitionWriteUnitsPerSecond,

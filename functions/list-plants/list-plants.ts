@@ -1,23 +1,39 @@
 /**
- * Listing plants a page at a time, one strongly consistent Scan each, from the key the page
- * before ended after: a walk returns every plant that exists throughout exactly once.
+ * Listing plants a page at a time, strongly consistent Scans from the key the page before ended
+ * after, one segment of the table (DynamoDB's parallel scan) after another: a walk returns every
+ * plant that exists throughout exactly once. A walk begins in a random segment, so that first
+ * pages spread over the table's partitions instead of all reading its first key range.
  */
 import { ScanCommand } from '@aws-sdk/lib-dynamodb';
+import { maxPageLimit } from '../shared/http/paging.ts';
 import { readStoredPlant, type StoredPlant } from '../shared/plants/stored-plant.ts';
 import { type StoreDependencies, sendToStore } from '../shared/platform/dynamodb.ts';
-import { maxPageLimit } from './page-cursor.ts';
+
+/**
+ * Where a walk is: the segments it takes the table in, the one it began in, the one it is in,
+ * and the plant it stopped after (none: that segment from its start).
+ */
+export interface WalkPosition {
+  readonly segments: number;
+  readonly first: number;
+  readonly segment: number;
+  readonly after?: bigint;
+}
+
+/** The segments a new walk takes the table in: page 1 reads an eighth of it, at random. */
+export const listSegments = 8;
 
 export interface PlantsPageRequest {
   /** At most this many plants (1–100). */
   readonly limit: number;
-  /** Continue after the plant with this id (the previous page's last); from the start when absent. */
-  readonly after?: bigint;
+  /** Continue from here (the previous page's end); a new walk, in a random segment, when absent. */
+  readonly after?: WalkPosition;
 }
 
 export interface PlantsPage {
   readonly plants: readonly StoredPlant[];
-  /** Where the next page starts (after this id); absent when no plant remains. */
-  readonly nextAfter?: bigint;
+  /** Where the next page starts; absent when no plant remains. */
+  readonly nextAfter?: WalkPosition & { readonly after: bigint };
   /** Stored items skipped because they are not plants (written by another tool). */
   readonly itemsNotPlants: number;
 }
@@ -31,14 +47,21 @@ export async function listPlants(
   dependencies: StoreDependencies,
 ): Promise<PlantsPage> {
   const { tableName } = dependencies;
-  const plants: StoredPlant[] = [];
+  const first = Math.floor(Math.random() * listSegments);
+  const { segments, ...position } = request.after ?? {
+    segments: listSegments,
+    first,
+    segment: first,
+  };
+  const found: { plant: StoredPlant; segment: number }[] = [];
   let itemsNotPlants = 0;
+  let { segment } = position;
   let startKey: Record<string, unknown> | undefined =
-    request.after === undefined ? undefined : { id: request.after };
-  let moreInTable = true;
-  while (moreInTable && plants.length <= request.limit) {
+    position.after === undefined ? undefined : { id: position.after };
+  let walkEnded = false;
+  while (!walkEnded && found.length <= request.limit) {
     // Exactly what the page needs until items that are not plants turn up, then a full page.
-    const missing = request.limit + 1 - plants.length;
+    const missing = request.limit + 1 - found.length;
     const wanted = itemsNotPlants === 0 ? missing : Math.max(missing, maxPageLimit + 1);
     const { Items = [], LastEvaluatedKey } = await sendToStore(
       dependencies,
@@ -47,22 +70,32 @@ export async function listPlants(
         Limit: wanted,
         ConsistentRead: true,
         ExclusiveStartKey: startKey,
+        ...(segments > 1 ? { Segment: segment, TotalSegments: segments } : {}),
       }),
     );
     for (const item of Items) {
       const plant = readStoredPlant(item);
       if (plant === undefined) itemsNotPlants += 1;
-      else plants.push(plant);
+      else found.push({ plant, segment });
     }
-    // DynamoDB stops at the Limit or at 1 MB, and then names the key it stopped after.
-    moreInTable = LastEvaluatedKey !== undefined;
+    // DynamoDB stops at the Limit or at 1 MB, and then names the key it stopped after; at the
+    // segment's end, the walk goes on in the next, until it is back where it began.
     startKey = LastEvaluatedKey;
+    if (LastEvaluatedKey === undefined) {
+      segment = (segment + 1) % segments;
+      walkEnded = segment === position.first;
+    }
   }
-  const page = plants.slice(0, request.limit);
+  const page = found.slice(0, request.limit);
   const last = page.at(-1);
-  // More than the page holds, or the table not at its end: the next page starts after this one.
-  const hasMore = plants.length > request.limit || moreInTable;
+  // More than the page holds, or the walk not at its end: the next page starts after this one.
+  const hasMore = found.length > request.limit || !walkEnded;
+  const plants = page.map((entry) => entry.plant);
   return hasMore && last !== undefined
-    ? { plants: page, nextAfter: last.id, itemsNotPlants }
-    : { plants: page, itemsNotPlants };
+    ? {
+        plants,
+        nextAfter: { segments, first: position.first, segment: last.segment, after: last.plant.id },
+        itemsNotPlants,
+      }
+    : { plants, itemsNotPlants };
 }

@@ -28,6 +28,9 @@ import {
   schemaValidator,
 } from './openapi.ts';
 
+/** The cursor of a one-segment walk after `after`: the only kind the list wrote before segments. */
+const cursorAt = (after: bigint) => encodeCursor({ segments: 1, first: 0, segment: 0, after });
+
 const codes = everyErrorCode();
 
 /** Every example of every documented response of every operation, with its status. */
@@ -198,7 +201,10 @@ describe('openapi.yaml', () => {
       cursor.length >= plants.minLength &&
       cursor.length <= plants.maxLength &&
       new RegExp(plants.pattern).test(cursor);
-    for (const id of [int64Min, int64Max, 0n, 7n]) expect(fits(encodeCursor(id))).toBe(true);
+    for (const id of [int64Min, int64Max, 0n, 7n]) expect(fits(cursorAt(id))).toBe(true);
+    // The longest a walk in segments writes.
+    const longest = { segments: 1000, first: 999, segment: 999, after: int64Min };
+    expect(fits(encodeCursor(longest))).toBe(true);
     for (const cursor of ['', 'a'.repeat(plants.maxLength + 1), 'a+b', 'a/b=']) {
       expect(fits(cursor)).toBe(false);
       expect(() =>

@@ -6,17 +6,21 @@
  * @services dynamodb-local
  */
 
-import { BatchWriteCommand, DeleteCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { BatchWriteCommand, DeleteCommand, PutCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { APIGatewayProxyResult } from 'aws-lambda';
 import fc from 'fast-check';
 import { createHandler } from '../../../functions/list-plants/create-handler.ts';
-import { encodeCursor } from '../../../functions/list-plants/page-cursor.ts';
+import { listSegments } from '../../../functions/list-plants/list-plants.ts';
+import { decodeCursor, encodeCursor } from '../../../functions/list-plants/page-cursor.ts';
 import { int64Max, int64Min } from '../../../functions/shared/http/int64-json.ts';
 import { itemsNotPlantsLog } from '../../../functions/shared/plants/stored-plant.ts';
 import { createLogger } from '../../../functions/shared/platform/logger.ts';
 import { createLambdaContext, createPlantsEvent } from '../../support/api-gateway-event.ts';
 import { createTestTable, type TestTable } from '../../support/test-store.ts';
+
+/** The cursor of a one-segment walk after `after`: the only kind the list wrote before segments. */
+const cursorAt = (after: bigint) => encodeCursor({ segments: 1, first: 0, segment: 0, after });
 
 let table: TestTable;
 let listPlants: ReturnType<typeof createHandler>;
@@ -67,6 +71,21 @@ function nextQuery(response: APIGatewayProxyResult): Record<string, string> | un
     'https://abc123.execute-api.eu-west-1.amazonaws.com/dev/plants',
   );
   return Object.fromEntries(url.searchParams);
+}
+
+/**
+ * The first page of a one-segment walk, as the list answered before segments: a Scan from the
+ * table's start, and the cursor after its last plant.
+ */
+async function listOneSegment(): Promise<{ ids: bigint[]; next?: string }> {
+  const { Items = [], LastEvaluatedKey } = await table.documentClient.send(
+    new ScanCommand({ TableName: table.tableName, Limit: 50, ConsistentRead: true }),
+  );
+  const ids = Items.map((item) => BigInt(String(item.id)));
+  const last = ids.at(-1);
+  return LastEvaluatedKey === undefined || last === undefined
+    ? { ids }
+    : { ids, next: cursorAt(last) };
 }
 
 /** Walks every page from the first, following the links as a client would. */
@@ -167,6 +186,33 @@ describe('GET /plants', () => {
     }
   });
 
+  it('begins each walk in a random segment of the table, so first pages spread over it', async () => {
+    // Page 1 of a walk reads one of `listSegments` key ranges: thirty first pages, several starts.
+    const firsts = new Set<bigint>();
+    for (let walkIndex = 0; walkIndex < 30; walkIndex += 1) {
+      const [firstId] = idsOf(await list({ limit: '3' }));
+      if (firstId !== undefined) firsts.add(firstId);
+    }
+    expect(firsts.size).toBeGreaterThan(2);
+    expect(firsts.size).toBeLessThanOrEqual(listSegments);
+  });
+
+  it('carries on a walk from a cursor of one segment, as the list wrote before segments, to its end exactly once', async () => {
+    const firstPage = await listOneSegment();
+    const seen = [...firstPage.ids];
+    let query: Record<string, string> | undefined =
+      firstPage.next === undefined ? undefined : { limit: '50', cursor: firstPage.next };
+    while (query !== undefined) {
+      const response = await list(query);
+      seen.push(...idsOf(response));
+      query = nextQuery(response);
+      // Still one segment: the cursor's own spelling, an id alone.
+      if (query?.cursor !== undefined) expect(decodeCursor(query.cursor)?.segments).toBe(1);
+    }
+    expect(new Set(seen).size).toBe(seen.length);
+    expect(new Set(seen)).toEqual(new Set(seededIds));
+  });
+
   it('links on the host and path the client called: a custom domain with its base path', async () => {
     const event = createPlantsEvent('GET', { query: { limit: '2' } });
     const onCustomDomain = {
@@ -223,7 +269,7 @@ describe('GET /plants', () => {
   it('answers 400/40005 when limit or cursor is given twice', async () => {
     const repeated: Record<string, string[]>[] = [
       { limit: ['5', '5'] },
-      { cursor: [encodeCursor(1n), encodeCursor(2n)] },
+      { cursor: [cursorAt(1n), cursorAt(2n)] },
     ];
     for (const query of repeated) {
       const response = await list(query);
@@ -235,7 +281,7 @@ describe('GET /plants', () => {
 
   it('takes any int64 cursor as a start point, whether or not that plant exists', async () => {
     for (const id of [int64Min, -5n, 3n, 123_456_789n, int64Max]) {
-      const response = await list({ limit: '5', cursor: encodeCursor(id) });
+      const response = await list({ limit: '5', cursor: cursorAt(id) });
       expect(response.statusCode).toBe(200);
       for (const seenId of idsOf(response)) expect(seededIds).toContain(seenId);
     }
@@ -251,8 +297,8 @@ describe('GET /plants', () => {
               ...'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_=+/.'.split(''),
             ),
           }),
-          fc.bigInt({ min: -(2n ** 70n), max: 2n ** 70n }).map((id) => encodeCursor(id)),
-          fc.bigInt({ min: int64Min, max: int64Max }).map((id) => `${encodeCursor(id)}=`),
+          fc.bigInt({ min: -(2n ** 70n), max: 2n ** 70n }).map((id) => cursorAt(id)),
+          fc.bigInt({ min: int64Min, max: int64Max }).map((id) => `${cursorAt(id)}=`),
           fc.string().map((text) => Buffer.from(text).toString('base64url')),
         ),
         async (cursor) => {
