@@ -347,6 +347,9 @@ async function startBedEndpoints(
   const { documentClient } = plants;
   return {
     stores: { documentClient, endpointsTableName: names.endpoints, logTableName: names.log },
-    secretBox: kmsSecretBox(moto.kms, KeyMetadata?.KeyId ?? ''),
+    secretBox: kmsSecretBox(moto.kms, KeyMetadata?.KeyId ?? '', {
+      documentClient,
+      tableName: names.endpoints,
+    }),
   };
 }

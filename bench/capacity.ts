@@ -16,7 +16,6 @@ import { defaultPageLimit } from '../functions/shared/http/paging.ts';
 import { type Route, routes } from '../functions/shared/http/routes.ts';
 import { bundleLimits } from '../functions/shared/webhooks/delivery-message.ts';
 import { concurrentSendBatches } from '../functions/shared/webhooks/delivery-queue.ts';
-import { openedSecretsKept } from '../functions/webhook-endpoints/endpoint-targets.ts';
 import { functionSettings } from '../infra/function-settings.ts';
 import { authorizerCacheSeconds } from '../infra/plants-api.ts';
 import { stages } from '../infra/stages.ts';
@@ -297,11 +296,12 @@ export function modelSize(size: Size): SizeFigures {
     limitsHit.push(`hot key: ${hottest.key} at ${percent(hottest.share)} of a partition`);
   }
 
-  // KMS: each delivery container opens each endpoint's secret once in its life.
+  // KMS: each container that opens or seals secrets (the deliveries, the retries, and the
+  // secret's, create's and rotate's) opens the stage's data key once in its life, whatever the
+  // number of endpoints (`secret-box.ts`).
   const deliveryContainers = Math.max(1, Math.ceil(deliveryConcurrency));
   const kmsDecryptPerSecond =
-    (deliveryContainers * Math.min(size.endpoints, openedSecretsKept)) /
-    latencies.containerLifeSeconds;
+    (deliveryContainers + retryMaximumConcurrency + 3) / latencies.containerLifeSeconds;
   if (kmsDecryptPerSecond > 100) {
     limitsHit.push(
       `KMS: ${Math.round(kmsDecryptPerSecond).toLocaleString('en-US')} Decrypt/s, $${Math.round((kmsDecryptPerSecond * 86_400 * prices.kmsPerTenThousandRequests) / 10_000).toLocaleString('en-US')} a day`,

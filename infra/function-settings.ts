@@ -15,7 +15,7 @@ export interface FunctionSettings {
     /** On the endpoints table, the webhook log, and the key that seals the secrets. */
     readonly tableActions?: readonly string[];
     readonly logActions?: readonly string[];
-    readonly keyActions?: readonly ('kms:Encrypt' | 'kms:Decrypt')[];
+    readonly keyActions?: readonly ('kms:GenerateDataKey' | 'kms:Decrypt')[];
     /** Whether it queues deliveries (a test event, a recover). */
     readonly sendsDeliveries?: boolean;
   };
@@ -77,10 +77,11 @@ export const functionSettings = {
   // Each reaches the endpoint stores as its work needs, and no plant.
   // Those taking an `Idempotency-Key` open a kept answer's secret again.
   createWebhookEndpoint: endpointFunction('createWebhookEndpoint', {
-    tableActions: ['dynamodb:PutItem'],
+    // The endpoint, and the stage's data key read (or made, by the first to seal a secret).
+    tableActions: ['dynamodb:PutItem', 'dynamodb:GetItem'],
     // The count, and the key's answer kept in the same transaction.
     logActions: ['dynamodb:UpdateItem', 'dynamodb:GetItem', 'dynamodb:PutItem'],
-    keyActions: ['kms:Encrypt', 'kms:Decrypt'],
+    keyActions: ['kms:GenerateDataKey', 'kms:Decrypt'],
   }),
   listWebhookEndpoints: endpointFunction('listWebhookEndpoints', {
     tableActions: ['dynamodb:Query'],
@@ -101,9 +102,9 @@ export const functionSettings = {
     keyActions: ['kms:Decrypt'],
   }),
   rotateWebhookEndpointSecret: endpointFunction('rotateWebhookEndpointSecret', {
-    tableActions: ['dynamodb:GetItem', 'dynamodb:UpdateItem'],
+    tableActions: ['dynamodb:GetItem', 'dynamodb:UpdateItem', 'dynamodb:PutItem'],
     logActions: [...idempotencyKeyActions],
-    keyActions: ['kms:Encrypt', 'kms:Decrypt'],
+    keyActions: ['kms:GenerateDataKey', 'kms:Decrypt'],
   }),
   testWebhookEndpoint: endpointFunction('testWebhookEndpoint', {
     tableActions: ['dynamodb:GetItem'],

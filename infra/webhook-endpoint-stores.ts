@@ -88,9 +88,17 @@ export class WebhookEndpointStores extends Construct {
     if (access.keyActions?.length) {
       fn.addEnvironment('SECRETS_KEY_ID', this.secretsKey.keyArn);
       fn.addEnvironment('KMS_ENDPOINT', '');
+      // The stage's data key, and the secrets KMS sealed itself before it (each bound to its endpoint).
       fn.addToRolePolicy(
         new PolicyStatement({
           actions: [...access.keyActions],
+          resources: [this.secretsKey.keyArn],
+          conditions: { StringEquals: { 'kms:EncryptionContext:purpose': 'endpoint-secrets' } },
+        }),
+      );
+      fn.addToRolePolicy(
+        new PolicyStatement({
+          actions: ['kms:Decrypt'],
           resources: [this.secretsKey.keyArn],
           conditions: { StringLike: { 'kms:EncryptionContext:endpointId': 'ep_*' } },
         }),

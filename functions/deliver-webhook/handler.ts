@@ -10,11 +10,12 @@ const { secretsManagerUrl, endpoints, ...config } = readDeliverConfig(process.en
 
 /** The webhook endpoints' stores and key, where the stage has them. */
 function endpointDependencies(settings: NonNullable<typeof endpoints>) {
-  return {
-    stores: endpointStoresOf(settings),
-    secretBox: kmsOpenerOf(settings),
-    urlPolicy: settings.urlPolicy,
+  const stores = endpointStoresOf(settings);
+  const dataKeyStore = {
+    documentClient: stores.documentClient,
+    tableName: stores.endpointsTableName,
   };
+  return { stores, secretBox: kmsOpenerOf(settings, dataKeyStore), urlPolicy: settings.urlPolicy };
 }
 
 /** The Lambda entry; the clients and the secrets' cache live as long as the container. */

@@ -13,7 +13,7 @@ import {
   type EndpointUrlPolicy,
   localUrlPolicy,
 } from './endpoint-url-policy.ts';
-import { kmsOpener, kmsSecretBox, type SecretBox } from './secret-box.ts';
+import { type DataKeyStore, kmsOpener, kmsSecretBox, type SecretBox } from './secret-box.ts';
 
 /** Where the endpoints and the webhook log are. */
 export interface EndpointStoreSettings {
@@ -61,13 +61,16 @@ function kmsOf(settings: SecretsKeySettings): KMSClient {
 }
 
 /** Sealing and opening with the settings' key (create, rotate: a kept answer is opened again). */
-export function kmsSecretBoxOf(settings: SecretsKeySettings): SecretBox {
-  return kmsSecretBox(kmsOf(settings), settings.secretsKeyId);
+export function kmsSecretBoxOf(settings: SecretsKeySettings, store: DataKeyStore): SecretBox {
+  return kmsSecretBox(kmsOf(settings), settings.secretsKeyId, store);
 }
 
 /** Opening with the settings' key (the secret's answer, the delivery). */
-export function kmsOpenerOf(settings: SecretsKeySettings): Pick<SecretBox, 'open'> {
-  return kmsOpener(kmsOf(settings), settings.secretsKeyId);
+export function kmsOpenerOf(
+  settings: SecretsKeySettings,
+  store: DataKeyStore,
+): Pick<SecretBox, 'open'> {
+  return kmsOpener(kmsOf(settings), settings.secretsKeyId, store);
 }
 
 /** The document client and table names of the stores, for the functions' dependencies. */
@@ -121,7 +124,7 @@ export function readEndpointFunctionConfig<Extra extends v.ObjectEntries>(
 /** {@link readEndpointFunctionConfig} with the key that seals the secrets, as `boxOf` uses it. */
 export function readKeyedFunctionConfig<Box, Extra extends v.ObjectEntries>(
   functionName: string,
-  boxOf: (settings: SecretsKeySettings) => Box,
+  boxOf: (settings: SecretsKeySettings, store: DataKeyStore) => Box,
   extra: Extra = {} as Extra,
 ) {
   const { variables, ...config } = readEndpointFunctionConfig(functionName, process.env, {
@@ -129,7 +132,8 @@ export function readKeyedFunctionConfig<Box, Extra extends v.ObjectEntries>(
     ...extra,
   });
   const keyVariables = variables as VariablesOf<typeof secretsKeyVariables>;
-  return { ...config, variables, secretBox: boxOf(secretsKeySettingsOf(keyVariables)) };
+  const store = { documentClient: config.documentClient, tableName: config.endpointsTableName };
+  return { ...config, variables, secretBox: boxOf(secretsKeySettingsOf(keyVariables), store) };
 }
 
 /**

@@ -1,9 +1,13 @@
 /**
- * Endpoint secrets, sealed by the stage's KMS key bound to the endpoint's id (about $1 a month at
- * 10,000 endpoints: docs/decisions/endpoint-secrets.md); locally, AES-256-GCM. Never logged.
+ * Endpoint secrets, sealed with AES-256-GCM bound to the endpoint's id: under the stage's data
+ * key, itself sealed by the stage's KMS key and opened once a container, so that opening
+ * 20,000 endpoints' secrets costs a container one KMS call (docs/decisions/endpoint-secrets.md);
+ * locally, under a key of its own. Never logged.
  */
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
-import { DecryptCommand, EncryptCommand, type KMSClient } from '@aws-sdk/client-kms';
+import { DecryptCommand, GenerateDataKeyCommand, type KMSClient } from '@aws-sdk/client-kms';
+import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { type StoreDependencies, sendToStore, writeIf } from '../shared/platform/dynamodb.ts';
 
 /** Seals and opens secrets, each bound to the endpoint it belongs to. */
 export interface SecretBox {
@@ -16,27 +20,86 @@ export function newEndpointSecret(): string {
   return `whsec_${randomBytes(32).toString('base64')}`;
 }
 
-/** Sealing (`kms:Encrypt`). */
-export function kmsSealer(kms: Pick<KMSClient, 'send'>, keyId: string): Pick<SecretBox, 'seal'> {
-  return {
-    seal: async (secret, endpointId) => {
-      const { CiphertextBlob } = await kms.send(
-        new EncryptCommand({
-          KeyId: keyId,
-          Plaintext: Buffer.from(secret, 'utf8'),
-          EncryptionContext: { endpointId },
-        }),
-      );
-      return `kms:${Buffer.from(CiphertextBlob ?? []).toString('base64')}`;
-    },
-  };
+/** Where the stage's data key is kept, sealed by KMS: an item of the endpoints table. */
+export type DataKeyStore = Pick<StoreDependencies, 'documentClient' | 'tableName'>;
+
+const dataKeyItem = { owner: '#stage', endpointId: 'data-key#1' } as const;
+const dataKeyContext = { purpose: 'endpoint-secrets' };
+/** A secret sealed under the stage's data key; `kms:` ones (each its own KMS call) still open. */
+const dataKeyPrefix = 'dk1';
+
+async function readSealedDataKey(store: DataKeyStore): Promise<string | undefined> {
+  const { Item } = await sendToStore(
+    store,
+    new GetCommand({ TableName: store.tableName, Key: dataKeyItem, ConsistentRead: true }),
+  );
+  return typeof Item?.sealed === 'string' ? Item.sealed : undefined;
 }
 
-/** Opening with a KMS key (`kms:Decrypt`): the secret's and the delivery's functions. */
-export function kmsOpener(kms: Pick<KMSClient, 'send'>, keyId: string): Pick<SecretBox, 'open'> {
+/** Makes the stage's data key, unless another function made it first: the kept one, sealed. */
+async function makeDataKey(kms: Pick<KMSClient, 'send'>, keyId: string, store: DataKeyStore) {
+  const { CiphertextBlob } = await kms.send(
+    new GenerateDataKeyCommand({
+      KeyId: keyId,
+      KeySpec: 'AES_256',
+      EncryptionContext: dataKeyContext,
+    }),
+  );
+  const sealed = Buffer.from(CiphertextBlob ?? []).toString('base64');
+  const put = await writeIf((abortSignal) =>
+    store.documentClient.send(
+      new PutCommand({
+        TableName: store.tableName,
+        Item: { ...dataKeyItem, sealed },
+        ConditionExpression: 'attribute_not_exists(endpointId)',
+      }),
+      { abortSignal },
+    ),
+  );
+  return 'conditionFailed' in put ? await readSealedDataKey(store) : sealed;
+}
+
+/**
+ * Secrets under the stage's data key, opened by KMS once a container (a failure is forgotten);
+ * `make` makes it where there is none yet (the sealers').
+ */
+function dataKeyBox(
+  kms: Pick<KMSClient, 'send'>,
+  keyId: string,
+  store: DataKeyStore,
+  make?: () => Promise<string | undefined>,
+): () => Promise<SecretBox> {
+  let box: Promise<SecretBox> | undefined;
+  const open = async () => {
+    const sealed = (await readSealedDataKey(store)) ?? (await make?.());
+    if (sealed === undefined) throw new Error('The stage has no data key yet.');
+    const { Plaintext } = await kms.send(
+      new DecryptCommand({
+        KeyId: keyId,
+        CiphertextBlob: Buffer.from(sealed, 'base64'),
+        EncryptionContext: dataKeyContext,
+      }),
+    );
+    return aesSecretBox(Buffer.from(Plaintext ?? []), dataKeyPrefix);
+  };
+  return () =>
+    (box ??= open().catch((error: unknown) => {
+      box = undefined;
+      throw error;
+    }));
+}
+
+/** Opening (`kms:Decrypt`): the secret's and the delivery's functions. */
+export function kmsOpener(
+  kms: Pick<KMSClient, 'send'>,
+  keyId: string,
+  store: DataKeyStore,
+): Pick<SecretBox, 'open'> {
+  const box = dataKeyBox(kms, keyId, store);
   return {
     open: async (sealed, endpointId) => {
-      if (!sealed.startsWith('kms:')) throw new Error('Not a secret sealed by KMS.');
+      if (!sealed.startsWith('kms:')) return (await box()).open(sealed, endpointId);
+      // Sealed by KMS itself, before the data key.
       const { Plaintext } = await kms.send(
         new DecryptCommand({
           KeyId: keyId,
@@ -49,25 +112,39 @@ export function kmsOpener(kms: Pick<KMSClient, 'send'>, keyId: string): Pick<Sec
   };
 }
 
-/** Both: create and rotate seal a new secret, and open it again for a retry's kept answer. */
-export function kmsSecretBox(kms: Pick<KMSClient, 'send'>, keyId: string): SecretBox {
-  return { ...kmsSealer(kms, keyId), ...kmsOpener(kms, keyId) };
+/** Both: create and rotate seal a new secret (making the data key first), and open a kept answer's. */
+export function kmsSecretBox(
+  kms: Pick<KMSClient, 'send'>,
+  keyId: string,
+  store: DataKeyStore,
+): SecretBox {
+  const box = dataKeyBox(kms, keyId, store, () => makeDataKey(kms, keyId, store));
+  return {
+    seal: async (secret, endpointId) => (await box()).seal(secret, endpointId),
+    open: kmsOpener(kms, keyId, store).open,
+  };
 }
 
 /** Secrets sealed with AES-256-GCM under a 32-byte key, the endpoint's id authenticated too. */
 export function localSecretBox(key: Uint8Array): SecretBox {
+  return aesSecretBox(key, 'aes');
+}
+
+function aesSecretBox(key: Uint8Array, prefix: string): SecretBox {
   if (key.byteLength !== 32) throw new Error('The local secret key must be 32 bytes.');
   return {
     seal: async (secret, endpointId) => {
       const iv = randomBytes(12);
       const cipher = createCipheriv('aes-256-gcm', key, iv).setAAD(Buffer.from(endpointId));
       const sealed = Buffer.concat([cipher.update(secret, 'utf8'), cipher.final()]);
-      return `aes:${[iv, sealed, cipher.getAuthTag()].map((part) => part.toString('base64url')).join('.')}`;
+      return `${prefix}:${[iv, sealed, cipher.getAuthTag()].map((part) => part.toString('base64url')).join('.')}`;
     },
     open: async (sealed, endpointId) => {
-      const [iv, data, tag] = sealed.replace(/^aes:/, '').split('.');
-      if (!sealed.startsWith('aes:') || iv === undefined || data === undefined || !tag) {
-        throw new Error('Not a secret sealed by the local key.');
+      const [iv, data, tag] = sealed.slice(prefix.length + 1).split('.');
+      if (!sealed.startsWith(`${prefix}:`) || iv === undefined || data === undefined || !tag) {
+        throw new Error(
+          `Not a secret sealed ${prefix === 'aes' ? 'by the local key' : 'by the stage'}.`,
+        );
       }
       const decipher = createDecipheriv('aes-256-gcm', key, Buffer.from(iv, 'base64url'))
         .setAAD(Buffer.from(endpointId))

@@ -107,7 +107,7 @@ describe('every route function’s bundle', () => {
     Query: 'dynamodb:Query',
     BatchGet: 'dynamodb:BatchGetItem',
     BatchWrite: 'dynamodb:BatchWriteItem',
-    Encrypt: 'kms:Encrypt',
+    GenerateDataKey: 'kms:GenerateDataKey',
     Decrypt: 'kms:Decrypt',
     SendMessageBatch: 'sqs:SendMessage',
   };

@@ -56,6 +56,8 @@ export const justifiedUnusedGrants: Readonly<Record<string, string>> = {
     'Queues a kept event for its subscribers: the replay on MiniStack has none to queue for (dev has no stage subscriber); test/webhooks/deployed-webhooks.integration.test.ts queues on moto.',
   'WebhookFanout dynamodb:BatchWriteItem':
     'The event log keeps several events of a stream batch in one BatchWriteItem (webhook-log.ts); on MiniStack each batch may hold one; the fault tier’s batches hold many.',
+  'RotateWebhookEndpointSecret kms:GenerateDataKey':
+    'Rotate makes the stage’s data key when it is the first to seal a secret (a stage whose secrets all predate the data key); on MiniStack a create always seals first; test/functions/webhook-endpoints/secret-box.integration.test.ts makes it with the box rotate seals with.',
   'ReplayStreamFailures s3:PutObjectTagging':
     'A replay that fails part-way keeps its progress in the batch’s tags: test/webhooks/deployed-webhooks.integration.test.ts, on moto.',
   'RotateWebhookEndpointSecret dynamodb:DeleteItem':

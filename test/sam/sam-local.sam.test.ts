@@ -227,7 +227,10 @@ describe('sam local invoke', () => {
         urlPolicy: deployedUrlPolicy,
         endpointsTableName: local.endpointTables.endpoints,
         logTableName: local.endpointTables.log,
-        secretBox: kmsSecretBox(local.moto.kms, variables.SECRETS_KEY_ID ?? ''),
+        secretBox: kmsSecretBox(local.moto.kms, variables.SECRETS_KEY_ID ?? '', {
+          documentClient,
+          tableName: local.endpointTables.endpoints,
+        }),
         deliveries: sqsDeliveryQueue(local.moto.sqs, local.queues.deliveries),
         allowedOrigins: (variables.CORS_ALLOWED_ORIGINS ?? '').split(',').filter(Boolean),
         logger: quiet,
