@@ -51,8 +51,8 @@ export function createSqsClient(): SQSClient {
 }
 
 /**
- * Batches in flight at once: 2,000 endpoints' bundles are 200 batches, 50 at a time (the SDK's 50
- * sockets a client), so a stream batch to 2,000 endpoints is queued in about 80 ms a bundle.
+ * Batches in flight at once (the SDK's 50 sockets a client): ten events to 2,000 endpoints are
+ * 2,000 bundles, 200 batches, queued in about 80 ms.
  */
 export const concurrentSendBatches = 50;
 
