@@ -45,10 +45,13 @@ let controlPlane: ControlPlane;
 beforeAll(async () => {
   [moto, store] = await Promise.all([startMotoServer(), startDynamoDbLocal()]);
   apiGateway = new APIGatewayClient({ endpoint: moto.url, region: moto.region, credentials });
+  // A busy machine's moto and store may take longer than the authorizer's 1.5 s a call: the
+  // timeouts are the hanging control plane's test's.
   controlPlane = apiGatewayControlPlane({
     region: moto.region,
     endpoint: moto.url,
     credentials: () => credentials,
+    timeoutMilliseconds: 15_000,
   });
 }, 180_000);
 
@@ -64,7 +67,12 @@ async function recordsOf(name: string, options: { spacing?: number; now?: () => 
   client.destroy();
   return () =>
     dynamoDbKeyRecords(
-      { region: 'us-east-1', endpoint: store.url, credentials: () => credentials },
+      {
+        region: 'us-east-1',
+        endpoint: store.url,
+        credentials: () => credentials,
+        timeoutMilliseconds: 15_000,
+      },
       `${name}-log`,
       { spacingMilliseconds: options.spacing ?? 0, ...(options.now ? { now: options.now } : {}) },
     );
