@@ -95,24 +95,32 @@ export function kmsOpener(
   keyId: string,
   store: DataKeyStore,
 ): Pick<SecretBox, 'open'> {
-  const box = dataKeyBox(kms, keyId, store);
-  return {
-    open: async (sealed, endpointId) => {
-      if (!sealed.startsWith('kms:')) return (await box()).open(sealed, endpointId);
-      // Sealed by KMS itself, before the data key.
-      const { Plaintext } = await kms.send(
-        new DecryptCommand({
-          KeyId: keyId,
-          CiphertextBlob: Buffer.from(sealed.slice(4), 'base64'),
-          EncryptionContext: { endpointId },
-        }),
-      );
-      return Buffer.from(Plaintext ?? []).toString('utf8');
-    },
+  return { open: openerOf(kms, keyId, dataKeyBox(kms, keyId, store)) };
+}
+
+/** Opens a secret under the data key of `box`, or one KMS sealed itself, before the data key. */
+function openerOf(
+  kms: Pick<KMSClient, 'send'>,
+  keyId: string,
+  box: () => Promise<SecretBox>,
+): SecretBox['open'] {
+  return async (sealed, endpointId) => {
+    if (!sealed.startsWith('kms:')) return (await box()).open(sealed, endpointId);
+    const { Plaintext } = await kms.send(
+      new DecryptCommand({
+        KeyId: keyId,
+        CiphertextBlob: Buffer.from(sealed.slice(4), 'base64'),
+        EncryptionContext: { endpointId },
+      }),
+    );
+    return Buffer.from(Plaintext ?? []).toString('utf8');
   };
 }
 
-/** Both: create and rotate seal a new secret (making the data key first), and open a kept answer's. */
+/**
+ * Both: create and rotate seal a new secret (making the data key first), and open a kept
+ * answer's, under the one data key the container opens.
+ */
 export function kmsSecretBox(
   kms: Pick<KMSClient, 'send'>,
   keyId: string,
@@ -121,7 +129,7 @@ export function kmsSecretBox(
   const box = dataKeyBox(kms, keyId, store, () => makeDataKey(kms, keyId, store));
   return {
     seal: async (secret, endpointId) => (await box()).seal(secret, endpointId),
-    open: kmsOpener(kms, keyId, store).open,
+    open: openerOf(kms, keyId, box),
   };
 }
 

@@ -71,6 +71,13 @@ it('opens any number of secrets with one KMS call a container, each only for its
   expect(calls).toEqual(['DecryptCommand']);
   // Bound to its endpoint: another's id does not open it.
   await expect(opener.open(sealed[0] as string, 'ep_1')).rejects.toThrow();
+  // A sealer's container (create, rotate) seals and opens under the one data key it opened.
+  const sealing = countingKms();
+  const box = kmsSecretBox(sealing.kms, keyId, store);
+  const again = await box.seal(secrets[0]?.secret ?? '', 'ep_0');
+  expect(await box.open(again, 'ep_0')).toBe(secrets[0]?.secret);
+  expect(await box.open(sealed[1] as string, 'ep_1')).toBe(secrets[1]?.secret);
+  expect(sealing.calls).toEqual(['DecryptCommand']);
 });
 
 it('makes one data key for the stage however many functions race to seal the first secret', async () => {
