@@ -62,8 +62,11 @@ export function deliveryMessageBody(message: DeliveryMessage): string {
 export const bundleLimits = { messages: 10, bodyBytes: 24 * 1024 } as const;
 
 /** The body of one subscriber's deliveries: a message's own, or a bundle of them. */
-export function deliveryMessagesBody(messages: readonly DeliveryMessage[]): string {
-  const bodies = messages.map(deliveryMessageBody);
+export function deliveryMessagesBody(
+  messages: readonly DeliveryMessage[],
+  bodyOf: (message: DeliveryMessage) => string = deliveryMessageBody,
+): string {
+  const bodies = messages.map(bodyOf);
   return bodies.length === 1 ? (bodies[0] as string) : `{"deliveries":[${bodies.join(',')}]}`;
 }
 

@@ -57,11 +57,14 @@ export function createSqsClient(): SQSClient {
 export const concurrentSendBatches = 50;
 
 /** `messages` as queue messages: each subscriber's, in order, bundled within `bundleLimits`. */
-export function bundlesOf(messages: readonly DeliveryMessage[]): DeliveryMessage[][] {
+export function bundlesOf(
+  messages: readonly DeliveryMessage[],
+  bodyOf: (message: DeliveryMessage) => string = deliveryMessageBody,
+): DeliveryMessage[][] {
   const open = new Map<string, { bundle: DeliveryMessage[]; bytes: number }>();
   const bundles: DeliveryMessage[][] = [];
   for (const message of messages) {
-    const bytes = Buffer.byteLength(deliveryMessageBody(message)) + 1;
+    const bytes = Buffer.byteLength(bodyOf(message)) + 1;
     let current = open.get(message.subscriber);
     if (
       current === undefined ||
@@ -83,7 +86,10 @@ export function bundlesOf(messages: readonly DeliveryMessage[]): DeliveryMessage
  * SendMessageBatch (SQS's limit), 50 batches at a time.
  */
 export function sqsDeliveryQueue(sqs: Pick<SQSClient, 'send'>, queueUrl: string): DeliveryQueue {
-  const sendBatch = async (batch: readonly DeliveryMessage[][]) => {
+  const sendBatch = async (
+    batch: readonly DeliveryMessage[][],
+    bodyOf: (message: DeliveryMessage) => string,
+  ) => {
     // Within the invocation's time, as a store call is (`invocation-budget.ts`).
     const budget = remainingBudget();
     if (budget <= 0) throw new Error('No time left in the invocation.');
@@ -92,7 +98,7 @@ export function sqsDeliveryQueue(sqs: Pick<SQSClient, 'send'>, queueUrl: string)
         QueueUrl: queueUrl,
         Entries: batch.map((bundle, index) => ({
           Id: String(index),
-          MessageBody: deliveryMessagesBody(bundle),
+          MessageBody: deliveryMessagesBody(bundle, bodyOf),
         })),
       }),
       Number.isFinite(budget) ? { abortSignal: AbortSignal.timeout(budget) } : {},
@@ -101,7 +107,10 @@ export function sqsDeliveryQueue(sqs: Pick<SQSClient, 'send'>, queueUrl: string)
   };
   return {
     send: async (messages) => {
-      const bundles = bundlesOf(messages);
+      // Each body written once: to size the bundles, then to send them.
+      const bodies = new Map(messages.map((message) => [message, deliveryMessageBody(message)]));
+      const bodyOf = (message: DeliveryMessage) => bodies.get(message) as string;
+      const bundles = bundlesOf(messages, bodyOf);
       const batches: DeliveryMessage[][][] = [];
       for (let start = 0; start < bundles.length; start += 10) {
         batches.push(bundles.slice(start, start + 10));
@@ -113,7 +122,7 @@ export function sqsDeliveryQueue(sqs: Pick<SQSClient, 'send'>, queueUrl: string)
       let code: string | undefined;
       await forEachConcurrently(batches, concurrentSendBatches, async (batch) => {
         try {
-          for (const entry of await sendBatch(batch)) {
+          for (const entry of await sendBatch(batch, bodyOf)) {
             const bundle = batch[Number(entry.Id)] as DeliveryMessage[];
             unsent.push(...bundle);
             if (entry.SenderFault !== true) mayBeSentAgain += bundle.length;
