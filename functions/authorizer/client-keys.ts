@@ -88,7 +88,7 @@ function bytes(data: string | ArrayBuffer | ArrayBufferView): string | Uint8Arra
 type SignedCall = (
   method: 'GET' | 'POST',
   path: string,
-  options: {
+  options?: {
     readonly query?: Record<string, string>;
     readonly body?: object;
     readonly headers?: Record<string, string>;
@@ -105,7 +105,7 @@ function signedCalls(service: string, settings: SignedCallSettings): SignedCall 
     credentials: async () => settings.credentials(),
     sha256: Sha256,
   });
-  return async (method, path, { query = {}, body, headers = {} }) => {
+  return async (method, path, { query = {}, body, headers = {} } = {}) => {
     const text = body === undefined ? undefined : JSON.stringify(body);
     const signed = await signer.sign({
       method,
@@ -141,8 +141,7 @@ function signedCalls(service: string, settings: SignedCallSettings): SignedCall 
 
 /** API Gateway's REST API ("Amazon API Gateway REST API Reference"), each call signed. */
 export function apiGatewayControlPlane(settings: SignedCallSettings): ControlPlane {
-  const call = signedCalls('apigateway', settings);
-  return (method, path, options = {}) => call(method, path, options);
+  return signedCalls('apigateway', settings);
 }
 
 /** A key's record: in the plan, or being added by a container since `claimedAt`. */
@@ -191,16 +190,14 @@ export function dynamoDbKeyRecords(
   }: { readonly now?: () => number; readonly spacingMilliseconds?: number } = {},
 ): ClientKeyRecords {
   const call = signedCalls('dynamodb', settings);
-  const dynamoDb = async (operation: string, body: object) => {
-    const answer = await call('POST', '/', {
+  const dynamoDb = (operation: string, body: object) =>
+    call('POST', '/', {
       body,
       headers: {
         'content-type': 'application/x-amz-json-1.0',
         'x-amz-target': `DynamoDB_20120810.${operation}`,
       },
     });
-    return answer;
-  };
   const keyOf = (value: string) => ({ pk: { S: `client-key#${value}` }, sk: { S: 'client-key' } });
   const count = { pk: { S: 'client-keys' }, sk: { S: 'count' } };
   const readItem = async (key: object) => {
@@ -314,6 +311,9 @@ export function createClientKeyRegistry(
   }: { readonly cap?: number; readonly now?: () => number } = {},
 ): RegisterClientKey {
   const inPlan = new Set<string>();
+  // Clients without a record once the cap is reached: counted in their bucket for good (a key is
+  // never taken out of the count), so a container does not read their record again.
+  const pastCap = new Set<string>();
   let full = false;
   let planId: Promise<string> | undefined;
 
@@ -361,7 +361,10 @@ export function createClientKeyRegistry(
   const settle = async (value: string, counted: boolean): Promise<boolean> => {
     const record = await records.read(value);
     if (record?.inPlan !== true) {
-      if (record === undefined && counted && full) return false;
+      if (record === undefined && counted && full) {
+        pastCap.add(value);
+        return false;
+      }
       const stale = record !== undefined && record.claimedAt < now() - staleClaimMilliseconds;
       if (record !== undefined && !stale) return false;
       const claim = await records.claim(value, {
@@ -369,7 +372,10 @@ export function createClientKeyRegistry(
         cap,
         ...(record === undefined ? {} : { staleClaimAt: record.claimedAt }),
       });
-      full ||= claim === 'full';
+      if (claim === 'full') {
+        full = true;
+        pastCap.add(value);
+      }
       if (claim !== 'taken') return false;
       await addToPlan(value);
       await records.added(value);
@@ -381,6 +387,7 @@ export function createClientKeyRegistry(
   const settling = new Map<string, Promise<boolean>>();
   const settled = (value: string, counted: boolean): Promise<boolean> => {
     if (inPlan.has(value)) return Promise.resolve(true);
+    if (pastCap.has(value)) return Promise.resolve(false);
     let pending = settling.get(value);
     if (pending === undefined) {
       pending = settle(value, counted).finally(() => settling.delete(value));

@@ -187,10 +187,16 @@ it('counts a client past the cap in its hashed bucket for good, the same bucket 
   }
   const late = bucketKeyValue(name, clientOf(4));
   expect(await register(keyOf(4), late)).toBe(late);
-  // Another container, after a deploy: the same bucket, and no control-plane call.
+  // Another container, after a deploy: the same bucket, and no control-plane call; once it has
+  // learned the cap is reached, no read of that client's record either.
   const { calls, counted } = counting(() => planId);
-  const fresh = createClientKeyRegistry(counted, records(), name, { cap: 3 });
+  const read: string[] = [];
+  const stored = records();
+  const reading = { ...stored, read: (value: string) => (read.push(value), stored.read(value)) };
+  const fresh = createClientKeyRegistry(counted, reading, name, { cap: 3 });
   expect(await fresh(keyOf(4), late)).toBe(late);
+  expect(await fresh(keyOf(4), late)).toBe(late);
+  expect(read.filter((value) => value === keyOf(4))).toHaveLength(1);
   expect(await fresh(keyOf(1), bucketKeyValue(name, clientOf(1)))).toBe(keyOf(1));
   expect(calls).toEqual([]);
   expect(await planKeyValues(planId)).toEqual([keyOf(1), keyOf(2), keyOf(3), late].sort());
