@@ -22,7 +22,10 @@ import {
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { localStoreSettings } from '../functions/shared/platform/dynamodb.ts';
 import type { Logger } from '../functions/shared/platform/logger.ts';
-import type { DeadLetterMessage } from '../functions/shared/webhooks/delivery-message.ts';
+import {
+  bundleMembers,
+  type DeadLetterMessage,
+} from '../functions/shared/webhooks/delivery-message.ts';
 import type { DeliveryQueue } from '../functions/shared/webhooks/delivery-queue.ts';
 import type { Subscription, Webhook } from '../functions/shared/webhooks/plant-events.ts';
 import type { Subscriber } from '../functions/shared/webhooks/send-webhook.ts';
@@ -260,9 +263,10 @@ function keepStreamFailure(options: LocalWebhooksOptions) {
 
 /** A dead letter's body as `npm start` shows it: a bundle SQS moved itself is each of its own. */
 function deadLettersOf(body: string): DeadLetter[] {
-  const json = JSON.parse(body) as Partial<DeadLetterMessage> & { deliveries?: unknown };
-  const letters = Array.isArray(json.deliveries) ? json.deliveries : [json];
-  return letters.map((letter: Partial<DeadLetterMessage>) => deadLetterOf(letter));
+  const json: unknown = JSON.parse(body);
+  return (bundleMembers(json) ?? [json]).map((letter) =>
+    deadLetterOf(letter as Partial<DeadLetterMessage>),
+  );
 }
 
 function deadLetterOf(letter: Partial<DeadLetterMessage>): DeadLetter {

@@ -124,9 +124,15 @@ export function parseDeliveryMessages(body: string, now: number): (DeliveryMessa
   } catch {
     return [body];
   }
-  const bundle = (json as { deliveries?: unknown } | null)?.deliveries;
-  if (!Array.isArray(bundle)) return [messageOf(json, now) ?? body];
-  return bundle.map((member) => messageOf(member, now) ?? JSON.stringify(member));
+  const members = bundleMembers(json);
+  if (members === undefined) return [messageOf(json, now) ?? body];
+  return members.map((member) => messageOf(member, now) ?? JSON.stringify(member));
+}
+
+/** A bundle's members (`{"deliveries": […]}`), or `undefined` when `json` is no bundle. */
+export function bundleMembers(json: unknown): unknown[] | undefined {
+  const members = (json as { deliveries?: unknown } | null)?.deliveries;
+  return Array.isArray(members) ? members : undefined;
 }
 
 function messageOf(json: unknown, now: number): DeliveryMessage | undefined {
