@@ -11,6 +11,7 @@ import {
   versionAttribute,
   versionClock,
 } from '../shared/http/entity-version.ts';
+import { type TracedWrite, traceAttribute } from '../shared/plants/stored-plant.ts';
 import { conditionFailed, type StoreDependencies, writeIf } from '../shared/platform/dynamodb.ts';
 import { type NewPlant, type Plant, toPlant } from './new-plant.ts';
 
@@ -26,9 +27,10 @@ export interface CreatedPlant {
  */
 export async function createPlant(
   newPlant: NewPlant,
-  dependencies: StoreDependencies,
+  dependencies: StoreDependencies & TracedWrite,
 ): Promise<CreatedPlant> {
-  const { documentClient, tableName } = dependencies;
+  const { documentClient, tableName, traceparent } = dependencies;
+  const trace = traceparent === undefined ? {} : { [traceAttribute]: traceparent };
   const plant = toPlant(newPlant);
   const version = nextVersion(unversioned, versionClock());
   const written = await writeIf(
@@ -37,7 +39,7 @@ export async function createPlant(
         new PutCommand({
           TableName: tableName,
           // Exactly the declared fields: nothing else the client sent reaches the table.
-          Item: { id: newPlant.id, ...plant, [versionAttribute]: version },
+          Item: { id: newPlant.id, ...plant, [versionAttribute]: version, ...trace },
           ConditionExpression: 'attribute_not_exists(id)',
           ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
         }),

@@ -5,6 +5,7 @@
 import { randomUUID } from 'node:crypto';
 import { jsonResponse } from '../shared/http/api-responses.ts';
 import { createRouteHandler } from '../shared/http/route-handler.ts';
+import { formatTraceparent } from '../shared/platform/trace-context.ts';
 import { firstDeliveryMessage } from '../shared/webhooks/delivery-message.ts';
 import type { DeliveryQueue } from '../shared/webhooks/delivery-queue.ts';
 import { countEndpointCall } from '../webhook-endpoints/endpoint-limits.ts';
@@ -36,7 +37,8 @@ export function createHandler(dependencies: Dependencies) {
       });
       await dependencies.deliveries.send([
         firstDeliveryMessage(
-          { webhookId: eventId, payload },
+          // The test event belongs to the request that asked for it, and its trace.
+          { webhookId: eventId, payload, traceparent: formatTraceparent(route.trace) },
           endpointSubscriberName(record.id),
           now,
           { id: record.id, owner: record.owner, type: 'webhook.test' },

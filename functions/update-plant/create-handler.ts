@@ -12,12 +12,13 @@ import { createRouteHandler } from '../shared/http/route-handler.ts';
 import { readPlantIdParameter } from '../shared/plants/plant-id.ts';
 import type { PlantsFunctionDependencies } from '../shared/plants/plants-function.ts';
 import { stringifyStoredPlant } from '../shared/plants/stored-plant.ts';
+import { formatTraceparent } from '../shared/platform/trace-context.ts';
 import { type PlantChange, parsePatch, parseReplacement } from './plant-change.ts';
 import { updatePlant } from './update-plant.ts';
 
 export function createHandler(dependencies: PlantsFunctionDependencies) {
-  return createRouteHandler('update-plant', dependencies, async ({ event, logger }) => {
-    const store = { ...dependencies, logger };
+  return createRouteHandler('update-plant', dependencies, async ({ event, logger, trace }) => {
+    const store = { ...dependencies, logger, traceparent: formatTraceparent(trace) };
     const id = readPlantIdParameter(event);
     const change = readChange(event, id);
     const preconditions = readPreconditions(event);

@@ -22,6 +22,8 @@ import { readPlant } from '../shared/plants/read-plant.ts';
 import {
   readVersionedPlant,
   requirePlant,
+  type TracedWrite,
+  traceAttribute,
   type VersionedPlant,
 } from '../shared/plants/stored-plant.ts';
 import {
@@ -39,7 +41,7 @@ export interface ChangePreconditions extends Preconditions {
   readonly ifMatch: NonNullable<Preconditions['ifMatch']>;
 }
 
-export interface UpdateDependencies extends StoreDependencies {
+export interface UpdateDependencies extends StoreDependencies, TracedWrite {
   readonly logger?: Logger;
   /** The clock the new version is taken from: {@link versionClock} (microseconds) by default. */
   readonly now?: () => number;
@@ -140,6 +142,11 @@ async function write(
   names['#version'] = versionAttribute;
   const values: Record<string, unknown> = { ':string': 'S', ':number': 'N' };
   const sets = [versionUpdate(pin, clock, values)];
+  if (dependencies.traceparent !== undefined) {
+    names['#trace'] = traceAttribute;
+    values[':trace'] = dependencies.traceparent;
+    sets.push('#trace = :trace');
+  }
   const removes: string[] = [];
   const differences: string[] = [];
   if (change.name !== undefined) {

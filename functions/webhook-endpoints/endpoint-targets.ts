@@ -6,6 +6,7 @@
  */
 import { retryWhileUnavailable } from '../shared/platform/dynamodb.ts';
 import type { Logger } from '../shared/platform/logger.ts';
+import { parseTraceparent } from '../shared/platform/trace-context.ts';
 import type {
   DeliveryTarget,
   DeliveryTargets,
@@ -168,5 +169,6 @@ function attemptRecordOf(
     durationMilliseconds: Math.round(timing.durationMilliseconds),
     ...(outcome.delivered ? {} : { failure: outcome.failure }),
     attemptedAt: new Date(timing.startedAt).toISOString(),
+    traceId: parseTraceparent(message.traceparent)?.traceId,
   };
 }

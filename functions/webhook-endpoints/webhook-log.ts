@@ -45,6 +45,8 @@ export interface DeliveryAttemptRecord {
   readonly failure?: string;
   /** RFC 3339, milliseconds, UTC. */
   readonly attemptedAt: string;
+  /** The W3C trace id the attempt's `traceparent` carried (docs/tracing.md), when it had one. */
+  readonly traceId?: string;
 }
 
 type Item = Record<string, NativeAttributeValue>;
@@ -76,6 +78,7 @@ export async function keepEvents(
         }),
     version: event.version,
     occurredAt: event.occurredAt,
+    ...(event.traceparent === undefined ? {} : { traceparent: event.traceparent }),
     expiresAt: expiry(event.occurredAt),
   }));
   await writeAll(items, table);
@@ -117,6 +120,7 @@ function eventOf(item: Item): PlantEvent {
     ...(type === 'plant.deleted' || plant === undefined ? {} : { plant }),
     version: Number((item.version as { value: string }).value),
     occurredAt: Number((item.occurredAt as { value: string }).value),
+    ...(typeof item.traceparent === 'string' ? { traceparent: item.traceparent } : {}),
   };
 }
 
@@ -321,6 +325,7 @@ function attemptOf(item: Item): DeliveryAttemptRecord {
     durationMilliseconds: number(item.durationMilliseconds),
     failure: item.failure as string | undefined,
     attemptedAt: item.attemptedAt as string,
+    traceId: item.traceId as string | undefined,
   };
 }
 

@@ -348,6 +348,7 @@ describe('openapi.yaml', () => {
         ['webhook-timestamp', 'header'],
         ['webhook-signature', 'header'],
         ['plant-version', 'header'],
+        ['traceparent', 'header'],
       ]);
       for (const example of Object.values(
         webhook?.requestBody?.content['application/json'].examples ?? {},

@@ -14,6 +14,7 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { Webhook } from 'standardwebhooks';
 import { startWebhookReceiver, type WebhookReceiver } from '../../beds/webhook-receiver.ts';
+import { PlantStoreWebhooks } from '../../clients/typescript/src/webhooks.ts';
 
 const repositoryRoot = new URL('../..', import.meta.url).pathname;
 const run = promisify(execFile);
@@ -198,4 +199,70 @@ describe('webhook endpoints through npm start', () => {
     expect(hooks.deliveries).toHaveLength(5);
     expect(hooks.deliveries.every((delivery) => delivery.verified)).toBe(true);
   }, 180_000);
+
+  it('carries each change’s W3C trace to the receiver, the answer and the attempt log', async () => {
+    const [owner, plants] = await Promise.all([
+      token('--scope', 'webhooks/manage plants/read', '--subject', 'client-traced'),
+      token(),
+    ]);
+    const hooks = await receiver();
+    const created = await call(owner, 'POST', '/webhook-endpoints', {
+      url: hooks.url,
+      format: 'event',
+      events: ['plant.created', 'plant.updated'],
+    });
+    expect(created.status).toBe(201);
+    hooks.setSecret(created.body.secret);
+    const verifier = new PlantStoreWebhooks(created.body.secret);
+    await takesEffect();
+
+    // One change in the client's trace, one begun by the store: each answer names its own.
+    const clientTrace = randomBytes(16).toString('hex');
+    const traceresponse = /^00-([0-9a-f]{32})-([0-9a-f]{16})-01$/;
+    const create = await fetch(`${apiUrl}/plants`, {
+      method: 'POST',
+      headers: {
+        Authorization: `Bearer ${plants}`,
+        'Content-Type': 'application/json',
+        traceparent: `00-${clientTrace}-${randomBytes(8).toString('hex')}-01`,
+      },
+      body: JSON.stringify({ id: 77, name: 'Traced' }),
+    });
+    expect(create.status).toBe(200);
+    const createSpan = traceresponse.exec(create.headers.get('traceresponse') ?? '');
+    expect(createSpan?.[1]).toBe(clientTrace);
+    const update = await fetch(`${apiUrl}/plants/77`, {
+      method: 'PATCH',
+      headers: {
+        Authorization: `Bearer ${plants}`,
+        'Content-Type': 'application/merge-patch+json',
+        'If-Match': create.headers.get('etag') ?? '',
+      },
+      body: JSON.stringify({ tag: 'fern' }),
+    });
+    expect(update.status).toBe(200);
+    const updateTrace = traceresponse.exec(update.headers.get('traceresponse') ?? '')?.[1];
+    expect(updateTrace).toMatch(/^[0-9a-f]{32}$/);
+    expect(updateTrace).not.toBe(clientTrace);
+
+    await hooks.waitForAccepted(2);
+    const received = hooks.deliveries.map((delivery) => {
+      const webhook = verifier.verify(delivery.body, delivery.headers);
+      if (webhook.format !== 'event') throw new Error(`Not an event: ${delivery.body}`);
+      return { type: webhook.event.type, traceparent: webhook.traceparent };
+    });
+    const traceOf = (type: string) => received.find((webhook) => webhook.type === type);
+    // Each attempt is a span of its own below the request's: the same trace, another span.
+    expect(traceOf('plant.created')?.traceparent).toMatch(
+      new RegExp(`^00-${clientTrace}-(?!${createSpan?.[2]})[0-9a-f]{16}-01$`),
+    );
+    expect(traceOf('plant.updated')?.traceparent).toMatch(
+      new RegExp(`^00-${updateTrace}-[0-9a-f]{16}-01$`),
+    );
+    const attempts = (await call(owner, 'GET', `/webhook-endpoints/${created.body.id}/attempts`))
+      .body as { traceId?: string }[];
+    expect(attempts.map((attempt) => attempt.traceId).sort()).toEqual(
+      [clientTrace, updateTrace].sort(),
+    );
+  }, 120_000);
 });

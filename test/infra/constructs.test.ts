@@ -351,7 +351,7 @@ describe('PlantsApi for browsers (CORS)', () => {
       expect(response.ContentHandling).toBe('CONVERT_TO_TEXT');
       expect(response.ResponseParameters).toMatchObject({
         'method.response.header.Access-Control-Allow-Headers':
-          "'Authorization, Content-Type, Idempotency-Key, If-Match, If-None-Match'",
+          "'Authorization, Content-Type, Idempotency-Key, If-Match, If-None-Match, traceparent, tracestate'",
         'method.response.header.Access-Control-Max-Age': "'7200'",
         'method.response.header.Vary': "'Origin'",
         // As every answer of the API.
@@ -388,7 +388,7 @@ describe('PlantsApi for browsers (CORS)', () => {
       expect(parameters).toMatchObject({
         'gatewayresponse.header.Access-Control-Allow-Origin': 'method.request.header.Origin',
         'gatewayresponse.header.Access-Control-Expose-Headers':
-          "'ETag, Idempotent-Replayed, Link, Retry-After, WWW-Authenticate, x-amzn-RequestId'",
+          "'ETag, Idempotent-Replayed, Link, Retry-After, traceresponse, WWW-Authenticate, x-amzn-RequestId'",
         'gatewayresponse.header.Vary': "'Origin'",
       });
     }

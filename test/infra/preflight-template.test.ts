@@ -78,7 +78,7 @@ describe('the deployed preflight, its templates evaluated', () => {
       'Access-Control-Allow-Origin': origin,
       'Access-Control-Allow-Methods': 'POST, GET, OPTIONS',
       'Access-Control-Allow-Headers':
-        'Authorization, Content-Type, Idempotency-Key, If-Match, If-None-Match',
+        'Authorization, Content-Type, Idempotency-Key, If-Match, If-None-Match, traceparent, tracestate',
       'Access-Control-Max-Age': '7200',
       Vary: 'Origin',
       'X-Content-Type-Options': 'nosniff',

@@ -301,6 +301,10 @@ export interface DeliveryAttempt {
    */
   failure?: string;
   attemptedAt: string;
+  /**
+   * The W3C trace id the attempt's `traceparent` carried, when it had one.
+   */
+  traceId?: string;
 }
 /**
  * This interface was referenced by `PlantStoreSchemas`'s JSON-Schema

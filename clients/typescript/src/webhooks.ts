@@ -8,13 +8,18 @@ import type { PlantEvent, StoredPlant, WebhookTestEvent } from './types.ts';
 
 /**
  * A verified webhook: the id to tell repeats by, the plant's version, and what happened. Every
- * field comes from what the signature covers (the `webhook-id`, the timestamp, the body); the
- * unsigned `plant-version` header is never read.
+ * field but `traceparent` comes from what the signature covers (the `webhook-id`, the timestamp,
+ * the body); the unsigned `plant-version` header is never read.
  */
 export type VerifiedWebhook = {
   readonly webhookId: string;
   /** The plant's version after the event, from the signed `webhook-id` (`msg_…_v<version>`). */
   readonly version: number | undefined;
+  /**
+   * The W3C `traceparent` of this attempt, in the trace of the request that made the event: pass
+   * it to a tracer to continue that trace. Unsigned, so for tracing only; absent when not sent.
+   */
+  readonly traceparent: string | undefined;
 } & (
   | { readonly format: 'plant'; readonly plant: StoredPlant }
   | { readonly format: 'event'; readonly event: PlantEvent }
@@ -47,12 +52,16 @@ export class PlantStoreWebhooks {
     const webhookId = plain['webhook-id'] as string;
     const signedVersion = /_v(0|[1-9][0-9]{0,15})$/.exec(webhookId)?.[1];
     const version = signedVersion === undefined ? undefined : Number(signedVersion);
+    const traceparent = /^00-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}$/.test(plain.traceparent ?? '')
+      ? plain.traceparent
+      : undefined;
+    const known = { webhookId, version, traceparent };
     const parsed = parseExactJson(body) as Record<string, unknown>;
     if (parsed.type === 'webhook.test') {
-      return { webhookId, version, format: 'test', event: parsed as unknown as WebhookTestEvent };
+      return { ...known, format: 'test', event: parsed as unknown as WebhookTestEvent };
     }
     return 'type' in parsed && 'data' in parsed
-      ? { webhookId, version, format: 'event', event: parsed as unknown as PlantEvent }
-      : { webhookId, version, format: 'plant', plant: parsed as unknown as StoredPlant };
+      ? { ...known, format: 'event', event: parsed as unknown as PlantEvent }
+      : { ...known, format: 'plant', plant: parsed as unknown as StoredPlant };
   }
 }

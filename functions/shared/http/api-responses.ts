@@ -5,6 +5,7 @@ import { type ErrorCode, errorBody, errorCodes } from '../errors/error-codes.ts'
 import { ApiError, StoreUnavailableError } from '../errors/errors.ts';
 import { isUnavailableError } from '../platform/dynamodb.ts';
 import type { InvocationContext, Logger } from '../platform/logger.ts';
+import { formatTraceparent, type TraceContext } from '../platform/trace-context.ts';
 import { corsHeaders } from './cors.ts';
 import { findHeader } from './request.ts';
 
@@ -65,6 +66,8 @@ export interface ApiResponsesOptions {
   readonly loggerOf: (context?: InvocationContext) => Logger;
   /** The origins whose pages may read the answers (a proxy's answer is the browser's). */
   readonly allowedOrigins?: readonly string[];
+  /** The request's span, which every answer names in `traceresponse`; none when absent. */
+  readonly traceOf?: (event: APIGatewayProxyEvent | undefined, context: object) => TraceContext;
   readonly now?: () => number;
 }
 
@@ -90,6 +93,13 @@ export function apiResponses(
   const allowedOrigins = options.allowedOrigins ?? [];
   const addCorsHeaders = (request: ProxyRequest) => {
     if (request.response) request.response = finish(request.response);
+    const trace = options.traceOf?.(request.event, request.context);
+    if (request.response && trace !== undefined) {
+      request.response.headers = {
+        ...request.response.headers,
+        traceresponse: formatTraceparent(trace),
+      };
+    }
     if (allowedOrigins.length === 0 || !request.response) return;
     const origin = request.event === undefined ? undefined : findHeader(request.event, 'origin');
     request.response.headers = {
@@ -113,6 +123,7 @@ export function apiResponses(
   return {
     before: (request) => {
       startTimes.set(request, now());
+      options.traceOf?.(request.event, request.context);
     },
     after: (request) => {
       addCorsHeaders(request);

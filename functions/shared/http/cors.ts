@@ -7,13 +7,22 @@ import { commaList, parsed } from '../platform/configuration.ts';
 /** What a browser may send and read, the same on every route. */
 export const corsSettings = {
   /** Request headers a page may set (besides the ones the Fetch standard always allows). */
-  allowedHeaders: ['Authorization', 'Content-Type', 'Idempotency-Key', 'If-Match', 'If-None-Match'],
+  allowedHeaders: [
+    'Authorization',
+    'Content-Type',
+    'Idempotency-Key',
+    'If-Match',
+    'If-None-Match',
+    'traceparent',
+    'tracestate',
+  ],
   /** Response headers a page may read (besides the CORS-safelisted ones). */
   exposedHeaders: [
     'ETag',
     'Idempotent-Replayed',
     'Link',
     'Retry-After',
+    'traceresponse',
     'WWW-Authenticate',
     'x-amzn-RequestId',
   ],

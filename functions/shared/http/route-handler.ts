@@ -6,7 +6,9 @@ import middy from '@middy/core';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import { withinInvocationBudget } from '../platform/invocation-budget.ts';
 import { createLogger, invocationLoggers, type Logger } from '../platform/logger.ts';
+import { requestTrace, type TraceContext } from '../platform/trace-context.ts';
 import { apiResponses } from './api-responses.ts';
+import { findHeader } from './request.ts';
 
 /** What every route function takes besides its work's own dependencies. */
 export interface RouteHandlerOptions {
@@ -19,8 +21,10 @@ export interface RouteHandlerOptions {
 /** What the work of one request gets. */
 export interface RouteRequest {
   readonly event: APIGatewayProxyEvent;
-  /** The invocation's logger: its lines name the request. */
+  /** The invocation's logger: its lines name the request and its trace. */
   readonly logger: Logger;
+  /** The request's span (`trace-context.ts`), which its answer and its plant's webhooks carry. */
+  readonly trace: TraceContext;
 }
 
 /**
@@ -35,12 +39,23 @@ export function createRouteHandler(
   options: RouteHandlerOptions,
   work: (request: RouteRequest) => Promise<APIGatewayProxyResult>,
 ) {
-  const loggerOf = invocationLoggers(options.logger ?? createLogger({ service }));
+  const traces = new WeakMap<object, TraceContext>();
+  const traceOf = (event: APIGatewayProxyEvent | undefined, context: object) => {
+    const known = traces.get(context);
+    if (known !== undefined) return known;
+    const trace = requestTrace(event && findHeader(event, 'traceparent'));
+    if (typeof context === 'object' && context !== null) traces.set(context, trace);
+    return trace;
+  };
+  const loggerOf = invocationLoggers(
+    options.logger ?? createLogger({ service }),
+    (context) => traces.get(context)?.traceId,
+  );
   return middy<APIGatewayProxyEvent, APIGatewayProxyResult>()
-    .use(apiResponses({ loggerOf, allowedOrigins: options.allowedOrigins ?? [] }))
+    .use(apiResponses({ loggerOf, traceOf, allowedOrigins: options.allowedOrigins ?? [] }))
     .handler((event, context) =>
       withinInvocationBudget(context, routeMarginMilliseconds, () =>
-        work({ event, logger: loggerOf(context) }),
+        work({ event, logger: loggerOf(context), trace: traceOf(event, context) }),
       ),
     );
 }

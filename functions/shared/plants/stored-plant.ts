@@ -22,6 +22,17 @@ export interface VersionedPlant {
 type WrappedNumber = { readonly value: string };
 
 /**
+ * The item's `traceparent`: the span of the request that last wrote it, which the stream carries to
+ * the webhooks of the change (docs/tracing.md). Never part of a plant's answer.
+ */
+export const traceAttribute = 'traceparent';
+
+/** What a write of a plant keeps besides it: the writing request's `traceparent`, when traced. */
+export interface TracedWrite {
+  readonly traceparent?: string;
+}
+
+/**
  * The log line of stored items that are not plants (another tool's), counted as `ItemsNotPlants`.
  */
 export const itemsNotPlantsLog = {

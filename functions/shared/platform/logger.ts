@@ -66,16 +66,23 @@ export interface InvocationContext {
 
 /**
  * Loggers per invocation, for one handler: each line names the invocation (`awsRequestId`), its
- * trace (`traceId`: the runtime's invoke store, else `_X_AMZN_TRACE_ID`) and whether it is the
- * handler's first (`coldStart`). The same context gets the same logger.
+ * trace (`traceId`: the request's W3C trace given by `traceIdOf`, else X-Ray's from the runtime's
+ * invoke store or `_X_AMZN_TRACE_ID`) and whether it is the handler's first (`coldStart`). The same
+ * context gets the same logger.
  */
-export function invocationLoggers(logger: Logger): (context?: InvocationContext) => Logger {
+export function invocationLoggers(
+  logger: Logger,
+  traceIdOf: (context: InvocationContext) => string | undefined = () => undefined,
+): (context?: InvocationContext) => Logger {
   let coldStart = true;
   const loggers = new WeakMap<InvocationContext, Logger>();
   return (context) => {
     const known = context === undefined ? undefined : loggers.get(context);
     if (known !== undefined) return known;
-    const traceId = invokeStore()?.getXRayTraceId?.() ?? process.env._X_AMZN_TRACE_ID;
+    const traceId =
+      (context && traceIdOf(context)) ??
+      invokeStore()?.getXRayTraceId?.() ??
+      process.env._X_AMZN_TRACE_ID;
     const child = logger.child({ awsRequestId: context?.awsRequestId, traceId, coldStart });
     coldStart = false;
     if (context !== undefined) loggers.set(context, child);

@@ -4,6 +4,7 @@
  */
 import { StoreUnavailableError } from '../errors/errors.ts';
 import type { Logger } from '../platform/logger.ts';
+import { parseTraceparent } from '../platform/trace-context.ts';
 import type { DeliveryMessage } from './delivery-message.ts';
 import {
   defaultRetrySchedule,
@@ -83,7 +84,9 @@ export async function attemptDelivery(
   options: AttemptOptions,
 ): Promise<DeliveryStep> {
   const now = options.now ?? Date.now;
-  const { logger } = options;
+  // The attempt's lines are in its event's trace.
+  const traceId = parseTraceparent(message.traceparent)?.traceId;
+  const logger = traceId === undefined ? options.logger : options.logger.child({ traceId });
   // Not yet due: one more hop (SQS delays 15 minutes at most).
   if (message.dueAt > now()) return { kind: 'later', message };
   let resolution: TargetResolution;

@@ -4,6 +4,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import * as v from 'valibot';
+import { parseTraceparent } from '../platform/trace-context.ts';
 import type { Webhook } from './plant-events.ts';
 
 export interface DeliveryMessage extends Webhook {
@@ -110,6 +111,12 @@ const deliveryMessageSchema = v.object({
   putOffs: tolerated(v.pipe(v.number(), v.safeInteger(), v.minValue(1))),
   sidelined: tolerated(v.literal(true)),
   lastFailure: tolerated(v.string()),
+  traceparent: tolerated(
+    v.pipe(
+      v.string(),
+      v.check((value) => parseTraceparent(value) !== undefined),
+    ),
+  ),
 });
 
 /**
@@ -138,8 +145,16 @@ export function bundleMembers(json: unknown): unknown[] | undefined {
 function messageOf(json: unknown, now: number): DeliveryMessage | undefined {
   const parsed = v.safeParse(deliveryMessageSchema, json);
   if (!parsed.success) return undefined;
-  const { webhookId, payload, subscriber, version, endpoint, deliveryId, lastFailure } =
-    parsed.output;
+  const {
+    webhookId,
+    payload,
+    subscriber,
+    version,
+    endpoint,
+    deliveryId,
+    lastFailure,
+    traceparent,
+  } = parsed.output;
   const redriven = lastFailure !== undefined;
   const timing = (value: number | undefined) => (redriven ? undefined : value);
   return {
@@ -149,6 +164,7 @@ function messageOf(json: unknown, now: number): DeliveryMessage | undefined {
     subscriber,
     endpoint,
     deliveryId,
+    traceparent,
     attempt: Math.max(1, Math.trunc(timing(parsed.output.attempt) ?? 1)),
     dueAt: timing(parsed.output.dueAt) ?? now,
     queuedAt: timing(parsed.output.queuedAt) ?? now,

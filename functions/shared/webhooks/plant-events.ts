@@ -79,6 +79,8 @@ export interface PlantEvent {
   readonly version: number;
   /** When the change was made (the stream's approximate time), milliseconds since the epoch. */
   readonly occurredAt: number;
+  /** The span of the request that made the change (`trace-context.ts`); absent when untraced. */
+  readonly traceparent?: string;
 }
 
 export interface Webhook {
@@ -86,6 +88,8 @@ export interface Webhook {
   readonly payload: string;
   /** Sent as the `plant-version` header; absent in messages queued before versions existed. */
   readonly version?: number;
+  /** The event's request span: each attempt is sent as a `traceparent` below it. */
+  readonly traceparent?: string;
 }
 
 /**
@@ -109,9 +113,10 @@ export function versionOfWebhookId(webhookId: string): number | undefined {
  */
 export function webhookFor(event: PlantEvent, subscription: Subscription): Webhook | undefined {
   if (!subscription.events.includes(event.type)) return undefined;
-  const { webhookId, version } = event;
+  const { webhookId, version, traceparent } = event;
   if (subscription.format === 'plant') {
-    return { webhookId, version, payload: stringifyStoredPlant(event.plant as StoredPlant) };
+    const payload = stringifyStoredPlant(event.plant as StoredPlant);
+    return { webhookId, version, traceparent, payload };
   }
   const plant =
     event.plant === undefined
@@ -122,6 +127,7 @@ export function webhookFor(event: PlantEvent, subscription: Subscription): Webho
   return {
     webhookId,
     version,
+    traceparent,
     payload: `{"type":${JSON.stringify(event.type)},"timestamp":${timestamp},"data":${data}}`,
   };
 }

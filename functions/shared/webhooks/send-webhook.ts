@@ -7,6 +7,7 @@ import { request as httpsRequest } from 'node:https';
 import { isIPv6, type LookupFunction } from 'node:net';
 import { Webhook } from 'standardwebhooks';
 import type { Logger } from '../platform/logger.ts';
+import { childOf, formatTraceparent, parseTraceparent } from '../platform/trace-context.ts';
 import type { Webhook as PlantWebhook } from './plant-events.ts';
 
 /** A subscriber: where its webhooks go and the `whsec_…` secret they are signed with. */
@@ -40,7 +41,8 @@ export interface SendOptions {
 
 /**
  * POSTs the webhook once, signed afresh (with the previous secret too, during a rotation), with
- * its version as `plant-version` for receivers older than the id's. Only a 2xx within the
+ * its version as `plant-version` for receivers older than the id's, and a `traceparent` of its
+ * event's trace. Only a 2xx within the
  * timeout is delivered; a redirect is never followed. A failure is described in a line.
  */
 export async function sendWebhook(
@@ -53,6 +55,7 @@ export async function sendWebhook(
     .filter((secret): secret is string => secret !== undefined)
     .map((secret) => new Webhook(secret).sign(event.webhookId, now, event.payload));
   const body = Buffer.from(event.payload, 'utf8');
+  const trace = parseTraceparent(event.traceparent);
   try {
     const status = await post(
       new URL(subscriber.url),
@@ -64,6 +67,8 @@ export async function sendWebhook(
         'webhook-timestamp': String(Math.floor(now.getTime() / 1000)),
         'webhook-signature': signatures.join(' '),
         ...(event.version === undefined ? {} : { 'plant-version': String(event.version) }),
+        // The attempt is a span below the event's request: the receiver continues its trace.
+        ...(trace === undefined ? {} : { traceparent: formatTraceparent(childOf(trace)) }),
       },
       body,
       {

@@ -2,7 +2,8 @@
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import * as v from 'valibot';
-import { readVersionedPlant, type VersionedPlant } from '../plants/stored-plant.ts';
+import { readVersionedPlant, traceAttribute, type VersionedPlant } from '../plants/stored-plant.ts';
+import { parseTraceparent } from '../platform/trace-context.ts';
 import { type PlantEvent, webhookIdOf } from './plant-events.ts';
 
 /** A stream record as Lambda's DynamoDB event and the DynamoDB Streams API both carry it. */
@@ -46,6 +47,7 @@ export function plantEventOf(record: PlantStreamRecord, now: number): PlantEvent
     webhookId: webhookIdOf(eventID, version),
     occurredAt,
     version,
+    traceparent: traceparentOf(dynamodb?.NewImage),
   });
   switch (eventName) {
     case 'INSERT': {
@@ -82,6 +84,15 @@ function imageOf(image: Record<string, AttributeValue> | undefined): VersionedPl
   const found = readImage(image);
   if (found === undefined) throw new Error('A plants table item is not a plant.');
   return found;
+}
+
+/**
+ * The `traceparent` the write of an image kept, when valid. A delete's record has only the old
+ * image, the span of the plant's last write, not the delete's: a delete carries none.
+ */
+function traceparentOf(image: Record<string, AttributeValue> | undefined): string | undefined {
+  const value = image?.[traceAttribute]?.S;
+  return parseTraceparent(value) === undefined ? undefined : value;
 }
 
 /** Milliseconds since the epoch of the record's approximate time, when it has one. */

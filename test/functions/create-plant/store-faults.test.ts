@@ -71,6 +71,8 @@ function expectErrorBody(
     'Cache-Control': 'no-store',
     // A 503 is safe to retry, and says when.
     ...(code.statusCode === 503 ? { 'Retry-After': '1' } : {}),
+    // Every answer names its trace (W3C Trace Context Level 2).
+    traceresponse: expect.stringMatching(/^00-[0-9a-f]{32}-[0-9a-f]{16}-0[01]$/),
   });
   expect(JSON.parse(response.body)).toEqual({ error: code.error, message: code.message });
 }

@@ -56,7 +56,7 @@ describe('allowed origins', () => {
     expect(corsHeaders('https://app.example.com', allowed)).toEqual({
       'Access-Control-Allow-Origin': 'https://app.example.com',
       'Access-Control-Expose-Headers':
-        'ETag, Idempotent-Replayed, Link, Retry-After, WWW-Authenticate, x-amzn-RequestId',
+        'ETag, Idempotent-Replayed, Link, Retry-After, traceresponse, WWW-Authenticate, x-amzn-RequestId',
       Vary: 'Origin',
     });
     expect(corsHeaders('https://evil.example', allowed)).toEqual({ Vary: 'Origin' });

@@ -50,6 +50,19 @@ describe('parseDeliveryMessage', () => {
     });
   });
 
+  it('carries the event’s traceparent when it is one, and leaves out anything else', () => {
+    const traceparent = '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01';
+    const carried = parseDeliveryMessage(JSON.stringify({ ...needed, traceparent }), 100);
+    expect(carried?.traceparent).toBe(traceparent);
+    const forged = JSON.stringify({ ...needed, traceparent: `${traceparent}\r\nX-Evil: 1` });
+    expect(parseDeliveryMessage(forged, 100)).toEqual({
+      ...needed,
+      attempt: 1,
+      dueAt: 100,
+      queuedAt: 100,
+    });
+  });
+
   it('answers undefined for a body without what it needs, or not JSON', () => {
     expect(parseDeliveryMessage(JSON.stringify({ ...needed, payload: 5 }), 100)).toBeUndefined();
     expect(parseDeliveryMessage('{', 100)).toBeUndefined();

@@ -108,6 +108,26 @@ describe('plant events of stream records', () => {
   });
 });
 
+describe('the trace of a change', () => {
+  const traceparent = '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01';
+
+  it('is the writing request’s span the item keeps, carried to each subscriber’s webhook', () => {
+    const event = plantEventOf(record('INSERT', { NewImage: { ...fern, traceparent } }), 0);
+    expect(event?.traceparent).toBe(traceparent);
+    for (const subscription of [plantFormat, eventFormat]) {
+      expect(webhookFor(event as never, subscription)?.traceparent).toBe(traceparent);
+    }
+  });
+
+  it('is none when the item keeps no valid one, nor for a delete (the old image is another write’s)', () => {
+    const invalid = { ...fern, traceparent: traceparent.toUpperCase() };
+    expect(plantEventOf(record('INSERT', { NewImage: invalid }), 0)?.traceparent).toBeUndefined();
+    const removed = plantEventOf(record('REMOVE', { OldImage: { ...fern, traceparent } }), 0);
+    expect(removed?.type).toBe('plant.deleted');
+    expect(removed?.traceparent).toBeUndefined();
+  });
+});
+
 describe('the webhook each subscriber gets', () => {
   const created = plantEventOf(record('INSERT', { NewImage: fern }), 0);
   const deleted = plantEventOf(record('REMOVE', { OldImage: fern }), 0);

@@ -1,0 +1,65 @@
+/**
+ * W3C Trace Context (https://www.w3.org/TR/trace-context/): a request's `traceparent` honoured or a
+ * trace begun, its id on every log line and answer (`traceresponse`, Trace Context Level 2), and
+ * carried on the plant's item to the webhooks its change makes (docs/tracing.md).
+ */
+import { randomBytes } from 'node:crypto';
+
+/** One span's place in a trace: the ids and flags a `traceparent` carries. */
+export interface TraceContext {
+  /** 32 lower-case hex digits, not all zeros. */
+  readonly traceId: string;
+  /** 16 lower-case hex digits, not all zeros. */
+  readonly spanId: string;
+  /** Two hex digits; `01` is sampled. */
+  readonly flags: string;
+}
+
+const traceparentPattern = /^([0-9a-f]{2})-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})(-.*)?$/;
+const allZeros = /^0+$/;
+
+/**
+ * The context of a `traceparent`, or `undefined` when it is none: version `ff` and all-zero ids
+ * are invalid, and version `00` has nothing after the flags; a later version may (the spec's §3.2).
+ */
+export function parseTraceparent(value: string | undefined): TraceContext | undefined {
+  const match = value === undefined ? null : traceparentPattern.exec(value.trim());
+  if (match === null) return undefined;
+  const [, version, traceId, spanId, flags, rest] = match as unknown as string[];
+  if (version === 'ff' || (version === '00' && rest !== undefined)) return undefined;
+  if (allZeros.test(traceId as string) || allZeros.test(spanId as string)) return undefined;
+  return { traceId: traceId as string, spanId: spanId as string, flags: flags as string };
+}
+
+/** The context as a `traceparent` (and `traceresponse`) header's value, version `00`. */
+export function formatTraceparent(context: TraceContext): string {
+  return `00-${context.traceId}-${context.spanId}-${context.flags}`;
+}
+
+/** A new span id: 8 random bytes, never all zeros. */
+export function newSpanId(): string {
+  const id = randomBytes(8).toString('hex');
+  return allZeros.test(id) ? newSpanId() : id;
+}
+
+/** A span of the same trace below `parent` (a webhook attempt below its event's request). */
+export function childOf(parent: TraceContext): TraceContext {
+  return { ...parent, spanId: newSpanId() };
+}
+
+/**
+ * The span of a request: below the client's `traceparent` when it sent a valid one, else the
+ * start of a trace, whose id is the X-Ray trace's when Lambda runs under one (its root
+ * `1-<8 hex>-<24 hex>` is the same 128 bits), so that the X-Ray console finds it.
+ */
+export function requestTrace(
+  traceparent: string | undefined,
+  xrayTraceHeader: string | undefined = process.env._X_AMZN_TRACE_ID,
+): TraceContext {
+  const parent = parseTraceparent(traceparent);
+  if (parent !== undefined) return childOf(parent);
+  const xray = /Root=1-([0-9a-f]{8})-([0-9a-f]{24})/.exec(xrayTraceHeader ?? '');
+  const sampled = /Sampled=1/.test(xrayTraceHeader ?? '');
+  const traceId = xray === null ? randomBytes(16).toString('hex') : `${xray[1]}${xray[2]}`;
+  return { traceId, spanId: newSpanId(), flags: xray === null || sampled ? '01' : '00' };
+}
