@@ -282,27 +282,31 @@ describe('the example page, from another origin', () => {
   }, 180_000);
 
   it('cannot read the API from an origin it does not allow: the browser refuses what the same page reads when allowed', async () => {
+    const pageTrace = '4bf92f3577b34da6a3ce929d0e0e4736';
     const readFrom = async (origin: string) => {
       const { page } = await openPage(exampleUrl(origin));
       try {
         return await page.evaluate(
-          async ({ url, bearer }) => {
+          async ({ url, bearer, traceparent }) => {
             try {
+              // A page in a trace of its own: the preflight allows traceparent, and the page may
+              // read the answer's traceresponse.
               const response = await fetch(`${url}/plants?limit=1`, {
-                headers: { Authorization: `Bearer ${bearer}` },
+                headers: { Authorization: `Bearer ${bearer}`, traceparent },
               });
-              return `read ${response.status}`;
+              const traceId = response.headers.get('traceresponse')?.split('-')[1];
+              return `read ${response.status} in ${traceId}`;
             } catch (error) {
               return (error as Error).name;
             }
           },
-          { url: apiUrl, bearer: token },
+          { url: apiUrl, bearer: token, traceparent: `00-${pageTrace}-00f067aa0ba902b7-01` },
         );
       } finally {
         await page.close();
       }
     };
-    expect(await readFrom('http://localhost')).toBe('read 200');
+    expect(await readFrom('http://localhost')).toBe(`read 200 in ${pageTrace}`);
     // The same request from 127.0.0.1, which CORS_ORIGINS leaves out: the preflight answers
     // without Access-Control-Allow-Origin, and the browser refuses to send it.
     expect(await readFrom('http://127.0.0.1')).toBe('TypeError');
