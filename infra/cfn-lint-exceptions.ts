@@ -2,8 +2,6 @@
  * The cfn-lint rules the templates ignore, each with where, why and AWS's reference; the
  * integration tier holds every template to this list.
  */
-import type { CfnResource } from 'aws-cdk-lib';
-
 export interface CfnLintException {
   /** The rule, as cfn-lint names it. */
   readonly rule: string;
@@ -16,13 +14,3 @@ export interface CfnLintException {
 
 /** None today (cfn-lint 1.58 knows the user pool's `IssuerConfiguration`). */
 export const cfnLintExceptions: Readonly<Record<string, CfnLintException>> = {};
-
-/** Ignores exactly `exception.rule` on `resource` (cfn-lint reads the resource's Metadata). */
-export function ignoreCfnLintRule(resource: CfnResource, exception: CfnLintException): void {
-  if (resource.cfnResourceType !== exception.resourceType) {
-    throw new Error(
-      `cfn-lint ${exception.rule} is ignored on ${exception.resourceType} only, not ${resource.cfnResourceType}.`,
-    );
-  }
-  resource.addMetadata('cfn-lint', { config: { ignore_checks: [exception.rule] } });
-}

@@ -56,11 +56,9 @@ export interface MetricsScope extends Construct {
   addAlarm(name: string, props: AlarmSettings, id?: string): Alarm;
 }
 
-export const businessMetricNamespace = 'PlantStore';
-
 /** `PlantStore/<stage>`: metric filters cannot set a constant dimension, so the stage is here. */
 export function stageMetricNamespace(stageName: string): string {
-  return `${businessMetricNamespace}/${stageName}`;
+  return `PlantStore/${stageName}`;
 }
 
 /** Plants created (as the fan-out queued them), conflicts, webhook outcomes, items not plants. */
@@ -227,7 +225,6 @@ export function monitorWebhookEndpoints(monitoring: MetricsScope, props: Metrics
         threshold: 10_000,
         comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
         evaluationPeriods: 3,
-        datapointsToAlarm: 3,
       },
       'FanoutDurationAlarm',
     );

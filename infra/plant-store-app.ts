@@ -9,8 +9,6 @@ export type SynthCheck = 'cdk-nag' | 'cfn-guard';
 
 export interface PlantStoreApp {
   readonly app: App;
-  readonly stack: PlantStoreStack;
-  readonly stacks: readonly PlantStoreStack[];
 }
 
 /**
@@ -35,10 +33,10 @@ export function createPlantStoreApp(
   const app = new App(props);
   const context: unknown = app.node.tryGetContext('stage');
   const names = typeof context === 'string' ? context.split(',').map((name) => name.trim()) : [];
-  const stacks = (names.length === 0 ? [undefined] : names).map((name) => {
+  for (const name of names.length === 0 ? [undefined] : names) {
     const stage = resolveStageConfig(name, knownStages);
     checkDeploymentTarget(stage, environment);
-    return new PlantStoreStack(app, formatStackName(stage.name), {
+    new PlantStoreStack(app, formatStackName(stage.name), {
       stage,
       description: `Plant Store (${stage.name}): the plants API, its authorizer and webhooks.`,
       // Environment-agnostic unless the stage pins its account and region.
@@ -47,9 +45,9 @@ export function createPlantStoreApp(
         : { env: { account: stage.account, region: stage.region } }),
       tags: { project: 'plant-store', stage: stage.name },
     });
-  });
+  }
   addSynthChecks(app, checks);
-  return { app, stack: stacks[0] as PlantStoreStack, stacks };
+  return { app };
 }
 
 /** Adds the checks every synth of an app runs (`checks`: both, for the CLI). */

@@ -32,8 +32,7 @@ export interface PlantStoreFunctionProps {
 
 /**
  * The entry bundled by esbuild in process (`bundling.ts`), not `NodejsFunction`'s `npx esbuild`
- * per function (a second each); the asset's hash is the bundle's, so an unchanged bundle deploys
- * nothing.
+ * per function (a second each); the asset's hash is the bundle's: an unchanged one deploys nothing.
  */
 function bundledCode(entry: string): Code {
   const entryPath = path.join(repositoryRoot, entry);

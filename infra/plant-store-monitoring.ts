@@ -55,6 +55,9 @@ export const keptBatchAlarmMinutes = 60;
 /** Scheduled replay runs in a row without a summary (crashed, timed out, not run) that page. */
 export const replayRunsMissedBeforeAlarm = 3;
 
+/** For the facade's alarms that page on the first breaching period. */
+const atOnce = { datapointsToAlarm: 1, evaluationPeriods: 1 };
+
 /**
  * Alarms worth waking for, their topic and a dashboard, per stage (cdk-monitoring-constructs).
  * An alarm needs 3 of 3 five-minute periods unless it says otherwise: a blip pages nobody.
@@ -62,8 +65,6 @@ export const replayRunsMissedBeforeAlarm = 3;
 export class PlantStoreMonitoring extends Construct implements MetricsScope {
   readonly topic: Topic;
   readonly facade: MonitoringFacade;
-  /** The authorizer's failures (not invalid tokens), when an authorizer is monitored. */
-  readonly authorizerFailuresAlarm: Alarm | undefined;
   private readonly stageName: string;
 
   constructor(scope: Construct, id: string, props: PlantStoreMonitoringProps) {
@@ -73,7 +74,7 @@ export class PlantStoreMonitoring extends Construct implements MetricsScope {
     this.facade = this.createFacade();
     this.monitorApi(props);
     this.monitorFunctions(props);
-    this.authorizerFailuresAlarm = this.monitorAuthorizer(props);
+    this.monitorAuthorizer(props);
     addBusinessMetrics(this, props);
     addInitDurations(this, props);
     this.monitorTables(props);
@@ -148,15 +149,9 @@ export class PlantStoreMonitoring extends Construct implements MetricsScope {
         // The authorizer throws on every bad token by design: its failures are counted below.
         ...(role === 'authorizer'
           ? {}
-          : {
-              addFaultCountAlarm: {
-                Warning: { maxErrorCount: 4, datapointsToAlarm: 1, evaluationPeriods: 1 },
-              },
-            }),
+          : { addFaultCountAlarm: { Warning: { maxErrorCount: 4, ...atOnce } } }),
         // Any throttle means the account's concurrency is spent: requests are refused.
-        addThrottlesCountAlarm: {
-          Warning: { maxErrorCount: 0, datapointsToAlarm: 1, evaluationPeriods: 1 },
-        },
+        addThrottlesCountAlarm: { Warning: { maxErrorCount: 0, ...atOnce } },
         // p99 at 80 % of the timeout: a little slower and requests start to time out.
         addLatencyP99Alarm: { Warning: { maxLatencyPercentageOfTimeout: 80 } },
         // New plants wait more than 5 minutes on the stream: the fan-out is failing.
@@ -168,9 +163,9 @@ export class PlantStoreMonitoring extends Construct implements MetricsScope {
   }
 
   /** The authorizer's own failures, logged at error level: five in five minutes is an outage. */
-  private monitorAuthorizer(props: PlantStoreMonitoringProps): Alarm | undefined {
+  private monitorAuthorizer(props: PlantStoreMonitoringProps): void {
     const authorizer = props.functions.find((entry) => entry.role === 'authorizer');
-    if (authorizer === undefined) return undefined;
+    if (authorizer === undefined) return;
     const failures = new MetricFilter(this, 'AuthorizerFailures', {
       logGroup: authorizer.logGroup,
       filterPattern: FilterPattern.stringValue(logFields.level, '=', 'error'),
@@ -180,11 +175,7 @@ export class PlantStoreMonitoring extends Construct implements MetricsScope {
     });
     const keysNotAdded = new MetricFilter(this, 'AuthorizerClientKeysNotAdded', {
       logGroup: authorizer.logGroup,
-      filterPattern: FilterPattern.stringValue(
-        logFields.message,
-        '=',
-        authorizerLog.clientKeyNotAdded,
-      ),
+      filterPattern: message(authorizerLog.clientKeyNotAdded),
       metricNamespace: stageMetricNamespace(props.stageName),
       metricName: 'ClientKeysNotAdded',
       metricValue: '1',
@@ -198,11 +189,10 @@ export class PlantStoreMonitoring extends Construct implements MetricsScope {
         threshold: 5,
         comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
         evaluationPeriods: 3,
-        datapointsToAlarm: 3,
       },
       'AuthorizerClientKeysAlarm',
     );
-    return this.addAlarm(
+    this.addAlarm(
       'Authorizer-Failures',
       {
         alarmDescription: 'The authorizer could not verify tokens (JWKS unreachable or a fault).',
@@ -237,9 +227,7 @@ export class PlantStoreMonitoring extends Construct implements MetricsScope {
       humanReadableName: 'Webhook deliveries',
       alarmFriendlyName: 'WebhookDeliveries',
       // Any dead letter is an event a subscriber never got: look, then redrive.
-      addDeadLetterQueueMaxSizeAlarm: {
-        Warning: { maxMessageCount: 0, datapointsToAlarm: 1, evaluationPeriods: 1 },
-      },
+      addDeadLetterQueueMaxSizeAlarm: { Warning: { maxMessageCount: 0, ...atOnce } },
     });
     // A retry waits 15 minutes at most: one 30 minutes old waits for a free function.
     this.facade.monitorSqsQueue({
@@ -285,7 +273,7 @@ export class PlantStoreMonitoring extends Construct implements MetricsScope {
       treatMissingData: TreatMissingData.BREACHING,
     });
     // An event the queue refuses for good is set aside, so as to hold back no other: one pages.
-    const refused = ['webhook-fanout', 'replay-stream-failures'].map(
+    const [refused] = ['webhook-fanout', 'replay-stream-failures'].map(
       (functionName) =>
         new MetricFilter(this, `RefusedEvents-${functionName}`, {
           logGroup: logGroupOf(props, functionName),
@@ -299,10 +287,7 @@ export class PlantStoreMonitoring extends Construct implements MetricsScope {
     this.addAlarm('Webhooks-Event-Refused', {
       alarmDescription:
         'The delivery queue refused a plant event for good: it was set aside and its webhooks not sent; recover reaches it for 7 days (docs/webhooks.md).',
-      metric: (refused[0] as MetricFilter).metric({
-        statistic: 'Sum',
-        period: Duration.minutes(5),
-      }),
+      metric: (refused as MetricFilter).metric({ statistic: 'Sum', period: Duration.minutes(5) }),
       threshold: 1,
       comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
     });

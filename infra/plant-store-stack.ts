@@ -152,14 +152,8 @@ export class PlantStoreStack extends Stack {
     if (!this.stage.productionLike) return gradual;
     const functions = { ...this.routeFunctions, authorizer: this.authorizerFunction };
     for (const [name, fn] of Object.entries(functions)) {
-      gradual.set(
-        name,
-        new GradualDeployment(fn, 'GradualDeployment', {
-          function: fn,
-          stageName: this.stage.name,
-          logGroup: fn.logGroupOfFunction,
-        }),
-      );
+      const props = { function: fn, stageName: this.stage.name, logGroup: fn.logGroupOfFunction };
+      gradual.set(name, new GradualDeployment(fn, 'GradualDeployment', props));
     }
     return gradual;
   }
@@ -219,8 +213,9 @@ export class PlantStoreStack extends Stack {
 
   /** Everything a client, an operator or the smoke command reads from `DescribeStacks`. */
   private addOutputs(): void {
-    const output = (id: string, description: string, value: string) =>
-      new CfnOutput(this, id, { description, value });
+    const output = (id: string, description: string, value: string | undefined) => {
+      if (value !== undefined) new CfnOutput(this, id, { description, value });
+    };
     output(
       'ApiUrl',
       'The plants collection: POST, GET (list), and GET, PUT, PATCH or DELETE /{id} below it.',
@@ -231,20 +226,16 @@ export class PlantStoreStack extends Stack {
       'The iss of accepted tokens (for a Cognito pool, its id is the last segment).',
       this.tokenIssuer.authorizerEnvironment.TOKEN_ISSUER,
     );
-    if (this.tokenIssuer.tokenUrl !== undefined) {
-      output(
-        'TokenUrl',
-        `OAuth 2.0 token endpoint (client-credentials grant, scopes ${Object.keys(scopeDescriptions).join(' ')}).`,
-        this.tokenIssuer.tokenUrl,
-      );
-    }
-    if (this.tokenIssuer.clientId !== undefined) {
-      output(
-        'ClientId',
-        'App client for the client-credentials grant; its secret is in Cognito.',
-        this.tokenIssuer.clientId,
-      );
-    }
+    output(
+      'TokenUrl',
+      `OAuth 2.0 token endpoint (client-credentials grant, scopes ${Object.keys(scopeDescriptions).join(' ')}).`,
+      this.tokenIssuer.tokenUrl,
+    );
+    output(
+      'ClientId',
+      'App client for the client-credentials grant; its secret is in Cognito.',
+      this.tokenIssuer.clientId,
+    );
     output(
       'AlarmTopicArn',
       'Every alarm of the stage notifies this topic: subscribe to it.',

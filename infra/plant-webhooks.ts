@@ -129,20 +129,14 @@ export class PlantWebhooks extends Construct {
   private createSecrets(): Map<string, Secret> {
     const secrets = new Map<string, Secret>();
     for (const subscriber of this.props.subscribers) {
-      secrets.set(
-        subscriber.name,
-        new Secret(this, `Secret-${subscriber.name}`, {
-          secretName: `plant-store/${this.props.stageName}/webhooks/${subscriber.name}`,
-          description: `Signs the Plant Store's webhooks to ${subscriber.url}: whsec_ + this value.`,
-          // Valid base64 of 36 random bytes, the key Standard Webhooks signs with.
-          generateSecretString: {
-            passwordLength: 48,
-            excludePunctuation: true,
-            includeSpace: false,
-          },
-          removalPolicy: this.removalPolicy,
-        }),
-      );
+      const secret = new Secret(this, `Secret-${subscriber.name}`, {
+        secretName: `plant-store/${this.props.stageName}/webhooks/${subscriber.name}`,
+        description: `Signs the Plant Store's webhooks to ${subscriber.url}: whsec_ + this value.`,
+        // Valid base64 of 36 random bytes, the key Standard Webhooks signs with.
+        generateSecretString: { passwordLength: 48, excludePunctuation: true, includeSpace: false },
+        removalPolicy: this.removalPolicy,
+      });
+      secrets.set(subscriber.name, secret);
     }
     return secrets;
   }
@@ -184,12 +178,14 @@ export class PlantWebhooks extends Construct {
 
   /** The replay of kept stream batches: reads and deletes them, queues as the fan-out does. */
   private createReplay(scope: Construct, subscriptions: string): PlantStoreFunction {
+    const settings = functionSettings.replayStreamFailures;
+    const bucket = this.streamFailureBucket;
     const replay = new PlantStoreFunction(scope, 'ReplayStreamFailures', {
       ...this.functionDefaults(),
-      settings: functionSettings.replayStreamFailures,
+      settings,
       description: 'Plant Store: queues the webhooks of kept stream failures (on a schedule).',
       environment: {
-        STREAM_FAILURES_BUCKET: this.streamFailureBucket.bucketName,
+        STREAM_FAILURES_BUCKET: bucket.bucketName,
         // Empty: AWS's endpoint; declared so that `sam local invoke --env-vars` can set it.
         S3_ENDPOINT: '',
         DELIVERY_QUEUE_URL: this.deliveryQueue.queueUrl,
@@ -206,14 +202,11 @@ export class PlantWebhooks extends Construct {
           's3:PutObjectTagging',
           's3:PutObject',
         ],
-        resources: [this.streamFailureBucket.arnForObjects('*')],
+        resources: [bucket.arnForObjects('*')],
       }),
     );
     replay.addToRolePolicy(
-      new PolicyStatement({
-        actions: ['s3:ListBucket'],
-        resources: [this.streamFailureBucket.bucketArn],
-      }),
+      new PolicyStatement({ actions: ['s3:ListBucket'], resources: [bucket.bucketArn] }),
     );
     allowSending(replay, this.deliveryQueue);
     // Runs never overlap: one at a time, and a failed run is not retried by Lambda (its retries
@@ -235,19 +228,16 @@ export class PlantWebhooks extends Construct {
       reason:
         'A scheduled event carries nothing: a run that fails is made up by the next, 5 minutes on.',
     });
-    this.props.endpointStores.bind(
-      replay,
-      functionSettings.replayStreamFailures.endpointAccess,
-      this.deliveryQueue,
-    );
+    this.props.endpointStores.bind(replay, settings.endpointAccess, this.deliveryQueue);
     return replay;
   }
 
   /** The delivery, fed by both queues; the retry queue's share of concurrency is capped. */
   private createDelivery(scope: Construct): PlantStoreFunction {
+    const settings = functionSettings.deliverWebhook;
     const deliver = new PlantStoreFunction(scope, 'DeliverWebhook', {
       ...this.functionDefaults(),
-      settings: functionSettings.deliverWebhook,
+      settings,
       description: 'Plant Store: signs and POSTs webhooks, retrying on schedule.',
       environment: {
         RETRY_QUEUE_URL: this.retryQueue.queueUrl,
@@ -263,28 +253,17 @@ export class PlantWebhooks extends Construct {
         SECRETS_MANAGER_ENDPOINT: '',
       },
     });
-    deliver.addEventSource(
-      new SqsEventSource(this.deliveryQueue, {
-        batchSize: deliveryBatchSize,
-        reportBatchItemFailures: true,
-        maxConcurrency: deliveryMaximumConcurrency,
-      }),
-    );
-    deliver.addEventSource(
-      new SqsEventSource(this.retryQueue, {
-        batchSize: deliveryBatchSize,
-        reportBatchItemFailures: true,
-        maxConcurrency: retryMaximumConcurrency,
-      }),
-    );
+    for (const [queue, maxConcurrency] of [
+      [this.deliveryQueue, deliveryMaximumConcurrency],
+      [this.retryQueue, retryMaximumConcurrency],
+    ] as const) {
+      const batches = { batchSize: deliveryBatchSize, reportBatchItemFailures: true };
+      deliver.addEventSource(new SqsEventSource(queue, { ...batches, maxConcurrency }));
+    }
     allowSending(deliver, this.retryQueue);
     allowSending(deliver, this.deadLetterQueue);
     for (const secret of this.secrets.values()) secret.grantRead(deliver);
-    this.props.endpointStores.bind(
-      deliver,
-      functionSettings.deliverWebhook.endpointAccess,
-      this.deliveryQueue,
-    );
+    this.props.endpointStores.bind(deliver, settings.endpointAccess, this.deliveryQueue);
     return deliver;
   }
 

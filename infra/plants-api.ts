@@ -282,20 +282,16 @@ export class PlantsApi extends Construct {
    */
   private addPreflight(path: string, allowedOrigins: readonly string[]): void {
     const methods = routes.filter((route) => route.path === path).map((route) => route.method);
-    const literal = (value: string) => `'${value}'`;
-    const headers: Record<string, string> = Object.fromEntries(
+    const parameter = (header: string) => `method.response.header.${header}`;
+    const responseParameters: Record<string, string> = Object.fromEntries(
       Object.entries({
         ...preflightHeaders(methods),
         ...protectiveHeaders(false),
         ...(allowedOrigins.includes('*') ? { 'Access-Control-Allow-Origin': '*' } : {}),
-      }).map(([name, value]) => [name, literal(value)]),
+      }).map(([name, value]) => [parameter(name), `'${value}'`]),
     );
-    const declared = Object.fromEntries(
-      [...new Set([...Object.keys(headers), 'Access-Control-Allow-Origin'])].map((header) => [
-        `method.response.header.${header}`,
-        false,
-      ]),
-    );
+    const keys = [...Object.keys(responseParameters), parameter('Access-Control-Allow-Origin')];
+    const declared = Object.fromEntries(keys.map((key) => [key, false]));
     const conditions = allowedOrigins.map((origin) => `$origin == "${origin}"`).join(' || ');
     const method = this.restApi.root.resourceForPath(path).addMethod(
       'OPTIONS',
@@ -307,12 +303,7 @@ export class PlantsApi extends Construct {
           {
             statusCode: '204',
             contentHandling: ContentHandling.CONVERT_TO_TEXT,
-            responseParameters: Object.fromEntries(
-              Object.entries(headers).map(([header, value]) => [
-                `method.response.header.${header}`,
-                value,
-              ]),
-            ),
+            responseParameters,
             responseTemplates: allowedOrigins.includes('*')
               ? {}
               : {

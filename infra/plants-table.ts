@@ -9,7 +9,7 @@ import {
 import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import type { Function as LambdaFunction } from 'aws-cdk-lib/aws-lambda';
 import { Construct } from 'constructs';
-import { plantsTableSchema } from './table-schemas.ts';
+import { plantsTableSchema, type TableSchema } from './table-schemas.ts';
 
 export interface PlantsTableProps {
   /** Keep the table (and refuse its deletion) when the stack is deleted: production data. */
@@ -22,13 +22,7 @@ export class PlantsTable extends Construct {
 
   constructor(scope: Construct, id: string, props: PlantsTableProps) {
     super(scope, id);
-    this.table = new Table(this, 'Table', {
-      partitionKey: {
-        name: plantsTableSchema.partitionKey.name,
-        type: plantsTableSchema.partitionKey.type as AttributeType,
-      },
-      billingMode: BillingMode.PAY_PER_REQUEST,
-      encryption: TableEncryption.AWS_MANAGED,
+    this.table = tableOf(this, 'Table', plantsTableSchema, {
       pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
       deletionProtection: props.productionLike,
       stream: plantsTableSchema.stream as StreamViewType,
@@ -36,14 +30,33 @@ export class PlantsTable extends Construct {
     });
   }
 
-  /**
-   * A function's `TABLE_NAME` and exactly `actions` (`DYNAMODB_ENDPOINT` empty, for `sam local`).
-   */
+  /** A function's `TABLE_NAME`, exactly `actions`, and `DYNAMODB_ENDPOINT` empty (`sam local`). */
   bindFunction(tableFunction: LambdaFunction, actions: readonly string[]): void {
     tableFunction.addEnvironment('TABLE_NAME', this.table.tableName);
     tableFunction.addEnvironment('DYNAMODB_ENDPOINT', '');
     tableFunction.addToRolePolicy(tableStatement(actions, [this.table.tableArn]));
   }
+}
+
+/** A table of the schema: on-demand, encrypted with the account's DynamoDB key. */
+export function tableOf(
+  scope: Construct,
+  id: string,
+  schema: TableSchema,
+  more: Partial<ConstructorParameters<typeof Table>[2]>,
+): Table {
+  const key = (attribute: { name: string; type: string }) => ({
+    name: attribute.name,
+    type: attribute.type as AttributeType,
+  });
+  return new Table(scope, id, {
+    partitionKey: key(schema.partitionKey),
+    sortKey: schema.sortKey && key(schema.sortKey),
+    billingMode: BillingMode.PAY_PER_REQUEST,
+    encryption: TableEncryption.AWS_MANAGED,
+    timeToLiveAttribute: schema.timeToLiveAttribute,
+    ...more,
+  });
 }
 
 /** `actions` on `resources`; a function that does not read may not have a write return items. */

@@ -44,7 +44,6 @@ export class GradualDeployment extends Construct {
   readonly alias: Alias;
   /** The version this deploy publishes: what its canary's alarms count. */
   readonly version: Version;
-  deploymentGroup: LambdaDeploymentGroup | undefined;
   private readonly props: GradualDeploymentProps;
 
   constructor(scope: Construct, id: string, props: GradualDeploymentProps) {
@@ -88,13 +87,13 @@ export class GradualDeployment extends Construct {
 
   /** Creates the deployment group that shifts the alias and rolls back on `alarms`. */
   rollBackOn(alarms: readonly IAlarm[]): void {
-    this.deploymentGroup = new LambdaDeploymentGroup(this, 'Deployment', {
+    const deploymentGroup = new LambdaDeploymentGroup(this, 'Deployment', {
       alias: this.alias,
       deploymentConfig: LambdaDeploymentConfig.CANARY_10PERCENT_5MINUTES,
       alarms: [...alarms],
       autoRollback: { failedDeployment: true, stoppedDeployment: true, deploymentInAlarm: true },
     });
-    const role = this.deploymentGroup.node.tryFindChild('ServiceRole');
+    const role = deploymentGroup.node.tryFindChild('ServiceRole');
     if (role !== undefined) {
       Validations.of(role).acknowledge({
         id: 'AwsSolutions::AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AWSCodeDeployRoleForLambdaLimited]',

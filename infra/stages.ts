@@ -107,9 +107,7 @@ export interface StageConfig {
   readonly customDomain?: CustomDomainConfig;
   /** Browser origins allowed to call (CORS); `*` only where not production-like. @default none */
   readonly cors?: { readonly allowedOrigins: readonly string[] };
-  /**
-   * The Init Duration p99 (ms) that pages. @default {@link defaultInitDurationAlarmMilliseconds}
-   */
+  /** Init Duration p99 (ms) that pages. @default {@link defaultInitDurationAlarmMilliseconds} */
   readonly initDurationAlarmMilliseconds?: number;
 }
 
@@ -159,10 +157,7 @@ export class UnknownStageError extends Error {
 
 /** A synth or deploy of a pinned stage with credentials of another account or region. */
 export class WrongDeploymentTargetError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = 'WrongDeploymentTargetError';
-  }
+  override readonly name = 'WrongDeploymentTargetError';
 }
 
 /** Refuses a pinned stage for the caller's other account or region (`CDK_DEFAULT_*`). */

@@ -83,11 +83,7 @@ export function clientThrottling(
   route: Pick<Route, 'method' | 'path'>,
   budgets: Budgets,
 ): ThrottlingLimits {
-  const share = routeThrottling(route, budgets);
-  return {
-    rateLimit: share.rateLimit / 2,
-    burstLimit: Math.max(1, Math.floor(share.burstLimit / 2)),
-  };
+  return methodThrottling(routeThrottling(route, budgets), 2);
 }
 
 /**

@@ -17,8 +17,6 @@ export interface TokenRateLimitsProps {
 const answerBodyKey = 'too-many-requests';
 
 export class TokenRateLimits extends Construct {
-  readonly webAcl: CfnWebACL;
-
   constructor(scope: Construct, id: string, props: TokenRateLimitsProps) {
     super(scope, id);
     const answer = tokenLimitResponse(props.allowedOrigins);
@@ -28,7 +26,7 @@ export class TokenRateLimits extends Construct {
       metricName: `PlantStore-${props.stageName}-${name}`,
       sampledRequestsEnabled: true,
     });
-    this.webAcl = new CfnWebACL(this, 'WebAcl', {
+    const webAcl = new CfnWebACL(this, 'WebAcl', {
       name: `plant-store-${props.stageName}`,
       description: 'Plant Store per-client limits: requests per bearer token and minute.',
       scope: 'REGIONAL',
@@ -78,7 +76,7 @@ export class TokenRateLimits extends Construct {
     });
     new CfnWebACLAssociation(this, 'Association', {
       resourceArn: props.stageArn,
-      webAclArn: this.webAcl.attrArn,
+      webAclArn: webAcl.attrArn,
     });
   }
 }

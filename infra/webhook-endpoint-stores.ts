@@ -1,5 +1,5 @@
 import { RemovalPolicy, Validations } from 'aws-cdk-lib';
-import { type AttributeType, BillingMode, Table, TableEncryption } from 'aws-cdk-lib/aws-dynamodb';
+import type { Table } from 'aws-cdk-lib/aws-dynamodb';
 import { AnyPrincipal, Effect, PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import { Key } from 'aws-cdk-lib/aws-kms';
 import type { Function as LambdaFunction } from 'aws-cdk-lib/aws-lambda';
@@ -7,12 +7,8 @@ import type { IQueue } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import type { FunctionSettings } from './function-settings.ts';
 import { allowSending } from './plant-store-function.ts';
-import { tableStatement } from './plants-table.ts';
-import {
-  type TableSchema,
-  webhookEndpointsTableSchema,
-  webhookLogTableSchema,
-} from './table-schemas.ts';
+import { tableOf, tableStatement } from './plants-table.ts';
+import { webhookEndpointsTableSchema, webhookLogTableSchema } from './table-schemas.ts';
 
 export interface WebhookEndpointStoresProps {
   /** Keep the endpoints (and refuse their table's deletion) when the stack is deleted. */
@@ -109,25 +105,4 @@ export class WebhookEndpointStores extends Construct {
       allowSending(fn, deliveryQueue);
     }
   }
-}
-
-/** A table of the schema: on-demand, encrypted with the account's DynamoDB key. */
-function tableOf(
-  scope: Construct,
-  id: string,
-  schema: TableSchema,
-  more: Partial<ConstructorParameters<typeof Table>[2]>,
-): Table {
-  const key = (attribute: { name: string; type: string }) => ({
-    name: attribute.name,
-    type: attribute.type as AttributeType,
-  });
-  return new Table(scope, id, {
-    partitionKey: key(schema.partitionKey),
-    sortKey: schema.sortKey && key(schema.sortKey),
-    billingMode: BillingMode.PAY_PER_REQUEST,
-    encryption: TableEncryption.AWS_MANAGED,
-    timeToLiveAttribute: schema.timeToLiveAttribute,
-    ...more,
-  });
 }

@@ -41,15 +41,12 @@ export function readDeliverConfig(environment: NodeJS.ProcessEnv) {
   };
   // Where the stage has webhook endpoints (every deployed one): their stores, key and URLs.
   if (!isSet(environment, 'ENDPOINTS_TABLE_NAME')) return { ...settings, endpoints: undefined };
-  const endpoints = readConfiguration(
-    'deliver-webhook',
-    {
-      ...endpointStoreVariables,
-      ...secretsKeyVariables,
-      WEBHOOK_ENDPOINT_URLS: endpointUrlsVariable(environment),
-    },
-    environment,
-  );
+  const variables = {
+    ...endpointStoreVariables,
+    ...secretsKeyVariables,
+    WEBHOOK_ENDPOINT_URLS: endpointUrlsVariable(environment),
+  };
+  const endpoints = readConfiguration('deliver-webhook', variables, environment);
   return {
     ...settings,
     endpoints: {

@@ -123,15 +123,11 @@ export function createHandler(dependencies: DeliverDependencies) {
       const later = outcomes.map((outcome, turn) =>
         outcome.status === 'rejected' || failed.has(recordOf(turn)) ? undefined : outcome.value,
       );
-      for (const turn of await sendForLater(later, logger)) {
-        failed.add(recordOf(turn));
-      }
+      for (const turn of await sendForLater(later, logger)) failed.add(recordOf(turn));
       return {
         batchItemFailures: [...failed]
           .sort((a, b) => a - b)
-          .map((index) => ({
-            itemIdentifier: (event.Records[index] as SQSRecord).messageId,
-          })),
+          .map((index) => ({ itemIdentifier: (event.Records[index] as SQSRecord).messageId })),
       };
     },
   );
@@ -144,12 +140,8 @@ function deliveryOf(dependencies: DeliverDependencies, now: () => number) {
   return (message: DeliveryMessage | string, logger: Logger): Promise<DeliveryStep> => {
     if (typeof message === 'string') {
       const unreadable = firstDeliveryMessage({ webhookId: '', payload: message }, '', now());
-      return Promise.resolve({
-        kind: 'dead-letter',
-        message: unreadable,
-        attempts: 0,
-        failure: 'not a delivery message',
-      });
+      const failure = 'not a delivery message';
+      return Promise.resolve({ kind: 'dead-letter', message: unreadable, attempts: 0, failure });
     }
     return attemptDelivery(message, combinedTargets(stage, endpoints?.(logger)), {
       logger,
@@ -164,20 +156,12 @@ function deliveryOf(dependencies: DeliverDependencies, now: () => number) {
 function laterSenderOf(dependencies: DeliverDependencies, now: () => number) {
   const longestHop = dependencies.maximumDelaySeconds ?? maximumDelaySeconds;
   return async (later: readonly (DeliveryMessage | undefined)[], logger: Logger) => {
-    const entries = later.flatMap((message, index) =>
-      message === undefined
-        ? []
-        : [
-            {
-              Id: String(index),
-              MessageBody: deliveryMessageBody(message),
-              DelaySeconds: Math.min(
-                Math.max(Math.ceil((message.dueAt - now()) / 1000), 0),
-                longestHop,
-              ),
-            },
-          ],
-    );
+    const entries = later.flatMap((message, index) => {
+      if (message === undefined) return [];
+      const body = deliveryMessageBody(message);
+      const dueIn = Math.max(Math.ceil((message.dueAt - now()) / 1000), 0);
+      return [{ Id: String(index), MessageBody: body, DelaySeconds: Math.min(dueIn, longestHop) }];
+    });
     const refused = new Set<number>();
     for (let start = 0; start < entries.length; start += 10) {
       const batch = entries.slice(start, start + 10);
@@ -204,11 +188,9 @@ function deadLetterSenderOf(dependencies: DeliverDependencies, now: () => number
       lastFailure,
       failedAt: new Date(now()).toISOString(),
     };
+    const body = deliveryMessageBody(letter);
     await dependencies.sqs.send(
-      new SendMessageCommand({
-        QueueUrl: dependencies.deadLetterQueueUrl,
-        MessageBody: deliveryMessageBody(letter),
-      }),
+      new SendMessageCommand({ QueueUrl: dependencies.deadLetterQueueUrl, MessageBody: body }),
     );
   };
 }

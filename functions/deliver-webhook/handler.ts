@@ -1,5 +1,4 @@
 /** Lambda entry of the webhook delivery, configured once, at cold start. */
-
 import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { createSqsClient } from '../shared/webhooks/delivery-queue.ts';
 import { endpointStoresOf, kmsOpenerOf } from '../webhook-endpoints/endpoint-config.ts';

@@ -32,11 +32,8 @@ export function createHandler(dependencies: FanoutDependencies) {
         loggerOf(context),
       );
       // Lambda retries from the first failed record, the later ones with it.
-      const sequenceNumber = failedRecord?.dynamodb?.SequenceNumber;
-      return {
-        batchItemFailures:
-          failedRecord === undefined ? [] : [{ itemIdentifier: sequenceNumber ?? '' }],
-      };
+      const itemIdentifier = failedRecord?.dynamodb?.SequenceNumber ?? '';
+      return { batchItemFailures: failedRecord === undefined ? [] : [{ itemIdentifier }] };
     },
   );
 }

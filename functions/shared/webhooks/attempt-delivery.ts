@@ -10,7 +10,6 @@ import {
   defaultRetrySchedule,
   type NextStep,
   nextStepAfter,
-  retryDelaySeconds,
   type SendOptions,
   type SendOutcome,
   sendWebhook,
@@ -25,14 +24,9 @@ export interface DeliveryTarget {
   record?(
     message: DeliveryMessage,
     outcome: SendOutcome,
-    timing: AttemptTiming,
+    timing: { readonly startedAt: number; readonly durationMilliseconds: number },
     next: NextStep['kind'],
   ): Promise<void>;
-}
-
-export interface AttemptTiming {
-  readonly startedAt: number;
-  readonly durationMilliseconds: number;
 }
 
 /**
@@ -70,11 +64,8 @@ export interface AttemptOptions {
   readonly now?: () => number;
 }
 
-export const putOffLog = 'webhook attempt put off: the store did not answer';
-
 /** A put-off attempt's first wait, doubling with each put-off in a row. */
 export const firstPutOffSeconds = 5;
-export const notSentLog = 'webhook not sent';
 export const sidelinedLog = 'webhook first attempt sidelined: its endpoint is failing';
 
 /** Takes a message's turn: not yet due, nowhere to go, or one attempt and what follows it. */
@@ -84,6 +75,7 @@ export async function attemptDelivery(
   options: AttemptOptions,
 ): Promise<DeliveryStep> {
   const now = options.now ?? Date.now;
+  const schedule = options.schedule ?? defaultRetrySchedule;
   // The attempt's lines are in its event's trace.
   const traceId = parseTraceparent(message.traceparent)?.traceId;
   const logger = traceId === undefined ? options.logger : options.logger.child({ traceId });
@@ -96,11 +88,10 @@ export async function attemptDelivery(
     // The target's store did not answer: no attempt is spent, and the same one is tried again in
     // seconds (5, 10, 20 … a store blip passes), never later than its own retry would come.
     if (!(error instanceof StoreUnavailableError)) throw error;
-    const schedule = options.schedule ?? defaultRetrySchedule;
     const putOffs = (message.putOffs ?? 0) + 1;
-    const longest = retryDelaySeconds(message.attempt, schedule) ?? schedule.at(-1) ?? 60;
+    const longest = schedule[message.attempt - 1] ?? schedule.at(-1) ?? 60;
     const delaySeconds = Math.min(firstPutOffSeconds * 2 ** (putOffs - 1), longest);
-    logger.warn(putOffLog, {
+    logger.warn('webhook attempt put off: the store did not answer', {
       webhookId: message.webhookId,
       attempt: message.attempt,
       putOffs,
@@ -118,7 +109,7 @@ export async function attemptDelivery(
     return { kind: 'dead-letter', message, attempts: 0, failure: 'no such subscriber' };
   }
   if ('done' in resolution) {
-    logger.info(notSentLog, {
+    logger.info('webhook not sent', {
       webhookId: message.webhookId,
       subscriber: message.subscriber,
       [webhookLog.outcomeField]: 'not-sent',
@@ -127,18 +118,10 @@ export async function attemptDelivery(
     return { kind: 'done' };
   }
   const startedAt = now();
-  const outcome = await resolution.target.attempt(message, {
-    ...options.sendOptions,
-    now: new Date(startedAt),
-  });
+  const sendOptions = { ...options.sendOptions, now: new Date(startedAt) };
+  const outcome = await resolution.target.attempt(message, sendOptions);
   const timing = { startedAt, durationMilliseconds: now() - startedAt };
-  const step = nextStepAfter(
-    outcome,
-    message,
-    logger,
-    options.schedule ?? defaultRetrySchedule,
-    now(),
-  );
+  const step = nextStepAfter(outcome, message, logger, schedule, now());
   try {
     await resolution.target.record?.(message, outcome, timing, step.kind);
   } catch (error) {
@@ -153,15 +136,8 @@ function stepAfter(step: NextStep, message: DeliveryMessage, now: () => number):
   if (step.kind === 'dead-letter') {
     return { kind: 'dead-letter', message, attempts: message.attempt, failure: step.failure };
   }
-  return {
-    kind: 'later',
-    message: {
-      ...message,
-      attempt: message.attempt + 1,
-      putOffs: undefined,
-      dueAt: now() + step.delaySeconds * 1000,
-    },
-  };
+  const next = { ...message, attempt: message.attempt + 1, putOffs: undefined };
+  return { kind: 'later', message: { ...next, dueAt: now() + step.delaySeconds * 1000 } };
 }
 
 /** A stage configuration's subscriber: its URL, and its secret as its store gives it. */
@@ -177,16 +153,10 @@ export function stageSubscriberTargets(subscribers: readonly StageSubscriber[]):
     resolve: async (message) => {
       const subscriber = subscribers.find((candidate) => candidate.name === message.subscriber);
       if (subscriber === undefined || message.endpoint !== undefined) return { unknown: true };
-      return {
-        target: {
-          attempt: async (queued, options) =>
-            sendWebhook(
-              queued,
-              { name: subscriber.name, url: subscriber.url, secret: await subscriber.secret() },
-              options,
-            ),
-        },
-      };
+      const { name, url } = subscriber;
+      const attempt: DeliveryTarget['attempt'] = async (queued, options) =>
+        sendWebhook(queued, { name, url, secret: await subscriber.secret() }, options);
+      return { target: { attempt } };
     },
   };
 }

@@ -79,15 +79,7 @@ export function firstDeliveryMessage(
   endpoint?: EndpointAddress,
   deliveryId: string | undefined = endpoint === undefined ? undefined : randomUUID(),
 ): DeliveryMessage {
-  return {
-    ...event,
-    subscriber,
-    endpoint,
-    deliveryId,
-    attempt: 1,
-    dueAt: now,
-    queuedAt: now,
-  };
+  return { ...event, subscriber, endpoint, deliveryId, attempt: 1, dueAt: now, queuedAt: now };
 }
 
 /** A member read when it is what `schema` says, left out when it is anything else. */

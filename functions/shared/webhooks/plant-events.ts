@@ -2,7 +2,6 @@
  * Plant events from the table's stream (docs/decisions/events-from-the-stream.md) and who hears
  * of them. Each carries the plant's version (a delete's one more), so receivers drop old ones.
  */
-
 import {
   type PlantEventType,
   plantEventTypes,
@@ -61,11 +60,8 @@ export function subscriptionOf(
     }
   }
   if (events.length === 0) throw new Error(`Webhook subscriber ${name}: events is empty.`);
-  return {
-    name,
-    events: [...new Set(events)] as PlantEventType[],
-    format: format as WebhookFormat,
-  };
+  const unique = [...new Set(events)] as PlantEventType[];
+  return { name, events: unique, format: format as WebhookFormat };
 }
 
 /** One change of one plant. */
@@ -124,10 +120,6 @@ export function webhookFor(event: PlantEvent, subscription: Subscription): Webho
       : stringifyStoredPlant(event.plant).slice(0, -1);
   const data = `${plant},"version":${version}}`;
   const timestamp = JSON.stringify(new Date(event.occurredAt).toISOString());
-  return {
-    webhookId,
-    version,
-    traceparent,
-    payload: `{"type":${JSON.stringify(event.type)},"timestamp":${timestamp},"data":${data}}`,
-  };
+  const payload = `{"type":${JSON.stringify(event.type)},"timestamp":${timestamp},"data":${data}}`;
+  return { webhookId, version, traceparent, payload };
 }

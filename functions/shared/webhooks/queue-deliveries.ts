@@ -2,7 +2,6 @@
  * Queueing plant events: a delivery per event and subscriber of its type, each subscriber's
  * bundled, and every event kept in the webhook log, for the fan-out's records and the replay's.
  */
-
 import { itemsNotPlantsLog } from '../plants/stored-plant.ts';
 import type { Logger } from '../platform/logger.ts';
 import { type DeliveryMessage, firstDeliveryMessage } from './delivery-message.ts';
@@ -107,12 +106,8 @@ export async function queuePlantEventDeliveries(
     }
   } catch (error) {
     logger.error('could not read the subscribers or keep the events', { error });
-    return logQueued(logger, {
-      events,
-      skipped,
-      ...failedAt(read[0]?.record ?? records[0]),
-      failedBeforeSending: true,
-    });
+    const failedRecord = read[0]?.record ?? records[0];
+    return logQueued(logger, { events, skipped, failedRecord, failedBeforeSending: true });
   }
   const queued = read.map(({ record, event }) => ({
     record,
@@ -148,23 +143,13 @@ export async function queuePlantEventDeliveries(
   return logQueued(logger, { events, skipped });
 }
 
-function failedAt(record: PlantStreamRecord | undefined): { failedRecord?: PlantStreamRecord } {
-  return record === undefined ? {} : { failedRecord: record };
-}
-
 /** The first attempt's message of `event` for one subscription, when it hears of the type. */
 function messageFor(event: PlantEvent, subscription: Subscription, now: number): DeliveryMessage[] {
   const webhook = webhookFor(event, subscription);
   if (webhook === undefined) return [];
   const { endpoint } = subscription;
-  return [
-    firstDeliveryMessage(
-      webhook,
-      subscription.name,
-      now,
-      endpoint === undefined ? undefined : { ...endpoint, type: event.type },
-    ),
-  ];
+  const address = endpoint === undefined ? undefined : { ...endpoint, type: event.type };
+  return [firstDeliveryMessage(webhook, subscription.name, now, address)];
 }
 
 function logQueued(logger: Logger, outcome: QueueOutcome): QueueOutcome {

@@ -135,14 +135,6 @@ function describeFailure(error: unknown): string {
   return `request failed: ${typeof failure?.message === 'string' ? failure.message : String(error)}`;
 }
 
-/** The seconds before the attempt after `failedAttempt`, or `undefined`: a dead letter. */
-export function retryDelaySeconds(
-  failedAttempt: number,
-  schedule: readonly number[] = defaultRetrySchedule,
-): number | undefined {
-  return schedule[failedAttempt - 1];
-}
-
 /** What follows an attempt: nothing more, a retry after a wait, or a dead letter. */
 export type NextStep =
   | { readonly kind: 'delivered' }
@@ -168,8 +160,8 @@ export interface DeliveryAttempt {
   readonly attempt: number;
   /** When the event was first queued, in milliseconds since the epoch. */
   readonly queuedAt: number;
-  /** When this attempt was due, if the delivery knows it. */
-  readonly dueAt?: number;
+  /** When this attempt was due. */
+  readonly dueAt: number;
 }
 
 /** What follows an attempt, logged in the words of {@link webhookLog}. */
@@ -181,17 +173,13 @@ export function nextStepAfter(
   now: number = Date.now(),
 ): NextStep {
   const { webhookId, subscriber, attempt, queuedAt, dueAt } = delivery;
-  const fields = {
-    webhookId,
-    subscriber,
-    attempt,
-    lateMilliseconds: dueAt === undefined ? undefined : now - dueAt,
-  };
+  const fields = { webhookId, subscriber, attempt, lateMilliseconds: now - dueAt };
   if (outcome.delivered) {
     logger.info(webhookLog.delivered, { ...fields, [webhookLog.outcomeField]: 'delivered' });
     return { kind: 'delivered' };
   }
-  const delaySeconds = retryDelaySeconds(delivery.attempt, schedule);
+  // The wait before the next attempt; none left: a dead letter.
+  const delaySeconds = schedule[attempt - 1];
   if (delaySeconds === undefined) {
     logger.error(webhookLog.deadLettered, {
       ...fields,
