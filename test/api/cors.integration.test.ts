@@ -45,7 +45,8 @@ afterAll(async () => {
   await rm(keysDirectory, { recursive: true, force: true });
 });
 
-const exposed = 'ETag, Idempotent-Replayed, Link, Retry-After, WWW-Authenticate, x-amzn-RequestId';
+const exposed =
+  'ETag, Idempotent-Replayed, Link, Retry-After, traceresponse, WWW-Authenticate, x-amzn-RequestId';
 
 function send(path: string, init: RequestInit & { origin?: string } = {}, base = api) {
   const headers = new Headers(init.headers);
@@ -79,7 +80,7 @@ describe('preflights', () => {
         'access-control-allow-origin': allowed,
         'access-control-allow-methods': [...methods, 'OPTIONS'].join(', '),
         'access-control-allow-headers':
-          'Authorization, Content-Type, Idempotency-Key, If-Match, If-None-Match',
+          'Authorization, Content-Type, Idempotency-Key, If-Match, If-None-Match, traceparent, tracestate',
         'access-control-max-age': '7200',
         vary: 'Origin',
       });

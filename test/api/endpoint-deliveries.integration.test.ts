@@ -109,6 +109,8 @@ describe('deliveries to a webhook endpoint', () => {
         responseStatus: 204,
         durationMilliseconds: expect.any(Number),
         attemptedAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT.*Z$/),
+        // The trace of the request that made the event (docs/tracing.md).
+        traceId: expect.stringMatching(/^[0-9a-f]{32}$/),
       });
     }
   });

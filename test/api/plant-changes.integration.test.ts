@@ -33,7 +33,13 @@ describe('PUT /plants/{id}', () => {
     ]);
     const same = await put(id, `{"id":${id},"name":"Fern","colour":"green"}`, etag);
     expect(same.status).toBe(200);
-    expect(Object.keys((await storedItem(id)) ?? {}).sort()).toEqual(['id', 'name', 'version']);
+    // The plant, its version, and the writing request's trace (docs/tracing.md); nothing sent.
+    expect(Object.keys((await storedItem(id)) ?? {}).sort()).toEqual([
+      'id',
+      'name',
+      'traceparent',
+      'version',
+    ]);
   });
 
   it('answers 428/42800 without If-Match, 412/41200 for another version, 404/40401 for a missing plant', async () => {

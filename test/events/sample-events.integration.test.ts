@@ -144,12 +144,18 @@ describe('the route events (one per route function)', () => {
     });
   });
 
+  /** An answer but for its trace: each request, a repeat too, is a span of its own. */
+  const untraced = ({ headers, ...answer }: APIGatewayProxyResult) => ({
+    ...answer,
+    headers: { ...headers, traceresponse: undefined },
+  });
+
   it('creates, lists, reads and deletes the sample plant, its int64 id kept exactly', async () => {
     const first = await invoke('create-plant');
     const retry = await invoke('create-plant');
     expect(first.statusCode).toBe(200);
     expect(JSON.parse(first.body)).toEqual({ name: 'Monstera deliciosa', tag: 'tropical' });
-    expect(retry).toEqual(first);
+    expect(untraced(retry)).toEqual(untraced(first));
     const stored = await table.getItem(9_007_199_254_740_993n);
     // 2^53 + 1: a JSON.parse round trip would have stored ...992.
     expect(String(stored?.id)).toBe('9007199254740993');
@@ -168,7 +174,7 @@ describe('the route events (one per route function)', () => {
       body: '{"id":9007199254740993,"name":"Monstera deliciosa","tag":"shade"}',
     });
     expect(changed.headers?.ETag).not.toBe(read.headers?.ETag);
-    expect(await invoke('update-plant')).toEqual(changed);
+    expect(untraced(await invoke('update-plant'))).toEqual(untraced(changed));
     expect(await invoke('delete-plant')).toMatchObject({ statusCode: 204, body: '' });
     expect(await invoke('get-plant')).toMatchObject({ statusCode: 404 });
     expect(await table.scanItems()).toHaveLength(0);

@@ -2,6 +2,7 @@
  * Structured JSON logs on stdout, a small logger of our own (docs/decisions/logger.md). Never
  * pass a token, an Authorization header or a request body in `fields`.
  */
+import { traceIdOfXRay } from './trace-context.ts';
 
 export type LogLevel = 'info' | 'warn' | 'error';
 
@@ -35,19 +36,8 @@ export function createLogger(base: LogFields = {}, write: LogWriter = writeToStd
   // Lambda sets it in every version's environment; absent elsewhere (then not logged).
   const functionVersion = process.env.AWS_LAMBDA_FUNCTION_VERSION;
   const log = (level: LogLevel, message: string, fields: LogFields = {}) => {
-    write(
-      JSON.stringify(
-        {
-          level,
-          message,
-          timestamp: new Date().toISOString(),
-          functionVersion,
-          ...base,
-          ...fields,
-        },
-        replaceErrors,
-      ),
-    );
+    const entry = { level, message, timestamp: new Date().toISOString(), functionVersion };
+    write(JSON.stringify({ ...entry, ...base, ...fields }, replaceErrors));
   };
   return {
     info: (message, fields) => log('info', message, fields),
@@ -66,9 +56,9 @@ export interface InvocationContext {
 
 /**
  * Loggers per invocation, for one handler: each line names the invocation (`awsRequestId`), its
- * trace (`traceId`: the request's W3C trace given by `traceIdOf`, else X-Ray's from the runtime's
- * invoke store or `_X_AMZN_TRACE_ID`) and whether it is the handler's first (`coldStart`). The same
- * context gets the same logger.
+ * trace (`traceId`, 32 hex digits: the request's W3C trace given by `traceIdOf`, else X-Ray's, from
+ * the runtime's invoke store or `_X_AMZN_TRACE_ID`, in W3C form) and whether it is the handler's
+ * first (`coldStart`). The same context gets the same logger.
  */
 export function invocationLoggers(
   logger: Logger,
@@ -79,10 +69,8 @@ export function invocationLoggers(
   return (context) => {
     const known = context === undefined ? undefined : loggers.get(context);
     if (known !== undefined) return known;
-    const traceId =
-      (context && traceIdOf(context)) ??
-      invokeStore()?.getXRayTraceId?.() ??
-      process.env._X_AMZN_TRACE_ID;
+    const xray = invokeStore()?.getXRayTraceId?.() ?? process.env._X_AMZN_TRACE_ID;
+    const traceId = (context && traceIdOf(context)) ?? traceIdOfXRay(xray) ?? xray;
     const child = logger.child({ awsRequestId: context?.awsRequestId, traceId, coldStart });
     coldStart = false;
     if (context !== undefined) loggers.set(context, child);
@@ -100,13 +88,8 @@ function replaceErrors(_key: string, value: unknown): unknown {
   if (value instanceof Error) {
     // `code` names socket failures (ECONNREFUSED, ETIMEDOUT…), often all an operator needs.
     const { code } = value as { code?: unknown };
-    return {
-      name: value.name,
-      message: value.message,
-      code,
-      stack: value.stack,
-      cause: value.cause,
-    };
+    const { name, message, stack, cause } = value;
+    return { name, message, code, stack, cause };
   }
   if (typeof value === 'bigint') return value.toString();
   return value;

@@ -58,8 +58,14 @@ export function requestTrace(
 ): TraceContext {
   const parent = parseTraceparent(traceparent);
   if (parent !== undefined) return childOf(parent);
-  const xray = /Root=1-([0-9a-f]{8})-([0-9a-f]{24})/.exec(xrayTraceHeader ?? '');
-  const sampled = /Sampled=1/.test(xrayTraceHeader ?? '');
-  const traceId = xray === null ? randomBytes(16).toString('hex') : `${xray[1]}${xray[2]}`;
-  return { traceId, spanId: newSpanId(), flags: xray === null || sampled ? '01' : '00' };
+  const xray = traceIdOfXRay(xrayTraceHeader);
+  const sampled = xray === undefined || /Sampled=1/.test(xrayTraceHeader ?? '');
+  const traceId = xray ?? randomBytes(16).toString('hex');
+  return { traceId, spanId: newSpanId(), flags: sampled ? '01' : '00' };
+}
+
+/** The W3C trace id of an X-Ray trace header's root (`Root=1-<8 hex>-<24 hex>`), if it has one. */
+export function traceIdOfXRay(header: string | undefined): string | undefined {
+  const root = /Root=1-([0-9a-f]{8})-([0-9a-f]{24})/.exec(header ?? '');
+  return root === null ? undefined : `${root[1]}${root[2]}`;
 }

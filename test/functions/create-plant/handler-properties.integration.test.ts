@@ -16,6 +16,7 @@ import {
 } from '../../support/api-gateway-event.ts';
 import { captureLogs } from '../../support/log-capture.ts';
 import { createTestTable, type TestTable } from '../../support/test-store.ts';
+import { anyTraceresponse } from '../../support/trace.ts';
 
 const numRuns = 200;
 
@@ -44,6 +45,7 @@ function expectPlantOrClientError(response: APIGatewayProxyResult) {
   expect(response.headers).toEqual({
     'Content-Type': 'application/json',
     'X-Content-Type-Options': 'nosniff',
+    traceresponse: anyTraceresponse,
     ...(response.statusCode === 200
       ? { ETag: expect.stringMatching(/^"[1-9][0-9]*"$/), 'Cache-Control': 'private, no-cache' }
       : { 'Cache-Control': 'no-store' }),

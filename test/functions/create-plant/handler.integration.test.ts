@@ -15,6 +15,7 @@ import {
 } from '../../support/api-gateway-event.ts';
 import { type CapturedLogs, captureLogs } from '../../support/log-capture.ts';
 import { createTestTable, type TestTable } from '../../support/test-store.ts';
+import { anyTraceresponse } from '../../support/trace.ts';
 
 const int64Max = '9223372036854775807';
 const int64Min = '-9223372036854775808';
@@ -58,6 +59,7 @@ function expectError(response: APIGatewayProxyResult, code: { error: number; sta
   expect(response.headers).toEqual({
     'Content-Type': 'application/json',
     'X-Content-Type-Options': 'nosniff',
+    traceresponse: anyTraceresponse,
     'Cache-Control': 'no-store',
   });
   const body = JSON.parse(response.body);
@@ -76,6 +78,7 @@ describe('POST /plants: success', () => {
       'Content-Type': 'application/json',
       ETag: expect.stringMatching(/^"[1-9][0-9]*"$/),
       'X-Content-Type-Options': 'nosniff',
+      traceresponse: anyTraceresponse,
       'Cache-Control': 'private, no-cache',
     });
     expect(JSON.parse(response.body)).toEqual({ name: 'Monstera', tag: 'tropical' });
@@ -92,6 +95,7 @@ describe('POST /plants: success', () => {
     expect(Object.keys((await table.getItem(BigInt(id))) ?? {}).sort()).toEqual([
       'id',
       'name',
+      'traceparent',
       'version',
     ]);
   });
@@ -105,6 +109,7 @@ describe('POST /plants: success', () => {
     expect(Object.keys((await table.getItem(BigInt(id))) ?? {}).sort()).toEqual([
       'id',
       'name',
+      'traceparent',
       'version',
     ]);
     expect(({} as Record<string, unknown>).polluted).toBeUndefined();

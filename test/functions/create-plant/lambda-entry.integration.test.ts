@@ -10,6 +10,7 @@ import { describe, expect, it } from '@jest/globals';
 import { readTableFunctionConfig } from '../../../functions/shared/plants/plants-function.ts';
 import { createLambdaContext, createPostPlantsEvent } from '../../support/api-gateway-event.ts';
 import { createTestTable } from '../../support/test-store.ts';
+import { anyTraceresponse } from '../../support/trace.ts';
 
 const run = promisify(execFile);
 const handlerPath = fileURLToPath(
@@ -74,6 +75,7 @@ describe('the create-plant Lambda entry', () => {
           'Content-Type': 'application/json',
           ETag: expect.stringMatching(/^"[1-9][0-9]*"$/),
           'X-Content-Type-Options': 'nosniff',
+          traceresponse: anyTraceresponse,
           'Cache-Control': 'private, no-cache',
         },
         body: '{"name":"Olive"}',

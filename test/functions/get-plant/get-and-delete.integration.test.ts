@@ -17,6 +17,7 @@ import {
   createPostPlantsEvent,
 } from '../../support/api-gateway-event.ts';
 import { createTestTable, type TestTable } from '../../support/test-store.ts';
+import { anyTraceresponse } from '../../support/trace.ts';
 
 let table: TestTable;
 let handlers: {
@@ -77,6 +78,7 @@ describe('GET /plants/{id}', () => {
           'Content-Type': 'application/json',
           ETag: expect.stringMatching(/^"[0-9]+"$/),
           'X-Content-Type-Options': 'nosniff',
+          traceresponse: anyTraceresponse,
           'Cache-Control': 'private, no-cache',
         },
         body: stored,
@@ -149,7 +151,11 @@ describe('DELETE /plants/{id}', () => {
     for (let attempt = 0; attempt < 2; attempt++) {
       expect(await remove('55')).toEqual({
         statusCode: 204,
-        headers: { 'X-Content-Type-Options': 'nosniff', 'Cache-Control': 'no-store' },
+        headers: {
+          'X-Content-Type-Options': 'nosniff',
+          traceresponse: anyTraceresponse,
+          'Cache-Control': 'no-store',
+        },
         body: '',
       });
     }

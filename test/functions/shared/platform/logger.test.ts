@@ -57,12 +57,14 @@ describe('invocationLoggers', () => {
     ]);
   });
 
-  it('takes the trace id from the runtime’s invoke store, else from _X_AMZN_TRACE_ID', () => {
+  it('takes the trace id from the runtime’s invoke store, else from _X_AMZN_TRACE_ID, in W3C form', () => {
     const global = globalThis as { awslambda?: unknown };
     const saved = { awslambda: global.awslambda, trace: process.env._X_AMZN_TRACE_ID };
     try {
-      process.env._X_AMZN_TRACE_ID = 'Root=1-env';
-      global.awslambda = { InvokeStore: { getXRayTraceId: () => 'Root=1-store' } };
+      process.env._X_AMZN_TRACE_ID = 'Root=1-5759e988-bd862e3fe1be46a994272793;Sampled=1';
+      global.awslambda = {
+        InvokeStore: { getXRayTraceId: () => 'Root=1-67891233-abcdef012345678912345678' },
+      };
       const { loggerOf, entries } = linesOf();
       loggerOf({ awsRequestId: 'a' }).info('from the store');
       global.awslambda = { InvokeStore: { getXRayTraceId: () => undefined } };
@@ -71,8 +73,8 @@ describe('invocationLoggers', () => {
       delete process.env._X_AMZN_TRACE_ID;
       loggerOf({ awsRequestId: 'c' }).info('from nowhere');
       expect(entries().map((entry) => entry.traceId)).toEqual([
-        'Root=1-store',
-        'Root=1-env',
+        '67891233abcdef012345678912345678',
+        '5759e988bd862e3fe1be46a994272793',
         undefined,
       ]);
     } finally {
