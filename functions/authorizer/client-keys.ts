@@ -41,11 +41,7 @@ export function bucketKeyValue(usagePlanName: string, client: string): string {
 export type RegisterClientKey = (value: string, bucket: string) => Promise<string>;
 
 /** One call of API Gateway's control plane: its status and JSON body. */
-export type ControlPlane = (
-  method: 'GET' | 'POST',
-  path: string,
-  options?: { readonly query?: Record<string, string>; readonly body?: object },
-) => Promise<{ readonly status: number; readonly body: Record<string, unknown> }>;
+export type ControlPlane = SignedCall;
 
 export interface SignedCallSettings {
   readonly region: string;

@@ -4,7 +4,7 @@
  * API key (docs/decisions/per-client-limits.md).
  */
 import type { APIGatewayAuthorizerResult, APIGatewayTokenAuthorizerEvent } from 'aws-lambda';
-import { grantsRoute, type Route, routeResource, routes } from '../shared/http/routes.ts';
+import { grantsRoute, routeResource, routes } from '../shared/http/routes.ts';
 import { withinInvocationBudget } from '../shared/platform/invocation-budget.ts';
 import {
   createLogger,
@@ -83,10 +83,7 @@ export function createHandler(
     // The key's registration stops in time for the answer: past it, the shared client's key.
     withinInvocationBudget(context, authorizerMarginMilliseconds, () => authorize(event, context));
 
-  async function authorize(
-    event: Parameters<TokenAuthorizerHandler>[0],
-    context: Parameters<TokenAuthorizerHandler>[1],
-  ) {
+  async function authorize(event: APIGatewayTokenAuthorizerEvent, context?: InvocationContext) {
     const logger = loggerOf(context);
     const stage = stageArnOf(event.methodArn);
     if (stage === undefined) {
@@ -109,8 +106,9 @@ export function createHandler(
       logger.warn('Denied a token that grants no operation', { sub: token.subject });
       return policy(token, 'Deny', [`${stage}/*/*`]);
     }
+    const resources = granted.map((route) => `${stage}/${routeResource(route)}`);
     return {
-      ...policy(token, 'Allow', routeResources(stage, granted)),
+      ...policy(token, 'Allow', resources),
       usageIdentifierKey: await usageKeyOf(token, logger),
     };
   }
@@ -126,11 +124,6 @@ export function stageArnOf(methodArn: string): string | undefined {
   const parts = [partition, region, account, apiId, stage];
   if (arn !== 'arn' || service !== 'execute-api' || parts.some((part) => !part)) return undefined;
   return `arn:${partition}:execute-api:${region}:${account}:${apiId}/${stage}`;
-}
-
-/** The method ARNs of `granted` routes on the stage (`…/{stage}/GET/plants/*`). */
-export function routeResources(stageArn: string, granted: readonly Route[]): string[] {
-  return granted.map((route) => `${stageArn}/${routeResource(route)}`);
 }
 
 function policy(
@@ -169,10 +162,7 @@ function logRejection(logger: Logger, error: unknown): void {
       [authorizerLog.unauthorizedField]: true,
     });
   } else {
-    logger.warn('Rejected the bearer token', {
-      reason,
-      [authorizerLog.unauthorizedField]: true,
-    });
+    logger.warn('Rejected the bearer token', { reason, [authorizerLog.unauthorizedField]: true });
   }
 }
 

@@ -138,10 +138,7 @@ export function createBearerTokenVerifier(
   const penaltyBox = new SimplePenaltyBox({
     waitSeconds: options.jwksRefetchWaitSeconds ?? defaultJwksRefetchWaitSeconds,
   });
-  const jwksCache = new FailClosedJwksCache({
-    penaltyBox,
-    fetcher: new LoopbackHttpFetcher(config),
-  });
+  const jwksCache = new FailClosedJwksCache({ penaltyBox, fetcher: loopbackHttpFetcher(config) });
   const verifier = JwtVerifier.create(
     {
       issuer: config.issuer,
@@ -205,12 +202,7 @@ function checkUnverifiedToken(token: string): void {
 }
 
 /** The checks aws-jwt-verify leaves to its user; run after the signature, `iss` and `aud`. */
-function checkToken(
-  config: AuthorizerConfig,
-  header: JwtHeader,
-  payload: JwtPayload,
-  jwk: Jwk,
-): void {
+function checkToken(config: AuthorizerConfig, header: JwtHeader, payload: JwtPayload, jwk: Jwk) {
   const keyType = header.alg === undefined ? undefined : keyTypeOfAlgorithm[header.alg];
   if (keyType === undefined || keyType !== jwk.kty) {
     throw new InvalidTokenError(
@@ -280,21 +272,15 @@ const jwksFetchTimeoutMilliseconds = 1500;
  * Node's `https` refuses `http:`; plain http, whose keys anyone on the path could swap, is fetched
  * only from a loopback host (or `sam local`'s private address, `isSecureUrl`).
  */
-class LoopbackHttpFetcher implements Fetcher {
-  readonly #httpsFetcher = new SimpleFetcher({
+function loopbackHttpFetcher(config: AuthorizerConfig): Fetcher {
+  const httpsFetcher = new SimpleFetcher({
     defaultRequestOptions: { responseTimeout: jwksFetchTimeoutMilliseconds },
   });
-  readonly #config: AuthorizerConfig;
-
-  constructor(config: AuthorizerConfig) {
-    this.#config = config;
-  }
-
-  async fetch(uri: string): Promise<ArrayBuffer> {
-    if (!isSecureUrl(uri, { jwksOnPrivateNetwork: this.#config.jwksOnPrivateNetwork === true })) {
+  const fetchJwks = async (uri: string): Promise<ArrayBuffer> => {
+    if (!isSecureUrl(uri, { jwksOnPrivateNetwork: config.jwksOnPrivateNetwork === true })) {
       throw new NonRetryableFetchError(uri, 'Only https, or http on a loopback host, is fetched.');
     }
-    if (new URL(uri).protocol === 'https:') return this.#httpsFetcher.fetch(uri);
+    if (new URL(uri).protocol === 'https:') return httpsFetcher.fetch(uri);
     let response: Response;
     try {
       response = await fetch(uri, {
@@ -308,5 +294,6 @@ class LoopbackHttpFetcher implements Fetcher {
       throw new NonRetryableFetchError(uri, `Status code is ${response.status}, expected 200`);
     }
     return response.arrayBuffer();
-  }
+  };
+  return { fetch: fetchJwks };
 }

@@ -6,10 +6,7 @@ import type { APIGatewayProxyEvent } from 'aws-lambda';
 import { readJsonBody } from '../shared/http/json-body.ts';
 import { type NewPlant, parseNewPlant } from './new-plant.ts';
 
-/**
- * The NewPlant of a `POST /plants` request.
- * @throws ApiError 40003, 40004, 40001 or 40002
- */
+/** The NewPlant of a `POST /plants` request. @throws ApiError 40003, 40004, 40001 or 40002 */
 export function readNewPlant(event: APIGatewayProxyEvent): NewPlant {
   return parseNewPlant(readJsonBody(event));
 }

@@ -14,9 +14,8 @@ import { stringifyStoredPlant } from '../shared/plants/stored-plant.ts';
 
 export function createHandler(dependencies: PlantsFunctionDependencies) {
   return createRouteHandler('get-plant', dependencies, async ({ event, logger }) => {
-    const store = { ...dependencies, logger };
     const id = readPlantIdParameter(event);
-    const { plant, version } = await readPlant(id, store);
+    const { plant, version } = await readPlant(id, { ...dependencies, logger });
     const etag = entityTagOf(version);
     if (evaluatePreconditions(readPreconditions(event), version, 'read') === 'not-modified') {
       // RFC 9110 §15.4.5: no body, and the ETag a 200 would have carried.

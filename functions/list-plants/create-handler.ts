@@ -3,26 +3,26 @@
  * remain, a `Link: <…>; rel="next"` header.
  */
 import { jsonTextResponse } from '../shared/http/api-responses.ts';
+import { nextLink } from '../shared/http/paging.ts';
 import { createRouteHandler } from '../shared/http/route-handler.ts';
 import type { PlantsFunctionDependencies } from '../shared/plants/plants-function.ts';
 import { itemsNotPlantsLog, stringifyStoredPlants } from '../shared/plants/stored-plant.ts';
 import { listPlants } from './list-plants.ts';
-import { formatNextLink, readPageParameters } from './page-cursor.ts';
+import { encodeCursor, readPageParameters } from './page-cursor.ts';
 
 export function createHandler(dependencies: PlantsFunctionDependencies) {
   return createRouteHandler('list-plants', dependencies, async ({ event, logger }) => {
-    const store = { ...dependencies, logger };
     const request = readPageParameters(event);
-    const page = await listPlants(request, store);
+    const page = await listPlants(request, dependencies);
     if (page.itemsNotPlants > 0) {
-      store.logger.warn(itemsNotPlantsLog.message, {
+      logger.warn(itemsNotPlantsLog.message, {
         [itemsNotPlantsLog.countField]: page.itemsNotPlants,
       });
     }
     const headers: Record<string, string> =
       page.nextAfter === undefined
         ? {}
-        : { Link: formatNextLink(event, request.limit, page.nextAfter) };
+        : { Link: nextLink(event, request.limit, encodeCursor(page.nextAfter)) };
     return jsonTextResponse(200, stringifyStoredPlants(page.plants), headers);
   });
 }

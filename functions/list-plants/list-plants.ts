@@ -46,7 +46,6 @@ export async function listPlants(
   request: PlantsPageRequest,
   dependencies: StoreDependencies,
 ): Promise<PlantsPage> {
-  const { tableName } = dependencies;
   const first = Math.floor(Math.random() * listSegments);
   const { segments, ...position } = request.after ?? {
     segments: listSegments,
@@ -66,7 +65,7 @@ export async function listPlants(
     const { Items = [], LastEvaluatedKey } = await sendToStore(
       dependencies,
       new ScanCommand({
-        TableName: tableName,
+        TableName: dependencies.tableName,
         Limit: wanted,
         ConsistentRead: true,
         ExclusiveStartKey: startKey,

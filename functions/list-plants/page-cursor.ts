@@ -1,15 +1,12 @@
 /**
  * `GET /plants`'s `cursor` (base64url of where the next page starts: the walk's segments, the one
  * it began in and the one it is in, and the id it stopped after; a walk in one segment, the
- * id alone. A tampered one starts a walk somewhere or is 400/40005) and `limit`, and the next
- * page's `Link`.
+ * id alone. A tampered one starts a walk somewhere or is 400/40005) and `limit`.
  */
 import type { APIGatewayProxyEvent } from 'aws-lambda';
 import { parseDecimalInt64 } from '../shared/http/int64-json.ts';
-import { nextLink, type PageParameters, readPage } from '../shared/http/paging.ts';
+import { type PageParameters, readPage } from '../shared/http/paging.ts';
 import type { WalkPosition } from './list-plants.ts';
-
-export { defaultPageLimit, maxPageLimit } from '../shared/http/paging.ts';
 
 type CursorPosition = WalkPosition & { readonly after: bigint };
 
@@ -42,13 +39,4 @@ export function decodeCursor(cursor: string): CursorPosition | undefined {
 /** `limit` and `cursor` of `GET /plants`. @throws ApiError 40005 naming the parameter */
 export function readPageParameters(event: APIGatewayProxyEvent): PageParameters<CursorPosition> {
   return readPage(event, decodeCursor);
-}
-
-/** The `Link` header value of the page that starts at `position`. */
-export function formatNextLink(
-  event: APIGatewayProxyEvent,
-  limit: number,
-  position: CursorPosition,
-): string {
-  return nextLink(event, limit, encodeCursor(position));
 }

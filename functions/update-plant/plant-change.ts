@@ -1,8 +1,7 @@
 /** The change a `PUT` (a whole Plant) or `PATCH` (a JSON merge patch, RFC 7396) asks for. */
 import * as v from 'valibot';
-import { errorCodes } from '../shared/errors/error-codes.ts';
-import { ApiError } from '../shared/errors/errors.ts';
 import { int64Max, int64Min } from '../shared/http/int64-json.ts';
+import { checkPlantBody } from '../shared/plants/plant-body.ts';
 
 /** What to set: a name, a tag (`null` removes it); a field left out stays. */
 export interface PlantChange {
@@ -38,17 +37,15 @@ const fieldRequirements = {
   },
 } as const;
 
-type FieldName = 'id' | 'name' | 'tag';
-
 /** A `PUT` body's change (no tag removes it). @throws ApiError 40002 naming every failing field */
 export function parseReplacement(body: unknown, id: bigint): PlantChange {
-  const { name, tag } = check(replacementSchema, fieldRequirements.replacement, body, id);
+  const { name, tag } = checkPlantBody(replacementSchema, fieldRequirements.replacement, body, id);
   return { name, tag: tag ?? null };
 }
 
 /** A `PATCH` body's change: only its members. @throws ApiError 40002 naming every failing field */
 export function parsePatch(body: unknown, id: bigint): PlantChange {
-  const patch = check(patchSchema, fieldRequirements.patch, body, id);
+  const patch = checkPlantBody(patchSchema, fieldRequirements.patch, body, id);
   return {
     ...(patch.name === undefined ? {} : { name: patch.name }),
     ...('tag' in patch && patch.tag !== undefined ? { tag: patch.tag } : {}),
@@ -63,33 +60,4 @@ export function changesNothing(
   const nameStays = change.name === undefined || change.name === plant.name;
   const tagStays = change.tag === undefined || (change.tag ?? undefined) === plant.tag;
   return nameStays && tagStays;
-}
-
-function check<Schema extends typeof replacementSchema | typeof patchSchema>(
-  schema: Schema,
-  requirements: Readonly<Record<FieldName, string>>,
-  body: unknown,
-  id: bigint,
-): v.InferOutput<Schema> {
-  if (typeof body !== 'object' || body === null || Array.isArray(body)) {
-    throw new ApiError(errorCodes.invalidPlant, 'Invalid plant: the body must be a JSON object.');
-  }
-  const result = v.safeParse(schema, body);
-  const missing = new Set<FieldName>();
-  const invalid = new Set<FieldName>();
-  for (const issue of result.issues ?? []) {
-    const field = issue.path?.[0]?.key as FieldName;
-    (issue.input === undefined ? missing : invalid).add(field);
-  }
-  const sentId = (body as { id?: unknown }).id;
-  if (typeof sentId === 'bigint' && sentId !== id) invalid.add('id');
-  if (result.success && invalid.size === 0) return result.output;
-  const failures = (Object.keys(requirements) as FieldName[])
-    .filter((field) => missing.has(field) || invalid.has(field))
-    .map((field) =>
-      missing.has(field)
-        ? `${field} is required and must be ${requirements[field]}`
-        : `${field} must be ${requirements[field]}`,
-    );
-  throw new ApiError(errorCodes.invalidPlant, `Invalid plant: ${failures.join('; ')}.`);
 }

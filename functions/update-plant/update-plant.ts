@@ -147,7 +147,6 @@ async function write(
     values[':trace'] = dependencies.traceparent;
     sets.push('#trace = :trace');
   }
-  const removes: string[] = [];
   const differences: string[] = [];
   if (change.name !== undefined) {
     sets.push('#name = :name');
@@ -155,7 +154,6 @@ async function write(
     differences.push('#name <> :name');
   }
   if (change.tag === null) {
-    removes.push('#tag');
     differences.push('attribute_exists(#tag)');
   } else if (change.tag !== undefined) {
     sets.push('#tag = :tag');
@@ -165,7 +163,7 @@ async function write(
   const written = await updateIf(dependencies, {
     TableName: dependencies.tableName,
     Key: { id },
-    UpdateExpression: `SET ${sets.join(', ')}${removes.length > 0 ? ` REMOVE ${removes.join(', ')}` : ''}`,
+    UpdateExpression: `SET ${sets.join(', ')}${change.tag === null ? ' REMOVE #tag' : ''}`,
     ConditionExpression: [
       'attribute_exists(#id)',
       // A plant's types: an item a read calls "not a plant" is not changed.

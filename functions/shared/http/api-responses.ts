@@ -92,18 +92,13 @@ export function apiResponses(
   const startTimes = new WeakMap<ProxyRequest, number>();
   const allowedOrigins = options.allowedOrigins ?? [];
   const addCorsHeaders = (request: ProxyRequest) => {
-    if (request.response) request.response = finish(request.response);
+    if (!request.response) return;
     const trace = options.traceOf?.(request.event, request.context);
-    if (request.response && trace !== undefined) {
-      request.response.headers = {
-        ...request.response.headers,
-        traceresponse: formatTraceparent(trace),
-      };
-    }
-    if (allowedOrigins.length === 0 || !request.response) return;
     const origin = request.event === undefined ? undefined : findHeader(request.event, 'origin');
+    request.response = finish(request.response);
     request.response.headers = {
       ...request.response.headers,
+      ...(trace === undefined ? {} : { traceresponse: formatTraceparent(trace) }),
       ...corsHeaders(origin, allowedOrigins),
     };
   };

@@ -111,10 +111,8 @@ export function gatewayResponseCors(allowed: readonly string[]): {
   const allowOrigin = gatewayAllowOrigin(allowed);
   if (allowOrigin === undefined) return { literals: {}, echoOrigin: false };
   if (allowOrigin === 'request-origin') return { literals: exposed, echoOrigin: true };
-  return {
-    literals: { ...exposed, 'Access-Control-Allow-Origin': allowOrigin.literal },
-    echoOrigin: false,
-  };
+  const literals = { ...exposed, 'Access-Control-Allow-Origin': allowOrigin.literal };
+  return { literals, echoOrigin: false };
 }
 
 /**
@@ -137,8 +135,6 @@ export function gatewayAllowOrigin(
 export function allowedOriginsVariable() {
   return parsed(
     (text) => checkAllowedOrigins(commaList(text), { anyOrigin: true, anyPort: false }),
-    {
-      fallback: [] as readonly string[],
-    },
+    { fallback: [] as readonly string[] },
   );
 }

@@ -21,17 +21,12 @@ export function readJsonBody(
       unsupportedMediaType.message.replace('application/json', mediaType),
     );
   }
-  const body = readBodyBytes(event);
+  // Base64 is decoded first when API Gateway encoded the body (binary media types).
+  const body = Buffer.from(event.body ?? '', event.isBase64Encoded ? 'base64' : 'utf8');
   if (body.byteLength > maxBodyBytes) throw new ApiError(errorCodes.bodyTooLarge);
   try {
     return parseJsonWithInt64(utf8.decode(body), 'id');
   } catch (error) {
     throw new ApiError(errorCodes.invalidJson, undefined, { cause: error });
   }
-}
-
-/** The body as sent: base64 is decoded first when API Gateway encoded it (binary media types). */
-function readBodyBytes(event: APIGatewayProxyEvent): Uint8Array {
-  const body = event.body ?? '';
-  return event.isBase64Encoded ? Buffer.from(body, 'base64') : Buffer.from(body, 'utf8');
 }

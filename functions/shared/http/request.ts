@@ -1,6 +1,4 @@
-/**
- * Reading the parts of a REST proxy event (payload v1) that more than one function needs.
- */
+/** Reading the parts of a REST proxy event (payload v1) that more than one function needs. */
 import type { APIGatewayProxyEvent } from 'aws-lambda';
 
 /** A header's value; names are case-insensitive, and API Gateway passes them as the client wrote them. */

@@ -1,19 +1,15 @@
-/**
- * A plant's id as a path names it (`/plants/{id}`).
- */
+/** A plant's id as a path names it (`/plants/{id}`). */
 import type { APIGatewayProxyEvent } from 'aws-lambda';
 import { errorCodes } from '../errors/error-codes.ts';
 import { ApiError } from '../errors/errors.ts';
 import { int64Max, int64Min, parseDecimalInt64 } from '../http/int64-json.ts';
 
-/** A path's id as `openapi.yaml` says it: 20 digits at most, one leading minus allowed. */
+/** A path's id as `openapi.yaml` says it: 20 digits at most (leading zeros too), an optional minus. */
 const idPattern = /^-?[0-9]{1,20}$/;
 
 /**
- * The plant id of a `/plants/{id}` path: at most 20 decimal digits (leading zeros allowed) with
- * an optional leading minus, within int64, as `openapi.yaml`'s pattern says. API Gateway passes
- * path parameters as sent, not percent-decoded: `%31` is not an id.
- * @throws ApiError 40005 naming `id`.
+ * The plant id of a `/plants/{id}` path, within int64. API Gateway passes path parameters as sent,
+ * not percent-decoded: `%31` is not an id. @throws ApiError 40005 naming `id`.
  */
 export function readPlantIdParameter(event: APIGatewayProxyEvent): bigint {
   const text = event.pathParameters?.id;

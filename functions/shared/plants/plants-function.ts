@@ -7,18 +7,14 @@ import { createDocumentClient, type StoreDependencies } from '../platform/dynamo
 /** What a plants function needs: the plants table, and what every route function takes. */
 export type PlantsFunctionDependencies = StoreDependencies & RouteHandlerOptions;
 
-export interface TableFunctionConfig {
-  readonly tableName: string;
-  /** DynamoDB Local's URL (`sam local`); AWS's when absent. */
-  readonly dynamoDbUrl: string | undefined;
-  readonly allowedOrigins: readonly string[];
-}
-
-/** `TABLE_NAME`, `DYNAMODB_ENDPOINT` and `CORS_ALLOWED_ORIGINS`. @throws {ConfigurationError} */
+/**
+ * `TABLE_NAME`, `DYNAMODB_ENDPOINT` (DynamoDB Local's URL, `sam local`; AWS's when absent) and
+ * `CORS_ALLOWED_ORIGINS`. @throws {ConfigurationError}
+ */
 export function readTableFunctionConfig(
   functionName: string,
   environment: NodeJS.ProcessEnv = process.env,
-): TableFunctionConfig {
+) {
   const variables = readConfiguration(
     functionName,
     {
@@ -37,10 +33,6 @@ export function readTableFunctionConfig(
 
 /** A plants function's dependencies, from its environment, once at cold start. */
 export function plantsFunctionDependencies(functionName: string): PlantsFunctionDependencies {
-  const config = readTableFunctionConfig(functionName);
-  return {
-    documentClient: createDocumentClient({ url: config.dynamoDbUrl }),
-    tableName: config.tableName,
-    allowedOrigins: config.allowedOrigins,
-  };
+  const { dynamoDbUrl, ...config } = readTableFunctionConfig(functionName);
+  return { documentClient: createDocumentClient({ url: dynamoDbUrl }), ...config };
 }

@@ -19,10 +19,9 @@ export async function readPlant(
   id: bigint,
   dependencies: StoreDependencies & { readonly logger?: Logger },
 ): Promise<VersionedPlant> {
-  const { tableName } = dependencies;
   const { Item } = await sendToStore(
     dependencies,
-    new GetCommand({ TableName: tableName, Key: { id }, ConsistentRead: true }),
+    new GetCommand({ TableName: dependencies.tableName, Key: { id }, ConsistentRead: true }),
   );
   return requirePlant(Item, dependencies.logger);
 }

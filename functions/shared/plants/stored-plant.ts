@@ -32,9 +32,7 @@ export interface TracedWrite {
   readonly traceparent?: string;
 }
 
-/**
- * The log line of stored items that are not plants (another tool's), counted as `ItemsNotPlants`.
- */
+/** The log line of stored non-plant items (another tool's), counted as `ItemsNotPlants`. */
 export const itemsNotPlantsLog = {
   message: 'skipped stored items that are not plants',
   countField: 'itemsNotPlants',

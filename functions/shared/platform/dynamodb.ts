@@ -44,9 +44,7 @@ export const defaultDocumentClientOptions = {
 /** The overall deadline of one store call, retries included (an `abortSignal` on `send`). */
 export const storeDeadlineMilliseconds = 3_000;
 
-/**
- * A document client with bounded timeouts that reads and writes numbers exactly (`NumberValue`).
- */
+/** A document client with bounded timeouts, reading and writing numbers exactly (`NumberValue`). */
 export function createDocumentClient(options: DocumentClientOptions = {}): DynamoDBDocumentClient {
   const { url } = options;
   const settings = { ...defaultDocumentClientOptions, ...withoutUndefined(options) };
@@ -116,10 +114,7 @@ export function isUnavailableError(error: unknown): boolean {
 export interface StoreDependencies {
   readonly documentClient: DynamoDBDocumentClient;
   readonly tableName: string;
-  /**
-   * Overall time for the store call, retries included; {@link storeDeadlineMilliseconds} by
-   * default.
-   */
+  /** A store call's overall time, retries included; {@link storeDeadlineMilliseconds} by default. */
   readonly deadlineMilliseconds?: number;
 }
 
@@ -174,10 +169,7 @@ export async function writeIf<Output extends object>(
 
 /** {@link writeIf} for one update. */
 export function updateIf(
-  store: {
-    readonly documentClient: DynamoDBDocumentClient;
-    readonly deadlineMilliseconds?: number;
-  },
+  store: Pick<StoreDependencies, 'documentClient' | 'deadlineMilliseconds'>,
   input: UpdateCommandInput,
 ): Promise<UpdateCommandOutput | ConditionFailed> {
   return writeIf(
@@ -191,25 +183,18 @@ export function conditionFailed(result: object): result is ConditionFailed {
   return 'conditionFailed' in result;
 }
 
-/**
- * `call` again while the store is unavailable, `tries` times in all, for a write that must land.
- */
-export async function retryWhileUnavailable<Result>(
-  call: () => Promise<Result>,
-  tries = 3,
-): Promise<Result> {
+/** `call` again while the store is unavailable, 3 tries in all, for a write that must land. */
+export async function retryWhileUnavailable<Result>(call: () => Promise<Result>): Promise<Result> {
   for (let attempt = 1; ; attempt += 1) {
     try {
       return await call();
     } catch (error) {
-      if (!(error instanceof StoreUnavailableError) || attempt >= tries) throw error;
+      if (!(error instanceof StoreUnavailableError) || attempt >= 3) throw error;
     }
   }
 }
 
-/**
- * Settings for a local store: any credentials do, and none would make the SDK ask EC2's metadata.
- */
+/** A local store's settings: any credentials do, and none would make the SDK ask EC2's metadata. */
 export function localStoreSettings(
   endpoint: string,
   credentials: DocumentClientOptions['credentials'],
@@ -236,9 +221,7 @@ function withoutUndefined<T extends object>(value: T): Partial<T> {
   ) as Partial<T>;
 }
 
-/**
- * Terms joined by OR, in parentheses only where there is an OR: DynamoDB refuses redundant ones.
- */
+/** Terms joined by OR, in parentheses only if there is an OR: DynamoDB refuses redundant ones. */
 export function anyOf(terms: readonly string[]): string {
   const joined = terms.join(' OR ');
   return joined.includes(' OR ') ? `(${joined})` : joined;
