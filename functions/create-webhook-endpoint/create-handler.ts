@@ -3,30 +3,21 @@
  * race) and answers its secret; the fan-out hears of it before the answer. Under an
  * `Idempotency-Key`, the answer is kept in the endpoint's own transaction: a retry answers it.
  */
-
-import { endpointErrorCodes } from '../shared/errors/error-codes.ts';
-import { ApiError } from '../shared/errors/errors.ts';
 import { jsonResponse } from '../shared/http/api-responses.ts';
 import { nextVersion } from '../shared/http/entity-version.ts';
 import { readJsonBody } from '../shared/http/json-body.ts';
 import { requestUrl } from '../shared/http/paging.ts';
 import { createRouteHandler } from '../shared/http/route-handler.ts';
-import {
-  type EndpointRecord,
-  maxEndpointsPerOwner,
-  newEndpointId,
-  viewOf,
-} from '../webhook-endpoints/endpoint.ts';
+import { type EndpointRecord, newEndpointId, viewOf } from '../webhook-endpoints/endpoint.ts';
 import { readNewEndpoint } from '../webhook-endpoints/endpoint-body.ts';
-import { EndpointLimitError, putNewEndpoint } from '../webhook-endpoints/endpoint-changes.ts';
+import { putNewEndpoint } from '../webhook-endpoints/endpoint-changes.ts';
 import {
   type EndpointFunctionDependencies,
   endpointRequestOf,
 } from '../webhook-endpoints/endpoint-request.ts';
 import { checkedUrlOf, type EndpointUrlPolicy } from '../webhook-endpoints/endpoint-url.ts';
 import { answerOnceInWrite } from '../webhook-endpoints/idempotency-keys.ts';
-import type { SecretBox } from '../webhook-endpoints/secret-box.ts';
-import { newEndpointSecret } from '../webhook-endpoints/secret-box.ts';
+import { newEndpointSecret, type SecretBox } from '../webhook-endpoints/secret-box.ts';
 
 export interface Dependencies extends EndpointFunctionDependencies {
   /** Seals the new endpoint's secret, and opens it again for a retry's kept answer. */
@@ -65,15 +56,7 @@ export function createHandler(dependencies: Dependencies) {
         ),
         secret: { sealed: record.secret, endpointId: id },
       };
-      try {
-        await putNewEndpoint(record, request.stores, key?.keptIn(answer));
-      } catch (error) {
-        if (!(error instanceof EndpointLimitError)) throw error;
-        throw new ApiError(
-          endpointErrorCodes.endpointLimitReached,
-          `This client has ${maxEndpointsPerOwner} webhook endpoints, the most it may have; delete one first.`,
-        );
-      }
+      await putNewEndpoint(record, request.stores, key?.keptIn(answer));
       request.logger.info('webhook endpoint created', { endpointId: id });
       return answer;
     });

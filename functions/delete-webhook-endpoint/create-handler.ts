@@ -26,7 +26,7 @@ export function createHandler(dependencies: EndpointFunctionDependencies) {
     for (let attempt = 1; attempt <= attempts; attempt += 1) {
       const record = await requireEndpoint(request);
       evaluatePreconditions(preconditions, record.version, 'write', 'webhook endpoint');
-      const outcome = await deleteEndpoint(record, request.stores, { atVersion: record.version });
+      const outcome = await deleteEndpoint(record, request.stores);
       if (outcome === 'missing') throw new ApiError(endpointErrorCodes.webhookEndpointNotFound);
       if (outcome === 'deleted') {
         request.logger.info('webhook endpoint deleted', { endpointId: record.id });

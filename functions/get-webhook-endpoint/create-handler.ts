@@ -19,12 +19,8 @@ export function createHandler(dependencies: EndpointFunctionDependencies) {
     const preconditions = readPreconditions(request.event);
     const record = await requireEndpoint(request);
     const etag = { ETag: entityTagOf(record.version) };
-    if (
-      evaluatePreconditions(preconditions, record.version, 'read', 'webhook endpoint') ===
-      'not-modified'
-    ) {
-      return { statusCode: 304, headers: etag, body: '' };
-    }
+    const result = evaluatePreconditions(preconditions, record.version, 'read', 'webhook endpoint');
+    if (result === 'not-modified') return { statusCode: 304, headers: etag, body: '' };
     return jsonResponse(200, viewOf(record), etag);
   });
 }

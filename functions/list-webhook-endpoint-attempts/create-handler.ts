@@ -16,11 +16,11 @@ import { listAttempts } from '../webhook-endpoints/webhook-log.ts';
 // An attempt's key in the log: its time, the event's id and the attempt's number.
 const attemptKeyPattern = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z#[A-Za-z0-9_-]{1,200}#\d{2}$/;
 
+const cursorOf = (key: string) => Buffer.from(key, 'latin1').toString('base64url');
+
 function decodeAttemptCursor(cursor: string): string | undefined {
   const key = Buffer.from(cursor, 'base64url').toString('latin1');
-  return attemptKeyPattern.test(key) && Buffer.from(key, 'latin1').toString('base64url') === cursor
-    ? key
-    : undefined;
+  return attemptKeyPattern.test(key) && cursorOf(key) === cursor ? key : undefined;
 }
 
 export function createHandler(dependencies: EndpointFunctionDependencies) {
@@ -30,15 +30,7 @@ export function createHandler(dependencies: EndpointFunctionDependencies) {
     const record = await requireEndpoint(request);
     const { attempts, last } = await listAttempts(record.id, page, request.stores);
     const headers: Record<string, string> =
-      last === undefined
-        ? {}
-        : {
-            Link: nextLink(
-              request.event,
-              page.limit,
-              Buffer.from(last, 'latin1').toString('base64url'),
-            ),
-          };
+      last === undefined ? {} : { Link: nextLink(request.event, page.limit, cursorOf(last)) };
     return jsonResponse(200, attempts, headers);
   });
 }

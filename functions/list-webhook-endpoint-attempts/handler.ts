@@ -2,9 +2,4 @@
 import { readEndpointFunctionConfig } from '../webhook-endpoints/endpoint-config.ts';
 import { createHandler } from './create-handler.ts';
 
-const { variables: _, ...config } = readEndpointFunctionConfig(
-  'list-webhook-endpoint-attempts',
-  process.env,
-);
-
-export const handler = createHandler(config);
+export const handler = createHandler(readEndpointFunctionConfig('list-webhook-endpoint-attempts'));

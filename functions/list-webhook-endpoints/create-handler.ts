@@ -13,9 +13,7 @@ import {
 import { listEndpoints } from '../webhook-endpoints/endpoint-store.ts';
 
 /** A cursor: base64url of the id the next page starts after. */
-export function encodeEndpointCursor(id: string): string {
-  return Buffer.from(id, 'latin1').toString('base64url');
-}
+const encodeEndpointCursor = (id: string) => Buffer.from(id, 'latin1').toString('base64url');
 
 function decodeEndpointCursor(cursor: string): string | undefined {
   const id = Buffer.from(cursor, 'base64url').toString('latin1');

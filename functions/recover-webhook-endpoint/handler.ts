@@ -4,13 +4,9 @@ import { createSqsClient, sqsDeliveryQueue } from '../shared/webhooks/delivery-q
 import { readEndpointFunctionConfig } from '../webhook-endpoints/endpoint-config.ts';
 import { createHandler } from './create-handler.ts';
 
-const { variables, ...config } = readEndpointFunctionConfig(
-  'recover-webhook-endpoint',
-  process.env,
-  {
-    DELIVERY_QUEUE_URL: required(),
-  },
-);
+const { variables, ...config } = readEndpointFunctionConfig('recover-webhook-endpoint', {
+  DELIVERY_QUEUE_URL: required(),
+});
 
 export const handler = createHandler({
   ...config,

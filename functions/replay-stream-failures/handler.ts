@@ -1,5 +1,4 @@
 /** Lambda entry of the stream-failure replay, configured once, at cold start. */
-
 import { S3Client } from '@aws-sdk/client-s3';
 import { createSqsClient } from '../shared/webhooks/delivery-queue.ts';
 import { fanoutDependenciesOf } from '../webhook-endpoints/fanout-dependencies.ts';

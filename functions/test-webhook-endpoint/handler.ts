@@ -4,7 +4,7 @@ import { createSqsClient, sqsDeliveryQueue } from '../shared/webhooks/delivery-q
 import { readEndpointFunctionConfig } from '../webhook-endpoints/endpoint-config.ts';
 import { createHandler } from './create-handler.ts';
 
-const { variables, ...config } = readEndpointFunctionConfig('test-webhook-endpoint', process.env, {
+const { variables, ...config } = readEndpointFunctionConfig('test-webhook-endpoint', {
   DELIVERY_QUEUE_URL: required(),
 });
 

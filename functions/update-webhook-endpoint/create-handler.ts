@@ -3,7 +3,6 @@
  * required `If-Match` (412 for the loser of two changes from one read). Re-enabling clears the
  * failures but sends nothing missed: `recover` does that.
  */
-
 import { preconditionFailed, preconditionRequired } from '../shared/errors/errors.ts';
 import { jsonResponse } from '../shared/http/api-responses.ts';
 import { entityTagOf, nextVersion } from '../shared/http/entity-version.ts';
@@ -12,7 +11,7 @@ import { evaluatePreconditions, readPreconditions } from '../shared/http/precond
 import { createRouteHandler } from '../shared/http/route-handler.ts';
 import { type EndpointRecord, viewOf } from '../webhook-endpoints/endpoint.ts';
 import { type EndpointPatch, readEndpointPatch } from '../webhook-endpoints/endpoint-body.ts';
-import { changeEndpoint, type EndpointChange } from '../webhook-endpoints/endpoint-changes.ts';
+import { changeEndpoint } from '../webhook-endpoints/endpoint-changes.ts';
 import {
   type EndpointFunctionDependencies,
   endpointRequestOf,
@@ -47,7 +46,7 @@ export function createHandler(dependencies: Dependencies) {
       if (next === undefined) {
         return jsonResponse(200, viewOf(current), { ETag: entityTagOf(current.version) });
       }
-      const changed = await changeEndpoint(current, changeOf(next), request.stores);
+      const changed = await changeEndpoint(current, next, request.stores);
       if (changed !== undefined) {
         request.logger.info('webhook endpoint changed', { endpointId: current.id });
         return jsonResponse(200, viewOf(changed), { ETag: entityTagOf(changed.version) });
@@ -94,10 +93,4 @@ function patched(
   };
   const same = JSON.stringify(viewOf(next)) === JSON.stringify(viewOf(current));
   return same ? undefined : { ...next, version: nextVersion(current.version, now * 1000) };
-}
-
-/** The attributes a `PATCH` writes, of the endpoint it makes (the rest are others'). */
-function changeOf(next: EndpointRecord): EndpointChange {
-  const { url, events, format, description, enabled, disabledReason, failingSince, version } = next;
-  return { url, events, format, description, enabled, disabledReason, failingSince, version };
 }

@@ -5,10 +5,8 @@ import {
 } from '../webhook-endpoints/endpoint-config.ts';
 import { createHandler } from './create-handler.ts';
 
-const { variables, ...config } = readEndpointFunctionConfig(
-  'update-webhook-endpoint',
-  process.env,
-  { WEBHOOK_ENDPOINT_URLS: endpointUrlsVariable(process.env) },
-);
+const { variables, ...config } = readEndpointFunctionConfig('update-webhook-endpoint', {
+  WEBHOOK_ENDPOINT_URLS: endpointUrlsVariable(process.env),
+});
 
 export const handler = createHandler({ ...config, urlPolicy: variables.WEBHOOK_ENDPOINT_URLS });

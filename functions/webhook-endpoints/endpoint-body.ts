@@ -132,12 +132,7 @@ export function readNewEndpoint(body: unknown): NewEndpoint {
   const format = fields.format ?? 'event';
   const events = fields.events ?? (format === 'plant' ? ['plant.created'] : [...plantEventTypes]);
   checkCarried(format, events);
-  return {
-    url: fields.url,
-    events: inTypeOrder(events),
-    format,
-    description: fields.description,
-  };
+  return { url: fields.url, events: inTypeOrder(events), format, description: fields.description };
 }
 
 /** A merge patch's members; with `current` they must still make a valid endpoint. @throws */

@@ -19,11 +19,6 @@ import {
 } from './endpoint-store.ts';
 import { publishSubscription } from './endpoint-subscriptions.ts';
 
-/** A create refused because the owner has as many endpoints as it may. */
-export class EndpointLimitError extends Error {
-  override readonly name = 'EndpointLimitError';
-}
-
 /** The owner's count of endpoints, in the webhook log. */
 const countKey = (owner: string) => ({ pk: `owner#${owner}`, sk: 'endpoints' });
 
@@ -38,10 +33,7 @@ async function transact(stores: EndpointStores, items: TransactItem[]): Promise<
       await sendToStore(stores, new TransactWriteCommand({ TransactItems: items }));
       return;
     } catch (error) {
-      const conflict =
-        error instanceof TransactionCanceledException &&
-        (error.CancellationReasons ?? []).some((reason) => reason.Code === 'TransactionConflict');
-      if (!conflict || attempt === 8) throw error;
+      if (!cancellationCodes(error)?.includes('TransactionConflict') || attempt === 8) throw error;
       await new Promise((resolve) => setTimeout(resolve, Math.random() * 20 * 2 ** attempt));
     }
   }
@@ -56,7 +48,7 @@ function cancellationCodes(error: unknown): readonly (string | undefined)[] | un
 
 /**
  * Stores and counts a new endpoint (and keeps the answer to its `Idempotency-Key`, when given one),
- * then publishes it. @throws EndpointLimitError, ApiError 40901 when the key has an answer already
+ * then publishes it. @throws ApiError 40029 at the owner's limit, 40901 when the key has an answer
  */
 export async function putNewEndpoint(
   record: EndpointRecord,
@@ -86,7 +78,10 @@ export async function putNewEndpoint(
   } catch (error) {
     const codes = cancellationCodes(error);
     if (codes?.[0] === 'ConditionalCheckFailed') {
-      throw new EndpointLimitError(`The owner has ${maxEndpointsPerOwner} endpoints.`);
+      throw new ApiError(
+        endpointErrorCodes.endpointLimitReached,
+        `This client has ${maxEndpointsPerOwner} webhook endpoints, the most it may have; delete one first.`,
+      );
     }
     if (codes?.[2] === 'ConditionalCheckFailed') {
       throw new ApiError(endpointErrorCodes.idempotencyKeyInUse, undefined, {
@@ -97,12 +92,6 @@ export async function putNewEndpoint(
   }
   await publishSubscription(subscriptionOfRecord(record), stores);
 }
-
-/** The attributes a `PATCH` owns (and `failingSince`); `undefined` ones are removed. */
-export type EndpointChange = Pick<
-  EndpointRecord,
-  'url' | 'events' | 'format' | 'description' | 'enabled' | 'disabledReason' | 'failingSince'
-> & { readonly version: number };
 
 const changedAttributes = [
   'url',
@@ -115,10 +104,10 @@ const changedAttributes = [
   'version',
 ] as const;
 
-/**
- * Writes a `PATCH` if the endpoint still has the version it was made from, then publishes it to
- * the fan-out; `undefined` when it changed meanwhile.
- */
+/** The attributes a `PATCH` owns (and `failingSince`); `undefined` ones are removed. */
+export type EndpointChange = Pick<EndpointRecord, (typeof changedAttributes)[number]>;
+
+/** Writes and publishes a `PATCH` if the endpoint is at `current`'s version, else `undefined`. */
 export async function changeEndpoint(
   current: EndpointRecord,
   change: EndpointChange,
@@ -175,13 +164,10 @@ export async function rotateEndpointSecret(
   return !conditionFailed(result);
 }
 
-/**
- * Deletes and uncounts an endpoint (at `version`, if named), then withdraws it from the fan-out.
- */
+/** Deletes and uncounts an endpoint if still at its version, then withdraws it from the fan-out. */
 export async function deleteEndpoint(
   record: EndpointRecord,
   stores: EndpointStores,
-  options: { readonly atVersion?: number } = {},
 ): Promise<'deleted' | 'missing' | 'changed'> {
   try {
     await transact(stores, [
@@ -189,13 +175,8 @@ export async function deleteEndpoint(
         Delete: {
           TableName: stores.endpointsTableName,
           Key: { owner: record.owner, endpointId: record.id },
-          ConditionExpression:
-            options.atVersion === undefined
-              ? 'attribute_exists(endpointId)'
-              : 'attribute_exists(endpointId) AND version = :version',
-          ...(options.atVersion === undefined
-            ? {}
-            : { ExpressionAttributeValues: { ':version': options.atVersion } }),
+          ConditionExpression: 'attribute_exists(endpointId) AND version = :version',
+          ExpressionAttributeValues: { ':version': record.version },
         },
       },
       {

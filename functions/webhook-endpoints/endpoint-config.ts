@@ -1,9 +1,5 @@
-/**
- * The webhook endpoint stores and the key sealing their secrets, as the functions read them from
- * their environment.
- */
+/** The endpoint stores and the key sealing their secrets, as the functions' variables name them. */
 import { KMSClient } from '@aws-sdk/client-kms';
-import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type * as v from 'valibot';
 import { allowedOriginsVariable } from '../shared/http/cors.ts';
 import { optional, parsed, readConfiguration, required } from '../shared/platform/configuration.ts';
@@ -74,12 +70,9 @@ export function kmsOpenerOf(
 }
 
 /** The document client and table names of the stores, for the functions' dependencies. */
-export function endpointStoresOf(
-  settings: EndpointStoreSettings,
-  documentClient?: DynamoDBDocumentClient,
-) {
+export function endpointStoresOf(settings: EndpointStoreSettings) {
   return {
-    documentClient: documentClient ?? createDocumentClient({ url: settings.dynamoDbUrl }),
+    documentClient: createDocumentClient({ url: settings.dynamoDbUrl }),
     endpointsTableName: settings.endpointsTableName,
     logTableName: settings.logTableName,
   };
@@ -103,19 +96,16 @@ type VariablesOf<Entries extends v.ObjectEntries> = v.InferOutput<
  */
 export function readEndpointFunctionConfig<Extra extends v.ObjectEntries>(
   functionName: string,
-  environment: NodeJS.ProcessEnv,
   extra: Extra = {} as Extra,
 ) {
   // One read, so that a start names every problem; typed as the two parts it reads.
   const variables = readConfiguration(
     functionName,
     { ...endpointFunctionVariables, ...extra },
-    environment,
+    process.env,
   ) as VariablesOf<typeof endpointFunctionVariables> & VariablesOf<Extra>;
   return {
-    documentClient: createDocumentClient({ url: variables.DYNAMODB_ENDPOINT }),
-    endpointsTableName: variables.ENDPOINTS_TABLE_NAME,
-    logTableName: variables.WEBHOOK_LOG_TABLE_NAME,
+    ...endpointStoresOf(endpointStoreSettingsOf(variables)),
     allowedOrigins: variables.CORS_ALLOWED_ORIGINS,
     variables,
   };
@@ -127,7 +117,7 @@ export function readKeyedFunctionConfig<Box, Extra extends v.ObjectEntries>(
   boxOf: (settings: SecretsKeySettings, store: DataKeyStore) => Box,
   extra: Extra = {} as Extra,
 ) {
-  const { variables, ...config } = readEndpointFunctionConfig(functionName, process.env, {
+  const { variables, ...config } = readEndpointFunctionConfig(functionName, {
     ...secretsKeyVariables,
     ...extra,
   });

@@ -7,19 +7,13 @@ import { ApiError } from '../shared/errors/errors.ts';
 import { conditionFailed, updateIf } from '../shared/platform/dynamodb.ts';
 import type { WebhookLogTable } from './webhook-log.ts';
 
-/** A limit: at most `calls` in each window of `windowSeconds`. */
-export interface CallLimit {
-  readonly calls: number;
-  readonly windowSeconds: number;
-}
-
-/** The limits per endpoint. */
+/** The limits per endpoint: at most `calls` in each window of `windowSeconds`. */
 export const endpointCallLimits = {
   /** `POST …/test`: ten a minute. */
   test: { calls: 10, windowSeconds: 60 },
   /** `POST …/recover`: five a minute (each queues at most {@link recoverCap} events). */
   recover: { calls: 5, windowSeconds: 60 },
-} as const satisfies Record<string, CallLimit>;
+} as const satisfies Record<string, { readonly calls: number; readonly windowSeconds: number }>;
 
 /** The most events one `recover` queues; the answer says when more were missed. */
 export const recoverCap = 1000;

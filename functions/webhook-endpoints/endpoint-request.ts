@@ -1,21 +1,13 @@
 /** What every webhook endpoint function shares: its stores, and its request's owner. */
-import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { APIGatewayProxyEvent } from 'aws-lambda';
 import { endpointErrorCodes } from '../shared/errors/error-codes.ts';
 import { ApiError } from '../shared/errors/errors.ts';
 import type { RouteHandlerOptions, RouteRequest } from '../shared/http/route-handler.ts';
 import type { Logger } from '../shared/platform/logger.ts';
 import { type EndpointRecord, readEndpointIdParameter } from './endpoint.ts';
-import { readEndpoint, type EndpointStores as Stores } from './endpoint-store.ts';
+import { type EndpointStores, readEndpoint } from './endpoint-store.ts';
 
-/** The endpoints table and the webhook log, which every endpoint function works on. */
-export interface EndpointStores {
-  readonly documentClient: DynamoDBDocumentClient;
-  readonly endpointsTableName: string;
-  readonly logTableName: string;
-}
-
-/** What every endpoint function needs; each adds what its work needs besides. */
+/** What every endpoint function needs: its stores; each adds what its work needs besides. */
 export interface EndpointFunctionDependencies extends EndpointStores, RouteHandlerOptions {
   /** The clock (tests move it). @default Date.now */
   readonly now?: () => number;
@@ -26,7 +18,7 @@ export interface EndpointRequest {
   readonly event: APIGatewayProxyEvent;
   /** The token's subject: every endpoint the request names must be its. */
   readonly owner: string;
-  readonly stores: Stores;
+  readonly stores: EndpointStores;
   readonly logger: Logger;
   readonly now: () => number;
 }

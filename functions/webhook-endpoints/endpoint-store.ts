@@ -3,7 +3,6 @@
  * strongly consistent. The delivery writes `failingSince` (and a disable) conditionally; a
  * client's changes are in `endpoint-changes.ts`.
  */
-
 import { GetCommand, type NativeAttributeValue, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import {
   conditionFailed,
@@ -39,27 +38,19 @@ function numberOf(value: unknown): number | undefined {
 
 export function recordOf(item: Item): EndpointRecord {
   const { endpointId, ...rest } = item;
-  const previousSecretUntil = numberOf(item.previousSecretUntil);
-  const failingSince = numberOf(item.failingSince);
   return {
     ...(rest as Omit<EndpointRecord, 'id'>),
     id: endpointId as string,
     version: numberOf(item.version) ?? 0,
-    previousSecretUntil,
-    failingSince,
+    previousSecretUntil: numberOf(item.previousSecretUntil),
+    failingSince: numberOf(item.failingSince),
   };
 }
 
 /** The fan-out's view of an endpoint. */
 export function subscriptionOfRecord(record: EndpointRecord): EndpointSubscription {
-  return {
-    id: record.id,
-    owner: record.owner,
-    events: record.events,
-    format: record.format,
-    enabled: record.enabled,
-    version: record.version,
-  };
+  const { id, owner, events, format, enabled, version } = record;
+  return { id, owner, events, format, enabled, version };
 }
 
 /** The owner's endpoint with this id, or `undefined` (none, or another owner's). */
@@ -79,9 +70,7 @@ export async function readEndpoint(
   return Item === undefined ? undefined : recordOf(Item);
 }
 
-/**
- * A page of the owner's endpoints in id (creation) order, after `after`, and whether more follow.
- */
+/** A page of the owner's endpoints in id (creation) order after `after`, and if more follow. */
 export async function listEndpoints(
   owner: string,
   page: { readonly limit: number; readonly after?: string },

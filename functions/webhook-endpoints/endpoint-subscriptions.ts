@@ -3,29 +3,15 @@
  * writes the endpoint's entry, then counts a change, before the answer; the fan-out reads the
  * count every batch, so an event after a create's answer always reaches the new endpoint.
  */
-
-import {
-  GetCommand,
-  type NativeAttributeValue,
-  QueryCommand,
-  UpdateCommand,
-} from '@aws-sdk/lib-dynamodb';
-import {
-  conditionFailed,
-  type StoreDependencies,
-  sendToStore,
-  updateIf,
-} from '../shared/platform/dynamodb.ts';
+import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { conditionFailed, sendToStore, updateIf } from '../shared/platform/dynamodb.ts';
 import type {
   PlantEventType,
   Subscription,
   WebhookFormat,
 } from '../shared/webhooks/plant-events.ts';
 import type { SubscriptionSource } from '../shared/webhooks/queue-deliveries.ts';
-
-export type SubscriptionList = Omit<StoreDependencies, 'tableName'> & {
-  readonly logTableName: string;
-};
+import { query, type WebhookLogTable as SubscriptionList } from './webhook-log.ts';
 
 /** An endpoint as the fan-out sees it. */
 export interface EndpointSubscription {
@@ -37,8 +23,6 @@ export interface EndpointSubscription {
   /** The endpoint's version when this was written: a write only replaces an older one. */
   readonly version: number;
 }
-
-type Item = Record<string, NativeAttributeValue>;
 
 const partition = 'subscriptions';
 const changesKey = { pk: partition, sk: '#changes' };
@@ -105,31 +89,20 @@ export async function listSubscribedEndpoints(
   list: SubscriptionList,
 ): Promise<readonly EndpointSubscription[]> {
   const found: EndpointSubscription[] = [];
-  let start: Item | undefined;
-  do {
-    const page = await sendToStore(
-      list,
-      new QueryCommand({
-        TableName: list.logTableName,
-        KeyConditionExpression: 'pk = :pk AND begins_with(sk, :endpoint)',
-        FilterExpression: 'enabled = :true',
-        ExpressionAttributeValues: { ':pk': partition, ':endpoint': 'ep_', ':true': true },
-        ConsistentRead: true,
-        ExclusiveStartKey: start,
-      }),
-    );
-    for (const item of page.Items ?? []) {
-      found.push({
-        id: item.sk as string,
-        owner: item.owner as string,
-        events: item.events as PlantEventType[],
-        format: item.format as WebhookFormat,
-        enabled: true,
-        version: Number((item.version as { value: string }).value),
-      });
-    }
-    start = page.LastEvaluatedKey;
-  } while (start !== undefined);
+  for await (const item of query(list, {
+    KeyConditionExpression: 'pk = :pk AND begins_with(sk, :endpoint)',
+    FilterExpression: 'enabled = :true',
+    ExpressionAttributeValues: { ':pk': partition, ':endpoint': 'ep_', ':true': true },
+  })) {
+    found.push({
+      id: item.sk as string,
+      owner: item.owner as string,
+      events: item.events as PlantEventType[],
+      format: item.format as WebhookFormat,
+      enabled: true,
+      version: Number((item.version as { value: string }).value),
+    });
+  }
   return found;
 }
 

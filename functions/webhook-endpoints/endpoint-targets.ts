@@ -38,8 +38,9 @@ export interface EndpointDeliveryDependencies {
 export const endpointLog = { disabled: 'webhook endpoint disabled' } as const;
 
 /**
- * How many opened secrets a container keeps: each version (its sealed form, new at every
- * rotation) is opened once for the container's life, the oldest let go past this many.
+ * How many opened secrets a container keeps, by sealed form (new at every rotation; a revoked one
+ * is never asked for again, as each delivery reads the endpoint's current secrets), the oldest let
+ * go past this many: a `kms:` secret, sealed before the data key, costs a KMS call to open.
  */
 export const openedSecretsKept = 50_000;
 
@@ -48,8 +49,7 @@ export function endpointTargets(
   dependencies: EndpointDeliveryDependencies,
 ): (logger: Logger) => DeliveryTargets {
   const now = dependencies.now ?? Date.now;
-  // Keyed by the sealed secret: a rotation seals a new one, and a revoked one is never asked
-  // for again (each delivery reads the endpoint, and so its current secrets, as it sends).
+  const { stores } = dependencies;
   const opened = new Map<string, string>();
   const open = async (sealed: string, endpointId: string) => {
     const cached = opened.get(sealed);
@@ -85,7 +85,6 @@ export function endpointTargets(
       );
     },
     record: async (message, outcome, timing, next) => {
-      const { stores } = dependencies;
       // Retried through a short pause of the store: else the claim would stay pending.
       await retryWhileUnavailable(() =>
         recordAttempt(record.id, attemptRecordOf(message, outcome, timing), stores),
@@ -116,7 +115,6 @@ export function endpointTargets(
     resolve: async (message): Promise<TargetResolution> => {
       const address = message.endpoint;
       if (address === undefined) return { unknown: true };
-      const { stores } = dependencies;
       const record = await readEndpoint(address.owner, address.id, stores);
       if (record === undefined) return { done: 'the endpoint was deleted' };
       // A test event is sent whatever the endpoint's state: its owner asked for it.

@@ -30,12 +30,6 @@ export class EndpointUrlError extends Error {
   }
 }
 
-/** A URL that passed the checks, and the public addresses its host resolved to. */
-export interface CheckedUrl {
-  readonly url: URL;
-  readonly addresses: readonly string[];
-}
-
 /** The checks that need no network: scheme, no user info, a host that can be public. @throws */
 export function parseEndpointUrl(text: unknown, policy: EndpointUrlPolicy): URL {
   const tooLong = () =>
@@ -75,7 +69,7 @@ export function parseEndpointUrl(text: unknown, policy: EndpointUrlPolicy): URL 
 export async function checkEndpointUrl(
   text: unknown,
   policy: EndpointUrlPolicy,
-): Promise<CheckedUrl> {
+): Promise<{ readonly url: URL; readonly addresses: readonly string[] }> {
   const url = parseEndpointUrl(text, policy);
   const host = hostOf(url);
   if (isIPv4(host) || isIPv6(host)) return { url, addresses: [host] };
@@ -183,16 +177,10 @@ export function forbiddenRangeOf(address: string): string | undefined {
   return `${rangeDescriptions[range] ?? range} (${cidrOf(parsed, range)})`;
 }
 
-/** ipaddr.js's names of the special ranges, in words. */
+/** ipaddr.js's names of the special ranges, in words (those that are words already left out). */
 const rangeDescriptions: Readonly<Record<string, string>> = {
-  unspecified: 'unspecified',
-  broadcast: 'broadcast',
-  multicast: 'multicast',
   linkLocal: 'link-local',
-  loopback: 'loopback',
   carrierGradeNat: 'shared',
-  private: 'private',
-  reserved: 'reserved',
   as112: 'AS112 anycast',
   amt: 'AMT anycast',
   uniqueLocal: 'unique-local',
@@ -208,15 +196,13 @@ const rangeDescriptions: Readonly<Record<string, string>> = {
   segmentRouting: 'segment routing',
 };
 
+type SpecialRange = [ipaddr.IPv4 | ipaddr.IPv6, number];
+
 /** The CIDR of the special range `name` that `address` is in. */
 function cidrOf(address: ipaddr.IPv4 | ipaddr.IPv6, name: string): string {
-  const ranges = (address as unknown as { SpecialRanges: Record<string, unknown> }).SpecialRanges[
-    name
-  ] as [ipaddr.IPv4 | ipaddr.IPv6, number] | [ipaddr.IPv4 | ipaddr.IPv6, number][];
-  const list = (Array.isArray(ranges[0]) ? ranges : [ranges]) as [
-    ipaddr.IPv4 | ipaddr.IPv6,
-    number,
-  ][];
+  const special = (address as unknown as { SpecialRanges: Record<string, unknown> }).SpecialRanges;
+  const ranges = special[name] as SpecialRange | SpecialRange[];
+  const list = (Array.isArray(ranges[0]) ? ranges : [ranges]) as SpecialRange[];
   const found = list.find(([first, bits]) => address.match(first as never, bits)) ?? list[0];
   return found === undefined ? name : `${found[0].toString()}/${found[1]}`;
 }

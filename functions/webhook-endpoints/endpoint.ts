@@ -1,7 +1,4 @@
-/**
- * A webhook endpoint a client registered itself, owned by the token's subject: what is stored
- * and what the API shows (never a secret).
- */
+/** A client's webhook endpoint, owned by the token's subject: as stored, as shown (no secret). */
 import { randomBytes } from 'node:crypto';
 import { errorCodes } from '../shared/errors/error-codes.ts';
 import { ApiError } from '../shared/errors/errors.ts';
@@ -38,16 +35,8 @@ export type EndpointView = Pick<
 >;
 
 export function viewOf(record: EndpointRecord): EndpointView {
-  return {
-    id: record.id,
-    url: record.url,
-    events: record.events,
-    format: record.format,
-    description: record.description,
-    enabled: record.enabled,
-    disabledReason: record.disabledReason,
-    createdAt: record.createdAt,
-  };
+  const { id, url, events, format, description, enabled, disabledReason, createdAt } = record;
+  return { id, url, events, format, description, enabled, disabledReason, createdAt };
 }
 
 /** How long deliveries carry the previous secret's signature after a rotation: 24 hours. */

@@ -59,10 +59,7 @@ async function makeDataKey(kms: Pick<KMSClient, 'send'>, keyId: string, store: D
   return 'conditionFailed' in put ? await readSealedDataKey(store) : sealed;
 }
 
-/**
- * Secrets under the stage's data key, opened by KMS once a container (a failure is forgotten);
- * `make` makes it where there is none yet (the sealers').
- */
+/** The data key's box, opened by KMS once a container (again after a failure); `make` makes it. */
 function dataKeyBox(
   kms: Pick<KMSClient, 'send'>,
   keyId: string,
@@ -117,10 +114,7 @@ function openerOf(
   };
 }
 
-/**
- * Both: create and rotate seal a new secret (making the data key first), and open a kept
- * answer's, under the one data key the container opens.
- */
+/** Create's and rotate's box: seals (making the data key first) and opens, under one data key. */
 export function kmsSecretBox(
   kms: Pick<KMSClient, 'send'>,
   keyId: string,

@@ -1,11 +1,10 @@
 /**
- * The webhook log (`infra/table-schemas.ts`): every plant event, so an endpoint can `recover`
- * what it missed; every attempt, for its owner (`attempts`); and each event's delivery to each
- * endpoint (`delivery#<endpointId>` / `<webhookId>`: `pending` under one `deliveryId`,
- * `delivered` or `ended`), which a delivery claims before it sends, so at most one is under way.
- * The same table holds the subscription list, the endpoint counts and the call limits. Every
- * item expires 7 days after it was written (TTL `expiresAt`); reads leave out what has expired
- * but is still there.
+ * The webhook log (`infra/table-schemas.ts`): every plant event, so an endpoint can `recover` what
+ * it missed; every attempt, for its owner (`attempts`); and each event's delivery to each endpoint
+ * (`delivery#<endpointId>` / `<webhookId>`: `pending` under one `deliveryId`, `delivered` or
+ * `ended`), which a delivery claims before it sends, so at most one is under way. The same table
+ * holds the subscription list, the endpoint counts and the call limits. Every item expires 7 days
+ * after it was written (TTL `expiresAt`); reads leave out what has expired but is still there.
  */
 import {
   BatchGetCommand,
@@ -84,10 +83,7 @@ export async function keepEvents(
   await writeAll(items, table);
 }
 
-/**
- * The events kept from `since` to `until` (milliseconds), oldest first, hour by hour; those
- * whose expiry has passed are left out.
- */
+/** Events kept from `since` to `until` (ms), oldest first, hour by hour; expired ones left out. */
 export async function* eventsBetween(
   since: number,
   until: number,
@@ -112,11 +108,10 @@ export async function* eventsBetween(
 function eventOf(item: Item): PlantEvent {
   const type = item.type as PlantEventType;
   const plant = readStoredPlant(item);
-  const id = BigInt((item.id as { value: string }).value);
   return {
     webhookId: item.webhookId as string,
     type,
-    id,
+    id: BigInt((item.id as { value: string }).value),
     ...(type === 'plant.deleted' || plant === undefined ? {} : { plant }),
     version: Number((item.version as { value: string }).value),
     occurredAt: Number((item.occurredAt as { value: string }).value),
@@ -329,8 +324,8 @@ function attemptOf(item: Item): DeliveryAttemptRecord {
   };
 }
 
-/** The items of a query, page by page (`pageSize` items a request when given). */
-async function* query(
+/** The items of a query of the log, page by page (`pageSize` items a request when given). */
+export async function* query(
   table: WebhookLogTable,
   input: Omit<ConstructorParameters<typeof QueryCommand>[0], 'TableName'>,
   pageSize?: number,
