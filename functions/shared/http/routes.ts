@@ -33,85 +33,46 @@ export interface Route {
   readonly operationId: string;
 }
 
-export const routes = [
-  {
-    method: 'POST',
-    path: '/plants',
-    scopes: [scopes.write],
-    function: 'createPlant',
-    operationId: 'createPlant',
-  },
-  {
-    method: 'GET',
-    path: '/plants',
-    scopes: [scopes.read],
-    function: 'listPlants',
-    operationId: 'listPlants',
-  },
-  {
-    method: 'GET',
-    path: '/plants/{id}',
-    scopes: [scopes.read],
-    function: 'getPlant',
-    operationId: 'getPlant',
-  },
-  {
-    method: 'PUT',
-    path: '/plants/{id}',
-    scopes: [scopes.write],
-    function: 'updatePlant',
-    operationId: 'replacePlant',
-  },
-  {
-    method: 'PATCH',
-    path: '/plants/{id}',
-    scopes: [scopes.write],
-    function: 'updatePlant',
-    operationId: 'patchPlant',
-  },
-  {
-    method: 'DELETE',
-    path: '/plants/{id}',
-    scopes: [scopes.write],
-    function: 'deletePlant',
-    operationId: 'deletePlant',
-  },
-  // Routes that can point an endpoint at plant events (a PATCH may) need plants/read too.
-  ...webhookEndpointRoutes([
-    ['POST', '/webhook-endpoints', 'createWebhookEndpoint', 'readsPlants'],
-    ['GET', '/webhook-endpoints', 'listWebhookEndpoints'],
-    ['GET', '/webhook-endpoints/{endpointId}', 'getWebhookEndpoint'],
-    ['PATCH', '/webhook-endpoints/{endpointId}', 'updateWebhookEndpoint', 'readsPlants'],
-    ['DELETE', '/webhook-endpoints/{endpointId}', 'deleteWebhookEndpoint'],
-    ['GET', '/webhook-endpoints/{endpointId}/secret', 'getWebhookEndpointSecret'],
-    ['POST', '/webhook-endpoints/{endpointId}/secret/rotate', 'rotateWebhookEndpointSecret'],
-    ['POST', '/webhook-endpoints/{endpointId}/test', 'testWebhookEndpoint'],
-    ['GET', '/webhook-endpoints/{endpointId}/attempts', 'listWebhookEndpointAttempts'],
-    ['POST', '/webhook-endpoints/{endpointId}/recover', 'recoverWebhookEndpoint', 'readsPlants'],
-  ] as const),
-] as const satisfies readonly Route[];
+const manage = [scopes.manageWebhooks] as const;
+// Routes that can point an endpoint at plant events (a PATCH may) need plants/read too.
+const manageAndRead = [scopes.manageWebhooks, scopes.read] as const;
 
-/** The endpoint routes: `webhooks/manage`, and `plants/read` too when it `readsPlants`. */
-function webhookEndpointRoutes<
-  const Rows extends readonly (
-    | readonly [Route['method'], string, string]
-    | readonly [Route['method'], string, string, 'readsPlants']
-  )[],
->(rows: Rows) {
-  return rows.map(([method, path, name, readsPlants]) => ({
+export const routes = routeTable([
+  ['POST', '/plants', [scopes.write], 'createPlant'],
+  ['GET', '/plants', [scopes.read], 'listPlants'],
+  ['GET', '/plants/{id}', [scopes.read], 'getPlant'],
+  ['PUT', '/plants/{id}', [scopes.write], 'updatePlant', 'replacePlant'],
+  ['PATCH', '/plants/{id}', [scopes.write], 'updatePlant', 'patchPlant'],
+  ['DELETE', '/plants/{id}', [scopes.write], 'deletePlant'],
+  ['POST', '/webhook-endpoints', manageAndRead, 'createWebhookEndpoint'],
+  ['GET', '/webhook-endpoints', manage, 'listWebhookEndpoints'],
+  ['GET', '/webhook-endpoints/{endpointId}', manage, 'getWebhookEndpoint'],
+  ['PATCH', '/webhook-endpoints/{endpointId}', manageAndRead, 'updateWebhookEndpoint'],
+  ['DELETE', '/webhook-endpoints/{endpointId}', manage, 'deleteWebhookEndpoint'],
+  ['GET', '/webhook-endpoints/{endpointId}/secret', manage, 'getWebhookEndpointSecret'],
+  ['POST', '/webhook-endpoints/{endpointId}/secret/rotate', manage, 'rotateWebhookEndpointSecret'],
+  ['POST', '/webhook-endpoints/{endpointId}/test', manage, 'testWebhookEndpoint'],
+  ['GET', '/webhook-endpoints/{endpointId}/attempts', manage, 'listWebhookEndpointAttempts'],
+  ['POST', '/webhook-endpoints/{endpointId}/recover', manageAndRead, 'recoverWebhookEndpoint'],
+]) satisfies readonly Route[];
+
+/** A row: method, path, scopes, function, and `operationId` where not the function's name. */
+type RouteRow = readonly [Route['method'], string, readonly Scope[], string, string?];
+
+function routeTable<const Rows extends readonly RouteRow[]>(rows: Rows) {
+  return rows.map(([method, path, routeScopes, name, operationId = name]) => ({
     method,
     path,
-    scopes:
-      readsPlants === undefined ? [scopes.manageWebhooks] : [scopes.manageWebhooks, scopes.read],
+    scopes: [...routeScopes],
     function: name,
-    operationId: name,
+    operationId,
   })) as {
     [Index in keyof Rows]: {
       readonly method: Rows[Index][0];
       readonly path: Rows[Index][1];
       readonly scopes: readonly Scope[];
-      readonly function: Rows[Index][2];
-      readonly operationId: Rows[Index][2];
+      readonly function: Rows[Index][3];
+      readonly operationId: string;
     };
   };
 }
