@@ -1,7 +1,6 @@
 /**
- * W3C Trace Context (https://www.w3.org/TR/trace-context/): a request's `traceparent` honoured or a
- * trace begun, its id on every log line and answer (`traceresponse`, Trace Context Level 2), and
- * carried on the plant's item to the webhooks its change makes (docs/tracing.md).
+ * W3C Trace Context: a request's `traceparent` honoured or a trace begun, named on every log line
+ * and answer (`traceresponse`), and carried to the webhooks its change makes (docs/tracing.md).
  */
 import { randomBytes } from 'node:crypto';
 
@@ -18,10 +17,7 @@ export interface TraceContext {
 const traceparentPattern = /^([0-9a-f]{2})-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})(-.*)?$/;
 const allZeros = /^0+$/;
 
-/**
- * The context of a `traceparent`, or `undefined` when it is none: version `ff` and all-zero ids
- * are invalid, and version `00` has nothing after the flags; a later version may (the spec's §3.2).
- */
+/** A `traceparent`'s context if valid (§3.2: no version ff or zero id; a 00 ends at its flags). */
 export function parseTraceparent(value: string | undefined): TraceContext | undefined {
   const match = value === undefined ? null : traceparentPattern.exec(value.trim());
   if (match === null) return undefined;
@@ -42,7 +38,7 @@ export function newSpanId(): string {
   return allZeros.test(id) ? newSpanId() : id;
 }
 
-/** A span of the same trace below `parent` (a webhook attempt below its event's request). */
+/** A span of `parent`'s trace below it (a webhook attempt below its event's request). */
 export function childOf(parent: TraceContext): TraceContext {
   return { ...parent, spanId: newSpanId() };
 }
