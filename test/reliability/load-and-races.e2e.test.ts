@@ -154,7 +154,14 @@ describe('races on one id', () => {
     for (const plant of plants) {
       const items = stored.filter((item) => item.id === String(plant.id));
       expect(items.map((item) => item.attributes)).toEqual([
-        { id: expect.anything(), name: plant.name, tag: 'same', version: expect.anything() },
+        {
+          id: expect.anything(),
+          name: plant.name,
+          tag: 'same',
+          version: expect.anything(),
+          // The trace of the request whose write won (docs/tracing.md).
+          traceparent: expect.stringMatching(/^00-[0-9a-f]{32}-[0-9a-f]{16}-01$/),
+        },
       ]);
     }
     // Past one request's own bound (`postPlant`), with its retries: a busy machine is slow here.

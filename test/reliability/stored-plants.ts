@@ -66,11 +66,13 @@ export function auditStore(
       audit.unacknowledged.push(id);
       continue;
     }
-    // Every plant the API stores has a version (the number in its ETag), and nothing else.
-    const { id: _id, version, ...stored } = attributes;
+    // Every plant the API stores has a version (the number in its ETag) and the writing request's
+    // trace (docs/tracing.md), and nothing else.
+    const { id: _id, version, traceparent, ...stored } = attributes;
     const wanted = expected.tag === undefined ? { name: expected.name } : { ...expected };
     if (
       !/^[1-9][0-9]*$/.test((version as NumberValue | undefined)?.value ?? '') ||
+      !/^00-[0-9a-f]{32}-[0-9a-f]{16}-0[01]$/.test(String(traceparent)) ||
       JSON.stringify(stored, Object.keys(stored).sort()) !==
         JSON.stringify(wanted, Object.keys(wanted).sort())
     ) {

@@ -192,7 +192,13 @@ it('counts a client past the cap in its hashed bucket for good, the same bucket 
   const { calls, counted } = counting(() => planId);
   const read: string[] = [];
   const stored = records();
-  const reading = { ...stored, read: (value: string) => (read.push(value), stored.read(value)) };
+  const reading = {
+    ...stored,
+    read: (value: string) => {
+      read.push(value);
+      return stored.read(value);
+    },
+  };
   const fresh = createClientKeyRegistry(counted, reading, name, { cap: 3 });
   expect(await fresh(keyOf(4), late)).toBe(late);
   expect(await fresh(keyOf(4), late)).toBe(late);
