@@ -5,7 +5,7 @@
  */
 import { statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { type BuildOptions, build } from 'esbuild';
+import { type BuildOptions, build, type Plugin } from 'esbuild';
 import {
   functionDisplayName,
   type RouteFunctionName,
@@ -40,8 +40,8 @@ const cdkDefaultOptions = {
 
 /**
  * The levers, cumulative from the CDK default towards the deployed bundle (which adds the
- * aliases of `infra/bundling.ts`); the last one is `esm-minified` as CommonJS, to show what the
- * module format itself is worth.
+ * aliases of `infra/bundling.ts`); then `esm-minified` as CommonJS, to show what the module format
+ * itself is worth, and the deployed bundle without its trace context, to show what tracing costs.
  */
 const sdkBundled: BuildOptions = { ...cdkDefaultOptions, external: [] };
 const esmModuleFirst: BuildOptions = {
@@ -52,12 +52,23 @@ const esmModuleFirst: BuildOptions = {
 };
 const esmMinified: BuildOptions = { ...esmModuleFirst, minify: true };
 
+/** The deployed build with the trace context stubbed (`untraced-trace-context.ts`). */
+const untraced: Plugin = {
+  name: 'untraced',
+  setup(build) {
+    build.onResolve({ filter: /\/trace-context\.ts$/ }, () => ({
+      path: join(repositoryRoot, 'bench', 'untraced-trace-context.ts'),
+    }));
+  },
+};
+
 const createVariants: readonly { name: string; options: BuildOptions }[] = [
   { name: 'cdk-default', options: cdkDefaultOptions },
   { name: 'cjs-sdk-bundled', options: sdkBundled },
   { name: 'esm-module-first', options: esmModuleFirst },
   { name: 'esm-minified', options: esmMinified },
   { name: 'cjs-minified', options: { ...esmMinified, format: 'cjs', banner: {} } },
+  { name: 'deployed-untraced', options: { ...deployedOptions(), plugins: [untraced] } },
 ];
 
 function deployedOptions(): BuildOptions {
