@@ -1,5 +1,12 @@
 import path from 'node:path';
-import { AssetHashType, DockerImage, Duration, type RemovalPolicy, Validations } from 'aws-cdk-lib';
+import {
+  AssetHashType,
+  Aws,
+  DockerImage,
+  Duration,
+  type RemovalPolicy,
+  Validations,
+} from 'aws-cdk-lib';
 import { PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import {
   Architecture,
@@ -26,6 +33,8 @@ export interface PlantStoreFunctionProps {
   readonly environment?: Record<string, string>;
   readonly logRetention: RetentionDays;
   readonly logRemovalPolicy: RemovalPolicy;
+  /** The share of traces whose spans it sends to X-Ray (`StageConfig`). @default 0 */
+  readonly traceSampleRatio?: number;
   /** Why no dead-letter queue (Lambda's serves asynchronous calls). @default API Gateway's */
   readonly noDeadLetterQueueReason?: string;
 }
@@ -72,6 +81,16 @@ export class PlantStoreFunction extends LambdaFunction {
       description: `Runs the Plant Store ${id} function.`,
     });
     logGroup.grantWrite(role);
+    const ratio = props.traceSampleRatio ?? 0;
+    // Spans to X-Ray's OTLP endpoint, signed (`spans.ts`): `xray:PutSpans` ("OTLP Endpoint").
+    const spans = {
+      OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: `https://xray.${Aws.REGION}.amazonaws.com/v1/traces`,
+      OTEL_TRACES_SAMPLER_ARG: String(ratio),
+    };
+    if (ratio > 0) {
+      const actions = ['xray:PutSpans', 'xray:PutSpansForIndexing'];
+      role.addToPolicy(new PolicyStatement({ actions, resources: ['*'] }));
+    }
 
     super(scope, id, {
       description: props.description,
@@ -88,7 +107,7 @@ export class PlantStoreFunction extends LambdaFunction {
       loggingFormat: LoggingFormat.JSON,
       systemLogLevelV2: SystemLogLevel.INFO,
       role,
-      environment: props.environment,
+      environment: { ...props.environment, ...(ratio > 0 ? spans : {}) },
     });
     this.logGroupOfFunction = logGroup;
 

@@ -19,7 +19,7 @@ import {
   scopeDescriptions,
 } from '../functions/shared/http/routes.ts';
 import { type FunctionSettings, functionSettings } from './function-settings.ts';
-import { PlantStoreFunction } from './plant-store-function.ts';
+import { PlantStoreFunction, type PlantStoreFunctionProps } from './plant-store-function.ts';
 import { type MonitoredFunction, PlantStoreMonitoring } from './plant-store-monitoring.ts';
 import { PlantWebhooks } from './plant-webhooks.ts';
 import { PlantsApi, usagePlanName } from './plants-api.ts';
@@ -67,7 +67,10 @@ export class PlantStoreStack extends Stack {
 
   private readonly stage: StageConfig;
   /** Logs are evidence: production-like stages keep them after the stack is gone. */
-  private readonly logs: { logRetention: RetentionDays; logRemovalPolicy: RemovalPolicy };
+  private readonly logs: Pick<
+    PlantStoreFunctionProps,
+    'logRetention' | 'logRemovalPolicy' | 'traceSampleRatio'
+  >;
 
   constructor(scope: Construct, id: string, props: PlantStoreStackProps) {
     super(scope, id, props);
@@ -76,6 +79,7 @@ export class PlantStoreStack extends Stack {
     this.logs = {
       logRetention: stage.logRetentionDays as RetentionDays,
       logRemovalPolicy: stage.productionLike ? RemovalPolicy.RETAIN : RemovalPolicy.DESTROY,
+      traceSampleRatio: stage.traceSampleRatio,
     };
     const allowedOrigins = checkStageOrigins(stage);
 

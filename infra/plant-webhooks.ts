@@ -36,6 +36,7 @@ export interface PlantWebhooksProps {
   readonly productionLike: boolean;
   readonly logRetention: RetentionDays;
   readonly logRemovalPolicy: RemovalPolicy;
+  readonly traceSampleRatio?: number;
 }
 
 /** How long a kept stream failure waits in its bucket for someone to replay it. */
@@ -145,6 +146,7 @@ export class PlantWebhooks extends Construct {
     return {
       logRetention: this.props.logRetention,
       logRemovalPolicy: this.props.logRemovalPolicy,
+      traceSampleRatio: this.props.traceSampleRatio,
       noDeadLetterQueueReason:
         'A failed stream batch is kept and a failed delivery dead-lettered; the replay, invoked by its schedule, is made up by its next run.',
     };

@@ -107,6 +107,11 @@ export interface StageConfig {
   readonly customDomain?: CustomDomainConfig;
   /** Browser origins allowed to call (CORS); `*` only where not production-like. @default none */
   readonly cors?: { readonly allowedOrigins: readonly string[] };
+  /**
+   * The share of traces whose spans go to X-Ray's OTLP endpoint (docs/tracing.md), which takes
+   * them once the account has CloudWatch Transaction Search on. @default 0: none
+   */
+  readonly traceSampleRatio?: number;
   /** Init Duration p99 (ms) that pages. @default {@link defaultInitDurationAlarmMilliseconds} */
   readonly initDurationAlarmMilliseconds?: number;
 }
@@ -140,6 +145,7 @@ export const stages: Readonly<Record<StageName, StageConfig>> = {
     throttling: { rateLimit: 200, burstLimit: 400 },
     // A year, as Control Tower's CT.CLOUDWATCH.PR.2 asks.
     logRetentionDays: 365,
+    traceSampleRatio: 0.05,
     issuer: { kind: 'cognito' },
   },
 };

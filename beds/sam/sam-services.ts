@@ -138,6 +138,8 @@ export async function startSamServices(options: SamServicesOptions): Promise<Sam
         SECRETS_KEY_ID: KeyMetadata?.KeyId ?? '',
         KMS_ENDPOINT: moto.url,
         DELIVERY_QUEUE_URL: queues.deliveries,
+        // A stage that samples traces sends spans to X-Ray: none from a container here.
+        OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: '',
       },
       route: { TABLE_NAME: tableName, DYNAMODB_ENDPOINT: reachable(store.url, options.host) },
       // The authorizer adds each client's key to this plan, as it does to the stage's.

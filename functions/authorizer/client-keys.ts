@@ -2,11 +2,14 @@
  * Each client's API key in the stage's usage plan (docs/decisions/per-client-limits.md), made once
  * for the stage through API Gateway's REST API and recorded in the webhook log table, so a new
  * container asks the control plane nothing for a client already in the plan. Both are called
- * signed with SigV4 (an SDK client would be most of the authorizer's bundle).
+ * signed with SigV4 (`signed-calls.ts`).
  */
-import { createHash, createHmac } from 'node:crypto';
-import { SignatureV4 } from '@smithy/signature-v4';
-import { remainingBudget } from '../shared/platform/invocation-budget.ts';
+import { createHash } from 'node:crypto';
+import {
+  type SignedCall,
+  type SignedCallSettings,
+  signedCalls,
+} from '../shared/platform/signed-calls.ts';
 
 /** The client every request is counted as while its own key cannot be made. */
 export const sharedClient = '*';
@@ -42,98 +45,6 @@ export type RegisterClientKey = (value: string, bucket: string) => Promise<strin
 
 /** One call of API Gateway's control plane: its status and JSON body. */
 export type ControlPlane = SignedCall;
-
-export interface SignedCallSettings {
-  readonly region: string;
-  /** Where the service answers; AWS's regional endpoint by default. */
-  readonly endpoint?: string;
-  /** The function's credentials (Lambda hands them in environment variables). */
-  readonly credentials: () => {
-    readonly accessKeyId: string;
-    readonly secretAccessKey: string;
-    readonly sessionToken?: string;
-  };
-  /** Each call's time limit: a registration delays a client's first request. @default 1500 */
-  readonly timeoutMilliseconds?: number;
-  /** Named in the user agent as `app/<id>`, as the SDK names `AWS_SDK_UA_APP_ID` (CloudTrail shows it). */
-  readonly appId?: string;
-}
-
-/** SHA-256 (and its HMAC) as the signer wants it, from Node's own crypto. */
-class Sha256 {
-  private readonly hash;
-  constructor(secret?: string | ArrayBuffer | ArrayBufferView) {
-    this.hash = secret === undefined ? createHash('sha256') : createHmac('sha256', bytes(secret));
-  }
-  update(data: string | ArrayBuffer | ArrayBufferView): void {
-    this.hash.update(bytes(data));
-  }
-  async digest(): Promise<Uint8Array> {
-    return new Uint8Array(this.hash.digest());
-  }
-}
-
-function bytes(data: string | ArrayBuffer | ArrayBufferView): string | Uint8Array {
-  if (typeof data === 'string') return data;
-  return ArrayBuffer.isView(data)
-    ? new Uint8Array(data.buffer, data.byteOffset, data.byteLength)
-    : new Uint8Array(data);
-}
-
-/** One signed JSON call of an AWS service: its status and JSON body. */
-type SignedCall = (
-  method: 'GET' | 'POST',
-  path: string,
-  options?: {
-    readonly query?: Record<string, string>;
-    readonly body?: object;
-    readonly headers?: Record<string, string>;
-  },
-) => Promise<{ readonly status: number; readonly body: Record<string, unknown> }>;
-
-function signedCalls(service: string, settings: SignedCallSettings): SignedCall {
-  const origin = new URL(
-    settings.endpoint ?? `https://${service}.${settings.region}.amazonaws.com`,
-  );
-  const signer = new SignatureV4({
-    service,
-    region: settings.region,
-    credentials: async () => settings.credentials(),
-    sha256: Sha256,
-  });
-  return async (method, path, { query = {}, body, headers = {} } = {}) => {
-    const text = body === undefined ? undefined : JSON.stringify(body);
-    const signed = await signer.sign({
-      method,
-      protocol: origin.protocol,
-      hostname: origin.hostname,
-      ...(origin.port === '' ? {} : { port: Number(origin.port) }),
-      path,
-      query,
-      headers: {
-        host: origin.host,
-        accept: 'application/json',
-        'user-agent': `plant-store-authorizer${settings.appId === undefined ? '' : ` app/${settings.appId}`}`,
-        ...(text === undefined ? {} : { 'content-type': 'application/json' }),
-        ...headers,
-      },
-      ...(text === undefined ? {} : { body: text }),
-    });
-    const url = new URL(path, origin);
-    for (const [name, value] of Object.entries(query)) url.searchParams.set(name, value);
-    const { host: _host, ...signedHeaders } = signed.headers;
-    const response = await fetch(url, {
-      method,
-      headers: signedHeaders,
-      ...(text === undefined ? {} : { body: text }),
-      signal: AbortSignal.timeout(
-        Math.min(settings.timeoutMilliseconds ?? 1_500, Math.max(remainingBudget(), 0)),
-      ),
-    });
-    const answer = await response.text();
-    return { status: response.status, body: answer === '' ? {} : JSON.parse(answer) };
-  };
-}
 
 /** API Gateway's REST API ("Amazon API Gateway REST API Reference"), each call signed. */
 export function apiGatewayControlPlane(settings: SignedCallSettings): ControlPlane {

@@ -12,6 +12,8 @@ import {
   invocationLoggers,
   type Logger,
 } from '../shared/platform/logger.ts';
+import { flushSpans, inSpan, type SpanOptions } from '../shared/platform/spans.ts';
+import { requestTrace } from '../shared/platform/trace-context.ts';
 import {
   bucketKeyValue,
   clientKeyValue,
@@ -79,9 +81,15 @@ export function createHandler(
     }
   };
 
+  // Its own span in API Gateway's X-Ray trace: a TOKEN event carries no `traceparent`.
+  const span = () => ({ kind: 'server', service: 'authorizer', context: requestTrace(undefined) });
   return (event, context) =>
     // The key's registration stops in time for the answer: past it, the shared client's key.
-    withinInvocationBudget(context, authorizerMarginMilliseconds, () => authorize(event, context));
+    inSpan('authorizer', span() as SpanOptions, () =>
+      withinInvocationBudget(context, authorizerMarginMilliseconds, () =>
+        authorize(event, context),
+      ),
+    ).finally(flushSpans);
 
   async function authorize(event: APIGatewayTokenAuthorizerEvent, context?: InvocationContext) {
     const logger = loggerOf(context);

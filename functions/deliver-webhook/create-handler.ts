@@ -13,6 +13,8 @@ import {
   invocationLoggers,
   type Logger,
 } from '../shared/platform/logger.ts';
+import { flushSpans, inSpan } from '../shared/platform/spans.ts';
+import { childOf, parseTraceparent } from '../shared/platform/trace-context.ts';
 import {
   attemptDelivery,
   combinedTargets,
@@ -99,12 +101,22 @@ export function createHandler(dependencies: DeliverDependencies) {
       const logger = loggerOf(context);
       // A record is one delivery or a bundle of one subscriber's; each is attempted side by side.
       const turns = event.Records.flatMap((record, index) =>
-        parseDeliveryMessages(record.body, now()).map((message) => ({ index, message })),
+        parseDeliveryMessages(record.body, now()).map((message) => ({ index, message, record })),
       );
       const recordOf = (turn: number) => (turns[turn] as (typeof turns)[number]).index;
       const outcomes = await Promise.allSettled(
-        turns.map(async ({ message }) => {
-          const step = await deliver(message, logger);
+        turns.map(async ({ message, record }) => {
+          // Below its event's request, linked to the fan-out's send (none for a delete's).
+          const trace =
+            typeof message === 'string' ? undefined : parseTraceparent(message.traceparent);
+          const span = {
+            kind: 'consumer',
+            service: 'deliver-webhook',
+            context: trace && childOf(trace),
+            parentSpanId: trace?.spanId,
+            links: [parseTraceparent(record.messageAttributes?.traceparent?.stringValue)],
+          } as const;
+          const step = await inSpan('deliver-webhook', span, () => deliver(message, logger));
           if (step.kind === 'dead-letter') {
             await deadLetter(step.message, step.attempts, step.failure);
             return undefined;
@@ -124,6 +136,7 @@ export function createHandler(dependencies: DeliverDependencies) {
         outcome.status === 'rejected' || failed.has(recordOf(turn)) ? undefined : outcome.value,
       );
       for (const turn of await sendForLater(later, logger)) failed.add(recordOf(turn));
+      await flushSpans();
       return {
         batchItemFailures: [...failed]
           .sort((a, b) => a - b)

@@ -10,6 +10,8 @@ import {
   type InvocationContext,
   invocationLoggers,
 } from '../shared/platform/logger.ts';
+import { flushSpans, inSpan } from '../shared/platform/spans.ts';
+import { parseTraceparent, requestTrace } from '../shared/platform/trace-context.ts';
 import {
   type FanoutDependencies,
   queuePlantEventDeliveries,
@@ -26,11 +28,17 @@ export function createHandler(dependencies: FanoutDependencies) {
       event: DynamoDBStreamEvent,
       context?: InvocationContext,
     ): Promise<DynamoDBBatchResponse> => {
-      const { failedRecord } = await queuePlantEventDeliveries(
-        event.Records as PlantStreamRecord[],
-        dependencies,
-        loggerOf(context),
-      );
+      const records = event.Records as PlantStreamRecord[];
+      // Linked to each event's request: a batch carries many traces.
+      const span = {
+        kind: 'consumer',
+        service: 'webhook-fanout',
+        context: requestTrace(undefined),
+        links: records.map((record) => parseTraceparent(record.dynamodb?.NewImage?.traceparent?.S)),
+      } as const;
+      const { failedRecord } = await inSpan('webhook-fanout', span, () =>
+        queuePlantEventDeliveries(records, dependencies, loggerOf(context)),
+      ).finally(flushSpans);
       // Lambda retries from the first failed record, the later ones with it.
       const itemIdentifier = failedRecord?.dynamodb?.SequenceNumber ?? '';
       return { batchItemFailures: failedRecord === undefined ? [] : [{ itemIdentifier }] };

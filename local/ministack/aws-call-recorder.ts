@@ -74,6 +74,11 @@ export function describeCall(
   const arn = (kind: string, name: string) =>
     `arn:aws:${service}:${region}:${account}:${kind}${name}`;
   if (service === 's3') return { service, ...s3Call(request) };
+  // X-Ray's OTLP endpoint: a POST of spans is authorized as `xray:PutSpans` (CloudWatch, "OTLP
+  // Endpoint"), which takes no resource.
+  if (service === 'xray' && request.path === '/v1/traces') {
+    return { service, action: 'xray:PutSpans', resources: ['*'] };
+  }
   if (service === 'apigateway') {
     return {
       service,

@@ -13,6 +13,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { Webhook } from 'standardwebhooks';
+import { type OtlpRecorder, startOtlpRecorder } from '../../beds/otlp-recorder.ts';
 import { startWebhookReceiver, type WebhookReceiver } from '../../beds/webhook-receiver.ts';
 import { PlantStoreWebhooks } from '../../clients/typescript/src/webhooks.ts';
 
@@ -27,6 +28,8 @@ let exited: Promise<unknown>;
 let apiUrl: string;
 let banner: string;
 const receivers: WebhookReceiver[] = [];
+/** Where `npm start` exports its spans, as it would to a collector. */
+let collector: OtlpRecorder;
 
 /** `npm run -s token -- …`, as a developer runs it: the token alone on stdout. */
 async function token(...args: string[]): Promise<string> {
@@ -69,6 +72,7 @@ async function receiver(): Promise<WebhookReceiver> {
 
 beforeAll(async () => {
   dataDirectory = await mkdtemp(join(tmpdir(), 'plant-store-endpoints-e2e-'));
+  collector = await startOtlpRecorder();
   npmStart = spawn('npm', ['start', '--silent', '--prefix', repositoryRoot], {
     cwd: dataDirectory,
     env: {
@@ -76,6 +80,7 @@ beforeAll(async () => {
       PORT: '0',
       PLANT_STORE_DATA_DIR: join(dataDirectory, 'data'),
       THROTTLING: 'off',
+      OTEL_EXPORTER_OTLP_ENDPOINT: collector.endpoint,
     },
     stdio: ['ignore', 'pipe', 'pipe'],
     detached: true,
@@ -105,6 +110,7 @@ afterAll(async () => {
     npmStart.kill('SIGTERM');
     await exited;
   }
+  await collector?.stop();
   await rm(dataDirectory, { recursive: true, force: true });
 });
 
@@ -218,13 +224,14 @@ describe('webhook endpoints through npm start', () => {
 
     // One change in the client's trace, one begun by the store: each answer names its own.
     const clientTrace = randomBytes(16).toString('hex');
+    const clientSpanId = randomBytes(8).toString('hex');
     const traceresponse = /^00-([0-9a-f]{32})-([0-9a-f]{16})-01$/;
     const create = await fetch(`${apiUrl}/plants`, {
       method: 'POST',
       headers: {
         Authorization: `Bearer ${plants}`,
         'Content-Type': 'application/json',
-        traceparent: `00-${clientTrace}-${randomBytes(8).toString('hex')}-01`,
+        traceparent: `00-${clientTrace}-${clientSpanId}-01`,
       },
       body: JSON.stringify({ id: 77, name: 'Traced' }),
     });
@@ -264,5 +271,41 @@ describe('webhook endpoints through npm start', () => {
     expect(attempts.map((attempt) => attempt.traceId).sort()).toEqual(
       [clientTrace, updateTrace].sort(),
     );
+
+    // The spans `npm start` exported: the create's, below the client's span, with its store
+    // calls; the fan-out linked to it; the delivery and its attempt in the client's trace, the
+    // attempt's span the one the receiver was given.
+    const created77 = hooks.deliveries.find((delivery) => delivery.body.includes('plant.created'));
+    const receivedSpan = String(created77?.headers.traceparent).split('-')[2];
+    const spans = collector.spans;
+    for (let waited = 0; !spans.some((span) => span.spanId === receivedSpan); waited += 100) {
+      if (waited > 10_000) throw new Error(`No attempt span ${receivedSpan}`);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    const inTrace = spans.filter((span) => span.traceId === clientTrace);
+    const createPlant = inTrace.find((span) => span.name === 'create-plant');
+    expect(createPlant).toMatchObject({ name: 'create-plant', kind: 2, status: { code: 1 } });
+    expect(createPlant?.parentSpanId).toBe(clientSpanId);
+    expect(createPlant?.spanId).toBe(createSpan?.[2]);
+    expect(inTrace.filter((span) => span.parentSpanId === createPlant?.spanId)).toContainEqual(
+      expect.objectContaining({ name: expect.stringMatching(/^DynamoDB\./), kind: 3 }),
+    );
+    const fanout = spans.find(
+      (span) =>
+        span.service === 'webhook-fanout' &&
+        span.links.some((link) => link.spanId === createPlant?.spanId),
+    );
+    expect(fanout).toMatchObject({ kind: 5, links: [{ traceId: clientTrace }] });
+    expect(spans).toContainEqual(
+      expect.objectContaining({ name: 'deliveries send', kind: 4, parentSpanId: fanout?.spanId }),
+    );
+    const attempt = inTrace.find((span) => span.spanId === receivedSpan);
+    expect(attempt).toMatchObject({ name: 'POST', kind: 3, service: 'deliver-webhook' });
+    expect(inTrace.find((span) => span.spanId === attempt?.parentSpanId)).toMatchObject({
+      name: 'deliver-webhook',
+      kind: 5,
+      parentSpanId: createPlant?.spanId,
+    });
+    expect(spans.some((span) => span.service === 'authorizer' && span.kind === 2)).toBe(true);
   }, 120_000);
 });

@@ -83,6 +83,7 @@ describe.each([stages.dev, stages.prod])('the PlantStore-$name stack', (stage) =
           SECRETS_KEY_ID: 'arn:aws:kms:us-east-1:123456789012:key/local',
           KMS_ENDPOINT: 'http://172.29.213.1:2',
           DELIVERY_QUEUE_URL: 'http://172.29.213.1:2/1/deliveries',
+          OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: '',
         },
         route: { TABLE_NAME: 'plants', DYNAMODB_ENDPOINT: 'http://172.29.213.1:8000' },
         Authorizer: {
@@ -189,8 +190,15 @@ describe.each([stages.dev, stages.prod])('the PlantStore-$name stack', (stage) =
           },
         },
         {
-          // X-Ray's write actions support no resource-level permissions.
-          Action: ['xray:PutTelemetryRecords', 'xray:PutTraceSegments'],
+          // X-Ray's write actions support no resource-level permissions; with the spans sent to
+          // its OTLP endpoint where the stage samples traces (prod, 5 %).
+          Action: [
+            ...((stage.traceSampleRatio ?? 0) > 0
+              ? ['xray:PutSpans', 'xray:PutSpansForIndexing']
+              : []),
+            'xray:PutTelemetryRecords',
+            'xray:PutTraceSegments',
+          ],
           Effect: 'Allow',
           Resource: '*',
         },

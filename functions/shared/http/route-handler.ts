@@ -6,7 +6,8 @@ import middy from '@middy/core';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import { withinInvocationBudget } from '../platform/invocation-budget.ts';
 import { createLogger, invocationLoggers, type Logger } from '../platform/logger.ts';
-import { requestTrace, type TraceContext } from '../platform/trace-context.ts';
+import { flushSpans, inSpan } from '../platform/spans.ts';
+import { parseTraceparent, requestTrace, type TraceContext } from '../platform/trace-context.ts';
 import { apiResponses } from './api-responses.ts';
 import { findHeader } from './request.ts';
 
@@ -53,9 +54,19 @@ export function createRouteHandler(
   );
   return middy<APIGatewayProxyEvent, APIGatewayProxyResult>()
     .use(apiResponses({ loggerOf, traceOf, allowedOrigins: options.allowedOrigins ?? [] }))
-    .handler((event, context) =>
-      withinInvocationBudget(context, routeMarginMilliseconds, () =>
-        work({ event, logger: loggerOf(context), trace: traceOf(event, context) }),
-      ),
-    );
+    .handler((event, context) => {
+      const trace = traceOf(event, context);
+      const span = {
+        kind: 'server',
+        service,
+        context: trace,
+        parentSpanId: parseTraceparent(findHeader(event, 'traceparent'))?.spanId,
+        attributes: { 'http.request.method': event.httpMethod, 'http.route': event.resource },
+      } as const;
+      return inSpan(service, span, () =>
+        withinInvocationBudget(context, routeMarginMilliseconds, () =>
+          work({ event, logger: loggerOf(context), trace }),
+        ),
+      ).finally(flushSpans);
+    });
 }

@@ -21,6 +21,7 @@ import { isServerError, isThrottlingError, isTransientError } from '@smithy/core
 import type { GetOutputType, RetryErrorInfo, RetryStrategyV2, RetryToken } from '@smithy/types';
 import { StoreUnavailableError } from '../errors/errors.ts';
 import { remainingBudget } from './invocation-budget.ts';
+import { traceAwsCalls } from './spans.ts';
 
 export interface DocumentClientOptions {
   /** DynamoDB Local's URL; AWS's regional endpoint when absent. */
@@ -62,6 +63,7 @@ export function createDocumentClient(options: DocumentClientOptions = {}): Dynam
       httpsAgent: new HttpsAgent({ keepAlive: true }),
     },
   });
+  traceAwsCalls(client, 'DynamoDB');
   return DynamoDBDocumentClient.from(client, {
     marshallOptions: { removeUndefinedValues: true },
     unmarshallOptions: { wrapNumbers: true },

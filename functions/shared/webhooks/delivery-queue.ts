@@ -4,6 +4,7 @@ import { errorCodes } from '../errors/error-codes.ts';
 import { ApiError } from '../errors/errors.ts';
 import { forEachConcurrently } from '../platform/concurrency.ts';
 import { remainingBudget } from '../platform/invocation-budget.ts';
+import { traceAwsCalls } from '../platform/spans.ts';
 import {
   bundleLimits,
   type DeliveryMessage,
@@ -47,7 +48,9 @@ export interface DeliveryQueue {
  * which in AWS is the regional endpoint.
  */
 export function createSqsClient(): SQSClient {
-  return new SQSClient(process.env.AWS_ENDPOINT_URL ? { useQueueUrlAsEndpoint: false } : {});
+  const sqs = new SQSClient(process.env.AWS_ENDPOINT_URL ? { useQueueUrlAsEndpoint: false } : {});
+  traceAwsCalls(sqs, 'SQS');
+  return sqs;
 }
 
 /**

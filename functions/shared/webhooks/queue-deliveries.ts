@@ -4,6 +4,7 @@
  */
 import { itemsNotPlantsLog } from '../plants/stored-plant.ts';
 import type { Logger } from '../platform/logger.ts';
+import { inSpan } from '../platform/spans.ts';
 import { type DeliveryMessage, firstDeliveryMessage } from './delivery-message.ts';
 import { type DeliveryQueue, MessagesNotQueuedError, unsentOf } from './delivery-queue.ts';
 import {
@@ -117,7 +118,9 @@ export async function queuePlantEventDeliveries(
   // The whole run at once, each subscriber's events bundled; what was not taken, record by record.
   const all = queued.flatMap((entry) => entry.messages);
   const unsent = new Set<DeliveryMessage>();
-  await dependencies.deliveries.send(all).catch((error: unknown) => {
+  await inSpan('deliveries send', { kind: 'producer' }, () =>
+    dependencies.deliveries.send(all),
+  ).catch((error: unknown) => {
     for (const message of unsentOf(error, all)) unsent.add(message);
   });
   for (const { record, event, messages } of queued) {

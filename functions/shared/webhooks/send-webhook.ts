@@ -7,6 +7,7 @@ import { request as httpsRequest } from 'node:https';
 import { isIPv6, type LookupFunction } from 'node:net';
 import { Webhook } from 'standardwebhooks';
 import type { Logger } from '../platform/logger.ts';
+import { activeSpan, inSpan } from '../platform/spans.ts';
 import { childOf, formatTraceparent, parseTraceparent } from '../platform/trace-context.ts';
 import type { Webhook as PlantWebhook } from './plant-events.ts';
 
@@ -56,29 +57,37 @@ export async function sendWebhook(
     .map((secret) => new Webhook(secret).sign(event.webhookId, now, event.payload));
   const body = Buffer.from(event.payload, 'utf8');
   const trace = parseTraceparent(event.traceparent);
+  // The attempt is a client span below the delivery's (or the event's request), which the
+  // receiver continues; a delete's event has no trace.
+  const context = activeSpan() === undefined ? trace && childOf(trace) : undefined;
+  const attributes = { 'http.request.method': 'POST', 'url.full': subscriber.url };
+  const span = { kind: 'client', context, parentSpanId: trace?.spanId, attributes } as const;
   try {
-    const status = await post(
-      new URL(subscriber.url),
-      {
-        'Content-Type': 'application/json',
-        'Content-Length': String(body.byteLength),
-        'User-Agent': 'plant-store-webhooks/1',
-        'webhook-id': event.webhookId,
-        'webhook-timestamp': String(Math.floor(now.getTime() / 1000)),
-        'webhook-signature': signatures.join(' '),
-        ...(event.version === undefined ? {} : { 'plant-version': String(event.version) }),
-        // The attempt is a span below the event's request: the receiver continues its trace.
-        ...(trace === undefined ? {} : { traceparent: formatTraceparent(childOf(trace)) }),
-      },
-      body,
-      {
-        signal: AbortSignal.any([
-          AbortSignal.timeout(options.timeoutMilliseconds ?? deliveryTimeoutMilliseconds),
-          ...(options.signal === undefined ? [] : [options.signal]),
-        ]),
-        ...(options.address === undefined ? {} : { address: options.address }),
-      },
-    );
+    const status = await inSpan('POST', span, async (attempt) => {
+      const answered = await post(
+        new URL(subscriber.url),
+        {
+          'Content-Type': 'application/json',
+          'Content-Length': String(body.byteLength),
+          'User-Agent': 'plant-store-webhooks/1',
+          'webhook-id': event.webhookId,
+          'webhook-timestamp': String(Math.floor(now.getTime() / 1000)),
+          'webhook-signature': signatures.join(' '),
+          ...(event.version === undefined ? {} : { 'plant-version': String(event.version) }),
+          ...(attempt === undefined ? {} : { traceparent: formatTraceparent(attempt) }),
+        },
+        body,
+        {
+          signal: AbortSignal.any([
+            AbortSignal.timeout(options.timeoutMilliseconds ?? deliveryTimeoutMilliseconds),
+            ...(options.signal === undefined ? [] : [options.signal]),
+          ]),
+          ...(options.address === undefined ? {} : { address: options.address }),
+        },
+      );
+      attempt?.set({ 'http.response.status_code': answered });
+      return answered;
+    });
     if (status >= 200 && status < 300) return { delivered: true, status };
     return { delivered: false, failure: `answered HTTP ${status}`, status };
   } catch (error) {

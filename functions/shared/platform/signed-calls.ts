@@ -1,0 +1,113 @@
+/**
+ * Signed calls of AWS's JSON APIs, without an SDK client (one would be most of the authorizer's
+ * bundle): SigV4 by `@smithy/signature-v4`, hashed by Node's own crypto.
+ */
+import { createHash, createHmac } from 'node:crypto';
+import { SignatureV4 } from '@smithy/signature-v4';
+import { remainingBudget } from './invocation-budget.ts';
+
+export interface SignedCallSettings {
+  readonly region: string;
+  /** Where the service answers; AWS's regional endpoint by default. */
+  readonly endpoint?: string;
+  /** The function's credentials (Lambda hands them in environment variables). */
+  readonly credentials: () => {
+    readonly accessKeyId: string;
+    readonly secretAccessKey: string;
+    readonly sessionToken?: string;
+  };
+  /** Each call's time limit: a registration delays a client's first request. @default 1500 */
+  readonly timeoutMilliseconds?: number;
+  /** Named in the user agent as `app/<id>`, as the SDK names `AWS_SDK_UA_APP_ID` (CloudTrail shows it). */
+  readonly appId?: string;
+}
+
+/** SHA-256 (and its HMAC) as the signer wants it, from Node's own crypto. */
+class Sha256 {
+  private readonly hash;
+  constructor(secret?: string | ArrayBuffer | ArrayBufferView) {
+    this.hash = secret === undefined ? createHash('sha256') : createHmac('sha256', bytes(secret));
+  }
+  update(data: string | ArrayBuffer | ArrayBufferView): void {
+    this.hash.update(bytes(data));
+  }
+  async digest(): Promise<Uint8Array> {
+    return new Uint8Array(this.hash.digest());
+  }
+}
+
+function bytes(data: string | ArrayBuffer | ArrayBufferView): string | Uint8Array {
+  if (typeof data === 'string') return data;
+  return ArrayBuffer.isView(data)
+    ? new Uint8Array(data.buffer, data.byteOffset, data.byteLength)
+    : new Uint8Array(data);
+}
+
+/** One signed JSON call of an AWS service: its status and JSON body. */
+export type SignedCall = (
+  method: 'GET' | 'POST',
+  path: string,
+  options?: {
+    readonly query?: Record<string, string>;
+    readonly body?: object;
+    readonly headers?: Record<string, string>;
+  },
+) => Promise<{ readonly status: number; readonly body: Record<string, unknown> }>;
+
+export function signedCalls(service: string, settings: SignedCallSettings): SignedCall {
+  const origin = new URL(
+    settings.endpoint ?? `https://${service}.${settings.region}.amazonaws.com`,
+  );
+  const signer = new SignatureV4({
+    service,
+    region: settings.region,
+    credentials: async () => settings.credentials(),
+    sha256: Sha256,
+  });
+  return async (method, path, { query = {}, body, headers = {} } = {}) => {
+    const text = body === undefined ? undefined : JSON.stringify(body);
+    const signed = await signer.sign({
+      method,
+      protocol: origin.protocol,
+      hostname: origin.hostname,
+      ...(origin.port === '' ? {} : { port: Number(origin.port) }),
+      path,
+      query,
+      headers: {
+        host: origin.host,
+        accept: 'application/json',
+        'user-agent': `plant-store${settings.appId === undefined ? '' : ` app/${settings.appId}`}`,
+        ...(text === undefined ? {} : { 'content-type': 'application/json' }),
+        ...headers,
+      },
+      ...(text === undefined ? {} : { body: text }),
+    });
+    const url = new URL(path, origin);
+    for (const [name, value] of Object.entries(query)) url.searchParams.set(name, value);
+    const { host: _host, ...signedHeaders } = signed.headers;
+    const response = await fetch(url, {
+      method,
+      headers: signedHeaders,
+      ...(text === undefined ? {} : { body: text }),
+      signal: AbortSignal.timeout(
+        Math.min(settings.timeoutMilliseconds ?? 1_500, Math.max(remainingBudget(), 0)),
+      ),
+    });
+    const answer = await response.text();
+    return { status: response.status, body: answer === '' ? {} : JSON.parse(answer) };
+  };
+}
+
+/** The calls' region and credentials, as Lambda's runtime sets them. */
+export function lambdaSignedSettings(endpoint?: string): SignedCallSettings {
+  return {
+    region: process.env.AWS_REGION ?? 'us-east-1',
+    endpoint,
+    appId: process.env.AWS_SDK_UA_APP_ID,
+    credentials: () => ({
+      accessKeyId: process.env.AWS_ACCESS_KEY_ID ?? '',
+      secretAccessKey: process.env.AWS_SECRET_ACCESS_KEY ?? '',
+      sessionToken: process.env.AWS_SESSION_TOKEN,
+    }),
+  };
+}

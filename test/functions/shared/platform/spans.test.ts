@@ -1,0 +1,178 @@
+/**
+ * Spans as OTLP/HTTP JSON: recorded below their parents with their links, attributes and errors,
+ * sent once an invocation flushes them, only for sampled traces and only to a configured endpoint;
+ * X-Ray's endpoint is called signed for its `xray` service; an SQS send carries its span's context.
+ */
+import { SendMessageBatchCommand, SQSClient } from '@aws-sdk/client-sqs';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
+import { type OtlpRecorder, startOtlpRecorder } from '../../../../beds/otlp-recorder.ts';
+import {
+  activeSpan,
+  flushSpans,
+  inSpan,
+  traceAwsCalls,
+} from '../../../../functions/shared/platform/spans.ts';
+import {
+  parseTraceparent,
+  type TraceContext,
+} from '../../../../functions/shared/platform/trace-context.ts';
+
+let collector: OtlpRecorder;
+const variables = [
+  'OTEL_EXPORTER_OTLP_ENDPOINT',
+  'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT',
+  'OTEL_TRACES_SAMPLER_ARG',
+  'AWS_ENDPOINT_URL',
+  'AWS_ACCESS_KEY_ID',
+  'AWS_SECRET_ACCESS_KEY',
+  'AWS_REGION',
+] as const;
+const saved = Object.fromEntries(variables.map((name) => [name, process.env[name]]));
+
+beforeAll(async () => {
+  collector = await startOtlpRecorder();
+});
+
+afterEach(() => {
+  for (const name of variables) {
+    if (saved[name] === undefined) delete process.env[name];
+    else process.env[name] = saved[name];
+  }
+  collector.spans.length = 0;
+  collector.exports.length = 0;
+});
+
+afterAll(async () => {
+  await collector.stop();
+});
+
+const sampled: TraceContext = {
+  traceId: '4bf92f3577b34da6a3ce929d0e0e4736',
+  spanId: '00f067aa0ba902b7',
+  flags: '01',
+};
+
+describe('spans', () => {
+  it('records a request, its children, links, attributes and errors, and sends them once', async () => {
+    process.env.OTEL_EXPORTER_OTLP_ENDPOINT = `${collector.endpoint}/`;
+    const link = { traceId: 'a'.repeat(32), spanId: 'b'.repeat(16), flags: '01' };
+    const options = {
+      kind: 'server',
+      service: 'create-plant',
+      context: sampled,
+      parentSpanId: 'c'.repeat(16),
+      links: [link, undefined],
+      attributes: { 'http.request.method': 'POST' },
+    } as const;
+    await inSpan('create-plant', options, async (request) => {
+      expect(activeSpan()?.spanId).toBe(sampled.spanId);
+      request?.set({ 'http.response.status_code': 201, cached: false });
+      await inSpan('DynamoDB.PutItem', { kind: 'client' }, async () => undefined);
+      await expect(
+        inSpan('fails', {}, async () => {
+          throw new Error('store down');
+        }),
+      ).rejects.toThrow('store down');
+    });
+    expect(activeSpan()).toBeUndefined();
+    expect(collector.spans).toEqual([]);
+    await flushSpans();
+    await flushSpans();
+    expect(collector.exports).toHaveLength(1);
+    const [put, failed, request] = collector.spans;
+    expect(request).toMatchObject({
+      service: 'create-plant',
+      traceId: sampled.traceId,
+      spanId: sampled.spanId,
+      parentSpanId: 'c'.repeat(16),
+      name: 'create-plant',
+      kind: 2,
+      links: [{ traceId: link.traceId, spanId: link.spanId }],
+      attributes: {
+        'http.request.method': 'POST',
+        'http.response.status_code': 201,
+        cached: false,
+      },
+      status: { code: 1 },
+    });
+    expect(put).toMatchObject({ traceId: sampled.traceId, parentSpanId: sampled.spanId, kind: 3 });
+    expect(put?.spanId).toMatch(/^[0-9a-f]{16}$/);
+    expect(put?.spanId).not.toBe(sampled.spanId);
+    expect(failed).toMatchObject({ service: 'create-plant', kind: 1, status: { code: 2 } });
+  });
+
+  it('runs work outside a trace as it is, and sends nothing without an endpoint', async () => {
+    expect(await inSpan('alone', {}, async (span) => span)).toBeUndefined();
+    expect(await inSpan('traced', { context: sampled }, async (span) => span?.traceId)).toBe(
+      sampled.traceId,
+    );
+    await flushSpans();
+    process.env.OTEL_EXPORTER_OTLP_ENDPOINT = collector.endpoint;
+    await flushSpans();
+    expect(collector.exports).toEqual([]);
+  });
+
+  it('keeps a trace not sampled by its flag, or past the sampled share of trace ids', async () => {
+    process.env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT = `${collector.endpoint}/v1/traces`;
+    process.env.OTEL_TRACES_SAMPLER_ARG = '0.5';
+    const traced = (traceId: string, flags: string) =>
+      inSpan(traceId, { context: { traceId, spanId: sampled.spanId, flags } }, async () => 0);
+    await traced(`${'1'.repeat(24)}7fffffff`, '01');
+    await traced(`${'2'.repeat(24)}80000000`, '01');
+    await traced(`${'3'.repeat(24)}00000000`, '00');
+    await flushSpans();
+    expect(collector.spans.map((span) => span.traceId)).toEqual([`${'1'.repeat(24)}7fffffff`]);
+  });
+
+  it('sends to X-Ray signed for its xray service, at AWS_ENDPOINT_URL on an emulator', async () => {
+    Object.assign(process.env, {
+      OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'https://xray.eu-west-1.amazonaws.com/v1/traces',
+      AWS_ENDPOINT_URL: collector.endpoint,
+      AWS_REGION: 'eu-west-1',
+      AWS_ACCESS_KEY_ID: 'AKIDEXAMPLE',
+      AWS_SECRET_ACCESS_KEY: 'example',
+    });
+    await inSpan('authorizer', { context: sampled, service: 'authorizer' }, async () => 0);
+    await flushSpans();
+    expect(collector.spans.map((span) => span.name)).toEqual(['authorizer']);
+    expect(String(collector.exports[0]?.authorization)).toMatch(
+      /^AWS4-HMAC-SHA256 Credential=AKIDEXAMPLE\/\d{8}\/eu-west-1\/xray\/aws4_request, /,
+    );
+  });
+
+  it('times each AWS call as a client span, and gives an SQS message its span’s context', async () => {
+    const sqs = new SQSClient({
+      region: 'us-east-1',
+      credentials: { accessKeyId: 'test', secretAccessKey: 'test' },
+    });
+    traceAwsCalls(sqs, 'SQS');
+    const sent: Record<string, unknown>[] = [];
+    // In place of the network: what the command would send.
+    sqs.middlewareStack.add(
+      (_next, _context) => async (args) => {
+        sent.push((args as unknown as { input: Record<string, unknown> }).input);
+        return { output: { Failed: [], $metadata: {} }, response: {} };
+      },
+      { step: 'build' },
+    );
+    const command = () =>
+      new SendMessageBatchCommand({
+        QueueUrl: 'https://sqs.us-east-1.amazonaws.com/1/q',
+        Entries: [{ Id: '0', MessageBody: '{}' }],
+      });
+    await sqs.send(command());
+    expect(sent[0]?.Entries).toEqual([{ Id: '0', MessageBody: '{}' }]);
+    process.env.OTEL_EXPORTER_OTLP_ENDPOINT = collector.endpoint;
+    await inSpan('fan-out', { context: sampled }, () => sqs.send(command()));
+    await flushSpans();
+    const call = collector.spans.find((span) => span.name === 'SQS.SendMessageBatch');
+    expect(call).toMatchObject({ kind: 3, parentSpanId: sampled.spanId });
+    const [entry] = (sent[1]?.Entries ?? []) as {
+      MessageAttributes: Record<string, { StringValue: string }>;
+    }[];
+    expect(parseTraceparent(entry?.MessageAttributes.traceparent?.StringValue)).toEqual({
+      ...sampled,
+      spanId: call?.spanId,
+    });
+  });
+});
