@@ -21,6 +21,7 @@ import {
   localUrlPolicy,
 } from '../functions/webhook-endpoints/endpoint-url.ts';
 import { defaultStageName, stages } from '../infra/stages.ts';
+import { startTraceViewer, type TraceViewer } from './jaeger.ts';
 import { type LocalApi, startLocalApi } from './local-api.ts';
 import { ensurePrivateDirectory } from './private-directory.ts';
 import { localKeysDirectory } from './token-issuer.ts';
@@ -121,6 +122,7 @@ function describeStart(
   endpointUrls: EndpointUrlPolicy,
   allowedOrigins: readonly string[],
   hotReload: boolean,
+  viewer: TraceViewer | undefined,
 ): string {
   const seconds = (performance.now() / 1000).toFixed(1);
   const store =
@@ -143,6 +145,7 @@ function describeStart(
     `  Reload:     ${hotReload ? 'a saved change under functions/ answers the next request (HOT_RELOAD=off)' : 'off (HOT_RELOAD=off); restart for a change'}`,
     `  Browsers:   ${allowedOrigins.length === 0 ? 'no cross-origin page (CORS_ORIGINS=none)' : `pages on ${allowedOrigins.join(', ')} may call it (CORS_ORIGINS)`}`,
     ...describeWebhooks(webhooks, endpointUrls),
+    `  Traces:     ${describeTraces(viewer)}`,
     '',
     'Try it (the token is valid for 1 hour and grants both plant scopes; `npm run -s token` prints a new one):',
     '',
@@ -151,6 +154,16 @@ function describeStart(
     'Ctrl-C stops it. Request logs follow.',
     '',
   ].join('\n');
+}
+
+function describeTraces(viewer: TraceViewer | undefined): string {
+  if (viewer !== undefined) {
+    return `Jaeger at ${viewer.url} (its API: /api/traces/<id>; an answer's traceresponse names the id)`;
+  }
+  const endpoint = process.env.OTEL_EXPORTER_OTLP_ENDPOINT;
+  return endpoint
+    ? `spans sent to ${endpoint} (OTEL_EXPORTER_OTLP_ENDPOINT)`
+    : 'off (npm start -- --traces starts a viewer; OTEL_EXPORTER_OTLP_ENDPOINT sends them elsewhere)';
 }
 
 /** Pages served from this machine, on any port: a dev server, the examples, the docs. */
@@ -238,7 +251,7 @@ async function startFromSettings(
  * Stops everything on every way of being stopped, and exits: 0 when asked to stop, 1 when the
  * store died under the API.
  */
-function stopOnSignals(api: LocalApi): void {
+function stopOnSignals(api: LocalApi, viewer: TraceViewer | undefined): void {
   let stopping = false;
   const stop = async (reason: string, failure?: string) => {
     // A second Ctrl-C while stopping changes nothing: stop() already ends the JVM, forcibly if slow.
@@ -248,6 +261,7 @@ function stopOnSignals(api: LocalApi): void {
     else process.stderr.write(`${failure}\n`);
     try {
       await api.stop();
+      await viewer?.stop();
       if (failure === undefined) process.stdout.write('Stopped.\n');
       process.exit(failure === undefined ? 0 : 1);
     } catch (error) {
@@ -282,10 +296,18 @@ function stopOnSignals(api: LocalApi): void {
 async function main(): Promise<void> {
   let settings: ReturnType<typeof readSettings>;
   let started: Awaited<ReturnType<typeof startFromSettings>>;
+  let viewer: TraceViewer | undefined;
   try {
     settings = readSettings(process.env);
+    // `--traces`: a viewer, which the functions send their spans to.
+    if (process.argv.slice(2).includes('--traces')) {
+      process.stdout.write('Starting the trace viewer…\n');
+      viewer = await startTraceViewer(settings.dataDirectory);
+      process.env.OTEL_EXPORTER_OTLP_ENDPOINT = viewer.otlpEndpoint;
+    }
     started = await startFromSettings(settings, process.env);
   } catch (error) {
+    await viewer?.stop();
     // One line for a failed start: the problems, each naming its variable.
     const message = error instanceof Error ? error.message : String(error);
     process.stderr.write(`Could not start the Plant Store locally: ${message}\n`);
@@ -300,9 +322,10 @@ async function main(): Promise<void> {
       settings.endpointUrls,
       settings.allowedOrigins,
       settings.hotReload,
+      viewer,
     ),
   );
-  stopOnSignals(started.api);
+  stopOnSignals(started.api, viewer);
 }
 
 await main();

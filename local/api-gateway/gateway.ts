@@ -42,6 +42,7 @@ import { createRouteMatcher } from './routing.ts';
 import { keyedTokenBuckets } from './throttling.ts';
 import { createCachedAuthorizer } from './token-authorizer.ts';
 import { createTokenLimiter, type TokenLimiter } from './token-limits.ts';
+import { serveXRayTraces, withXRayTrace } from './xray-trace.ts';
 
 export type {
   GatewayRoute,
@@ -135,6 +136,7 @@ interface Gateway {
  * @throws {PortInUseError} when the port is taken.
  */
 export async function startApiGateway(options: ApiGatewayOptions): Promise<ApiGateway> {
+  serveXRayTraces();
   const gateway = createGateway(options);
   // Node would answer a request without a Host header itself, with an empty 400: let it through
   // to be answered below in the contract's shape (API Gateway cannot route one either).
@@ -203,7 +205,7 @@ function answerRequest(gateway: Gateway, request: IncomingMessage, response: Ser
   const started = performance.now();
   const requestId = randomUUID();
   const matched = gateway.matchRoute(request.method, request.url);
-  handleRequest(gateway, request, requestId, matched)
+  withXRayTrace(() => handleRequest(gateway, request, requestId, matched))
     .catch((error: unknown) => {
       gateway.logger.error('local gateway failed', { requestId, error });
       return gatewayResponseFor('DEFAULT_5XX');

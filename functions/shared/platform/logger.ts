@@ -2,7 +2,7 @@
  * Structured JSON logs on stdout, a small logger of our own (docs/decisions/logger.md). Never
  * pass a token, an Authorization header or a request body in `fields`.
  */
-import { traceIdOfXRay } from './trace-context.ts';
+import { traceIdOfXRay, xrayHeader } from './trace-context.ts';
 
 export type LogLevel = 'info' | 'warn' | 'error';
 
@@ -69,18 +69,13 @@ export function invocationLoggers(
   return (context) => {
     const known = context === undefined ? undefined : loggers.get(context);
     if (known !== undefined) return known;
-    const xray = invokeStore()?.getXRayTraceId?.() ?? process.env._X_AMZN_TRACE_ID;
+    const xray = xrayHeader();
     const traceId = (context && traceIdOf(context)) ?? traceIdOfXRay(xray) ?? xray;
     const child = logger.child({ awsRequestId: context?.awsRequestId, traceId, coldStart });
     coldStart = false;
     if (context !== undefined) loggers.set(context, child);
     return child;
   };
-}
-
-/** The Node.js runtime's per-invocation store (`@aws/lambda-invoke-store`), where it has one. */
-function invokeStore(): { getXRayTraceId?(): string | undefined } | undefined {
-  return (globalThis as { awslambda?: { InvokeStore?: object } }).awslambda?.InvokeStore;
 }
 
 /** Errors serialise to `{}` by default; keep what an operator needs, causes included. */

@@ -50,7 +50,7 @@ export function childOf(parent: TraceContext): TraceContext {
  */
 export function requestTrace(
   traceparent: string | undefined,
-  xrayTraceHeader: string | undefined = process.env._X_AMZN_TRACE_ID,
+  xrayTraceHeader: string | undefined = xrayHeader(),
 ): TraceContext {
   const parent = parseTraceparent(traceparent);
   if (parent !== undefined) return childOf(parent);
@@ -58,6 +58,17 @@ export function requestTrace(
   const sampled = xray === undefined || /Sampled=1/.test(xrayTraceHeader ?? '');
   const traceId = xray ?? randomBytes(16).toString('hex');
   return { traceId, spanId: newSpanId(), flags: sampled ? '01' : '00' };
+}
+
+/**
+ * The invocation's X-Ray trace header: from the Node.js runtime's per-invocation store
+ * (`@aws/lambda-invoke-store`, which `npm start`'s gateway imitates), else `_X_AMZN_TRACE_ID`.
+ */
+export function xrayHeader(): string | undefined {
+  const { awslambda } = globalThis as {
+    awslambda?: { InvokeStore?: { getXRayTraceId?(): string | undefined } };
+  };
+  return awslambda?.InvokeStore?.getXRayTraceId?.() ?? process.env._X_AMZN_TRACE_ID;
 }
 
 /** The W3C trace id of an X-Ray trace header's root (`Root=1-<8 hex>-<24 hex>`), if it has one. */
