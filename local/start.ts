@@ -1,8 +1,9 @@
 /**
  * `npm start`: the Plant Store on this machine, no AWS account needed (`local-api.ts`). Its
  * environment variables (`PORT`, `TABLE_NAME`, `DYNAMODB_ENDPOINT`, `PLANT_STORE_DATA_DIR`,
- * `THROTTLING`, the `WEBHOOK_*` settings, `CORS_ORIGINS`, `HOT_RELOAD`, `QUEUE_FAULT_FILE`) are
- * in docs/running-locally.md. Ctrl-C or SIGTERM stops everything it started and exits 0; a failed
+ * `THROTTLING`, the `WEBHOOK_*` settings, `CORS_ORIGINS`, `HOT_RELOAD`, `QUEUE_FAULT_FILE`, the
+ * `OTEL_*` ones) and its one flag (`--traces`: a trace viewer beside it) are in
+ * docs/running-locally.md. Ctrl-C or SIGTERM stops everything it started and exits 0; a failed
  * start prints one line and exits 1, leaving nothing running.
  */
 import { existsSync } from 'node:fs';
