@@ -21,6 +21,9 @@ export interface FunctionSettings {
   };
 }
 
+/** What an endpoint function may do on the endpoint stores. */
+export type EndpointAccess = NonNullable<FunctionSettings['endpointAccess']>;
+
 /** A route function, sized alike (docs/decisions/memory.md) with the given access. */
 function apiFunction<Access extends Partial<FunctionSettings>>(
   name: RouteFunctionName,
@@ -35,10 +38,8 @@ function apiFunction<Access extends Partial<FunctionSettings>>(
   };
 }
 
-const endpointFunction = (
-  name: RouteFunctionName,
-  endpointAccess: NonNullable<FunctionSettings['endpointAccess']>,
-) => apiFunction(name, { endpointAccess });
+const endpointFunction = (name: RouteFunctionName, endpointAccess: EndpointAccess) =>
+  apiFunction(name, { endpointAccess });
 
 /** An `Idempotency-Key` in the log: read; taken and answered, or let go (`idempotency-keys.ts`). */
 const idempotencyKeyActions = [
@@ -169,9 +170,7 @@ export const functionSettings = {
     memorySizeMb: 1769,
     timeoutSeconds: 5,
     // The clients' keys in the plan, recorded in the webhook log (`client-keys.ts`).
-    endpointAccess: {
-      logActions: ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem'],
-    },
+    endpointAccess: { logActions: ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem'] },
   },
 } as const satisfies Record<
   RouteFunctionName | 'authorizer' | 'webhookFanout' | 'deliverWebhook' | 'replayStreamFailures',

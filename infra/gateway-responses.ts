@@ -41,11 +41,7 @@ const json = {
   'Cache-Control': 'no-store',
 } as const;
 
-function respond(
-  type: GatewayResponseType,
-  code: ErrorCode,
-  headers: Record<string, string> = {},
-): GatewayResponse {
+function respond(type: GatewayResponseType, code: ErrorCode, headers: Record<string, string> = {}) {
   return {
     type,
     statusCode: code.statusCode,

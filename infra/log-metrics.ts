@@ -42,12 +42,9 @@ export interface MetricsProps {
   readonly initDurationAlarmMilliseconds: number;
 }
 
-/** An alarm's settings, beside its name. */
-export type AlarmSettings = Pick<
-  AlarmProps,
-  'alarmDescription' | 'metric' | 'threshold' | 'comparisonOperator'
-> &
-  Partial<Pick<AlarmProps, 'evaluationPeriods' | 'datapointsToAlarm' | 'treatMissingData'>>;
+/** An alarm's settings, beside its name: description, metric and threshold; the rest defaulted. */
+export type AlarmSettings = Pick<AlarmProps, 'alarmDescription' | 'metric' | 'threshold'> &
+  Partial<AlarmProps>;
 
 /** The monitoring construct the metrics belong to: their scope, topic, dashboard and alarms. */
 export interface MetricsScope extends Construct {
@@ -212,7 +209,6 @@ export function monitorWebhookEndpoints(monitoring: MetricsScope, props: Metrics
       'A webhook endpoint was disabled: every attempt at it failed for 5 days (its owner may not know).',
     metric: disabled.metric({ statistic: 'Sum', period: Duration.minutes(5) }),
     threshold: 1,
-    comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
   });
   const fanout = props.functions.find((entry) => entry.name === 'webhook-fanout');
   if (fanout !== undefined) {
@@ -223,7 +219,6 @@ export function monitorWebhookEndpoints(monitoring: MetricsScope, props: Metrics
           'The fan-out takes 10 s or more a batch: the endpoint list or the webhook log is slowing every event.',
         metric: fanout.function.metricDuration({ statistic: 'p99', period: Duration.minutes(5) }),
         threshold: 10_000,
-        comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
         evaluationPeriods: 3,
       },
       'FanoutDurationAlarm',

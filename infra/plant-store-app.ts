@@ -6,6 +6,7 @@ import { checkDeploymentTarget, resolveStageConfig, type StageConfig, stages } f
 
 /** cdk-nag's AwsSolutions and Serverless packs, and cfn-guard's Control Tower rules. */
 export type SynthCheck = 'cdk-nag' | 'cfn-guard';
+const everyCheck: readonly SynthCheck[] = ['cdk-nag', 'cfn-guard'];
 
 export interface PlantStoreApp {
   readonly app: App;
@@ -21,7 +22,7 @@ export function createPlantStoreApp(
   {
     knownStages = stages,
     environment = process.env,
-    checks = ['cdk-nag', 'cfn-guard'],
+    checks = everyCheck,
   }: {
     readonly knownStages?: Readonly<Record<string, StageConfig>>;
     /** Where `CDK_DEFAULT_ACCOUNT` and `CDK_DEFAULT_REGION` are read. */
@@ -51,10 +52,7 @@ export function createPlantStoreApp(
 }
 
 /** Adds the checks every synth of an app runs (`checks`: both, for the CLI). */
-export function addSynthChecks(
-  app: App,
-  checks: readonly SynthCheck[] = ['cdk-nag', 'cfn-guard'],
-): void {
+export function addSynthChecks(app: App, checks = everyCheck): void {
   if (checks.includes('cdk-nag')) {
     Validations.of(app).addPlugins(new AwsSolutionsChecks(app), new ServerlessChecks(app));
   }

@@ -63,10 +63,7 @@ function bundledCode(entry: string): Code {
   });
 }
 
-/**
- * A Lambda function with the project's defaults: Node.js 24 on arm64, an esbuild bundle, X-Ray,
- * its own log group; its role may write that and X-Ray, the rest is granted by what it uses.
- */
+/** A Lambda function with the project's defaults; its role may write its logs, the rest by use. */
 export class PlantStoreFunction extends LambdaFunction {
   readonly logGroupOfFunction: LogGroup;
 

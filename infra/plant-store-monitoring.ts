@@ -187,7 +187,6 @@ export class PlantStoreMonitoring extends Construct implements MetricsScope {
           "API Gateway's control plane refused or timed out the authorizer's client keys (its account-wide 10 calls a second, shared with CloudFormation): those clients are counted as the shared client meanwhile. Not the JWKS.",
         metric: keysNotAdded.metric({ statistic: 'Sum', period: Duration.minutes(5) }),
         threshold: 5,
-        comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
         evaluationPeriods: 3,
       },
       'AuthorizerClientKeysAlarm',
@@ -198,7 +197,6 @@ export class PlantStoreMonitoring extends Construct implements MetricsScope {
         alarmDescription: 'The authorizer could not verify tokens (JWKS unreachable or a fault).',
         metric: failures.metric({ statistic: 'Sum', period: Duration.minutes(5) }),
         threshold: 5,
-        comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
       },
       'AuthorizerFailuresAlarm',
     );
@@ -250,7 +248,6 @@ export class PlantStoreMonitoring extends Construct implements MetricsScope {
         'A webhook will be an hour late or more: its subscriber failed the 5 s, 5 min and 30 min retries.',
       metric: late.metric({ statistic: 'Maximum', period: Duration.minutes(5) }),
       threshold: lateWebhookSeconds,
-      comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
     });
     // A kept stream batch is replayed at 5, 10, 20, 40 minutes…: kept an hour, it keeps failing.
     // Every run logs its summary; a run that crashes, times out or never starts logs none, so
@@ -268,7 +265,6 @@ export class PlantStoreMonitoring extends Construct implements MetricsScope {
         'The replay of kept stream batches is failing: a batch is still kept an hour later, or no run has finished for 15 minutes (docs/webhooks.md).',
       metric: kept.metric({ statistic: 'Maximum', period: Duration.minutes(replayPeriodMinutes) }),
       threshold: keptBatchAlarmMinutes,
-      comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
       evaluationPeriods: replayRunsMissedBeforeAlarm,
       treatMissingData: TreatMissingData.BREACHING,
     });
@@ -289,14 +285,14 @@ export class PlantStoreMonitoring extends Construct implements MetricsScope {
         'The delivery queue refused a plant event for good: it was set aside and its webhooks not sent; recover reaches it for 7 days (docs/webhooks.md).',
       metric: (refused as MetricFilter).metric({ statistic: 'Sum', period: Duration.minutes(5) }),
       threshold: 1,
-      comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
     });
   }
 
-  /** An alarm, on all of one period unless told, missing data as fine, notifying the topic. */
+  /** An alarm to the topic: at or over threshold all of one period, no data fine, unless told. */
   addAlarm(name: string, props: AlarmSettings, id = name.replaceAll('-', '')): Alarm {
     const alarm = new Alarm(this, id, {
       evaluationPeriods: 1,
+      comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
       ...props,
       datapointsToAlarm: props.datapointsToAlarm ?? props.evaluationPeriods ?? 1,
       alarmName: `PlantStore-${this.stageName}-${name}`,

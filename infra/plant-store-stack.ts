@@ -265,12 +265,8 @@ export class PlantStoreStack extends Stack {
 
 /** A function as the alarms and dashboard name it: `deliverWebhook` → `deliver-webhook`. */
 function monitored(fn: PlantStoreFunction, role: MonitoredFunction['role']): MonitoredFunction {
-  return {
-    name: functionDisplayName(fn.node.id),
-    function: fn,
-    logGroup: fn.logGroupOfFunction,
-    role,
-  };
+  const name = functionDisplayName(fn.node.id);
+  return { name, function: fn, logGroup: fn.logGroupOfFunction, role };
 }
 
 /** The Control Tower rules (cfn-guard) this stack does not follow, each with its reason. */

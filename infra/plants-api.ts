@@ -104,16 +104,10 @@ export class PlantsApi extends Construct {
     this.restApi = this.createRestApi(props, budgets);
     this.addClientUsagePlan(props, budgets, this.addRoutes(props));
     const allowedOrigins = props.allowedOrigins ?? [];
-    if (allowedOrigins.length > 0) {
-      for (const path of new Set(routes.map((route) => route.path))) {
-        this.addPreflight(path, allowedOrigins);
-      }
-    }
-    for (const response of Object.values(gatewayResponses)) {
-      this.restApi.addGatewayResponse(
-        response.type,
-        toGatewayResponseOptions(response, allowedOrigins),
-      );
+    const preflighted = allowedOrigins.length > 0 ? new Set(routes.map((route) => route.path)) : [];
+    for (const path of preflighted) this.addPreflight(path, allowedOrigins);
+    for (const shared of Object.values(gatewayResponses)) {
+      this.restApi.addGatewayResponse(shared.type, gatewayResponseOptions(shared, allowedOrigins));
     }
     this.plantsUrl = this.restApi.urlForPath('/plants');
     if (props.customDomain !== undefined) this.plantsUrl = this.addCustomDomain(props.customDomain);
@@ -352,7 +346,7 @@ export class PlantsApi extends Construct {
 }
 
 /** A shared gateway response as CDK options: header values quoted, the stage's CORS added. */
-function toGatewayResponseOptions(response: GatewayResponse, allowedOrigins: readonly string[]) {
+function gatewayResponseOptions(response: GatewayResponse, allowedOrigins: readonly string[]) {
   const responseHeaders: Record<string, string> = {};
   const cors = gatewayResponseCors(allowedOrigins);
   const literals: Record<string, string> = { ...response.headers, ...cors.literals };

@@ -9,7 +9,7 @@ import {
 import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import type { Function as LambdaFunction } from 'aws-cdk-lib/aws-lambda';
 import { Construct } from 'constructs';
-import { plantsTableSchema, type TableSchema } from './table-schemas.ts';
+import { type KeyAttribute, plantsTableSchema, type TableSchema } from './table-schemas.ts';
 
 export interface PlantsTableProps {
   /** Keep the table (and refuse its deletion) when the stack is deleted: production data. */
@@ -45,10 +45,7 @@ export function tableOf(
   schema: TableSchema,
   more: Partial<ConstructorParameters<typeof Table>[2]>,
 ): Table {
-  const key = (attribute: { name: string; type: string }) => ({
-    name: attribute.name,
-    type: attribute.type as AttributeType,
-  });
+  const key = ({ name, type }: KeyAttribute) => ({ name, type: type as AttributeType });
   return new Table(scope, id, {
     partitionKey: key(schema.partitionKey),
     sortKey: schema.sortKey && key(schema.sortKey),

@@ -15,10 +15,7 @@ export interface CognitoIssuerConfig {
    * @default 'plant-store'
    */
   readonly domainPrefix?: string;
-  /**
-   * The pool's `IssuerConfiguration`, pinned: the authorizer's issuer is derived from it. @default
-   * 'ORIGINAL'
-   */
+  /** The pool's `IssuerConfiguration`, pinned: the issuer derives from it. @default 'ORIGINAL' */
   readonly issuerFormat?: 'ORIGINAL' | 'UPDATED';
 }
 
@@ -47,10 +44,7 @@ export interface WebhookSubscriberConfig {
   readonly name: string;
   /** Where the webhooks are POSTed: https only. */
   readonly url: string;
-  /**
-   * `plant` (the plant alone, creates only) or `event` (`{type, timestamp, data}`). @default
-   * 'plant'
-   */
+  /** `plant` (the plant alone, creates only) or `event` (the envelope). @default 'plant' */
   readonly format?: WebhookFormat;
   /** @default ['plant.created'] in the plant format, every type in the event format */
   readonly events?: readonly PlantEventType[];
@@ -86,17 +80,11 @@ export interface StageConfig {
   /** Days the functions' and the access logs are kept (a CloudWatch Logs retention value). */
   readonly logRetentionDays: LogRetentionDays;
   readonly issuer: IssuerConfig;
-  /**
-   * An existing regional WAFv2 web ACL for the stage; its team adds the per-token rules
-   * (docs/deploying.md). @default the stage's own, with the per-token limits
-   */
+  /** An existing regional web ACL; its team adds the per-token rules. @default the stage's own */
   readonly webAclArn?: string;
   /** The stage's own subscribers; each gets a secret `plant-store/<stage>/webhooks/<name>`. */
   readonly webhookSubscribers?: readonly WebhookSubscriberConfig[];
-  /**
-   * Whether the stack sets API Gateway's account-wide logs role; `false` where a platform team
-   * does. @default true
-   */
+  /** Sets API Gateway's account-wide logs role (not where a platform team does). @default true */
   readonly manageApiGatewayCloudWatchRole?: boolean;
   /** The only account and region the stage deploys to. @default the caller's */
   readonly account?: string;

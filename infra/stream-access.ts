@@ -19,11 +19,9 @@ export function readTableStream(fn: IFunction, table: Table): void {
       resources: [table.tableStreamArn as string],
     }),
   );
+  const streams = `${table.tableArn}/stream/*`;
   fn.addToRolePolicy(
-    new PolicyStatement({
-      actions: ['dynamodb:ListStreams'],
-      resources: [`${table.tableArn}/stream/*`],
-    }),
+    new PolicyStatement({ actions: ['dynamodb:ListStreams'], resources: [streams] }),
   );
   const stack = Stack.of(table);
   const tableLogicalId = stack.resolve(stack.getLogicalId(table.node.defaultChild as CfnTable));

@@ -49,11 +49,10 @@ export interface Budgets {
   readonly webhookEndpoints?: ThrottlingLimits;
 }
 
+type RouteKey = Pick<Route, 'method' | 'path'>;
+
 /** A route's limits: its share of its group's budget (a plants route's, by the declared mix). */
-export function routeThrottling(
-  route: Pick<Route, 'method' | 'path'>,
-  budgets: Budgets,
-): ThrottlingLimits {
+export function routeThrottling(route: RouteKey, budgets: Budgets): ThrottlingLimits {
   if (!isEndpointRoute(route)) {
     const share = plantsRouteShares[`${route.method} ${route.path}`] ?? 0;
     return {
@@ -79,10 +78,7 @@ export function preflightThrottling(budgets: Budgets): ThrottlingLimits {
  * Each client's limits on a route, kept per API key by the usage plan: half the method's share,
  * so one client, however many tokens it mints, never takes a method's bucket from the others.
  */
-export function clientThrottling(
-  route: Pick<Route, 'method' | 'path'>,
-  budgets: Budgets,
-): ThrottlingLimits {
+export function clientThrottling(route: RouteKey, budgets: Budgets): ThrottlingLimits {
   return methodThrottling(routeThrottling(route, budgets), 2);
 }
 
@@ -105,25 +101,15 @@ export const tokenLimitWindowSeconds = 60;
 /** AWS WAF's lowest rate limit for a rate-based rule. */
 const lowestWafLimit = 10;
 
-/**
- * Each group's per-token limit: half an even share of its budget over the window, at least WAF's
- * lowest.
- */
+/** A group's per-token limit: half an even share of its budget a window; WAF's lowest at least. */
 export function tokenLimits(budgets: Budgets): readonly TokenLimit[] {
-  const limitOf = (path: string) => {
-    const budget =
-      path === '/plants' ? budgets.plants : (budgets.webhookEndpoints ?? defaultEndpointThrottling);
-    const even = methodThrottling(budget, evenShares({ path }));
-    return Math.max(lowestWafLimit, Math.floor((even.rateLimit * tokenLimitWindowSeconds) / 2));
+  const limitOf = (group: TokenLimit['group'], pathContains: string): TokenLimit => {
+    const budget = budgets[group] ?? defaultEndpointThrottling;
+    const even = methodThrottling(budget, evenShares({ path: pathContains }));
+    const perWindow = Math.floor((even.rateLimit * tokenLimitWindowSeconds) / 2);
+    return { group, pathContains, requestsPerWindow: Math.max(lowestWafLimit, perWindow) };
   };
-  return [
-    { group: 'plants', pathContains: '/plants', requestsPerWindow: limitOf('/plants') },
-    {
-      group: 'webhookEndpoints',
-      pathContains: '/webhook-endpoints',
-      requestsPerWindow: limitOf('/webhook-endpoints'),
-    },
-  ];
+  return [limitOf('plants', '/plants'), limitOf('webhookEndpoints', '/webhook-endpoints')];
 }
 
 /** WAF's own 429 (no gateway response reshapes it); only `*` origins can read it in a browser. */

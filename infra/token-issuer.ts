@@ -71,11 +71,8 @@ export class TokenIssuer extends Construct {
     const issuerHost = issuerFormat === 'UPDATED' ? 'issuer-cognito-idp' : 'cognito-idp';
     const issuerUrl = `https://${issuerHost}.${Aws.REGION}.${Aws.URL_SUFFIX}/${userPool.userPoolId}`;
     // Deleting the stack must not revoke every client's credentials.
-    if (props.productionLike) {
-      for (const resource of [...resourceServers, client, domain]) {
-        resource.applyRemovalPolicy(RemovalPolicy.RETAIN);
-      }
-    }
+    const retained = props.productionLike ? [...resourceServers, client, domain] : [];
+    for (const resource of retained) resource.applyRemovalPolicy(RemovalPolicy.RETAIN);
     this.authorizerEnvironment = {
       TOKEN_ISSUER: issuerUrl,
       TOKEN_AUDIENCE: client.userPoolClientId,

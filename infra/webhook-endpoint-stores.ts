@@ -5,7 +5,7 @@ import { Key } from 'aws-cdk-lib/aws-kms';
 import type { Function as LambdaFunction } from 'aws-cdk-lib/aws-lambda';
 import type { IQueue } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
-import type { FunctionSettings } from './function-settings.ts';
+import type { EndpointAccess } from './function-settings.ts';
 import { allowSending } from './plant-store-function.ts';
 import { tableOf, tableStatement } from './plants-table.ts';
 import { webhookEndpointsTableSchema, webhookLogTableSchema } from './table-schemas.ts';
@@ -67,11 +67,7 @@ export class WebhookEndpointStores extends Construct {
   }
 
   /** Lets a function use the stores exactly as its settings say (the key: endpoint secrets only). */
-  bind(
-    fn: LambdaFunction,
-    access: NonNullable<FunctionSettings['endpointAccess']>,
-    deliveryQueue: IQueue,
-  ): void {
+  bind(fn: LambdaFunction, access: EndpointAccess, deliveryQueue: IQueue): void {
     fn.addEnvironment('ENDPOINTS_TABLE_NAME', this.endpointsTable.tableName);
     fn.addEnvironment('WEBHOOK_LOG_TABLE_NAME', this.logTable.tableName);
     fn.addEnvironment('DYNAMODB_ENDPOINT', '');

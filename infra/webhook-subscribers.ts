@@ -1,10 +1,7 @@
 import { type Subscription, subscriptionOf } from '../functions/shared/webhooks/plant-events.ts';
 import type { WebhookSubscriberConfig } from './stages.ts';
 
-/**
- * Names safe in a secret's name, unique, https receivers only, and known event types and
- * formats; returns each subscriber's subscription.
- */
+/** Each subscriber's subscription, once its name, URL, event types and format are checked. */
 export function checkSubscribers(subscribers: readonly WebhookSubscriberConfig[]): Subscription[] {
   const names = new Set<string>();
   const subscriptions: Subscription[] = [];

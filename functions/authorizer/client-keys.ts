@@ -37,10 +37,7 @@ export function bucketKeyValue(usagePlanName: string, client: string): string {
   return clientKeyValue(usagePlanName, `bucket ${bucket}`);
 }
 
-/**
- * The key a client is counted under, once it is one of the plan's: its own (`value`), or past
- * the cap its bucket's (`bucket`).
- */
+/** The key a client is counted under: its own (`value`), or past the cap its bucket's. */
 export type RegisterClientKey = (value: string, bucket: string) => Promise<string>;
 
 /** One call of API Gateway's control plane: its status and JSON body. */
@@ -107,12 +104,8 @@ export function dynamoDbKeyRecords(
     });
   const keyOf = (value: string) => ({ pk: { S: `client-key#${value}` }, sk: { S: 'client-key' } });
   const count = { pk: { S: 'client-keys' }, sk: { S: 'count' } };
-  const readItem = async (key: object) => {
-    const answer = await dynamoDb('GetItem', {
-      TableName: tableName,
-      Key: key,
-      ConsistentRead: true,
-    });
+  const readItem = async (Key: object) => {
+    const answer = await dynamoDb('GetItem', { TableName: tableName, Key, ConsistentRead: true });
     if (answer.status !== 200) throw failure('GetItem', answer);
     return answer.body.Item as Record<string, { S?: string; N?: string }> | undefined;
   };

@@ -40,11 +40,7 @@ export class AuthorizerConfigError extends ConfigurationError {
   override readonly name = 'AuthorizerConfigError';
 }
 
-/**
- * Reads `TOKEN_ISSUER`, `TOKEN_AUDIENCE` (comma-separated), `TOKEN_AUDIENCE_CLAIM` (default
- * `aud`), `JWKS_URI` (default the issuer's `/.well-known/jwks.json`), `USAGE_PLAN_NAME` and
- * `API_GATEWAY_ENDPOINT` (else `AWS_ENDPOINT_URL`). @throws {AuthorizerConfigError} listing every problem.
- */
+/** The authorizer's variables, checked. @throws {AuthorizerConfigError} naming every problem */
 export function readAuthorizerConfig(env: Record<string, string | undefined>): AuthorizerConfig {
   // `sam local` sets AWS_SAM_LOCAL=true in its containers; Lambda never sets it.
   const jwksOnPrivateNetwork = env.AWS_SAM_LOCAL === 'true';

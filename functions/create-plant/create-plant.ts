@@ -21,10 +21,7 @@ export interface CreatedPlant {
   readonly version: number;
 }
 
-/**
- * Stores `newPlant` unless its id exists, in one conditional put that returns the old item: an
- * identical one is a safe retry. @throws ApiError 40009, StoreUnavailableError
- */
+/** Stores `newPlant` unless another plant has its id. @throws ApiError 40009, 50300 */
 export async function createPlant(
   newPlant: NewPlant,
   dependencies: StoreDependencies & TracedWrite,
@@ -33,18 +30,15 @@ export async function createPlant(
   const trace = traceparent === undefined ? {} : { [traceAttribute]: traceparent };
   const plant = toPlant(newPlant);
   const version = nextVersion(unversioned, versionClock());
+  const put = new PutCommand({
+    TableName: tableName,
+    // Exactly the declared fields: nothing else the client sent reaches the table.
+    Item: { id: newPlant.id, ...plant, [versionAttribute]: version, ...trace },
+    ConditionExpression: 'attribute_not_exists(id)',
+    ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+  });
   const written = await writeIf(
-    (abortSignal) =>
-      documentClient.send(
-        new PutCommand({
-          TableName: tableName,
-          // Exactly the declared fields: nothing else the client sent reaches the table.
-          Item: { id: newPlant.id, ...plant, [versionAttribute]: version, ...trace },
-          ConditionExpression: 'attribute_not_exists(id)',
-          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
-        }),
-        { abortSignal },
-      ),
+    (abortSignal) => documentClient.send(put, { abortSignal }),
     dependencies.deadlineMilliseconds,
   );
   return conditionFailed(written) ? answerExistingPlant(plant, written.item) : { plant, version };

@@ -48,12 +48,9 @@ export function createHandler(dependencies: Dependencies) {
         secret: await dependencies.secretBox.seal(secret, id),
       };
       // No ETag: this answer holds the secret, which no cache may keep.
+      const location = { Location: `${requestUrl(request.event)}/${id}` };
       const answer = {
-        response: jsonResponse(
-          201,
-          { ...viewOf(record), secret },
-          { Location: `${requestUrl(request.event)}/${id}` },
-        ),
+        response: jsonResponse(201, { ...viewOf(record), secret }, location),
         secret: { sealed: record.secret, endpointId: id },
       };
       await putNewEndpoint(record, request.stores, key?.keptIn(answer));

@@ -22,10 +22,7 @@ import type { Logger } from '../shared/platform/logger.ts';
 /** Reads and conditioned deletes before a 503: a plant changing this fast. */
 const attempts = 3;
 
-/**
- * Removes plant `id` if it meets `preconditions`; none (or an item not a plant) is no error.
- * @throws ApiError 41200, or StoreUnavailableError, also when it kept changing under the delete.
- */
+/** Removes plant `id` if it meets `preconditions`. @throws ApiError 41200, StoreUnavailableError */
 export async function deletePlant(
   id: bigint,
   dependencies: StoreDependencies & { readonly logger?: Logger },
@@ -61,11 +58,9 @@ async function remove(id: bigint, version: number | undefined, dependencies: Sto
           ExpressionAttributeNames: { '#id': 'id', '#version': versionAttribute },
           ExpressionAttributeValues: { ':version': version },
         };
+  const command = new DeleteCommand({ TableName: tableName, Key: { id }, ...condition });
   return writeIf(
-    (abortSignal) =>
-      documentClient.send(new DeleteCommand({ TableName: tableName, Key: { id }, ...condition }), {
-        abortSignal,
-      }),
+    (abortSignal) => documentClient.send(command, { abortSignal }),
     dependencies.deadlineMilliseconds,
   );
 }

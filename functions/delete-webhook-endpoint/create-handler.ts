@@ -1,9 +1,7 @@
 /**
- * `DELETE /webhook-endpoints/{endpointId}`: removes one of the token's subject's endpoints, with
- * `If-Match` / `If-None-Match` evaluated as for `DELETE /plants/{id}` (RFC 9110 §13.2.1): the
- * delete is conditioned on the version it was evaluated against. Nothing is delivered to it
- * afterwards: every delivery reads its endpoint as it sends. Its log expires with the 7 days it
- * keeps.
+ * `DELETE /webhook-endpoints/{endpointId}`: removes one of the token's subject's endpoints, at the
+ * version `If-Match` / `If-None-Match` were evaluated against, as for `DELETE /plants/{id}`.
+ * Nothing is delivered to it afterwards: every delivery reads its endpoint as it sends.
  */
 import { endpointErrorCodes } from '../shared/errors/error-codes.ts';
 import { ApiError, StoreUnavailableError } from '../shared/errors/errors.ts';

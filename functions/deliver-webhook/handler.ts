@@ -10,11 +10,9 @@ const { secretsManagerUrl, endpoints, ...config } = readDeliverConfig(process.en
 /** The webhook endpoints' stores and key, where the stage has them. */
 function endpointDependencies(settings: NonNullable<typeof endpoints>) {
   const stores = endpointStoresOf(settings);
-  const dataKeyStore = {
-    documentClient: stores.documentClient,
-    tableName: stores.endpointsTableName,
-  };
-  return { stores, secretBox: kmsOpenerOf(settings, dataKeyStore), urlPolicy: settings.urlPolicy };
+  const { documentClient, endpointsTableName: tableName } = stores;
+  const secretBox = kmsOpenerOf(settings, { documentClient, tableName });
+  return { stores, secretBox, urlPolicy: settings.urlPolicy };
 }
 
 /** The Lambda entry; the clients and the secrets' cache live as long as the container. */

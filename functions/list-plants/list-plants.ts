@@ -9,10 +9,7 @@ import { maxPageLimit } from '../shared/http/paging.ts';
 import { readStoredPlant, type StoredPlant } from '../shared/plants/stored-plant.ts';
 import { type StoreDependencies, sendToStore } from '../shared/platform/dynamodb.ts';
 
-/**
- * Where a walk is: the segments it takes the table in, the one it began in, the one it is in,
- * and the plant it stopped after (none: that segment from its start).
- */
+/** A walk's segments, the one it began in, the one it is in, and the plant it stopped after. */
 export interface WalkPosition {
   readonly segments: number;
   readonly first: number;

@@ -111,11 +111,8 @@ async function missedEvents(
   const missed: PlantEvent[] = [];
   let batch: PlantEvent[] = [];
   const sift = async () => {
-    const states = await deliveryStates(
-      record.id,
-      batch.map((event) => event.webhookId),
-      log,
-    );
+    const ids = batch.map((event) => event.webhookId);
+    const states = await deliveryStates(record.id, ids, log);
     for (const event of batch) {
       const state = states.get(event.webhookId);
       const pending = state?.state === 'pending' && state.staleAt > now;
@@ -170,15 +167,8 @@ async function claimedMessages(
       return 'uncertain' as const;
     });
     if (claim !== 'claimed' && claim !== 'uncertain') return;
-    messages.push(
-      firstDeliveryMessage(
-        webhook,
-        subscription.name,
-        now,
-        { id: record.id, owner: record.owner, type: event.type },
-        deliveryId,
-      ),
-    );
+    const address = { id: record.id, owner: record.owner, type: event.type };
+    messages.push(firstDeliveryMessage(webhook, subscription.name, now, address, deliveryId));
   });
   return failure === undefined ? { messages } : { messages, failure };
 }

@@ -73,10 +73,8 @@ export function replayDue(ageMinutes: number, triedAtAgeMinutes?: number): boole
     const early = [5, 10, 20, 40, 80, 160].filter((point) => age >= point).length;
     return early + (age >= 240 ? Math.floor((age - 240) / 240) + 1 : 0);
   };
-  return (
-    pointsPassed(ageMinutes) >
-    (triedAtAgeMinutes === undefined ? 0 : pointsPassed(triedAtAgeMinutes))
-  );
+  const passedWhenTried = triedAtAgeMinutes === undefined ? 0 : pointsPassed(triedAtAgeMinutes);
+  return pointsPassed(ageMinutes) > passedWhenTried;
 }
 
 /** A kept batch's progress, in its object's tags (S3 keeps up to 10 a object). */
@@ -190,9 +188,7 @@ async function replayBatch(
     start = records.indexOf(failed) + 1;
     failuresSoFar = 0;
   }
-  await dependencies.s3.send(
-    new DeleteObjectCommand({ Bucket: dependencies.bucketName, Key: key }),
-  );
+  await dependencies.s3.send(new DeleteObjectCommand(objectOf(dependencies, key)));
   return { done: true, newPlants };
 }
 
@@ -207,8 +203,7 @@ async function setAside(
   const setAsideKey = `${setAsidePrefix}${key}-${record.dynamodb?.SequenceNumber ?? `record-${index}`}`;
   await dependencies.s3.send(
     new PutObjectCommand({
-      Bucket: dependencies.bucketName,
-      Key: setAsideKey,
+      ...objectOf(dependencies, setAsideKey),
       Body: JSON.stringify({ payload: { Records: [record] } }),
       ContentType: 'application/json',
     }),
@@ -221,10 +216,15 @@ async function setAside(
   });
 }
 
+/** A kept batch's object in the bucket. */
+function objectOf(dependencies: ReplayDependencies, key: string) {
+  return { Bucket: dependencies.bucketName, Key: key };
+}
+
 /** A batch's progress, from its tags. */
 async function readProgress(dependencies: ReplayDependencies, key: string): Promise<BatchProgress> {
   const { TagSet = [] } = await dependencies.s3.send(
-    new GetObjectTaggingCommand({ Bucket: dependencies.bucketName, Key: key }),
+    new GetObjectTaggingCommand(objectOf(dependencies, key)),
   );
   const tag = (name: string) => TagSet.find((one) => one.Key === name)?.Value;
   const triedAt = Number(tag('triedAt'));
@@ -244,11 +244,7 @@ async function writeProgress(
     .filter(([, value]) => value !== undefined)
     .map(([name, value]) => ({ Key: name, Value: String(value) }));
   await dependencies.s3.send(
-    new PutObjectTaggingCommand({
-      Bucket: dependencies.bucketName,
-      Key: key,
-      Tagging: { TagSet: tags },
-    }),
+    new PutObjectTaggingCommand({ ...objectOf(dependencies, key), Tagging: { TagSet: tags } }),
   );
 }
 
@@ -273,9 +269,7 @@ async function readKeptRecords(
   dependencies: ReplayDependencies,
   key: string,
 ): Promise<PlantStreamRecord[] | undefined> {
-  const object = await dependencies.s3.send(
-    new GetObjectCommand({ Bucket: dependencies.bucketName, Key: key }),
-  );
+  const object = await dependencies.s3.send(new GetObjectCommand(objectOf(dependencies, key)));
   try {
     const record = JSON.parse((await object.Body?.transformToString('utf8')) ?? '') as {
       payload?: unknown;

@@ -39,12 +39,9 @@ export function createHandler(dependencies: Dependencies) {
     return answerOnce(request, 'rotate', dependencies.secretBox, async () => {
       const current = await requireEndpoint(request);
       const secret = newEndpointSecret();
-      const rotated = {
-        secret: await dependencies.secretBox.seal(secret, current.id),
-        ...(overlapSeconds === 0
-          ? {}
-          : { previousSecretUntil: request.now() + overlapSeconds * 1000 }),
-      };
+      const sealed = await dependencies.secretBox.seal(secret, current.id);
+      const until = overlapSeconds === 0 ? undefined : request.now() + overlapSeconds * 1000;
+      const rotated = { secret: sealed, previousSecretUntil: until };
       if (!(await rotateEndpointSecret(current, rotated, request.stores))) {
         // Deleted meanwhile: answered as a missing endpoint is.
         await requireEndpoint(request);

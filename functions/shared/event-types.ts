@@ -5,9 +5,6 @@
 export const plantEventTypes = ['plant.created', 'plant.updated', 'plant.deleted'] as const;
 export type PlantEventType = (typeof plantEventTypes)[number];
 
-/**
- * How a subscriber's webhooks are written: `plant`, the StoredPlant alone (the first webhook's
- * body, `plant.created` only); `event`, the Standard Webhooks envelope `{type, timestamp, data}`.
- */
+/** `plant`: the StoredPlant alone (creates only); `event`: the Standard Webhooks envelope. */
 export const webhookFormats = ['plant', 'event'] as const;
 export type WebhookFormat = (typeof webhookFormats)[number];

@@ -35,15 +35,11 @@ export function createHandler(dependencies: Dependencies) {
         timestamp: new Date(now).toISOString(),
         data: { endpointId: record.id },
       });
-      await dependencies.deliveries.send([
-        firstDeliveryMessage(
-          // The test event belongs to the request that asked for it, and its trace.
-          { webhookId: eventId, payload, traceparent: formatTraceparent(route.trace) },
-          endpointSubscriberName(record.id),
-          now,
-          { id: record.id, owner: record.owner, type: 'webhook.test' },
-        ),
-      ]);
+      // The test event belongs to the request that asked for it, and its trace.
+      const event = { webhookId: eventId, payload, traceparent: formatTraceparent(route.trace) };
+      const address = { id: record.id, owner: record.owner, type: 'webhook.test' };
+      const subscriber = endpointSubscriberName(record.id);
+      await dependencies.deliveries.send([firstDeliveryMessage(event, subscriber, now, address)]);
       return { response: jsonResponse(202, { eventId }) };
     });
   });

@@ -84,10 +84,7 @@ const failures: readonly { member: string; code: ErrorCode; message: string }[] 
   },
 ];
 
-/**
- * `body` read by `schema`. @throws ApiError of the first failing member in {@link failures}'
- * order (40020, 40027, 40026, 40021; a missing url: "url is required.").
- */
+/** `body` read by `schema`. @throws ApiError of the first failing member, in {@link failures} */
 export function readEndpointBody<
   Schema extends typeof newEndpointSchema | typeof endpointPatchSchema,
 >(schema: Schema, body: unknown): v.InferOutput<Schema> {

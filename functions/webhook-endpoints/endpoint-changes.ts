@@ -190,15 +190,12 @@ export async function deleteEndpoint(
     ]);
   } catch (error) {
     if (cancellationCodes(error)?.[0] === 'ConditionalCheckFailed') {
-      return (await readEndpoint(record.owner, record.id, stores)) === undefined
-        ? 'missing'
-        : 'changed';
+      const found = await readEndpoint(record.owner, record.id, stores);
+      return found === undefined ? 'missing' : 'changed';
     }
     throw error;
   }
-  await publishSubscription(
-    { ...subscriptionOfRecord(record), enabled: false, version: record.version + 1 },
-    stores,
-  );
+  const version = record.version + 1;
+  await publishSubscription({ ...subscriptionOfRecord(record), enabled: false, version }, stores);
   return 'deleted';
 }

@@ -27,11 +27,9 @@ export const endpointStoreVariables = {
 };
 
 /** The stores' settings of variables read with {@link endpointStoreVariables}. */
-export function endpointStoreSettingsOf(variables: {
-  readonly ENDPOINTS_TABLE_NAME: string;
-  readonly WEBHOOK_LOG_TABLE_NAME: string;
-  readonly DYNAMODB_ENDPOINT?: string | undefined;
-}): EndpointStoreSettings {
+export function endpointStoreSettingsOf(
+  variables: VariablesOf<typeof endpointStoreVariables>,
+): EndpointStoreSettings {
   return {
     endpointsTableName: variables.ENDPOINTS_TABLE_NAME,
     logTableName: variables.WEBHOOK_LOG_TABLE_NAME,
@@ -43,10 +41,7 @@ export function endpointStoreSettingsOf(variables: {
 export const secretsKeyVariables = { SECRETS_KEY_ID: required(), KMS_ENDPOINT: optional };
 
 /** The key's settings of variables read with {@link secretsKeyVariables}. */
-export function secretsKeySettingsOf(variables: {
-  readonly SECRETS_KEY_ID: string;
-  readonly KMS_ENDPOINT?: string | undefined;
-}) {
+export function secretsKeySettingsOf(variables: VariablesOf<typeof secretsKeyVariables>) {
   return { secretsKeyId: variables.SECRETS_KEY_ID, kmsUrl: variables.KMS_ENDPOINT };
 }
 
@@ -89,10 +84,8 @@ type VariablesOf<Entries extends v.ObjectEntries> = v.InferOutput<
 >;
 
 /**
- * An endpoint function's configuration, read once at cold start: its stores and
- * `CORS_ALLOWED_ORIGINS` ({@link endpointFunctionVariables}), with the store's client made, and
- * the variables of its own (`extra`) in `variables`. Its other clients are made in its
- * `handler.ts`, so that each bundle holds only the SDK clients it uses.
+ * An endpoint function's stores (their client made) and `CORS_ALLOWED_ORIGINS`, its own `extra` in
+ * `variables`; its other clients are made in its `handler.ts`, so each bundle holds only its own.
  */
 export function readEndpointFunctionConfig<Extra extends v.ObjectEntries>(
   functionName: string,
@@ -127,12 +120,9 @@ export function readKeyedFunctionConfig<Box, Extra extends v.ObjectEntries>(
 }
 
 /**
- * `WEBHOOK_ENDPOINT_URLS`: which URLs an endpoint may have. `deployed` (every stage's, and the
- * default): https to public hosts only. `local`: http and the machine's loopback too, for a stage
- * whose receivers run beside it: `npm start`, or a stage deployed on an AWS emulator, whose
- * functions run on the host (the deployed tier sets it, and says so). Lambda never sets
- * `AWS_ENDPOINT_URL`; a function is given `local` only where it is set, so that no real stage
- * can be opened to loopback receivers by a variable.
+ * `WEBHOOK_ENDPOINT_URLS`: `deployed` (the default), or `local` for receivers beside the stage
+ * (`npm start`, a stage on an AWS emulator: its functions run on the host), allowed only where
+ * `AWS_ENDPOINT_URL` is set: Lambda never sets it, so no variable opens a real stage to loopback.
  */
 export function endpointUrlsVariable(environment: Readonly<Record<string, string | undefined>>) {
   return parsed(

@@ -112,11 +112,7 @@ export async function recordEndpointHealth(
   stores: EndpointStores,
 ): Promise<'disabled' | undefined> {
   const key = { owner: record.owner, endpointId: record.id };
-  const update = (
-    expression: string,
-    condition: string,
-    values: Record<string, NativeAttributeValue>,
-  ) =>
+  const update = (expression: string, condition: string, values: Record<string, unknown>) =>
     updateIf(stores, {
       TableName: stores.endpointsTableName,
       Key: key,

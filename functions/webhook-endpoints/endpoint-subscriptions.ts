@@ -116,19 +116,15 @@ export function withEndpointSubscriptions(
     current: async () => {
       const changes = await readChanges(list);
       if (cached === undefined || cached.changes !== changes) {
-        const endpoints = await listSubscribedEndpoints(list);
-        cached = {
-          changes,
-          list: [
-            ...stage,
-            ...endpoints.map((endpoint) => ({
-              name: endpointSubscriberName(endpoint.id),
-              events: endpoint.events,
-              format: endpoint.format,
-              endpoint: { id: endpoint.id, owner: endpoint.owner },
-            })),
-          ],
-        };
+        const endpoints = (await listSubscribedEndpoints(list)).map(
+          ({ id, owner, events, format }) => ({
+            name: endpointSubscriberName(id),
+            events,
+            format,
+            endpoint: { id, owner },
+          }),
+        );
+        cached = { changes, list: [...stage, ...endpoints] };
       }
       return cached.list;
     },

@@ -69,20 +69,14 @@ export function endpointTargets(
         if (!(error instanceof EndpointUrlError)) throw error;
         return { delivered: false, failure: `refused: ${error.message}` };
       }
-      const previous =
+      const previousSecret =
         record.previousSecret !== undefined && (record.previousSecretUntil ?? 0) > now()
           ? await open(record.previousSecret, record.id)
           : undefined;
-      return sendWebhook(
-        message,
-        {
-          name: message.subscriber,
-          url: record.url,
-          secret: await open(record.secret, record.id),
-          ...(previous === undefined ? {} : { previousSecret: previous }),
-        },
-        { ...options, ...(address === undefined ? {} : { address }) },
-      );
+      const secret = await open(record.secret, record.id);
+      const subscriber = { name: message.subscriber, url: record.url, secret, previousSecret };
+      const pinned = address === undefined ? options : { ...options, address };
+      return sendWebhook(message, subscriber, pinned);
     },
     record: async (message, outcome, timing, next) => {
       // Retried through a short pause of the store: else the claim would stay pending.

@@ -10,12 +10,7 @@ import { type ErrorCode, endpointErrorCodes } from '../shared/errors/error-codes
 import { ApiError } from '../shared/errors/errors.ts';
 import { type EndpointUrlPolicy, maxUrlLength } from './endpoint-url-policy.ts';
 
-export {
-  deployedUrlPolicy,
-  type EndpointUrlPolicy,
-  localUrlPolicy,
-  maxUrlLength,
-} from './endpoint-url-policy.ts';
+export * from './endpoint-url-policy.ts';
 
 /** Why a URL is refused; each reason has its own error code (`error-codes.ts`). */
 export type UrlRefusal = 'malformed' | 'scheme' | 'userinfo' | 'not-public' | 'unresolvable';
@@ -57,11 +52,8 @@ export function parseEndpointUrl(text: unknown, policy: EndpointUrlPolicy): URL 
     throw new EndpointUrlError('userinfo', 'url must not carry a user name or password.');
   }
   const host = hostOf(url);
-  if (isIPv4(host) || isIPv6(host)) {
-    refuseAddress(host, url, policy);
-  } else {
-    refuseName(host, policy);
-  }
+  if (isIPv4(host) || isIPv6(host)) refuseAddress(host, url, policy);
+  else refuseName(host, policy);
   return url;
 }
 

@@ -63,10 +63,7 @@ type KeptItem = Record<string, unknown>;
  */
 const keyPattern = /^(?:"([\x20\x21\x23-\x5b\x5d-\x7e]{1,255})"|([\x21\x23-\x7e]{1,255}))$/;
 
-/**
- * A create's answer under its key: the kept one to a retry, `work`'s otherwise (the transaction
- * that makes the endpoint keeps it). @throws ApiError 40030, 42200 (the key's request was another)
- */
+/** A create's answer under its key, kept by the write it makes. @throws ApiError 40030, 42200 */
 export async function answerOnceInWrite(
   request: EndpointRequest,
   operation: string,
@@ -91,10 +88,7 @@ export async function answerOnceInWrite(
   }
 }
 
-/**
- * `work`'s answer under its key: the kept one to a retry; `work`'s otherwise, the key held while
- * it runs. @throws ApiError 40030, 40901 (under way), 42200 (the key's request was another)
- */
+/** `work`'s answer under its key, held while it runs. @throws ApiError 40030, 40901, 42200 */
 export async function answerOnce(
   request: EndpointRequest,
   operation: string,
@@ -201,29 +195,27 @@ async function take(key: Key, request: EndpointRequest, tries = 2): Promise<stri
   const budget = remainingBudget();
   const leaseUntil =
     key.now + (Number.isFinite(budget) ? budget : 30_000) + routeMarginMilliseconds + 1_000;
+  const claim = new PutCommand({
+    TableName: key.tableName,
+    Item: {
+      ...key.item,
+      state: 'started',
+      fingerprint: key.fingerprint,
+      lease,
+      leaseUntil,
+      expiresAt: Math.ceil((key.now + keptKeyMilliseconds) / 1000),
+    },
+    ConditionExpression:
+      'attribute_not_exists(pk) OR expiresAt <= :nowSeconds OR (#state = :started AND leaseUntil <= :now)',
+    ExpressionAttributeNames: { '#state': 'state' },
+    ExpressionAttributeValues: {
+      ':nowSeconds': nowSeconds(key),
+      ':started': 'started',
+      ':now': key.now,
+    },
+  });
   const taken = await writeIf((abortSignal) =>
-    request.stores.documentClient.send(
-      new PutCommand({
-        TableName: key.tableName,
-        Item: {
-          ...key.item,
-          state: 'started',
-          fingerprint: key.fingerprint,
-          lease,
-          leaseUntil,
-          expiresAt: Math.ceil((key.now + keptKeyMilliseconds) / 1000),
-        },
-        ConditionExpression:
-          'attribute_not_exists(pk) OR expiresAt <= :nowSeconds OR (#state = :started AND leaseUntil <= :now)',
-        ExpressionAttributeNames: { '#state': 'state' },
-        ExpressionAttributeValues: {
-          ':nowSeconds': nowSeconds(key),
-          ':started': 'started',
-          ':now': key.now,
-        },
-      }),
-      { abortSignal },
-    ),
+    request.stores.documentClient.send(claim, { abortSignal }),
   );
   if (!conditionFailed(taken)) return lease;
   const kept = await keptAnswer(key, request);
@@ -253,8 +245,6 @@ async function replay(
     body = JSON.stringify({ ...JSON.parse(body), secret });
   }
   const { 'Content-Type': _, ...headers } = answer.headers;
-  return jsonTextResponse(Number(answer.statusCode), body, {
-    ...headers,
-    [replayedHeader]: 'true',
-  });
+  headers[replayedHeader] = 'true';
+  return jsonTextResponse(Number(answer.statusCode), body, headers);
 }

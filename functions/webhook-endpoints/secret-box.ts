@@ -23,6 +23,7 @@ export function newEndpointSecret(): string {
 /** Where the stage's data key is kept, sealed by KMS: an item of the endpoints table. */
 export type DataKeyStore = Pick<StoreDependencies, 'documentClient' | 'tableName'>;
 
+type Kms = Pick<KMSClient, 'send'>;
 const dataKeyItem = { owner: '#stage', endpointId: 'data-key#1' } as const;
 const dataKeyContext = { purpose: 'endpoint-secrets' };
 /** A secret sealed under the stage's data key; `kms:` ones (each its own KMS call) still open. */
@@ -37,7 +38,7 @@ async function readSealedDataKey(store: DataKeyStore): Promise<string | undefine
 }
 
 /** Makes the stage's data key, unless another function made it first: the kept one, sealed. */
-async function makeDataKey(kms: Pick<KMSClient, 'send'>, keyId: string, store: DataKeyStore) {
+async function makeDataKey(kms: Kms, keyId: string, store: DataKeyStore) {
   const { CiphertextBlob } = await kms.send(
     new GenerateDataKeyCommand({
       KeyId: keyId,
@@ -46,22 +47,18 @@ async function makeDataKey(kms: Pick<KMSClient, 'send'>, keyId: string, store: D
     }),
   );
   const sealed = Buffer.from(CiphertextBlob ?? []).toString('base64');
-  const put = await writeIf((abortSignal) =>
-    store.documentClient.send(
-      new PutCommand({
-        TableName: store.tableName,
-        Item: { ...dataKeyItem, sealed },
-        ConditionExpression: 'attribute_not_exists(endpointId)',
-      }),
-      { abortSignal },
-    ),
-  );
-  return 'conditionFailed' in put ? await readSealedDataKey(store) : sealed;
+  const put = new PutCommand({
+    TableName: store.tableName,
+    Item: { ...dataKeyItem, sealed },
+    ConditionExpression: 'attribute_not_exists(endpointId)',
+  });
+  const written = await writeIf((abortSignal) => store.documentClient.send(put, { abortSignal }));
+  return 'conditionFailed' in written ? await readSealedDataKey(store) : sealed;
 }
 
 /** The data key's box, opened by KMS once a container (again after a failure); `make` makes it. */
 function dataKeyBox(
-  kms: Pick<KMSClient, 'send'>,
+  kms: Kms,
   keyId: string,
   store: DataKeyStore,
   make?: () => Promise<string | undefined>,
@@ -87,20 +84,12 @@ function dataKeyBox(
 }
 
 /** Opening (`kms:Decrypt`): the secret's and the delivery's functions. */
-export function kmsOpener(
-  kms: Pick<KMSClient, 'send'>,
-  keyId: string,
-  store: DataKeyStore,
-): Pick<SecretBox, 'open'> {
+export function kmsOpener(kms: Kms, keyId: string, store: DataKeyStore): Pick<SecretBox, 'open'> {
   return { open: openerOf(kms, keyId, dataKeyBox(kms, keyId, store)) };
 }
 
 /** Opens a secret under the data key of `box`, or one KMS sealed itself, before the data key. */
-function openerOf(
-  kms: Pick<KMSClient, 'send'>,
-  keyId: string,
-  box: () => Promise<SecretBox>,
-): SecretBox['open'] {
+function openerOf(kms: Kms, keyId: string, box: () => Promise<SecretBox>): SecretBox['open'] {
   return async (sealed, endpointId) => {
     if (!sealed.startsWith('kms:')) return (await box()).open(sealed, endpointId);
     const { Plaintext } = await kms.send(
@@ -115,11 +104,7 @@ function openerOf(
 }
 
 /** Create's and rotate's box: seals (making the data key first) and opens, under one data key. */
-export function kmsSecretBox(
-  kms: Pick<KMSClient, 'send'>,
-  keyId: string,
-  store: DataKeyStore,
-): SecretBox {
+export function kmsSecretBox(kms: Kms, keyId: string, store: DataKeyStore): SecretBox {
   const box = dataKeyBox(kms, keyId, store, () => makeDataKey(kms, keyId, store));
   return {
     seal: async (secret, endpointId) => (await box()).seal(secret, endpointId),

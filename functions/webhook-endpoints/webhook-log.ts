@@ -125,28 +125,14 @@ export async function recordAttempt(
   attempt: DeliveryAttemptRecord,
   table: WebhookLogTable,
 ): Promise<void> {
-  const at = Date.parse(attempt.attemptedAt);
-  await writeAll(
-    [
-      {
-        pk: `attempts#${endpointId}`,
-        sk: `${attempt.attemptedAt}#${attempt.eventId}#${String(attempt.attempt).padStart(2, '0')}`,
-        ...attempt,
-        expiresAt: expiry(at),
-      },
-      ...(attempt.outcome === 'delivered' && attempt.type !== 'webhook.test'
-        ? [
-            {
-              pk: `delivery#${endpointId}`,
-              sk: attempt.eventId,
-              state: 'delivered',
-              expiresAt: expiry(at),
-            },
-          ]
-        : []),
-    ],
-    table,
-  );
+  const { attemptedAt, eventId } = attempt;
+  const expiresAt = expiry(Date.parse(attemptedAt));
+  const sk = `${attemptedAt}#${eventId}#${String(attempt.attempt).padStart(2, '0')}`;
+  const items: Item[] = [{ pk: `attempts#${endpointId}`, sk, ...attempt, expiresAt }];
+  if (attempt.outcome === 'delivered' && attempt.type !== 'webhook.test') {
+    items.push({ pk: `delivery#${endpointId}`, sk: eventId, state: 'delivered', expiresAt });
+  }
+  await writeAll(items, table);
 }
 
 /** Where an event's delivery to an endpoint stands. */

@@ -35,10 +35,7 @@ export class PlantNotFoundError extends ApiError {
   }
 }
 
-/**
- * 50300: the store unavailable after retries; safe to retry. Caught where a write is retried and
- * where a delivery is rescheduled.
- */
+/** 50300: the store unavailable after retries. Caught where a write or a delivery is retried. */
 export class StoreUnavailableError extends ApiError {
   override readonly name = 'StoreUnavailableError';
   constructor(options?: ErrorOptions) {

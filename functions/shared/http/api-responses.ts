@@ -39,10 +39,7 @@ export function errorResponse(
   return jsonResponse(code.statusCode, errorBody(code, message), retry);
 }
 
-/**
- * The headers every answer carries: nosniff, and no caching, but for an `ETag`'s answer, which a
- * browser may keep and must revalidate.
- */
+/** Every answer's headers: nosniff, and no caching but of an `ETag`'s answer (revalidated). */
 export function protectiveHeaders(withEntityTag: boolean): Record<string, string> {
   return {
     'X-Content-Type-Options': 'nosniff',

@@ -49,10 +49,7 @@ export interface EntityTag {
 /** One list member (`W/` or not, a quoted opaque tag) and a comma or the end. */
 const listMember = /^[\t ]*(W\/)?"([\x21\x23-\x7e\x80-\xff]*)"[\t ]*(?:,|$)/;
 
-/**
- * Reads `*` or a list of entity tags (empty members allowed, RFC 9110 §5.6.1); an invalid list
- * matches nothing (§13.1).
- */
+/** `*` or entity tags (empty members allowed, RFC 9110 §5.6.1); an invalid list matches none. */
 export function parseEntityTagList(value: string): EntityTagList {
   if (value.trim() === '*') return { any: true };
   const tags: EntityTag[] = [];

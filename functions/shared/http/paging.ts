@@ -15,10 +15,7 @@ export interface PageParameters<After> {
   readonly after?: After;
 }
 
-/**
- * `limit` and `cursor` (read by `decode`; `undefined`: not one of the list's), each once; other
- * parameters are ignored. @throws ApiError 40005 naming the parameter.
- */
+/** `limit` and `cursor` (`decode` answers `undefined` if not the list's). @throws ApiError 40005 */
 export function readPage<After>(
   event: APIGatewayProxyEvent,
   decode: (cursor: string) => After | undefined,

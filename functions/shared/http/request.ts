@@ -9,10 +9,7 @@ export function findHeader(event: APIGatewayProxyEvent, name: string): string | 
   return undefined;
 }
 
-/**
- * A header that may be a comma-separated list, sent on one line or several (`If-Match`): every
- * line's value, joined with commas; `undefined` when the client sent none.
- */
+/** A list header (`If-Match`), sent on one line or several: its lines' values, joined by commas. */
 export function findListHeader(event: APIGatewayProxyEvent, name: string): string | undefined {
   // Lines whose names differ only in case are the same header (RFC 9110 §5.1).
   const lines = Object.entries(event.multiValueHeaders ?? {})

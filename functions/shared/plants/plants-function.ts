@@ -7,10 +7,7 @@ import { createDocumentClient, type StoreDependencies } from '../platform/dynamo
 /** What a plants function needs: the plants table, and what every route function takes. */
 export type PlantsFunctionDependencies = StoreDependencies & RouteHandlerOptions;
 
-/**
- * `TABLE_NAME`, `DYNAMODB_ENDPOINT` (DynamoDB Local's URL, `sam local`; AWS's when absent) and
- * `CORS_ALLOWED_ORIGINS`. @throws {ConfigurationError}
- */
+/** `TABLE_NAME`, `DYNAMODB_ENDPOINT` and `CORS_ALLOWED_ORIGINS`. @throws {ConfigurationError} */
 export function readTableFunctionConfig(
   functionName: string,
   environment: NodeJS.ProcessEnv = process.env,

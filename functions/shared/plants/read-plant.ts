@@ -9,11 +9,8 @@ import type { Logger } from '../platform/logger.ts';
 import { requirePlant, type VersionedPlant } from './stored-plant.ts';
 
 /**
- * The stored plant with `id`, and its version. An item another tool stored under the id that is
- * not a plant is no plant: not found, and logged at warn and counted as the list and the
- * webhooks do.
- * @throws PlantNotFoundError when no plant has this id.
- * @throws StoreUnavailableError when the store is unreachable, too slow or throttling.
+ * The stored plant with `id`, and its version; another tool's item under the id is no plant (see
+ * {@link requirePlant}). @throws PlantNotFoundError, StoreUnavailableError
  */
 export async function readPlant(
   id: bigint,

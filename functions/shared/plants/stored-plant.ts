@@ -21,10 +21,7 @@ export interface VersionedPlant {
 
 type WrappedNumber = { readonly value: string };
 
-/**
- * The item's `traceparent`: the span of the request that last wrote it, which the stream carries to
- * the webhooks of the change (docs/tracing.md). Never part of a plant's answer.
- */
+/** The last writer's `traceparent`, for the change's webhooks (docs/tracing.md); never answered. */
 export const traceAttribute = 'traceparent';
 
 /** What a write of a plant keeps besides it: the writing request's `traceparent`, when traced. */
@@ -56,10 +53,7 @@ export function readVersionedPlant(
   return plant === undefined || version === undefined ? undefined : { plant, version };
 }
 
-/**
- * The plant and version stored under an id, as a read or a change answers it; an item that is not
- * a plant is no plant, logged and counted. @throws PlantNotFoundError
- */
+/** A read item's plant and version (not a plant: logged, counted). @throws PlantNotFoundError */
 export function requirePlant(
   item: Readonly<Record<string, unknown>> | undefined,
   logger: Logger | undefined,

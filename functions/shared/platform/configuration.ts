@@ -62,12 +62,8 @@ export function readConfiguration<Entries extends v.ObjectEntries>(
   } = {},
 ): v.InferOutput<v.ObjectSchema<Entries, undefined>> {
   // Every variable is there, `undefined` when not set: a required one then says so.
-  const set = Object.fromEntries(
-    Object.keys(entries).map((name) => [
-      name,
-      isSet(environment, name) ? environment[name] : undefined,
-    ]),
-  );
+  const textOf = (name: string) => (isSet(environment, name) ? environment[name] : undefined);
+  const set = Object.fromEntries(Object.keys(entries).map((name) => [name, textOf(name)]));
   const result = v.safeParse(v.object(entries), set);
   if (result.success) {
     const output = result.output as Record<string, unknown>;

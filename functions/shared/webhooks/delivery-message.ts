@@ -88,6 +88,7 @@ function tolerated<Schema extends v.GenericSchema>(schema: Schema) {
 }
 
 const finite = v.pipe(v.number(), v.finite());
+const isTraceparent = (text: string) => parseTraceparent(text) !== undefined;
 
 /** A queue body: what the delivery needs must be there; the timing is taken when it is numbers. */
 const deliveryMessageSchema = v.object({
@@ -103,12 +104,7 @@ const deliveryMessageSchema = v.object({
   putOffs: tolerated(v.pipe(v.number(), v.safeInteger(), v.minValue(1))),
   sidelined: tolerated(v.literal(true)),
   lastFailure: tolerated(v.string()),
-  traceparent: tolerated(
-    v.pipe(
-      v.string(),
-      v.check((value) => parseTraceparent(value) !== undefined),
-    ),
-  ),
+  traceparent: tolerated(v.pipe(v.string(), v.check(isTraceparent))),
 });
 
 /**

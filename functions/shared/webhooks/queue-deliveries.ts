@@ -79,10 +79,8 @@ export async function queuePlantEventDeliveries(
   logger: Logger,
 ): Promise<QueueOutcome> {
   const now = dependencies.now ?? Date.now;
-  const events = Object.fromEntries(plantEventTypes.map((type) => [type, 0])) as Record<
-    PlantEventType,
-    number
-  >;
+  const zeros = plantEventTypes.map((type) => [type, 0]);
+  const events = Object.fromEntries(zeros) as Record<PlantEventType, number>;
   let skipped = 0;
   const read: { record: PlantStreamRecord; event: PlantEvent }[] = [];
   for (const record of records) {
@@ -158,12 +156,8 @@ function messageFor(event: PlantEvent, subscription: Subscription, now: number):
 function logQueued(logger: Logger, outcome: QueueOutcome): QueueOutcome {
   const counts = Object.entries(outcome.events).filter(([, count]) => count > 0);
   if (counts.length > 0 || outcome.skipped > 0) {
-    logger.info(fanoutLog.queued, {
-      ...Object.fromEntries(
-        counts.map(([type, count]) => [countFields[type as PlantEventType], count]),
-      ),
-      skipped: outcome.skipped,
-    });
+    const fields = counts.map(([type, count]) => [countFields[type as PlantEventType], count]);
+    logger.info(fanoutLog.queued, { ...Object.fromEntries(fields), skipped: outcome.skipped });
   }
   return outcome;
 }

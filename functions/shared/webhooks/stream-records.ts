@@ -74,9 +74,7 @@ export function plantEventOf(record: PlantStreamRecord, now: number): PlantEvent
 
 /** The plant and version of a stream image, or `undefined` when it is none. */
 function readImage(image: Record<string, AttributeValue> | undefined): VersionedPlant | undefined {
-  return image === undefined
-    ? undefined
-    : readVersionedPlant(unmarshall(image, { wrapNumbers: true }));
+  return image && readVersionedPlant(unmarshall(image, { wrapNumbers: true }));
 }
 
 /** The plant and version of a stream image that must be one. */
