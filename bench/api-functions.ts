@@ -4,6 +4,8 @@
  * every bundling lever and its warm path; the authorizer. Each section stops what it starts.
  */
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
@@ -12,6 +14,7 @@ import {
   routesOf,
 } from '../functions/shared/http/routes.ts';
 import { functionSettings } from '../infra/function-settings.ts';
+import { stages } from '../infra/stages.ts';
 import { benchMethodArn, benchmarkAuthorizer, startAuthorizerFixture } from './authorizer.ts';
 import {
   type BenchBundles,
@@ -260,9 +263,22 @@ async function measureCreateWarmPath(
   storeUrl: string,
   sampling: Sampling,
 ) {
+  // Tracing's cost: the same function untraced, and sending prod's share of traces to a sink.
+  const untraced = bundles.createVariants.find(({ name }) => name === 'deployed-untraced');
+  const sink = createServer((request, response) =>
+    request.resume().on('end', () => response.end()),
+  );
+  await new Promise<void>((resolve) => sink.listen(0, '127.0.0.1', resolve));
+  const exporting = {
+    ...environment,
+    OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${(sink.address() as AddressInfo).port}`,
+    OTEL_TRACES_SAMPLER_ARG: String(stages.prod.traceSampleRatio),
+  };
   const figures = await measureWarmPath(
     [
       { name: createFunctionName, bundlePath: bundles.create.path, environment },
+      { name: tracingSubjects.untraced, bundlePath: untraced?.path ?? '', environment },
+      { name: tracingSubjects.exporting, bundlePath: bundles.create.path, environment: exporting },
       { name: 'bare-handler', bundlePath: bundles.bareCreate.path, environment },
       { name: 'raw-http-put', bundlePath: 'raw-http', environment },
       {
@@ -277,18 +293,35 @@ async function measureCreateWarmPath(
       rounds: sampling.warmRounds,
       roundMilliseconds: sampling.warmRoundMilliseconds,
     },
-  );
+  ).finally(() => sink.close());
   // Round by round, each create round against the bare round right after it: load from
   // elsewhere changes between rounds far more than within a pair.
   const createRounds = figures[createFunctionName]?.requestsPerSecondByRound ?? [];
   const bareRounds = figures['bare-handler']?.requestsPerSecondByRound ?? [];
   const roundRatios = createRounds.map((value, index) => value / (bareRounds[index] ?? Number.NaN));
+  const toUntraced = (name: string) => {
+    const untracedRounds = figures[tracingSubjects.untraced]?.requestsPerSecondByRound ?? [];
+    const ratios = (figures[name]?.requestsPerSecondByRound ?? []).map(
+      (value, index) => value / (untracedRounds[index] ?? Number.NaN),
+    );
+    return { ratio: round(median(ratios), 3), spread: spreadOf(ratios) };
+  };
   return {
     figures,
     ratioToBareHandler: round(median(roundRatios), 2),
     ratioSpread: spreadOf(roundRatios),
+    tracing: {
+      carried: toUntraced(createFunctionName),
+      exporting: toUntraced(tracingSubjects.exporting),
+    },
   };
 }
+
+/** The warm subjects that weigh tracing against the create function built without it. */
+export const tracingSubjects = {
+  untraced: 'deployed-untraced',
+  exporting: `spans of ${(stages.prod.traceSampleRatio ?? 0) * 100} % of traces sent`,
+} as const;
 
 /** The authorizer: its cold start against its CDK-default build, and verifications per second. */
 export async function measureAuthorizer(

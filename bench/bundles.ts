@@ -52,12 +52,19 @@ const esmModuleFirst: BuildOptions = {
 };
 const esmMinified: BuildOptions = { ...esmModuleFirst, minify: true };
 
-/** The deployed build with the trace context stubbed (`untraced-trace-context.ts`). */
+/**
+ * The deployed build with the trace context and the spans stubbed (`untraced-trace-context.ts`,
+ * `untraced-spans.ts`): what tracing costs is the difference.
+ */
 const untraced: Plugin = {
   name: 'untraced',
   setup(build) {
-    build.onResolve({ filter: /\/trace-context\.ts$/ }, () => ({
-      path: join(repositoryRoot, 'bench', 'untraced-trace-context.ts'),
+    build.onResolve({ filter: /\/(trace-context|spans)\.ts$/ }, ({ path }) => ({
+      path: join(
+        repositoryRoot,
+        'bench',
+        `untraced-${path.endsWith('spans.ts') ? 'spans' : 'trace-context'}.ts`,
+      ),
     }));
   },
 };

@@ -3,12 +3,13 @@
  * one (a quick run's samples are too few to judge: its verdicts say so). Reads nothing and
  * measures nothing; `run.ts` hands it the results it wrote to `.data/bench/results.json`.
  */
-import type {
-  ApiColdStart,
-  estimateLambdaTimes,
-  measureApiFunctions,
-  measureAuthorizer,
-  Spread,
+import {
+  type ApiColdStart,
+  type estimateLambdaTimes,
+  type measureApiFunctions,
+  type measureAuthorizer,
+  type Spread,
+  tracingSubjects,
 } from './api-functions.ts';
 import { createFunctionName } from './bundles.ts';
 import type { ColdStartFigures } from './cold-start.ts';
@@ -30,6 +31,8 @@ export const targets = {
    */
   coldStartAboveSdkFloor: 0.03,
   warmRatioToBareHandler: 0.85,
+  /** Tracing takes at most 3 % of the warm throughput (docs/tracing.md). */
+  warmRatioToUntraced: 0.97,
   listPageP99ToCreateP99: 3,
   webhookDeliveryP99Milliseconds: 2000,
 } as const;
@@ -132,6 +135,11 @@ function formatCreate({ apiFunctions }: BenchResults, check: Check): string[] {
         `  ${name.padEnd(44)} ${String(figures.requestsPerSecond).padStart(9)}   ${String(figures.cpuMicrosecondsPerRequest).padStart(14)}`,
     ),
     `  ${createFunctionName} / bare handler: ${warm.ratioToBareHandler}, round by round ${formatSpread(warm.ratioSpread)} (target ≥ ${targets.warmRatioToBareHandler}) ${check(warm.ratioToBareHandler >= targets.warmRatioToBareHandler)}`,
+    ...(['carried', 'exporting'] as const).map((kind) => {
+      const { ratio, spread } = warm.tracing[kind];
+      const what = kind === 'carried' ? 'traced, nothing sent' : tracingSubjects.exporting;
+      return `  ${createFunctionName} ${what} / untraced: ${ratio}, round by round ${formatSpread(spread)} (target ≥ ${targets.warmRatioToUntraced}) ${check(ratio >= targets.warmRatioToUntraced)}`;
+    }),
   ];
 }
 

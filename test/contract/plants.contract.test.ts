@@ -181,3 +181,19 @@ describe('reading and changing one plant', () => {
     );
   });
 });
+
+describe('tracing a request', () => {
+  caseNeeding()('answers in the client’s W3C trace, naming a span of its own', async () => {
+    const [traceId, spanId] = [randomBytes(16).toString('hex'), randomBytes(8).toString('hex')];
+    const read = await call('GET', `/plants/${id(9)}`, {
+      token: reader,
+      headers: { traceparent: `00-${traceId}-${spanId}-01` },
+    });
+    await expectError(read, 'getPlant', 404, 40401);
+    const answered = /^00-([0-9a-f]{32})-([0-9a-f]{16})-01$/.exec(
+      String(read.headers.traceresponse),
+    );
+    expect(answered?.[1]).toBe(traceId);
+    expect(answered?.[2]).not.toBe(spanId);
+  });
+});

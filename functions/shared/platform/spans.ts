@@ -55,6 +55,8 @@ export async function inSpan<T>(
   if (context === undefined) return work(undefined);
   const attributes: Attributes = { ...options.attributes };
   const span: Span = { ...context, set: (more) => Object.assign(attributes, more) };
+  // Not kept (no endpoint, or a trace not sampled): its context only, and no spans below it.
+  if (tracesEndpoint() === undefined || !sampled(context)) return work(span);
   const service = options.service ?? parent?.service ?? 'plant-store';
   const startTimeUnixNano = nanoseconds();
   let error: unknown;
@@ -65,28 +67,24 @@ export async function inSpan<T>(
     throw thrown;
   } finally {
     const parentSpanId = options.context ? options.parentSpanId : parent?.span.spanId;
-    if (tracesEndpoint() !== undefined && sampled(context)) {
-      finished.push({
-        service,
-        span: {
-          traceId: context.traceId,
-          spanId: context.spanId,
-          parentSpanId,
-          name,
-          kind: kinds[options.kind ?? 'internal'],
-          startTimeUnixNano,
-          endTimeUnixNano: nanoseconds(),
-          attributes: Object.entries(attributes).map(([key, value]) => ({
-            key,
-            value: { [valueKeys[typeof value as keyof typeof valueKeys]]: value },
-          })),
-          links: options.links
-            ?.filter((link) => link !== undefined)
-            .map(({ flags, ...ids }) => ids),
-          status: error === undefined ? { code: 1 } : { code: 2, message: String(error) },
-        },
-      });
-    }
+    finished.push({
+      service,
+      span: {
+        traceId: context.traceId,
+        spanId: context.spanId,
+        parentSpanId,
+        name,
+        kind: kinds[options.kind ?? 'internal'],
+        startTimeUnixNano,
+        endTimeUnixNano: nanoseconds(),
+        attributes: Object.entries(attributes).map(([key, value]) => ({
+          key,
+          value: { [valueKeys[typeof value as keyof typeof valueKeys]]: value },
+        })),
+        links: options.links?.filter((link) => link !== undefined).map(({ flags, ...ids }) => ids),
+        status: error === undefined ? { code: 1 } : { code: 2, message: String(error) },
+      },
+    });
   }
 }
 
@@ -95,8 +93,8 @@ export async function inSpan<T>(
  * freezes the container after. A failure is dropped: tracing never fails the work.
  */
 export async function flushSpans(): Promise<void> {
-  const url = tracesEndpoint();
-  if (url === undefined || finished.length === 0) return;
+  const url = finished.length === 0 ? undefined : tracesEndpoint();
+  if (url === undefined) return;
   const services = Map.groupBy(finished.splice(0), (entry) => entry.service);
   const resourceSpans = [...services].map(([service, entries]) => ({
     resource: { attributes: [{ key: 'service.name', value: { stringValue: service } }] },
