@@ -5,7 +5,7 @@
  * context. No SDK and no layer: nothing to load at a cold start (docs/tracing.md).
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
-import { lambdaSignedSettings, signedCalls } from './signed-calls.ts';
+import { lambdaSignedSettings, send, signedCalls } from './signed-calls.ts';
 import { childOf, formatTraceparent, type TraceContext } from './trace-context.ts';
 
 const kinds = { internal: 1, server: 2, client: 3, producer: 4, consumer: 5 } as const;
@@ -100,20 +100,21 @@ export async function flushSpans(): Promise<void> {
     resource: { attributes: [{ key: 'service.name', value: { stringValue: service } }] },
     scopeSpans: [{ scope: { name: 'plant-store' }, spans: entries.map((entry) => entry.span) }],
   }));
-  const { host, origin, pathname } = new URL(url);
+  const target = new URL(url);
   // X-Ray's OTLP endpoint takes calls signed for `xray:PutSpans`; an emulator's is at
   // `AWS_ENDPOINT_URL`, as every AWS call's.
-  const sent = /^xray\.[a-z0-9-]+\.amazonaws\.com$/.test(host)
+  const sent = /^xray\.[a-z0-9-]+\.amazonaws\.com$/.test(target.host)
     ? signedCalls('xray', {
-        ...lambdaSignedSettings(process.env.AWS_ENDPOINT_URL || origin),
+        ...lambdaSignedSettings(process.env.AWS_ENDPOINT_URL || target.origin),
         timeoutMilliseconds: exportTimeoutMilliseconds,
-      })('POST', pathname, { body: { resourceSpans } })
-    : fetch(url, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ resourceSpans }),
-        signal: AbortSignal.timeout(exportTimeoutMilliseconds),
-      }).then((answer) => answer.body?.cancel());
+      })('POST', target.pathname, { body: { resourceSpans } })
+    : send(
+        target,
+        'POST',
+        { 'content-type': 'application/json' },
+        JSON.stringify({ resourceSpans }),
+        exportTimeoutMilliseconds,
+      );
   await sent.catch(() => undefined);
 }
 
