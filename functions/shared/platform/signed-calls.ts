@@ -112,12 +112,8 @@ export function send(
   const call = url.protocol === 'https:' ? httpsRequest : httpRequest;
   const agent = agents[url.protocol as keyof typeof agents];
   return new Promise((resolve, reject) => {
-    const sent = call(url, {
-      method,
-      headers,
-      agent,
-      signal: AbortSignal.timeout(timeoutMilliseconds),
-    });
+    const sent = call(url, { method, headers, agent, timeout: timeoutMilliseconds });
+    sent.on('timeout', () => sent.destroy(new Error(`No answer within ${timeoutMilliseconds} ms`)));
     sent.on('error', reject).on('response', (response) => {
       text(response).then(
         (answer) => resolve({ status: response.statusCode ?? 0, text: answer }),
