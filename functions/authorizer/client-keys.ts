@@ -249,11 +249,8 @@ export function createClientKeyRegistry(
   };
   const addToPlan = async (value: string) => {
     const [usagePlanId, keyId] = await Promise.all([plan(), keyIdOf(value)]);
-    const added = await controlPlane(
-      'POST',
-      `/usageplans/${encodeURIComponent(usagePlanId)}/keys`,
-      { body: { keyId, keyType: 'API_KEY' } },
-    );
+    const path = `/usageplans/${encodeURIComponent(usagePlanId)}/keys`;
+    const added = await controlPlane('POST', path, { body: { keyId, keyType: 'API_KEY' } });
     if (added.status !== 201 && added.status !== conflict)
       throw failure('CreateUsagePlanKey', added);
   };

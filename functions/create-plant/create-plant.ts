@@ -45,10 +45,7 @@ export async function createPlant(
 }
 
 /** The stored plant if it equals the new one, else a conflict; no old item is our fault (500). */
-function answerExistingPlant(
-  plant: Plant,
-  item: Record<string, AttributeValue> | undefined,
-): CreatedPlant {
+function answerExistingPlant(plant: Plant, item?: Record<string, AttributeValue>): CreatedPlant {
   if (item === undefined) throw new Error('The create failed its condition without the item.');
   // The document client does not unmarshall an exception's item; numbers stay wrapped (exact).
   const stored = unmarshall(item, { wrapNumbers: true });

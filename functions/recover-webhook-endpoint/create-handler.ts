@@ -63,13 +63,9 @@ export function createHandler(dependencies: Dependencies) {
       }
       // Every claim this call may hold has its message queued: a retry finds the rest.
       if (claimed.failure !== undefined) throw claimed.failure;
-      request.logger.info('webhook endpoint recovering', {
-        endpointId: record.id,
-        events: messages.length,
-      });
-      return {
-        response: jsonResponse(202, { events: messages.length, more: missed.length > recoverCap }),
-      };
+      const events = messages.length;
+      request.logger.info('webhook endpoint recovering', { endpointId: record.id, events });
+      return { response: jsonResponse(202, { events, more: missed.length > recoverCap }) };
     });
   });
 }

@@ -223,9 +223,8 @@ function objectOf(dependencies: ReplayDependencies, key: string) {
 
 /** A batch's progress, from its tags. */
 async function readProgress(dependencies: ReplayDependencies, key: string): Promise<BatchProgress> {
-  const { TagSet = [] } = await dependencies.s3.send(
-    new GetObjectTaggingCommand(objectOf(dependencies, key)),
-  );
+  const tagging = new GetObjectTaggingCommand(objectOf(dependencies, key));
+  const { TagSet = [] } = await dependencies.s3.send(tagging);
   const tag = (name: string) => TagSet.find((one) => one.Key === name)?.Value;
   const triedAt = Number(tag('triedAt'));
   return {
@@ -243,9 +242,8 @@ async function writeProgress(
   const tags = Object.entries(progress)
     .filter(([, value]) => value !== undefined)
     .map(([name, value]) => ({ Key: name, Value: String(value) }));
-  await dependencies.s3.send(
-    new PutObjectTaggingCommand({ ...objectOf(dependencies, key), Tagging: { TagSet: tags } }),
-  );
+  const tagging = { ...objectOf(dependencies, key), Tagging: { TagSet: tags } };
+  await dependencies.s3.send(new PutObjectTaggingCommand(tagging));
 }
 
 /** Every object of the bucket and when it was written, page by page. */
@@ -271,9 +269,8 @@ async function readKeptRecords(
 ): Promise<PlantStreamRecord[] | undefined> {
   const object = await dependencies.s3.send(new GetObjectCommand(objectOf(dependencies, key)));
   try {
-    const record = JSON.parse((await object.Body?.transformToString('utf8')) ?? '') as {
-      payload?: unknown;
-    };
+    const text = (await object.Body?.transformToString('utf8')) ?? '';
+    const record = JSON.parse(text) as { payload?: unknown };
     const payload = (
       typeof record.payload === 'string' ? JSON.parse(record.payload) : record.payload
     ) as { Records?: unknown } | undefined;

@@ -59,14 +59,9 @@ export async function readEndpoint(
   id: string,
   table: EndpointTable,
 ): Promise<EndpointRecord | undefined> {
-  const { Item } = await sendToStore(
-    table,
-    new GetCommand({
-      TableName: table.endpointsTableName,
-      Key: { owner, endpointId: id },
-      ConsistentRead: true,
-    }),
-  );
+  const Key = { owner, endpointId: id };
+  const get = new GetCommand({ TableName: table.endpointsTableName, Key, ConsistentRead: true });
+  const { Item } = await sendToStore(table, get);
   return Item === undefined ? undefined : recordOf(Item);
 }
 

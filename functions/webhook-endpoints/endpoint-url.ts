@@ -25,6 +25,9 @@ export class EndpointUrlError extends Error {
   }
 }
 
+/** A host or address that is not public, `message` saying why. */
+const notPublic = (message: string) => new EndpointUrlError('not-public', message);
+
 /** The checks that need no network: scheme, no user info, a host that can be public. @throws */
 export function parseEndpointUrl(text: unknown, policy: EndpointUrlPolicy): URL {
   const tooLong = () =>
@@ -110,22 +113,16 @@ async function resolveWithSystem(hostname: string): Promise<readonly string[]> {
 function refuseName(name: string, policy: EndpointUrlPolicy): void {
   if (name === 'localhost' || name.endsWith('.localhost')) {
     if (policy.allowLoopback) return;
-    throw new EndpointUrlError('not-public', 'url must not point at localhost.');
+    throw notPublic('url must not point at localhost.');
   }
   const privateSuffix = ['.local', '.internal', '.home.arpa', '.lan'].find((suffix) =>
     name.endsWith(suffix),
   );
   if (privateSuffix !== undefined) {
-    throw new EndpointUrlError(
-      'not-public',
-      `url's host must be a public name, not one under ${privateSuffix}.`,
-    );
+    throw notPublic(`url's host must be a public name, not one under ${privateSuffix}.`);
   }
   if (!name.includes('.')) {
-    throw new EndpointUrlError(
-      'not-public',
-      "url's host must be a fully qualified public name or address.",
-    );
+    throw notPublic("url's host must be a fully qualified public name or address.");
   }
 }
 
@@ -137,17 +134,13 @@ function refuseAddress(address: string, url: URL, policy: EndpointUrlPolicy, nam
     name === undefined ? "url's host" : `url's host ${name} resolves to an address that`;
   if (range.startsWith('loopback')) {
     if (url.port === '9001') {
-      throw new EndpointUrlError(
-        'not-public',
+      throw notPublic(
         `${subject} is the Lambda runtime API's (loopback, port 9001); a webhook endpoint must be public.`,
       );
     }
     if (policy.allowLoopback) return;
   }
-  throw new EndpointUrlError(
-    'not-public',
-    `${subject} is a ${range} address; a webhook endpoint must be public.`,
-  );
+  throw notPublic(`${subject} is a ${range} address; a webhook endpoint must be public.`);
 }
 
 /**

@@ -1,7 +1,6 @@
 /** A client's webhook endpoint, owned by the token's subject: as stored, as shown (no secret). */
 import { randomBytes } from 'node:crypto';
-import { errorCodes } from '../shared/errors/error-codes.ts';
-import { ApiError } from '../shared/errors/errors.ts';
+import { invalidParameter } from '../shared/errors/errors.ts';
 import type { PlantEventType, WebhookFormat } from '../shared/webhooks/plant-events.ts';
 
 /** An endpoint as the endpoints table keeps it. */
@@ -68,10 +67,7 @@ export function newEndpointId(now: number): string {
 export function readEndpointIdParameter(pathParameters: Record<string, string | undefined> | null) {
   const id = pathParameters?.endpointId;
   if (id === undefined || !endpointIdPattern.test(id)) {
-    throw new ApiError(
-      errorCodes.invalidParameter,
-      'Invalid parameter: endpointId must be an endpoint id (ep_ and 26 letters and digits).',
-    );
+    throw invalidParameter('endpointId must be an endpoint id (ep_ and 26 letters and digits).');
   }
   return id;
 }

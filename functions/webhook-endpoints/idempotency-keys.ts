@@ -171,10 +171,8 @@ function keptItem(key: Key, answer: Answer): TransactPut {
 
 /** The key's unexpired answer, if it has one. @throws ApiError 42200, 40901 (a lease held) */
 async function keptAnswer(key: Key, request: EndpointRequest): Promise<KeptItem | undefined> {
-  const { Item } = await sendToStore(
-    request.stores,
-    new GetCommand({ TableName: key.tableName, Key: key.item, ConsistentRead: true }),
-  );
+  const get = new GetCommand({ TableName: key.tableName, Key: key.item, ConsistentRead: true });
+  const { Item } = await sendToStore(request.stores, get);
   if (Item === undefined || Number(Item.expiresAt) <= nowSeconds(key)) return undefined;
   if (Item.fingerprint !== key.fingerprint) {
     throw new ApiError(endpointErrorCodes.idempotencyKeyReused);

@@ -234,12 +234,8 @@ export async function deliveryStates(
       .map((eventId) => ({ pk: `delivery#${endpointId}`, sk: eventId }));
     while (keys !== undefined && keys.length > 0) {
       const requested: Item[] = keys;
-      const result = await sendToStore(
-        table,
-        new BatchGetCommand({
-          RequestItems: { [table.logTableName]: { Keys: requested, ConsistentRead: true } },
-        }),
-      );
+      const request = { [table.logTableName]: { Keys: requested, ConsistentRead: true } };
+      const result = await sendToStore(table, new BatchGetCommand({ RequestItems: request }));
       for (const item of result.Responses?.[table.logTableName] ?? []) {
         states.set(item.sk as string, stateOf(item));
       }
@@ -336,20 +332,16 @@ export async function* query(
 /** Writes items 25 to a request, retrying what DynamoDB left unprocessed. */
 async function writeAll(items: readonly Item[], table: WebhookLogTable): Promise<void> {
   if (items.length === 1) {
-    await sendToStore(
-      table,
-      new PutCommand({ TableName: table.logTableName, Item: items[0] as Item }),
-    );
+    const put = new PutCommand({ TableName: table.logTableName, Item: items[0] as Item });
+    await sendToStore(table, put);
     return;
   }
   for (let start = 0; start < items.length; start += 25) {
     let requests = items.slice(start, start + 25).map((Item) => ({ PutRequest: { Item } }));
     while (requests.length > 0) {
       const pending = requests;
-      const { UnprocessedItems } = await sendToStore(
-        table,
-        new BatchWriteCommand({ RequestItems: { [table.logTableName]: pending } }),
-      );
+      const batch = new BatchWriteCommand({ RequestItems: { [table.logTableName]: pending } });
+      const { UnprocessedItems } = await sendToStore(table, batch);
       requests = (UnprocessedItems?.[table.logTableName] ?? []) as typeof requests;
     }
   }

@@ -67,7 +67,7 @@ export async function samInvoke(constructId: string, eventPath: string): Promise
     DOCKER_HOST: started().engine.host,
   });
   const begun = performance.now();
-  const { stdout } = await run(
+  const { stdout, stderr } = await run(
     command,
     [
       'local',
@@ -84,7 +84,10 @@ export async function samInvoke(constructId: string, eventPath: string): Promise
     { env: environment, maxBuffer: 16 * 1024 * 1024 },
   );
   figures[`invoke ${constructId} s`] = since(begun);
-  return JSON.parse(stdout.trim().split('\n').at(-1) ?? 'null');
+  const answer = stdout.trim().split('\n').at(-1) ?? '';
+  if (answer === '')
+    throw new Error(`sam local invoke ${constructId} answered nothing:\n${stderr.slice(-4000)}`);
+  return JSON.parse(answer);
 }
 
 export const eventFile = (name: string) => path.join(repositoryRoot, 'events', `${name}.json`);

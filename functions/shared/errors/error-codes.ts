@@ -97,9 +97,8 @@ export const endpointErrorCodes = /* @__PURE__ */ (() => ({
 
 /** The contract's whole error table: the functions', the gateway's and the webhook endpoints' codes. */
 export function everyErrorCode(): ErrorCode[] {
-  return [errorCodes, gatewayErrorCodes, endpointErrorCodes].flatMap((codes) =>
-    Object.values(codes),
-  );
+  const tables = [errorCodes, gatewayErrorCodes, endpointErrorCodes];
+  return tables.flatMap((codes) => Object.values(codes));
 }
 
 /** The largest request body the API accepts, in bytes (16 KiB). */

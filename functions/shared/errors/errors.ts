@@ -43,6 +43,11 @@ export class StoreUnavailableError extends ApiError {
   }
 }
 
+/** 40005: a path or query parameter that is not what `problem` says it must be. */
+export function invalidParameter(problem: string): ApiError {
+  return new ApiError(errorCodes.invalidParameter, `Invalid parameter: ${problem}`);
+}
+
 /** What a conditional request changes, as its messages name it. */
 type Subject = 'plant' | 'webhook endpoint';
 

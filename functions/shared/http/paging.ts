@@ -3,8 +3,7 @@
  * (RFC 8288); each list writes and reads its own cursors.
  */
 import type { APIGatewayProxyEvent } from 'aws-lambda';
-import { errorCodes } from '../errors/error-codes.ts';
-import { ApiError } from '../errors/errors.ts';
+import { invalidParameter } from '../errors/errors.ts';
 import { findHeader } from './request.ts';
 
 export const defaultPageLimit = 20;
@@ -28,19 +27,13 @@ export function readPage<After>(
     const digits = /^[0-9]+$/.test(limitText) ? limitText.replace(/^0+(?=[0-9])/, '') : '';
     limit = digits.length >= 1 && digits.length <= 3 ? Number(digits) : 0;
     if (limit < 1 || limit > maxPageLimit) {
-      throw new ApiError(
-        errorCodes.invalidParameter,
-        `Invalid parameter: limit must be an integer from 1 to ${maxPageLimit}.`,
-      );
+      throw invalidParameter(`limit must be an integer from 1 to ${maxPageLimit}.`);
     }
   }
   if (cursor === undefined) return { limit };
   const after = decode(cursor);
   if (after === undefined) {
-    throw new ApiError(
-      errorCodes.invalidParameter,
-      'Invalid parameter: cursor must be copied unchanged from a next link.',
-    );
+    throw invalidParameter('cursor must be copied unchanged from a next link.');
   }
   return { limit, after };
 }
@@ -48,12 +41,7 @@ export function readPage<After>(
 /** The one value of a query parameter, `undefined` when absent. */
 function singleQueryValue(event: APIGatewayProxyEvent, name: string): string | undefined {
   const values = event.multiValueQueryStringParameters?.[name] ?? [];
-  if (values.length > 1) {
-    throw new ApiError(
-      errorCodes.invalidParameter,
-      `Invalid parameter: ${name} must be given at most once.`,
-    );
-  }
+  if (values.length > 1) throw invalidParameter(`${name} must be given at most once.`);
   return values[0] ?? event.queryStringParameters?.[name];
 }
 

@@ -1,7 +1,6 @@
 /** A plant's id as a path names it (`/plants/{id}`). */
 import type { APIGatewayProxyEvent } from 'aws-lambda';
-import { errorCodes } from '../errors/error-codes.ts';
-import { ApiError } from '../errors/errors.ts';
+import { invalidParameter } from '../errors/errors.ts';
 import { int64Max, int64Min, parseDecimalInt64 } from '../http/int64-json.ts';
 
 /** A path's id as `openapi.yaml` says it: 20 digits at most (leading zeros too), an optional minus. */
@@ -15,10 +14,7 @@ export function readPlantIdParameter(event: APIGatewayProxyEvent): bigint {
   const text = event.pathParameters?.id;
   const id = text === undefined || !idPattern.test(text) ? undefined : parseDecimalInt64(text);
   if (id === undefined) {
-    throw new ApiError(
-      errorCodes.invalidParameter,
-      `Invalid parameter: id must be an integer from ${int64Min} to ${int64Max}.`,
-    );
+    throw invalidParameter(`id must be an integer from ${int64Min} to ${int64Max}.`);
   }
   return id;
 }

@@ -43,9 +43,8 @@ export function parsed<Value>(
     }
   });
   if (fallback === undefined) return v.pipe(required(options.description), read);
-  return Object.assign(v.optional(v.pipe(v.string(), read)), {
-    fallback,
-  }) as unknown as v.GenericSchema<string | undefined, Value>;
+  const defaulted = Object.assign(v.optional(v.pipe(v.string(), read)), { fallback });
+  return defaulted as unknown as v.GenericSchema<string | undefined, Value>;
 }
 
 /**

@@ -218,9 +218,8 @@ export function localStoreSettings(
 export const localStoreRegion = 'us-east-1';
 
 function withoutUndefined<T extends object>(value: T): Partial<T> {
-  return Object.fromEntries(
-    Object.entries(value).filter(([, entry]) => entry !== undefined),
-  ) as Partial<T>;
+  const defined = Object.entries(value).filter(([, entry]) => entry !== undefined);
+  return Object.fromEntries(defined) as Partial<T>;
 }
 
 /** Terms joined by OR, in parentheses only if there is an OR: DynamoDB refuses redundant ones. */

@@ -29,10 +29,8 @@ export function withinInvocationBudget<Result>(
   // No time told: no budget, not even one a caller's invocation left in this async context
   // (`npm start` runs many invocations, and background work, in one process).
   if (remaining === undefined) return budgets.exit(work);
-  return budgets.run(
-    { endsAt: Date.now() + remaining - marginMilliseconds, marginMilliseconds },
-    work,
-  );
+  const endsAt = Date.now() + remaining - marginMilliseconds;
+  return budgets.run({ endsAt, marginMilliseconds }, work);
 }
 
 /** Milliseconds left for work in this invocation; `Infinity` outside a budget. */
