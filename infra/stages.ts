@@ -96,8 +96,8 @@ export interface StageConfig {
   /** Browser origins allowed to call (CORS); `*` only where not production-like. @default none */
   readonly cors?: { readonly allowedOrigins: readonly string[] };
   /**
-   * The share of traces whose spans go to X-Ray's OTLP endpoint (docs/tracing.md), which takes
-   * them once the account has CloudWatch Transaction Search on. @default 0: none
+   * The share of sampled traces (X-Ray's sampling rule, or a client's flag) whose spans go to
+   * X-Ray's OTLP endpoint (docs/tracing.md), with Transaction Search on. @default 0: none
    */
   readonly traceSampleRatio?: number;
   /** Init Duration p99 (ms) that pages. @default {@link defaultInitDurationAlarmMilliseconds} */
@@ -133,7 +133,8 @@ export const stages: Readonly<Record<StageName, StageConfig>> = {
     throttling: { rateLimit: 200, burstLimit: 400 },
     // A year, as Control Tower's CT.CLOUDWATCH.PR.2 asks.
     logRetentionDays: 365,
-    traceSampleRatio: 0.05,
+    // Every trace X-Ray samples (by default the first request a second and 5 % of the rest).
+    traceSampleRatio: 1,
     issuer: { kind: 'cognito' },
   },
 };

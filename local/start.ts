@@ -15,6 +15,7 @@ import {
   parsed,
   readConfiguration,
 } from '../functions/shared/platform/configuration.ts';
+import { tracesEndpoint } from '../functions/shared/platform/spans.ts';
 import { subscriptionOf } from '../functions/shared/webhooks/plant-events.ts';
 import { parseEndpointUrls } from '../functions/webhook-endpoints/endpoint-config.ts';
 import {
@@ -161,7 +162,7 @@ function describeTraces(viewer: TraceViewer | undefined): string {
   if (viewer !== undefined) {
     return `Jaeger at ${viewer.url} (its API: /api/traces/<id>; an answer's traceresponse names the id)`;
   }
-  const endpoint = process.env.OTEL_EXPORTER_OTLP_ENDPOINT;
+  const endpoint = tracesEndpoint();
   return endpoint
     ? `spans sent to ${endpoint} (OTEL_EXPORTER_OTLP_ENDPOINT)`
     : 'off (npm start -- --traces starts a viewer; OTEL_EXPORTER_OTLP_ENDPOINT sends them elsewhere)';
@@ -304,7 +305,7 @@ async function main(): Promise<void> {
     if (process.argv.slice(2).includes('--traces')) {
       process.stdout.write('Starting the trace viewer…\n');
       viewer = await startTraceViewer(settings.dataDirectory);
-      process.env.OTEL_EXPORTER_OTLP_ENDPOINT = viewer.otlpEndpoint;
+      process.env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT = `${viewer.otlpEndpoint}/v1/traces`;
     }
     started = await startFromSettings(settings, process.env);
   } catch (error) {

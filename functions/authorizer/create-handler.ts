@@ -89,7 +89,7 @@ export function createHandler(
       withinInvocationBudget(context, authorizerMarginMilliseconds, () =>
         authorize(event, context),
       ),
-    ).finally(flushSpans);
+    ).finally(() => flushSpans((context?.getRemainingTimeInMillis?.() ?? 5_000) - 100));
 
   async function authorize(event: APIGatewayTokenAuthorizerEvent, context?: InvocationContext) {
     const logger = loggerOf(context);

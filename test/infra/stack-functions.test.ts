@@ -191,7 +191,7 @@ describe.each([stages.dev, stages.prod])('the PlantStore-$name stack', (stage) =
         },
         {
           // X-Ray's write actions support no resource-level permissions; with the spans sent to
-          // its OTLP endpoint where the stage samples traces (prod, 5 %).
+          // its OTLP endpoint where the stage sends sampled traces (prod).
           Action: [
             ...((stage.traceSampleRatio ?? 0) > 0
               ? ['xray:PutSpans', 'xray:PutSpansForIndexing']

@@ -9,7 +9,6 @@ import { lambdaSignedSettings, send, signedCalls } from './signed-calls.ts';
 import { childOf, formatTraceparent, type TraceContext } from './trace-context.ts';
 
 const kinds = { internal: 1, server: 2, client: 3, producer: 4, consumer: 5 } as const;
-const valueKeys = { string: 'stringValue', number: 'intValue', boolean: 'boolValue' } as const;
 
 type Attributes = Record<string, string | number | boolean>;
 
@@ -31,8 +30,15 @@ export interface Span extends TraceContext {
   set(attributes: Attributes): void;
 }
 
-const active = new AsyncLocalStorage<{ readonly span: Span; readonly service: string }>();
-const finished: { service: string; span: object }[] = [];
+type Spans = {
+  active: AsyncLocalStorage<{ readonly span: Span; readonly service: string }>;
+  finished: { service: string; span: object }[];
+};
+// One store and one buffer a process, however many copies of this module hot reload imported.
+const process_ = globalThis as { [key: symbol]: Spans | undefined };
+const spans = Symbol.for('plant-store.spans');
+process_[spans] ??= { active: new AsyncLocalStorage(), finished: [] };
+const { active, finished } = process_[spans];
 
 /** An export's time limit: a slow collector costs a sampled invocation this much at most. */
 export const exportTimeoutMilliseconds = 500;
@@ -58,7 +64,7 @@ export async function inSpan<T>(
   // Not kept (no endpoint, or a trace not sampled): its context only, and no spans below it.
   if (tracesEndpoint() === undefined || !sampled(context)) return work(span);
   const service = options.service ?? parent?.service ?? 'plant-store';
-  const startTimeUnixNano = nanoseconds();
+  const [startedAt, started] = [Date.now(), performance.now()];
   let error: unknown;
   try {
     return await active.run({ span, service }, () => work(span));
@@ -75,11 +81,11 @@ export async function inSpan<T>(
         parentSpanId,
         name,
         kind: kinds[options.kind ?? 'internal'],
-        startTimeUnixNano,
-        endTimeUnixNano: nanoseconds(),
+        startTimeUnixNano: nanoseconds(startedAt),
+        endTimeUnixNano: nanoseconds(startedAt + performance.now() - started),
         attributes: Object.entries(attributes).map(([key, value]) => ({
           key,
-          value: { [valueKeys[typeof value as keyof typeof valueKeys]]: value },
+          value: { [otlpType(value)]: value },
         })),
         links: options.links?.filter((link) => link !== undefined).map(({ flags, ...ids }) => ids),
         status: error === undefined ? { code: 1 } : { code: 2, message: String(error) },
@@ -92,30 +98,29 @@ export async function inSpan<T>(
  * Sends the spans finished so far, in one request: called as an invocation ends, since Lambda
  * freezes the container after. A failure is dropped: tracing never fails the work.
  */
-export async function flushSpans(): Promise<void> {
+export async function flushSpans(timeLeftMilliseconds = Number.POSITIVE_INFINITY): Promise<void> {
   const url = finished.length === 0 ? undefined : tracesEndpoint();
-  if (url === undefined) return;
+  const timeout = Math.min(exportTimeoutMilliseconds, timeLeftMilliseconds);
+  if (url === undefined || !(timeout > 0)) return;
   const services = Map.groupBy(finished.splice(0), (entry) => entry.service);
   const resourceSpans = [...services].map(([service, entries]) => ({
     resource: { attributes: [{ key: 'service.name', value: { stringValue: service } }] },
     scopeSpans: [{ scope: { name: 'plant-store' }, spans: entries.map((entry) => entry.span) }],
   }));
-  const target = new URL(url);
-  // X-Ray's OTLP endpoint takes calls signed for `xray:PutSpans`; an emulator's is at
-  // `AWS_ENDPOINT_URL`, as every AWS call's.
-  const sent = /^xray\.[a-z0-9-]+\.amazonaws\.com$/.test(target.host)
-    ? signedCalls('xray', {
-        ...lambdaSignedSettings(process.env.AWS_ENDPOINT_URL || target.origin),
-        timeoutMilliseconds: exportTimeoutMilliseconds,
-      })('POST', target.pathname, { body: { resourceSpans } })
-    : send(
-        target,
-        'POST',
-        { 'content-type': 'application/json' },
-        JSON.stringify({ resourceSpans }),
-        exportTimeoutMilliseconds,
-      );
-  await sent.catch(() => undefined);
+  const body = JSON.stringify({ resourceSpans });
+  try {
+    const target = new URL(url);
+    // X-Ray's OTLP endpoint takes calls signed for `xray:PutSpans`; an emulator's is at
+    // `AWS_ENDPOINT_URL`, as every AWS call's.
+    await (/^xray\.[a-z0-9-]+\.amazonaws\.com$/.test(target.host)
+      ? signedCalls('xray', {
+          ...lambdaSignedSettings(process.env.AWS_ENDPOINT_URL?.trim() || target.origin),
+          timeoutMilliseconds: timeout,
+        })('POST', target.pathname, { body: { resourceSpans } })
+      : send(target, 'POST', { 'content-type': 'application/json' }, body, timeout));
+  } catch {
+    // Dropped: a collector down, slow or misnamed never fails the work.
+  }
 }
 
 /**
@@ -129,36 +134,46 @@ export function traceAwsCalls(
   type Args = { input: Record<string, unknown> };
   const middleware =
     (next: (args: Args) => Promise<unknown>, { commandName }: { commandName: string }) =>
-    (args: Args) =>
-      inSpan(
-        `${system}.${commandName.replace(/Command$/, '')}`,
-        { kind: 'client', attributes: { 'rpc.system': 'aws-api', 'rpc.service': system } },
-        (span) => {
-          const entries = args.input.Entries ?? (args.input.MessageBody ? [args.input] : []);
-          if (span !== undefined && system === 'SQS') {
-            const traceparent = { DataType: 'String', StringValue: formatTraceparent(span) };
-            for (const entry of entries as { MessageAttributes?: object }[]) {
-              entry.MessageAttributes = { ...entry.MessageAttributes, traceparent };
-            }
-          }
-          return next(args);
-        },
-      );
+    (args: Args) => {
+      const operation = commandName.replace(/Command$/, '');
+      const attributes = { 'rpc.system': 'aws-api', 'rpc.service': system };
+      return inSpan(`${system}.${operation}`, { kind: 'client', attributes }, (span) => {
+        if (span === undefined || !/^SendMessage(Batch)?$/.test(operation)) return next(args);
+        // The messages sent carry the span, in a copy, where they have room (10 attributes).
+        const traceparent = { DataType: 'String', StringValue: formatTraceparent(span) };
+        const traced = (entry: { MessageAttributes?: object }) =>
+          Object.keys(entry.MessageAttributes ?? {}).length < 10
+            ? { ...entry, MessageAttributes: { ...entry.MessageAttributes, traceparent } }
+            : entry;
+        const { Entries } = args.input as { Entries?: object[] };
+        const input = Entries
+          ? { ...args.input, Entries: Entries.map(traced) }
+          : traced(args.input);
+        return next({ ...args, input });
+      });
+    };
   client.middlewareStack.add(middleware as never, { step: 'initialize', name: 'spans' });
 }
 
-function tracesEndpoint(): string | undefined {
-  const { OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: traces, OTEL_EXPORTER_OTLP_ENDPOINT: base } =
-    process.env;
+/** The endpoint set, blank counting as none. */
+export function tracesEndpoint(): string | undefined {
+  const traces = process.env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT?.trim();
+  const base = process.env.OTEL_EXPORTER_OTLP_ENDPOINT?.trim();
   return traces || (base ? `${base.replace(/\/+$/, '')}/v1/traces` : undefined);
 }
 
 /** The trace's flag, and `OTEL_TRACES_SAMPLER_ARG`'s share of trace ids (their last 32 bits). */
 function sampled({ traceId, flags }: TraceContext): boolean {
-  const share = Number(process.env.OTEL_TRACES_SAMPLER_ARG ?? 1) * 2 ** 32;
+  const share = Number(process.env.OTEL_TRACES_SAMPLER_ARG?.trim() || 1) * 2 ** 32;
   return (Number.parseInt(flags, 16) & 1) === 1 && Number.parseInt(traceId.slice(-8), 16) < share;
 }
 
-function nanoseconds(): string {
-  return String(BigInt(Math.round((performance.timeOrigin + performance.now()) * 1_000)) * 1_000n);
+function otlpType(value: string | number | boolean): string {
+  if (typeof value !== 'number') return `${typeof value === 'string' ? 'string' : 'bool'}Value`;
+  return Number.isInteger(value) ? 'intValue' : 'doubleValue';
+}
+
+/** Wall-clock milliseconds as OTLP's nanoseconds since the epoch. */
+function nanoseconds(milliseconds: number): string {
+  return String(BigInt(Math.round(milliseconds * 1_000)) * 1_000n);
 }

@@ -124,6 +124,22 @@ describe('spans', () => {
     expect(collector.spans.map((span) => span.traceId)).toEqual([`${'1'.repeat(24)}7fffffff`]);
   });
 
+  it('drops an export it cannot make, never failing the work, and reads blank settings as unset', async () => {
+    for (const endpoint of ['127.0.0.1:4318', 'collector', 'http://127.0.0.1:1']) {
+      process.env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT = endpoint;
+      await inSpan('work', { context: sampled }, async () => 0);
+      await expect(flushSpans()).resolves.toBeUndefined();
+    }
+    process.env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT = ' ';
+    process.env.OTEL_EXPORTER_OTLP_ENDPOINT = collector.endpoint;
+    process.env.OTEL_TRACES_SAMPLER_ARG = ' ';
+    await inSpan('kept', { context: sampled, attributes: { share: 0.5, count: 2 } }, async () => 0);
+    await flushSpans();
+    expect(collector.spans.map((span) => [span.name, span.attributes])).toEqual([
+      ['kept', { share: 0.5, count: 2 }],
+    ]);
+  });
+
   it('sends to X-Ray signed for its xray service, at AWS_ENDPOINT_URL on an emulator', async () => {
     Object.assign(process.env, {
       OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'https://xray.eu-west-1.amazonaws.com/v1/traces',
@@ -163,8 +179,11 @@ describe('spans', () => {
     await sqs.send(command());
     expect(sent[0]?.Entries).toEqual([{ Id: '0', MessageBody: '{}' }]);
     process.env.OTEL_EXPORTER_OTLP_ENDPOINT = collector.endpoint;
-    await inSpan('fan-out', { context: sampled }, () => sqs.send(command()));
+    const batch = command();
+    await inSpan('fan-out', { context: sampled }, () => sqs.send(batch));
     await flushSpans();
+    // The command's own input is left as it was.
+    expect(batch.input.Entries).toEqual([{ Id: '0', MessageBody: '{}' }]);
     const call = collector.spans.find((span) => span.name === 'SQS.SendMessageBatch');
     expect(call).toMatchObject({ kind: 3, parentSpanId: sampled.spanId });
     const [entry] = (sent[1]?.Entries ?? []) as {
