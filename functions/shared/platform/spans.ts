@@ -6,7 +6,7 @@
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { lambdaSignedSettings, send, signedCalls } from './signed-calls.ts';
-import { childOf, formatTraceparent, type TraceContext } from './trace-context.ts';
+import { childOf, type TraceContext } from './trace-context.ts';
 
 const kinds = { internal: 1, server: 2, client: 3, producer: 4, consumer: 5 } as const;
 
@@ -123,36 +123,32 @@ export async function flushSpans(timeLeftMilliseconds = Number.POSITIVE_INFINITY
   }
 }
 
+/** What a client's calls are made of, as its middleware sees them. */
+export type AwsCallArgs = { input: Record<string, unknown> };
+
 /**
- * Every call of an AWS SDK client as a client span below the active one (none outside a span);
- * an SQS message sent carries the span's `traceparent` in its attributes.
+ * Every call of an AWS SDK client as a client span below the active one (none outside a span),
+ * where an endpoint is set when the client is made; `traced` may add the span to a call (an SQS
+ * message's attribute).
  */
 export function traceAwsCalls(
   client: { middlewareStack: { add(middleware: never, options: object): void } },
   system: string,
+  traced: (args: AwsCallArgs, operation: string, span: Span) => AwsCallArgs = (args) => args,
 ): void {
-  type Args = { input: Record<string, unknown> };
   const middleware =
-    (next: (args: Args) => Promise<unknown>, { commandName }: { commandName: string }) =>
-    (args: Args) => {
+    (next: (args: AwsCallArgs) => Promise<unknown>, { commandName }: { commandName: string }) =>
+    (args: AwsCallArgs) => {
       const operation = commandName.replace(/Command$/, '');
       const attributes = { 'rpc.system': 'aws-api', 'rpc.service': system };
-      return inSpan(`${system}.${operation}`, { kind: 'client', attributes }, (span) => {
-        if (span === undefined || !/^SendMessage(Batch)?$/.test(operation)) return next(args);
-        // The messages sent carry the span, in a copy, where they have room (10 attributes).
-        const traceparent = { DataType: 'String', StringValue: formatTraceparent(span) };
-        const traced = (entry: { MessageAttributes?: object }) =>
-          Object.keys(entry.MessageAttributes ?? {}).length < 10
-            ? { ...entry, MessageAttributes: { ...entry.MessageAttributes, traceparent } }
-            : entry;
-        const { Entries } = args.input as { Entries?: object[] };
-        const input = Entries
-          ? { ...args.input, Entries: Entries.map(traced) }
-          : traced(args.input);
-        return next({ ...args, input });
-      });
+      return inSpan(`${system}.${operation}`, { kind: 'client', attributes }, (span) =>
+        next(span === undefined ? args : traced(args, operation, span)),
+      );
     };
-  client.middlewareStack.add(middleware as never, { step: 'initialize', name: 'spans' });
+  // Only where spans are sent: each middleware costs every call of the client.
+  if (tracesEndpoint() !== undefined) {
+    client.middlewareStack.add(middleware as never, { step: 'initialize', name: 'spans' });
+  }
 }
 
 /** The endpoint set, blank counting as none. */

@@ -4,7 +4,8 @@ import { errorCodes } from '../errors/error-codes.ts';
 import { ApiError } from '../errors/errors.ts';
 import { forEachConcurrently } from '../platform/concurrency.ts';
 import { remainingBudget } from '../platform/invocation-budget.ts';
-import { traceAwsCalls } from '../platform/spans.ts';
+import { type AwsCallArgs, type Span, traceAwsCalls } from '../platform/spans.ts';
+import { formatTraceparent } from '../platform/trace-context.ts';
 import {
   bundleLimits,
   type DeliveryMessage,
@@ -49,8 +50,23 @@ export interface DeliveryQueue {
  */
 export function createSqsClient(): SQSClient {
   const sqs = new SQSClient(process.env.AWS_ENDPOINT_URL ? { useQueueUrlAsEndpoint: false } : {});
-  traceAwsCalls(sqs, 'SQS');
+  traceAwsCalls(sqs, 'SQS', withTraceparent);
   return sqs;
+}
+
+/** A send's messages carry its span, in a copy, where they have room (10 attributes). */
+function withTraceparent(args: AwsCallArgs, operation: string, span: Span): AwsCallArgs {
+  if (!/^SendMessage(Batch)?$/.test(operation)) return args;
+  const traceparent = { DataType: 'String', StringValue: formatTraceparent(span) };
+  const traced = (entry: { MessageAttributes?: object }) =>
+    Object.keys(entry.MessageAttributes ?? {}).length < 10
+      ? { ...entry, MessageAttributes: { ...entry.MessageAttributes, traceparent } }
+      : entry;
+  const { Entries } = args.input as { Entries?: object[] };
+  return {
+    ...args,
+    input: Entries ? { ...args.input, Entries: Entries.map(traced) } : traced(args.input),
+  };
 }
 
 /**

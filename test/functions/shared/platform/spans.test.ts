@@ -3,19 +3,15 @@
  * sent once an invocation flushes them, only for sampled traces and only to a configured endpoint;
  * X-Ray's endpoint is called signed for its `xray` service; an SQS send carries its span's context.
  */
-import { SendMessageBatchCommand, SQSClient } from '@aws-sdk/client-sqs';
+import { SendMessageBatchCommand } from '@aws-sdk/client-sqs';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
 import { type OtlpRecorder, startOtlpRecorder } from '../../../../beds/otlp-recorder.ts';
-import {
-  activeSpan,
-  flushSpans,
-  inSpan,
-  traceAwsCalls,
-} from '../../../../functions/shared/platform/spans.ts';
+import { activeSpan, flushSpans, inSpan } from '../../../../functions/shared/platform/spans.ts';
 import {
   parseTraceparent,
   type TraceContext,
 } from '../../../../functions/shared/platform/trace-context.ts';
+import { createSqsClient } from '../../../../functions/shared/webhooks/delivery-queue.ts';
 
 let collector: OtlpRecorder;
 const variables = [
@@ -157,11 +153,14 @@ describe('spans', () => {
   });
 
   it('times each AWS call as a client span, and gives an SQS message its span’s context', async () => {
-    const sqs = new SQSClient({
-      region: 'us-east-1',
-      credentials: { accessKeyId: 'test', secretAccessKey: 'test' },
+    process.env.OTEL_EXPORTER_OTLP_ENDPOINT = collector.endpoint;
+    Object.assign(process.env, {
+      AWS_REGION: 'us-east-1',
+      AWS_ACCESS_KEY_ID: 'test',
+      AWS_SECRET_ACCESS_KEY: 'test',
     });
-    traceAwsCalls(sqs, 'SQS');
+    // The senders' client: its calls traced, as an endpoint is set.
+    const sqs = createSqsClient();
     const sent: Record<string, unknown>[] = [];
     // In place of the network: what the command would send.
     sqs.middlewareStack.add(
@@ -178,7 +177,6 @@ describe('spans', () => {
       });
     await sqs.send(command());
     expect(sent[0]?.Entries).toEqual([{ Id: '0', MessageBody: '{}' }]);
-    process.env.OTEL_EXPORTER_OTLP_ENDPOINT = collector.endpoint;
     const batch = command();
     await inSpan('fan-out', { context: sampled }, () => sqs.send(batch));
     await flushSpans();
