@@ -5,7 +5,7 @@
  * Gateway's X-Ray trace, or the client's own; the fan-out linked to it; the delivery and its
  * attempt in the same trace as the receiver's `traceparent`. SIGTERM to npm stops the viewer too.
  */
-import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { type ChildProcess, execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -13,6 +13,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { startWebhookReceiver, type WebhookReceiver } from '../../beds/webhook-receiver.ts';
+import { startNpmStart } from '../support/npm-start.ts';
 
 const repositoryRoot = new URL('../..', import.meta.url).pathname;
 const run = promisify(execFile);
@@ -73,35 +74,22 @@ async function waitForSpan(
 
 beforeAll(async () => {
   dataDirectory = await mkdtemp(join(tmpdir(), 'plant-store-traces-e2e-'));
-  npmStart = spawn('npm', ['start', '--silent', '--prefix', repositoryRoot, '--', '--traces'], {
+  // A wait, not a bound: the first --traces on a machine builds the viewer (minutes).
+  const started = await startNpmStart({
+    repositoryRoot,
     cwd: dataDirectory,
-    env: {
+    environment: {
       ...process.env,
       PORT: '0',
       PLANT_STORE_DATA_DIR: join(dataDirectory, 'data'),
       THROTTLING: 'off',
     },
-    stdio: ['ignore', 'pipe', 'pipe'],
-    detached: true,
+    args: ['--traces'],
+    waitMilliseconds: 1_200_000,
   });
-  exited = new Promise((resolve) => npmStart?.once('exit', resolve));
-  let output = '';
-  npmStart.stdout?.on('data', (chunk: Buffer) => {
-    output += chunk.toString();
-  });
-  npmStart.stderr?.on('data', (chunk: Buffer) => {
-    output += chunk.toString();
-  });
-  // A wait, not a bound: the first --traces on a machine builds the viewer (minutes).
-  const deadline = Date.now() + 1_200_000;
-  while (!/^curl /m.test(output)) {
-    if (Date.now() > deadline || npmStart.exitCode !== null)
-      throw new Error(`No banner:\n${output}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-  apiUrl = (/API: +(http:\/\/127\.0\.0\.1:\d+)/.exec(output) as RegExpExecArray)[1] as string;
+  ({ child: npmStart, exited, apiUrl } = started);
   viewerUrl = (
-    /Traces: +Jaeger at (http:\/\/127\.0\.0\.1:\d+)/.exec(output) as RegExpExecArray
+    /Traces: +Jaeger at (http:\/\/127\.0\.0\.1:\d+)/.exec(started.output()) as RegExpExecArray
   )[1] as string;
 }, 1_260_000);
 

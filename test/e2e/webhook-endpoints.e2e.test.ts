@@ -5,7 +5,7 @@
  * another client's view, a test event, a rotation, disable and recover, delete, a hostile URL.
  * Waits honour the stated bound: an endpoint hears of events from 5 seconds after a change.
  */
-import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { type ChildProcess, execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -16,6 +16,7 @@ import { Webhook } from 'standardwebhooks';
 import { type OtlpRecorder, startOtlpRecorder } from '../../beds/otlp-recorder.ts';
 import { startWebhookReceiver, type WebhookReceiver } from '../../beds/webhook-receiver.ts';
 import { PlantStoreWebhooks } from '../../clients/typescript/src/webhooks.ts';
+import { startNpmStart } from '../support/npm-start.ts';
 
 const repositoryRoot = new URL('../..', import.meta.url).pathname;
 const run = promisify(execFile);
@@ -73,34 +74,21 @@ async function receiver(): Promise<WebhookReceiver> {
 beforeAll(async () => {
   dataDirectory = await mkdtemp(join(tmpdir(), 'plant-store-endpoints-e2e-'));
   collector = await startOtlpRecorder();
-  npmStart = spawn('npm', ['start', '--silent', '--prefix', repositoryRoot], {
+  // A wait, not a bound: a busy machine may take long to start Node.js and a JVM.
+  const started = await startNpmStart({
+    repositoryRoot,
     cwd: dataDirectory,
-    env: {
+    environment: {
       ...process.env,
       PORT: '0',
       PLANT_STORE_DATA_DIR: join(dataDirectory, 'data'),
       THROTTLING: 'off',
       OTEL_EXPORTER_OTLP_ENDPOINT: collector.endpoint,
     },
-    stdio: ['ignore', 'pipe', 'pipe'],
-    detached: true,
+    waitMilliseconds: 150_000,
   });
-  exited = new Promise((resolve) => npmStart?.once('exit', resolve));
-  let output = '';
-  npmStart.stdout?.on('data', (chunk: Buffer) => {
-    output += chunk.toString();
-  });
-  npmStart.stderr?.on('data', (chunk: Buffer) => {
-    output += chunk.toString();
-  });
-  // A wait, not a bound: a busy machine may take long to start Node.js and a JVM.
-  const deadline = Date.now() + 150_000;
-  while (!/^curl /m.test(output)) {
-    if (Date.now() > deadline) throw new Error(`No banner:\n${output}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-  apiUrl = (/API: +(http:\/\/127\.0\.0\.1:\d+)/.exec(output) as RegExpExecArray)[1] as string;
-  banner = output;
+  ({ child: npmStart, exited, apiUrl } = started);
+  banner = started.output();
 }, 180_000);
 
 afterAll(async () => {

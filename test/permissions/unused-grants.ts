@@ -29,6 +29,10 @@ export const justifiedUnusedGrants: Readonly<Record<string, string>> = {
   '* logs:PutLogEvents': lambdaLogs,
   '* xray:PutTraceSegments': lambdaTraces,
   '* xray:PutTelemetryRecords': lambdaTraces,
+  '* xray:PutSpans':
+    'Spans go to X-Ray’s OTLP endpoint only for a sampled trace on a stage that sends them (spans.ts): a run uses it where its functions’ traces were sampled; test/functions/shared/platform/spans.test.ts signs an export for xray.',
+  '* xray:PutSpansForIndexing':
+    'Granted beside xray:PutSpans, as X-Ray’s write policy grants both: the OTLP endpoint indexes a share of the spans it takes (Transaction Search) as the sender; no call names it.',
   'WebhookFanout dynamodb:DescribeStream': streamMapping,
   'WebhookFanout dynamodb:GetRecords': streamMapping,
   'WebhookFanout dynamodb:GetShardIterator': streamMapping,
