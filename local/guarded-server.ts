@@ -25,6 +25,13 @@ export interface GuardedServerOptions {
   readonly pollMilliseconds: number;
   /** Keep what it prints, for `output()` and the error; otherwise it goes nowhere. */
   readonly keepOutput?: boolean;
+  /**
+   * In a process group of its own: a terminal's Ctrl-C to the starter's group does not reach it,
+   * and it stops when the starter stops it (or exits), after what still uses it.
+   */
+  readonly ownGroup?: boolean;
+  /** What `stop()` sends it: `KILL` for a server whose graceful stop is slow and keeps nothing. */
+  readonly stopSignal?: 'TERM' | 'KILL';
 }
 
 const guardScript = `
@@ -32,7 +39,7 @@ const guardScript = `
 child=$!
 trap 'kill "$child" 2>/dev/null; wait "$child"; exit 0' TERM INT HUP
 read -r _
-kill "$child" 2>/dev/null
+kill -s "$GUARD_STOP_SIGNAL" "$child" 2>/dev/null
 wait "$child"
 `;
 
@@ -42,7 +49,14 @@ export async function startGuardedServer(options: GuardedServerOptions): Promise
   const guard: ChildProcess = spawn(
     'sh',
     ['-c', guardScript, `${options.name}-guard`, ...options.command],
-    { env: options.environment ?? process.env, stdio: ['pipe', output, output] },
+    {
+      env: {
+        ...(options.environment ?? process.env),
+        GUARD_STOP_SIGNAL: options.stopSignal ?? 'TERM',
+      },
+      stdio: ['pipe', output, output],
+      detached: options.ownGroup === true,
+    },
   );
   let printed = '';
   const keep = (chunk: Buffer) => {

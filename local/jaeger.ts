@@ -40,6 +40,10 @@ export async function startTraceViewer(dataDirectory: string): Promise<TraceView
     readyTimeoutMilliseconds: 30_000,
     pollMilliseconds: 100,
     keepOutput: true,
+    // Ctrl-C stops npm start, which stops the viewer last, once its functions have sent spans;
+    // its traces are in memory, and its graceful stop takes 10 s once it has answered a query.
+    ownGroup: true,
+    stopSignal: 'KILL',
   });
   return { url, otlpEndpoint: `http://127.0.0.1:${otlp}`, stop: () => server.stop() };
 }
@@ -76,6 +80,8 @@ receivers:
     protocols:
       http:
         endpoint: 127.0.0.1:${ports.otlp}
+        # An idle kept-alive connection closes soon: a stop need not wait for it.
+        idle_timeout: 1s
 processors:
   batch:
     timeout: 100ms
