@@ -5,18 +5,16 @@
  * Gateway's X-Ray trace, or the client's own; the fan-out linked to it; the delivery and its
  * attempt in the same trace as the receiver's `traceparent`. SIGTERM to npm stops the viewer too.
  */
-import { type ChildProcess, execFile } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { startWebhookReceiver, type WebhookReceiver } from '../../beds/webhook-receiver.ts';
-import { startNpmStart } from '../support/npm-start.ts';
+import { npmToken, startNpmStart } from '../support/npm-start.ts';
 
 const repositoryRoot = new URL('../..', import.meta.url).pathname;
-const run = promisify(execFile);
 
 let dataDirectory: string;
 let npmStart: ChildProcess | undefined;
@@ -25,17 +23,8 @@ let apiUrl: string;
 let viewerUrl: string;
 let hooks: WebhookReceiver | undefined;
 
-async function token(...args: string[]): Promise<string> {
-  const { stdout } = await run(
-    'npm',
-    ['run', '-s', 'token', '--prefix', repositoryRoot, '--', ...args],
-    {
-      cwd: dataDirectory,
-      env: { ...process.env, PLANT_STORE_DATA_DIR: join(dataDirectory, 'data') },
-    },
-  );
-  return stdout.trim();
-}
+/** `npm run -s token -- …`, as a developer runs it. */
+const token = (...args: string[]) => npmToken(repositoryRoot, dataDirectory, ...args);
 
 interface ViewerSpan {
   readonly spanID: string;

@@ -5,21 +5,19 @@
  * another client's view, a test event, a rotation, disable and recover, delete, a hostile URL.
  * Waits honour the stated bound: an endpoint hears of events from 5 seconds after a change.
  */
-import { type ChildProcess, execFile } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { Webhook } from 'standardwebhooks';
 import { type OtlpRecorder, startOtlpRecorder } from '../../beds/otlp-recorder.ts';
 import { startWebhookReceiver, type WebhookReceiver } from '../../beds/webhook-receiver.ts';
 import { PlantStoreWebhooks } from '../../clients/typescript/src/webhooks.ts';
-import { startNpmStart } from '../support/npm-start.ts';
+import { npmToken, startNpmStart } from '../support/npm-start.ts';
 
 const repositoryRoot = new URL('../..', import.meta.url).pathname;
-const run = promisify(execFile);
 /** The bound docs/webhooks.md states, with a little room. */
 const takesEffect = () => new Promise((resolve) => setTimeout(resolve, 5_500));
 
@@ -32,18 +30,8 @@ const receivers: WebhookReceiver[] = [];
 /** Where `npm start` exports its spans, as it would to a collector. */
 let collector: OtlpRecorder;
 
-/** `npm run -s token -- …`, as a developer runs it: the token alone on stdout. */
-async function token(...args: string[]): Promise<string> {
-  const { stdout } = await run(
-    'npm',
-    ['run', '-s', 'token', '--prefix', repositoryRoot, '--', ...args],
-    {
-      cwd: dataDirectory,
-      env: { ...process.env, PLANT_STORE_DATA_DIR: join(dataDirectory, 'data') },
-    },
-  );
-  return stdout.trim();
-}
+/** `npm run -s token -- …`, as a developer runs it. */
+const token = (...args: string[]) => npmToken(repositoryRoot, dataDirectory, ...args);
 
 async function call(
   bearer: string,

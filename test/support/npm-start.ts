@@ -3,7 +3,9 @@
  * terminal's Ctrl-C would, or with SIGTERM to npm alone): started, and waited for until its
  * banner's `curl` line is printed.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
+import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
 
 export interface StartedNpmStart {
   readonly child: ChildProcess;
@@ -51,4 +53,21 @@ export async function startNpmStart(options: {
     /API: +(http:\/\/127\.0\.0\.1:\d+)/.exec(printed) as RegExpExecArray
   )[1] as string;
   return { child, exited, output: () => printed, apiUrl };
+}
+
+/** `npm run -s token -- …` for the `npm start` whose data is in `dataDirectory`/data: the token. */
+export async function npmToken(
+  repositoryRoot: string,
+  dataDirectory: string,
+  ...args: string[]
+): Promise<string> {
+  const { stdout } = await promisify(execFile)(
+    'npm',
+    ['run', '-s', 'token', '--prefix', repositoryRoot, '--', ...args],
+    {
+      cwd: dataDirectory,
+      env: { ...process.env, PLANT_STORE_DATA_DIR: join(dataDirectory, 'data') },
+    },
+  );
+  return stdout.trim();
 }
