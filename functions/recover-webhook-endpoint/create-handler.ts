@@ -151,14 +151,9 @@ async function claimedMessages(
     const webhook = failure === undefined ? webhookFor(event, subscription) : undefined;
     if (webhook === undefined) return;
     const deliveryId = randomUUID();
-    const claim = await claimDelivery(
-      record.id,
-      event.webhookId,
-      deliveryId,
-      now,
-      request.stores,
-      recoverClaimHoldMilliseconds,
-    ).catch((error: unknown) => {
+    const claim = await claimDelivery(record.id, event.webhookId, deliveryId, now, request.stores, {
+      holdMilliseconds: recoverClaimHoldMilliseconds,
+    }).catch((error: unknown) => {
       failure ??= error;
       return 'uncertain' as const;
     });

@@ -79,9 +79,10 @@ export function endpointTargets(
       return sendWebhook(message, subscriber, pinned);
     },
     record: async (message, outcome, timing, next) => {
-      // Retried through a short pause of the store: else the claim would stay pending.
-      await retryWhileUnavailable(() =>
-        recordAttempt(record.id, attemptRecordOf(message, outcome, timing), stores),
+      // Retried through a pause of the store: else the claim stays pending (a 2xx, longest).
+      await retryWhileUnavailable(
+        () => recordAttempt(record.id, attemptRecordOf(message, outcome, timing), stores),
+        outcome.delivered ? 6 : 3,
       );
       if (next === 'dead-letter' && message.endpoint?.type !== 'webhook.test') {
         await retryWhileUnavailable(() =>
@@ -127,10 +128,14 @@ export function endpointTargets(
       if (record.failingSince !== undefined && message.attempt === 1 && !message.sidelined) {
         return { sideline: true };
       }
-      const claim = await claimDelivery(record.id, message.webhookId, deliveryId, now(), stores);
+      const { webhookId, attempt } = message;
+      const claim = await claimDelivery(record.id, webhookId, deliveryId, now(), stores, {
+        attempt,
+      });
       if (claim === 'delivered') return { done: 'the endpoint has had this event' };
       if (claim === 'claimed') return { target: target(record, logger) };
-      // A recover's claim holds until its first attempt: this message may be the event's only one.
+      // A recover's claim holds until its first attempt, a copy's until its attempt's end: this
+      // message may be the event's only one.
       if (claim.pendingUntil - now() <= shortHoldMilliseconds) {
         return { retryAt: claim.pendingUntil + 1_000 };
       }

@@ -146,13 +146,17 @@ export type DeliveryState =
  */
 export const pendingStaleMilliseconds = 12 * 60 * 60 * 1000;
 
+/** How long an attempt holds its claim against a copy of its message: the function's timeout. */
+export const attemptHoldMilliseconds = 30_000;
+
 /**
- * Claims the event's delivery to the endpoint for `deliveryId`, before an attempt: it is taken
- * unless another delivery of it is pending (and not stale) or it was delivered. Each attempt of
- * a delivery claims again (the same id renews it). The claim goes stale `holdMilliseconds` after
- * `now` unless renewed: a recover holds its claims only until their first attempt, so that one
- * whose message was never queued frees its event soon. Resolves `'claimed'`, `'delivered'`, or
- * when the other delivery's claim goes stale.
+ * Claims the event's delivery to the endpoint for `deliveryId` and its `attempt` (a recover's is
+ * 0), before the attempt: it is taken unless another delivery of it is pending (and not stale)
+ * or it was delivered. Each attempt of a delivery claims again (the same id renews it), but a
+ * copy of the message (SQS delivers at least once) not while a copy's attempt holds it. The claim
+ * goes stale `holdMilliseconds` after `now` unless renewed: a recover holds its claims only until
+ * their first attempt, so that one whose message was never queued frees its event soon. Resolves
+ * `'claimed'`, `'delivered'`, or when the claim that holds it may be taken.
  */
 export async function claimDelivery(
   endpointId: string,
@@ -160,17 +164,17 @@ export async function claimDelivery(
   deliveryId: string,
   now: number,
   table: WebhookLogTable,
-  holdMilliseconds = pendingStaleMilliseconds,
+  { holdMilliseconds = pendingStaleMilliseconds, attempt = 0 } = {},
 ): Promise<'claimed' | 'delivered' | { readonly pendingUntil: number }> {
   const claim = await updateIf(table, {
     TableName: table.logTableName,
     Key: { pk: `delivery#${endpointId}`, sk: webhookId },
     UpdateExpression:
-      'SET #state = :pending, deliveryId = :id, claimedAt = :now, staleAt = :staleAt, expiresAt = :expires',
+      'SET #state = :pending, deliveryId = :id, claimedAt = :now, staleAt = :staleAt, expiresAt = :expires, #attempt = :attempt, attemptEndsAt = :attemptEndsAt',
     // A claim written before claims had `staleAt` is stale 12 h after `claimedAt`.
     ConditionExpression:
-      'attribute_not_exists(#state) OR #state = :ended OR (#state = :pending AND (deliveryId = :id OR staleAt < :now OR claimedAt < :stale))',
-    ExpressionAttributeNames: { '#state': 'state' },
+      'attribute_not_exists(#state) OR #state = :ended OR (#state = :pending AND (staleAt < :now OR claimedAt < :stale OR (deliveryId = :id AND (attribute_not_exists(attemptEndsAt) OR attemptEndsAt < :now OR #attempt < :attempt))))',
+    ExpressionAttributeNames: { '#state': 'state', '#attempt': 'attempt' },
     ExpressionAttributeValues: {
       ':pending': 'pending',
       ':ended': 'ended',
@@ -179,13 +183,17 @@ export async function claimDelivery(
       ':stale': now - pendingStaleMilliseconds,
       ':staleAt': now + holdMilliseconds,
       ':expires': expiry(now),
+      ':attempt': attempt,
+      ':attemptEndsAt': now + attemptHoldMilliseconds,
     },
     ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
   });
   if (!conditionFailed(claim)) return 'claimed';
-  if (claim.item?.state?.S === 'delivered') return 'delivered';
-  const staleAt = Number(claim.item?.staleAt?.N ?? Number.NaN);
-  const claimedAt = Number(claim.item?.claimedAt?.N ?? 0);
+  const held = claim.item;
+  if (held?.state?.S === 'delivered') return 'delivered';
+  if (held?.deliveryId?.S === deliveryId) return { pendingUntil: Number(held.attemptEndsAt?.N) };
+  const staleAt = Number(held?.staleAt?.N ?? Number.NaN);
+  const claimedAt = Number(held?.claimedAt?.N ?? 0);
   return { pendingUntil: Number.isNaN(staleAt) ? claimedAt + pendingStaleMilliseconds : staleAt };
 }
 

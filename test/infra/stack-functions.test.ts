@@ -10,6 +10,7 @@ import { Match } from 'aws-cdk-lib/assertions';
 import { build } from 'esbuild';
 import { type SynthesizedTemplate, samEnvironmentVariables } from '../../beds/sam/sam-services.ts';
 import { routeFunctionNames, routes } from '../../functions/shared/http/routes.ts';
+import { attemptHoldMilliseconds } from '../../functions/webhook-endpoints/webhook-log.ts';
 import { readFanoutConfig } from '../../functions/webhook-fanout/config.ts';
 import { createBuildOptions, createRequireBanner } from '../../infra/bundling.ts';
 import { type FunctionSettings, functionSettings } from '../../infra/function-settings.ts';
@@ -339,6 +340,15 @@ describe.each([stages.dev, stages.prod])('the PlantStore-$name stack', (stage) =
         Domain: { 'Fn::Join': ['', [`plant-store-${stage.name}-`, { Ref: 'AWS::AccountId' }]] },
       });
     });
+  });
+});
+
+describe('the delivery function', () => {
+  it("ends before its attempt's claim is free to a copy of its message", () => {
+    // A copy waits out the claim: by then the invocation of the attempt has surely ended.
+    expect(functionSettings.deliverWebhook.timeoutSeconds * 1000).toBeLessThanOrEqual(
+      attemptHoldMilliseconds,
+    );
   });
 });
 

@@ -7,6 +7,7 @@
  * @services dynamodb-local
  */
 import { randomBytes } from 'node:crypto';
+import { GetQueueAttributesCommand, SendMessageBatchCommand } from '@aws-sdk/client-sqs';
 import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
 import type { APIGatewayProxyResult } from 'aws-lambda';
@@ -16,6 +17,11 @@ import { startWebhookReceiver, type WebhookReceiver } from '../../beds/webhook-r
 import { createHandler as createEndpoint } from '../../functions/create-webhook-endpoint/create-handler.ts';
 import { createHandler as deleteEndpoint } from '../../functions/delete-webhook-endpoint/create-handler.ts';
 import { createLogger } from '../../functions/shared/platform/logger.ts';
+import {
+  deliveryMessageBody,
+  firstDeliveryMessage,
+} from '../../functions/shared/webhooks/delivery-message.ts';
+import { endpointSubscriberName } from '../../functions/webhook-endpoints/endpoint-subscriptions.ts';
 import { deployedUrlPolicy } from '../../functions/webhook-endpoints/endpoint-url.ts';
 import { listAttempts } from '../../functions/webhook-endpoints/webhook-log.ts';
 import { createEndpointEvent, createLambdaContext } from '../support/api-gateway-event.ts';
@@ -80,6 +86,21 @@ async function register(bed: DeployedWebhooks, client: string, url: string) {
   )) as APIGatewayProxyResult;
   expect(answer.statusCode).toBe(201);
   return JSON.parse(answer.body) as { id: string; secret: string };
+}
+
+/** Messages on the bed's delivery and retry queues: waiting, delayed or in flight. */
+async function messagesLeft(bed: DeployedWebhooks): Promise<number> {
+  let total = 0;
+  for (const QueueUrl of [bed.deliveryQueueUrl, bed.retryQueueUrl]) {
+    const { Attributes = {} } = await moto.sqs.send(
+      new GetQueueAttributesCommand({ QueueUrl, AttributeNames: ['All'] }),
+    );
+    const { ApproximateNumberOfMessages: waiting, ApproximateNumberOfMessagesDelayed: delayed } =
+      Attributes;
+    const inFlight = Attributes.ApproximateNumberOfMessagesNotVisible;
+    total += Number(waiting ?? 0) + Number(delayed ?? 0) + Number(inFlight ?? 0);
+  }
+  return total;
 }
 
 function putPlant(bed: DeployedWebhooks, id: bigint, name: string) {
@@ -179,5 +200,46 @@ describe('webhook endpoints on the deployed path', () => {
     await new Promise((resolve) => setTimeout(resolve, 5_000));
     expect(hooks.deliveries).toHaveLength(1);
     expect(await bed.deadLetters()).toEqual([]);
+  }, 180_000);
+
+  it('sends a delivery SQS hands out twice once, the copies side by side in one batch', async () => {
+    // Standard queues deliver at least once: a copy of a message may come with it (SQS
+    // Developer Guide, "At-least-once delivery"). Twenty deliveries, each queued twice at once.
+    const bed = await startBed();
+    const hooks = await receiver();
+    const { id, secret } = await register(bed, 'client-a', hooks.url);
+    hooks.setSecret(secret);
+    const address = { id, owner: 'client-a', type: 'plant.created' };
+    const bodies = Array.from({ length: 20 }, (_, index) => {
+      const webhook = { webhookId: `msg_copy-${index}`, payload: `{"id":${index}}` };
+      const message = firstDeliveryMessage(
+        webhook,
+        endpointSubscriberName(id),
+        Date.now(),
+        address,
+      );
+      return deliveryMessageBody(message);
+    });
+    for (let start = 0; start < bodies.length; start += 5) {
+      const copies = bodies.slice(start, start + 5).flatMap((body) => [body, body]);
+      await moto.sqs.send(
+        new SendMessageBatchCommand({
+          QueueUrl: bed.deliveryQueueUrl,
+          Entries: copies.map((MessageBody, index) => ({ Id: String(index), MessageBody })),
+        }),
+      );
+    }
+    await hooks.waitForAccepted(20);
+    // Each copy waits out its twin's attempt (30 s), then finds the event delivered: the queues
+    // empty, nothing was sent again.
+    const deadline = Date.now() + 120_000;
+    while ((await messagesLeft(bed)) > 0 && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 500));
+    }
+    expect(await messagesLeft(bed)).toBe(0);
+    const answered = hooks.deliveries.filter((delivery) => delivery.answered === 'ok');
+    expect(answered.map((delivery) => delivery.webhookId).sort()).toEqual(
+      bodies.map((_, index) => `msg_copy-${index}`).sort(),
+    );
   }, 180_000);
 });

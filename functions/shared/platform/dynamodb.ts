@@ -185,13 +185,13 @@ export function conditionFailed(result: object): result is ConditionFailed {
   return 'conditionFailed' in result;
 }
 
-/** `call` again while the store is unavailable, 3 tries in all, for a write that must land. */
-export async function retryWhileUnavailable<Result>(call: () => Promise<Result>): Promise<Result> {
+/** `call` again while the store is unavailable, `tries` in all, for a write that must land. */
+export async function retryWhileUnavailable<Result>(call: () => Promise<Result>, tries = 3) {
   for (let attempt = 1; ; attempt += 1) {
     try {
       return await call();
     } catch (error) {
-      if (!(error instanceof StoreUnavailableError) || attempt >= 3) throw error;
+      if (!(error instanceof StoreUnavailableError) || attempt >= tries) throw error;
     }
   }
 }

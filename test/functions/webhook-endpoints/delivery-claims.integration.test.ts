@@ -8,6 +8,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, expect, it } from '@jest/globals';
 import { createDocumentClient } from '../../../functions/shared/platform/dynamodb.ts';
 import {
+  attemptHoldMilliseconds,
   claimDelivery,
   deliveryStates,
   endDelivery,
@@ -39,7 +40,7 @@ it('releases a recover’s claim as it wrote it, and keeps one its delivery rene
   }
   // The delivery of the second has started: it renews its claim, same id, later.
   await expect(
-    claimDelivery('ep_1', 'msg_renewed', 'delivery-1', claimedAt + 5, log),
+    claimDelivery('ep_1', 'msg_renewed', 'delivery-1', claimedAt + 5, log, { attempt: 1 }),
   ).resolves.toBe('claimed');
   for (const webhookId of ['msg_released', 'msg_renewed']) {
     await endDelivery('ep_1', webhookId, 'delivery-1', log, claimedAt);
@@ -47,4 +48,20 @@ it('releases a recover’s claim as it wrote it, and keeps one its delivery rene
   const states = await deliveryStates('ep_1', ['msg_released', 'msg_renewed'], log);
   expect(states.get('msg_released')?.state).toBe('ended');
   expect(states.get('msg_renewed')?.state).toBe('pending');
+});
+
+it('holds an attempt against a copy of its message until the attempt ends, not its next attempt', async () => {
+  const at = 2_000_000;
+  const claim = (attempt: number, now: number) =>
+    claimDelivery('ep_1', 'msg_copied', 'delivery-2', now, log, { attempt });
+  await expect(claim(1, at)).resolves.toBe('claimed');
+  // A copy of the first attempt's message, side by side: it waits for the attempt's end.
+  await expect(claim(1, at + 10)).resolves.toEqual({ pendingUntil: at + attemptHoldMilliseconds });
+  // The delivery's own next attempt, and a message back after its attempt died, are not held.
+  await expect(claim(2, at + 20)).resolves.toBe('claimed');
+  await expect(claim(2, at + 20 + attemptHoldMilliseconds + 1)).resolves.toBe('claimed');
+  // Another delivery of the event (a recover's) is held off as before.
+  await expect(
+    claimDelivery('ep_1', 'msg_copied', 'delivery-3', at + 40, log, { holdMilliseconds: 1 }),
+  ).resolves.toEqual({ pendingUntil: expect.any(Number) });
 });
