@@ -98,14 +98,11 @@ try {
   }
 
   const injected = new Map<Fault['kind'], number>();
-  /** When each SIGKILL was sent: an attempt answered 2xx just before one may be sent again. */
-  const killedAt: number[] = [];
   const faults = runner.faultInjector({
     proxy,
     refuseFile,
     receivers,
     kill: async (restartAfter) => {
-      killedAt.push(Date.now());
       await api.kill();
       await new Promise((resolve) => setTimeout(resolve, restartAfter));
       await api.start();
@@ -133,7 +130,6 @@ try {
     storeUrl: store.url,
     credentials: storeCredentials,
     answers,
-    killedAt,
     drainMilliseconds: drainSeconds * 1000,
   });
   console.info(

@@ -66,8 +66,6 @@ export async function checkInvariants(options: {
     AWS_REGION: string;
   };
   readonly answers: readonly RunAnswer[];
-  /** When `npm start` was killed (SIGKILL), in milliseconds since the epoch. */
-  readonly killedAt?: readonly number[];
   readonly drainMilliseconds: number;
 }): Promise<Report> {
   const settings = {
@@ -150,27 +148,36 @@ export async function checkInvariants(options: {
         .filter((delivery) => delivery.answered === 'ok' && !delivery.verified)
         .map((delivery) => `${endpoint.id} got ${delivery.webhookId} without a valid signature`),
     );
-    // A claim holds one delivery of an event at a time and ends at its 2xx: a second 2xx of one
-    // webhook-id at one endpoint is a claim broken, not a retry. Unless npm start was killed
-    // between the two: a SIGKILL after an attempt's 2xx and before its record sends it again,
-    // which at-least-once delivery allows (DESIGN: "at least once with the same webhook-id").
-    const killedAt = options.killedAt ?? [];
-    let repeatedAfterKill = 0;
-    const twice = options.endpoints.flatMap((endpoint) => {
+    // A claim holds one delivery of an event at a time and ends at its 2xx, which the webhook log
+    // keeps: two 2xx of one webhook-id at one endpoint, both kept as delivered, are a claim broken.
+    // A repeat whose earlier 2xx was never kept (npm start killed, or the store down, between the
+    // answer and its record) is at-least-once delivery's own (DESIGN: "at least once with the
+    // same webhook-id"), and only counted.
+    let repeatedUnrecorded = 0;
+    const twice: string[] = [];
+    for (const endpoint of options.endpoints) {
       const ok = endpoint.receiver.deliveries.filter((delivery) => delivery.answered === 'ok');
-      const counts = Map.groupBy(ok, (delivery) => delivery.webhookId);
-      return [...counts].flatMap(([webhookId, list]) => {
-        const times = list.map((delivery) => delivery.receivedAt).sort((a, b) => a - b);
-        const unexcused = times.slice(1).filter((time, index) => {
-          const killed = killedAt.some((kill) => kill >= (times[index] ?? 0) && kill <= time);
-          if (killed) repeatedAfterKill += 1;
-          return !killed;
-        });
-        return unexcused.length === 0
-          ? []
-          : [`${endpoint.id} answered 2xx to ${webhookId} ${list.length} times`];
-      });
-    });
+      const repeated = [...Map.groupBy(ok, (delivery) => delivery.webhookId)].filter(
+        ([, list]) => list.length > 1,
+      );
+      if (repeated.length === 0) continue;
+      const kept = Map.groupBy(
+        await deliveredAttempts(documents, endpoint.id),
+        (item) => item.eventId,
+      );
+      for (const [webhookId, list] of repeated) {
+        const records = kept.get(webhookId) ?? [];
+        if (records.length <= 1) {
+          repeatedUnrecorded += list.length - 1;
+          continue;
+        }
+        const answers = list.map((delivery) => new Date(delivery.receivedAt).toISOString());
+        twice.push(
+          `${endpoint.id} answered 2xx to ${webhookId} ${list.length} times (at ${answers.join(', ')}), ` +
+            `kept as delivered ${records.length} times: ${JSON.stringify(records)}`,
+        );
+      }
+    }
     const checks = [lost.concat(unsigned, vacuous), claims.concat(twice), faults];
     const deliveries = options.endpoints.flatMap((endpoint) =>
       endpoint.receiver.deliveries.filter((delivery) => delivery.answered === 'ok'),
@@ -191,7 +198,7 @@ export async function checkInvariants(options: {
         expectedDeliveries: expectedCount,
         deliveries: deliveries.length,
         duplicates: deliveries.length - distinct,
-        repeatedAfterKill,
+        repeatedUnrecorded,
         answers: statuses,
         drainSeconds: Number(((Date.now() - drainStarted) / 1000).toFixed(1)),
       },
@@ -200,6 +207,31 @@ export async function checkInvariants(options: {
     dynamodb.destroy();
     streams.destroy();
   }
+}
+
+/** The attempts the webhook log kept as delivered at `endpointId`. */
+async function deliveredAttempts(documents: DynamoDBDocumentClient, endpointId: string) {
+  const found: { eventId: string; attempt: number; attemptedAt: string }[] = [];
+  let start: Record<string, unknown> | undefined;
+  do {
+    const page = await documents.send(
+      new QueryCommand({
+        TableName: `${tableName}-webhook-log`,
+        KeyConditionExpression: 'pk = :pk',
+        FilterExpression: '#outcome = :delivered',
+        ExpressionAttributeNames: { '#outcome': 'outcome' },
+        ExpressionAttributeValues: { ':pk': `attempts#${endpointId}`, ':delivered': 'delivered' },
+        ConsistentRead: true,
+        ...(start === undefined ? {} : { ExclusiveStartKey: start }),
+      }),
+    );
+    for (const item of page.Items ?? []) {
+      const { eventId, attempt, attemptedAt } = item as (typeof found)[number];
+      found.push({ eventId, attempt: Number(attempt), attemptedAt });
+    }
+    start = page.LastEvaluatedKey;
+  } while (start !== undefined);
+  return found;
 }
 
 /** Every event of the plants table's stream, from its start, as the fan-out reads it. */
