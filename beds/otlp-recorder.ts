@@ -14,7 +14,7 @@ export interface RecordedSpan {
   readonly kind: number;
   readonly links: readonly { traceId: string; spanId: string }[];
   readonly attributes: Readonly<Record<string, unknown>>;
-  readonly status: { readonly code: number };
+  readonly status?: { readonly code: number };
 }
 
 export interface OtlpRecorder {

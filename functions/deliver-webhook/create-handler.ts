@@ -113,7 +113,6 @@ export function createHandler(dependencies: DeliverDependencies) {
             kind: 'consumer',
             service: 'deliver-webhook',
             context: trace && childOf(trace),
-            parentSpanId: trace?.spanId,
             links: [parseTraceparent(record.messageAttributes?.traceparent?.stringValue)],
           } as const;
           const step = await inSpan('deliver-webhook', span, () => deliver(message, logger));

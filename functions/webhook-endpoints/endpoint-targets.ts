@@ -134,8 +134,7 @@ export function endpointTargets(
       });
       if (claim === 'delivered') return { done: 'the endpoint has had this event' };
       if (claim === 'claimed') return { target: target(record, logger) };
-      // A recover's claim holds until its first attempt, a copy's until its attempt's end: this
-      // message may be the event's only one.
+      // A recover's claim, or a copy's attempt, holds briefly: this may be the event's only message.
       if (claim.pendingUntil - now() <= shortHoldMilliseconds) {
         return { retryAt: claim.pendingUntil + 1_000 };
       }

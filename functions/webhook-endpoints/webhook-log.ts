@@ -150,13 +150,11 @@ export const pendingStaleMilliseconds = 12 * 60 * 60 * 1000;
 export const attemptHoldMilliseconds = 30_000;
 
 /**
- * Claims the event's delivery to the endpoint for `deliveryId` and its `attempt` (a recover's is
- * 0), before the attempt: it is taken unless another delivery of it is pending (and not stale)
- * or it was delivered. Each attempt of a delivery claims again (the same id renews it), but a
- * copy of the message (SQS delivers at least once) not while a copy's attempt holds it. The claim
- * goes stale `holdMilliseconds` after `now` unless renewed: a recover holds its claims only until
- * their first attempt, so that one whose message was never queued frees its event soon. Resolves
- * `'claimed'`, `'delivered'`, or when the claim that holds it may be taken.
+ * Claims the event's delivery to the endpoint for `deliveryId`'s `attempt` (a recover's is 0):
+ * taken unless another delivery of it is pending (not stale) or delivered, or a copy of this
+ * message (SQS delivers at least once) holds this attempt. It goes stale `holdMilliseconds` after
+ * `now` unless renewed (a recover's only until its message's first attempt). Resolves `'claimed'`,
+ * `'delivered'`, or when the claim that holds it may be taken.
  */
 export async function claimDelivery(
   endpointId: string,

@@ -260,7 +260,12 @@ describe('webhook endpoints through npm start', () => {
     }
     const inTrace = spans.filter((span) => span.traceId === clientTrace);
     const createPlant = inTrace.find((span) => span.name === 'create-plant');
-    expect(createPlant).toMatchObject({ name: 'create-plant', kind: 2, status: { code: 1 } });
+    expect(createPlant).toMatchObject({
+      name: 'create-plant',
+      kind: 2,
+      attributes: { 'http.response.status_code': 200 },
+    });
+    expect(createPlant?.status).toBeUndefined();
     expect(createPlant?.parentSpanId).toBe(clientSpanId);
     expect(createPlant?.spanId).toBe(createSpan?.[2]);
     expect(inTrace.filter((span) => span.parentSpanId === createPlant?.spanId)).toContainEqual(

@@ -7,7 +7,7 @@ import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import { withinInvocationBudget } from '../platform/invocation-budget.ts';
 import { createLogger, invocationLoggers, type Logger } from '../platform/logger.ts';
 import { flushSpans, inSpan } from '../platform/spans.ts';
-import { parseTraceparent, requestTrace, type TraceContext } from '../platform/trace-context.ts';
+import { requestTrace, type TraceContext } from '../platform/trace-context.ts';
 import { apiResponses } from './api-responses.ts';
 import { findHeader } from './request.ts';
 
@@ -60,13 +60,15 @@ export function createRouteHandler(
         kind: 'server',
         service,
         context: trace,
-        parentSpanId: parseTraceparent(findHeader(event, 'traceparent'))?.spanId,
         attributes: { 'http.request.method': event.httpMethod, 'http.route': event.resource },
       } as const;
-      return inSpan(service, span, () =>
+      return inSpan(service, span, (request) =>
         withinInvocationBudget(context, routeMarginMilliseconds, () =>
           work({ event, logger: loggerOf(context), trace }),
-        ),
+        ).then((answer) => {
+          request?.set({ 'http.response.status_code': answer.statusCode });
+          return answer;
+        }),
       ).finally(flushSpans);
     });
 }

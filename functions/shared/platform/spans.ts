@@ -18,8 +18,6 @@ export interface SpanOptions {
   readonly service?: string;
   /** Its own context, when its caller made it (a request's): else a child of the active span. */
   readonly context?: TraceContext;
-  /** With `context`: its parent's span id, if any (the client's). */
-  readonly parentSpanId?: string;
   /** Spans it follows from without being their child: a fan-out's events. */
   readonly links?: readonly (TraceContext | undefined)[];
   readonly attributes?: Attributes;
@@ -65,14 +63,17 @@ export async function inSpan<T>(
   if (tracesEndpoint() === undefined || !sampled(context)) return work(span);
   const service = options.service ?? parent?.service ?? 'plant-store';
   const [startedAt, started] = [Date.now(), performance.now()];
-  let error: unknown;
+  let error: { code?: { statusCode?: number } } | undefined;
   try {
     return await active.run({ span, service }, () => work(span));
   } catch (thrown) {
-    error = thrown;
+    error = (thrown ?? {}) as typeof error;
     throw thrown;
   } finally {
-    const parentSpanId = options.context ? options.parentSpanId : parent?.span.spanId;
+    // A server's error as answered (a 4xx is the client's: OTel leaves its status unset).
+    const answered = error === undefined ? 0 : (error.code?.statusCode ?? 500);
+    if (answered && options.kind === 'server') attributes['http.response.status_code'] = answered;
+    const parentSpanId = options.context ? options.context.parentSpanId : parent?.span.spanId;
     finished.push({
       service,
       span: {
@@ -88,7 +89,7 @@ export async function inSpan<T>(
           value: { [otlpType(value)]: value },
         })),
         links: options.links?.filter((link) => link !== undefined).map(({ flags, ...ids }) => ids),
-        status: error === undefined ? { code: 1 } : { code: 2, message: String(error) },
+        ...(answered < 500 ? {} : { status: { code: 2, message: String(error) } }),
       },
     });
   }

@@ -12,6 +12,8 @@ export interface TraceContext {
   readonly spanId: string;
   /** Two hex digits; `01` is sampled. */
   readonly flags: string;
+  /** A span's parent, when it has one (its `childOf`). */
+  readonly parentSpanId?: string;
 }
 
 const traceparentPattern = /^([0-9a-f]{2})-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})(-.*)?$/;
@@ -39,8 +41,8 @@ export function newSpanId(): string {
 }
 
 /** A span of `parent`'s trace below it (a webhook attempt below its event's request). */
-export function childOf(parent: TraceContext): TraceContext {
-  return { ...parent, spanId: newSpanId() };
+export function childOf({ traceId, spanId, flags }: TraceContext): TraceContext {
+  return { traceId, spanId: newSpanId(), flags, parentSpanId: spanId };
 }
 
 /**

@@ -61,7 +61,7 @@ export async function sendWebhook(
   // receiver continues; a delete's event has no trace.
   const context = activeSpan() === undefined ? trace && childOf(trace) : undefined;
   const attributes = { 'http.request.method': 'POST', 'url.full': subscriber.url };
-  const span = { kind: 'client', context, parentSpanId: trace?.spanId, attributes } as const;
+  const span = { kind: 'client', context, attributes } as const;
   try {
     const status = await inSpan('POST', span, async (attempt) => {
       const answered = await post(

@@ -6,6 +6,8 @@
 import { SendMessageBatchCommand } from '@aws-sdk/client-sqs';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
 import { type OtlpRecorder, startOtlpRecorder } from '../../../../beds/otlp-recorder.ts';
+import { errorCodes } from '../../../../functions/shared/errors/error-codes.ts';
+import { ApiError } from '../../../../functions/shared/errors/errors.ts';
 import { activeSpan, flushSpans, inSpan } from '../../../../functions/shared/platform/spans.ts';
 import {
   parseTraceparent,
@@ -55,8 +57,7 @@ describe('spans', () => {
     const options = {
       kind: 'server',
       service: 'create-plant',
-      context: sampled,
-      parentSpanId: 'c'.repeat(16),
+      context: { ...sampled, parentSpanId: 'c'.repeat(16) },
       links: [link, undefined],
       attributes: { 'http.request.method': 'POST' },
     } as const;
@@ -89,12 +90,31 @@ describe('spans', () => {
         'http.response.status_code': 201,
         cached: false,
       },
-      status: { code: 1 },
     });
+    // OTel's rule: a span's status is left unset unless it failed.
+    expect(request?.status).toBeUndefined();
     expect(put).toMatchObject({ traceId: sampled.traceId, parentSpanId: sampled.spanId, kind: 3 });
     expect(put?.spanId).toMatch(/^[0-9a-f]{16}$/);
     expect(put?.spanId).not.toBe(sampled.spanId);
     expect(failed).toMatchObject({ service: 'create-plant', kind: 1, status: { code: 2 } });
+  });
+
+  it("answers a server span's thrown error as its status code, an error only when it is a 5xx", async () => {
+    process.env.OTEL_EXPORTER_OTLP_ENDPOINT = collector.endpoint;
+    for (const code of [errorCodes.plantNotFound, errorCodes.storeUnavailable]) {
+      const context = { ...sampled, spanId: `${code.statusCode}`.padStart(16, '0') };
+      await expect(
+        inSpan('get-plant', { kind: 'server', context }, async () => {
+          throw new ApiError(code);
+        }),
+      ).rejects.toThrow(ApiError);
+    }
+    await flushSpans();
+    const [missing, unavailable] = collector.spans;
+    expect(missing?.attributes).toEqual({ 'http.response.status_code': 404 });
+    expect(missing?.status).toBeUndefined();
+    expect(unavailable?.attributes).toEqual({ 'http.response.status_code': 503 });
+    expect(unavailable?.status).toMatchObject({ code: 2 });
   });
 
   it('runs work outside a trace as it is, and sends nothing without an endpoint', async () => {
