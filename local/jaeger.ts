@@ -1,7 +1,8 @@
 /**
  * The trace viewer of `npm start -- --traces`: Jaeger v2 (`.ci/jaeger` builds it, pinned), in
  * memory, on free ports of 127.0.0.1 only, under the guard every emulator here runs under. The
- * functions send it their spans over OTLP/HTTP; its query API and page answer at `url`.
+ * functions send it their spans over OTLP/HTTP; its query API, and the project's page drawing a
+ * trace from it (`local/trace-viewer/index.html`), answer at `url`.
  */
 import { execFile } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
@@ -11,9 +12,10 @@ import { freePort, startGuardedServer } from './guarded-server.ts';
 import { ensurePrivateDirectory } from './private-directory.ts';
 
 const repositoryRoot = path.resolve(import.meta.dirname, '..');
+const viewerPage = path.join(repositoryRoot, 'local/trace-viewer');
 
 export interface TraceViewer {
-  /** The viewer's page and query API (`/api/traces/<trace id>`). */
+  /** The viewer's page (a trace at `/trace/<trace id>`) and query API (`/api/traces/<id>`). */
   readonly url: string;
   /** What `OTEL_EXPORTER_OTLP_ENDPOINT` is set to. */
   readonly otlpEndpoint: string;
@@ -71,6 +73,9 @@ extensions:
   jaeger_query:
     storage:
       traces: memory
+    # The project's page (local/trace-viewer): Jaeger's Go module carries no UI of its own.
+    ui:
+      assets_path: ${JSON.stringify(viewerPage)}
     http:
       endpoint: 127.0.0.1:${ports.query}
     grpc:

@@ -15,8 +15,13 @@ import { DescribeTableCommand } from '@aws-sdk/client-dynamodb';
 import { DynamoDBStreamsClient } from '@aws-sdk/client-dynamodb-streams';
 import { GetSecretValueCommand, type SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import {
+  DeleteMessageBatchCommand,
+  DeleteMessageCommand,
+  GetQueueAttributesCommand,
+  ReceiveMessageCommand,
   SendMessageBatchCommand,
   SendMessageCommand,
+  type SQSClient,
   StartMessageMoveTaskCommand,
 } from '@aws-sdk/client-sqs';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
@@ -26,7 +31,10 @@ import {
   bundleMembers,
   type DeadLetterMessage,
 } from '../functions/shared/webhooks/delivery-message.ts';
-import type { DeliveryQueue } from '../functions/shared/webhooks/delivery-queue.ts';
+import {
+  createSqsClient,
+  type DeliveryQueue,
+} from '../functions/shared/webhooks/delivery-queue.ts';
 import type { Subscription, Webhook } from '../functions/shared/webhooks/plant-events.ts';
 import type { Subscriber } from '../functions/shared/webhooks/send-webhook.ts';
 import type { EndpointDeliveryDependencies } from '../functions/webhook-endpoints/endpoint-targets.ts';
@@ -117,7 +125,9 @@ export async function startLocalWebhooks(options: LocalWebhooksOptions): Promise
   try {
     const pipeline = await startWebhookPipeline(
       {
-        sqs,
+        sqs: functionsClient(sqs),
+        // Lambda's pollers call the queues themselves (and a stop cuts their long polls short).
+        pollers: { deliveries: sqs, retries: sqs },
         region,
         queues: { deliveries, retries, deadLetters },
         stream: {
@@ -179,6 +189,38 @@ export async function startLocalWebhooks(options: LocalWebhooksOptions): Promise
     streams.destroy();
     throw error;
   }
+}
+
+/**
+ * The functions' own SQS client (`createSqsClient`: where spans are sent, a span for each call
+ * and the send's `traceparent` on its messages), each call answered by `sqs`, the queues here.
+ */
+function functionsClient(sqs: MemoryQueues['sqs']): SQSClient {
+  const client = createSqsClient();
+  const commands: Record<string, new (input: never) => unknown> = {
+    DeleteMessageBatchCommand,
+    DeleteMessageCommand,
+    GetQueueAttributesCommand,
+    ReceiveMessageCommand,
+    SendMessageBatchCommand,
+    SendMessageCommand,
+    StartMessageMoveTaskCommand,
+  };
+  const answered =
+    (_next: unknown, { commandName }: { commandName: string }) =>
+    async ({ input }: { input: never }) => {
+      const Command = commands[commandName];
+      if (Command === undefined) throw new Error(`The local queues do not answer ${commandName}.`);
+      const send = sqs.send as (command: unknown) => Promise<unknown>;
+      return { output: await send(new Command(input)), response: {} };
+    };
+  // Last of its step, below the spans' middleware: nothing is signed or sent over HTTP.
+  client.middlewareStack.add(answered as never, {
+    step: 'initialize',
+    priority: 'low',
+    name: 'localQueues',
+  });
+  return client;
 }
 
 /** `sqs`, its sends failing with SQS's 503 while `refuseSends` says so. */

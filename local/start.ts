@@ -160,7 +160,7 @@ function describeStart(
 
 function describeTraces(viewer: TraceViewer | undefined): string {
   if (viewer !== undefined) {
-    return `Jaeger at ${viewer.url} (its API: /api/traces/<id>; an answer's traceresponse names the id)`;
+    return `Jaeger at ${viewer.url} (a trace: ${viewer.url}/trace/<id>, the id an answer's traceresponse names; its API: /api/traces/<id>)`;
   }
   const endpoint = tracesEndpoint();
   return endpoint

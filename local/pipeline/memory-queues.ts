@@ -3,7 +3,8 @@
  * Lambda's mapping make (Amazon SQS Developer Guide): `DelaySeconds` up to 900, a visibility
  * timeout and receive counts (a stale receipt handle deletes nothing), the dead-letter queue at
  * `maxReceiveCount`, long polls, batches of 1 to 10 under 1 MiB, retention, and
- * `StartMessageMoveTask`. Not imitated: FIFO, message attributes, SQS's duplicates. Given a file,
+ * `StartMessageMoveTask`, and `String` message attributes. Not imitated: FIFO, binary attributes,
+ * SQS's duplicates. Given a file,
  * the queues are saved on close and journalled meanwhile, so a crash loses no message
  * (`saved-queues.ts`).
  */
@@ -35,6 +36,7 @@ import {
   largestBatch,
   type MemoryQueueSettings,
   resting,
+  type StoredAttributes,
   type StoredMessage,
   type StoredQueue,
   sqsError,
@@ -119,8 +121,9 @@ class QueueSet {
     if (command instanceof SendMessageCommand) {
       const { QueueUrl, MessageBody = '', DelaySeconds } = command.input;
       const queue = this.queueOf(QueueUrl);
-      checkPayload([MessageBody], false);
-      const message = this.#enqueue(queue, MessageBody, DelaySeconds);
+      const attributes = attributesOf(command.input.MessageAttributes);
+      checkPayload([{ body: MessageBody, attributes }], false);
+      const message = this.#enqueue(queue, MessageBody, DelaySeconds, attributes);
       return { MessageId: message.id, MD5OfMessageBody: message.md5 };
     }
     if (command instanceof SendMessageBatchCommand) return this.#sendBatch(command);
@@ -204,15 +207,17 @@ class QueueSet {
     const { QueueUrl, Entries = [] } = command.input;
     const queue = this.queueOf(QueueUrl);
     checkBatch(Entries.map((entry) => entry.Id));
-    checkPayload(
-      Entries.map((entry) => entry.MessageBody ?? ''),
-      true,
-    );
+    const sent = Entries.map((entry) => ({
+      entry,
+      body: entry.MessageBody ?? '',
+      attributes: attributesOf(entry.MessageAttributes),
+    }));
+    checkPayload(sent, true);
     const Successful = [];
     const Failed = [];
-    for (const entry of Entries) {
+    for (const { entry, body, attributes } of sent) {
       try {
-        const message = this.#enqueue(queue, entry.MessageBody ?? '', entry.DelaySeconds);
+        const message = this.#enqueue(queue, body, entry.DelaySeconds, attributes);
         Successful.push({ Id: entry.Id, MessageId: message.id, MD5OfMessageBody: message.md5 });
       } catch (error) {
         const code = (error as Error).name;
@@ -265,7 +270,12 @@ class QueueSet {
     wake(target);
   }
 
-  #enqueue(queue: StoredQueue, body: string, delaySeconds: number | undefined): StoredMessage {
+  #enqueue(
+    queue: StoredQueue,
+    body: string,
+    delaySeconds: number | undefined,
+    attributes: StoredAttributes | undefined,
+  ): StoredMessage {
     const delay = delaySeconds ?? 0;
     if (!Number.isInteger(delay) || delay < 0 || delay > 900) {
       throw sqsError('InvalidParameterValue', 'DelaySeconds must be an integer from 0 to 900.');
@@ -277,6 +287,7 @@ class QueueSet {
     const message: StoredMessage = {
       id: randomUUID(),
       body,
+      ...(attributes === undefined ? {} : { attributes }),
       md5: createHash('md5').update(body).digest('hex'),
       sentAt,
       visibleAt: sentAt + delay * 1000,
@@ -303,8 +314,16 @@ class QueueSet {
     this.#timers.add(timer);
   }
 
-  /** Takes up to `count` visible messages, each in flight for `visibilitySeconds`. */
-  #take(queue: StoredQueue, count: number, visibilitySeconds: number): Message[] {
+  /**
+   * Takes up to `count` visible messages, each in flight for `visibilitySeconds`, with the
+   * attributes `names` asks for (`All`, or by name).
+   */
+  #take(
+    queue: StoredQueue,
+    count: number,
+    visibilitySeconds: number,
+    names: readonly string[] = [],
+  ): Message[] {
     const at = this.now();
     this.#tidy(queue, at);
     const visible = queue.messages.filter((message) => message.visibleAt <= at).slice(0, count);
@@ -319,6 +338,7 @@ class QueueSet {
         ReceiptHandle: message.receiptHandle,
         MD5OfBody: message.md5,
         Body: message.body,
+        ...attributesAsked(message.attributes, names),
         Attributes: {
           SenderId: this.#account,
           SentTimestamp: String(message.sentAt),
@@ -348,7 +368,8 @@ class QueueSet {
       signal?.throwIfAborted();
       // Closed: the messages are saved as they are, none handed out after.
       if (this.#closed) return { Messages: [] };
-      const messages = this.#take(queue, MaxNumberOfMessages, visibility);
+      const names = command.input.MessageAttributeNames;
+      const messages = this.#take(queue, MaxNumberOfMessages, visibility, names);
       if (messages.length > 0 || this.now() >= deadline) return { Messages: messages };
       await waitForMessage(queue, deadline - this.now(), signal);
     }
@@ -383,4 +404,30 @@ class QueueSet {
   #forget(queue: StoredQueue, messages: readonly StoredMessage[]): void {
     for (const message of messages) this.#journal?.removed(queue.name, message.id);
   }
+}
+
+/** A send's attributes as they are kept: `String` and `Number` ones (SQS refuses an empty one). */
+function attributesOf(
+  attributes: SendMessageCommand['input']['MessageAttributes'],
+): StoredAttributes | undefined {
+  if (attributes === undefined || Object.keys(attributes).length === 0) return undefined;
+  if (Object.keys(attributes).length > 10) {
+    throw sqsError('InvalidParameterValue', 'A message has at most 10 attributes.');
+  }
+  const kept: Record<string, { DataType: string; StringValue?: string }> = {};
+  for (const [name, { DataType = '', StringValue }] of Object.entries(attributes)) {
+    if (!/^(String|Number)(\..+)?$/.test(DataType) || !StringValue) {
+      throw sqsError('InvalidParameterValue', `The message attribute ${name} has no String value.`);
+    }
+    kept[name] = { DataType, StringValue };
+  }
+  return kept;
+}
+
+/** The attributes a receive asked for, when the message has any of them. */
+function attributesAsked(attributes: StoredAttributes | undefined, names: readonly string[]) {
+  const asked = Object.entries(attributes ?? {}).filter(
+    ([name]) => names.includes('All') || names.includes('.*') || names.includes(name),
+  );
+  return asked.length === 0 ? {} : { MessageAttributes: Object.fromEntries(asked) };
 }

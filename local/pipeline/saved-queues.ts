@@ -16,6 +16,9 @@ import * as v from 'valibot';
 const savedMessageSchema = v.object({
   id: v.string(),
   body: v.string(),
+  attributes: v.optional(
+    v.record(v.string(), v.object({ DataType: v.string(), StringValue: v.optional(v.string()) })),
+  ),
   sentAt: v.number(),
   visibleAt: v.number(),
   receiveCount: v.number(),

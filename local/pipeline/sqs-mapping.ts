@@ -57,6 +57,7 @@ export function startSqsMapping(options: SqsMappingOptions): RunningMapping {
             // Lambda long-polls (up to 20 s); 5 s keeps a stopping test quick.
             WaitTimeSeconds: 5,
             MessageSystemAttributeNames: ['All'],
+            MessageAttributeNames: ['All'],
           }),
           { abortSignal: stopping.signal },
         ));
@@ -76,7 +77,7 @@ export function startSqsMapping(options: SqsMappingOptions): RunningMapping {
           receiptHandle: message.ReceiptHandle ?? '',
           body: message.Body ?? '',
           attributes: message.Attributes as never,
-          messageAttributes: {},
+          messageAttributes: lambdaAttributes(message.MessageAttributes),
           md5OfBody: message.MD5OfBody ?? '',
           eventSource: 'aws:sqs',
           eventSourceARN: options.queueArn,
@@ -129,4 +130,19 @@ export function startSqsMapping(options: SqsMappingOptions): RunningMapping {
       await Promise.all(pollers);
     },
   };
+}
+
+/** A message's attributes as Lambda's SQS event gives them (camel case, empty lists). */
+function lambdaAttributes(attributes: Message['MessageAttributes']) {
+  return Object.fromEntries(
+    Object.entries(attributes ?? {}).map(([name, value]) => [
+      name,
+      {
+        dataType: value.DataType ?? 'String',
+        stringValue: value.StringValue,
+        stringListValues: [],
+        binaryListValues: [],
+      },
+    ]),
+  );
 }

@@ -15,9 +15,15 @@ export interface MemoryQueueSettings {
   readonly deadLetter?: { readonly queueArn: string; readonly maxReceiveCount: number };
 }
 
+/** A message's attributes, as SQS keeps and answers them (`String` and `Number` ones). */
+export type StoredAttributes = Readonly<
+  Record<string, { readonly DataType: string; readonly StringValue?: string }>
+>;
+
 export interface StoredMessage {
   readonly id: string;
   readonly body: string;
+  readonly attributes?: StoredAttributes;
   readonly md5: string;
   readonly sentAt: number;
   visibleAt: number;
@@ -72,6 +78,7 @@ export function resting(message: StoredMessage, at: number): StoredMessage {
   return {
     id: message.id,
     body: message.body,
+    ...(message.attributes === undefined ? {} : { attributes: message.attributes }),
     md5: message.md5,
     sentAt: message.sentAt,
     visibleAt: at,
@@ -79,9 +86,27 @@ export function resting(message: StoredMessage, at: number): StoredMessage {
   };
 }
 
-/** A message over 1 MiB is an invalid parameter; a batch over it, a batch too long. */
-export function checkPayload(bodies: readonly string[], batch: boolean): void {
-  const bytes = bodies.reduce((total, body) => total + Buffer.byteLength(body), 0);
+/**
+ * A message over 1 MiB is an invalid parameter; a batch over it, a batch too long. Attributes
+ * count, each its name, type and value ("Amazon SQS message attributes").
+ */
+export function checkPayload(
+  messages: readonly { body: string; attributes?: StoredAttributes }[],
+  batch: boolean,
+): void {
+  const bytes = messages.reduce(
+    (total, { body, attributes = {} }) =>
+      total +
+      Buffer.byteLength(body) +
+      Object.entries(attributes).reduce(
+        (sum, [name, value]) =>
+          sum +
+          Buffer.byteLength(name + value.DataType) +
+          Buffer.byteLength(value.StringValue ?? ''),
+        0,
+      ),
+    0,
+  );
   if (bytes <= largestPayloadBytes) return;
   throw batch
     ? sqsError('BatchRequestTooLong', 'The messages hold more than 1 MiB together.')

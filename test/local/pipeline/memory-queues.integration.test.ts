@@ -148,6 +148,38 @@ describe.each(Object.keys(targets))('SQS on %s', (name) => {
     expect(dead?.Body).toBe('doomed');
   });
 
+  it('keeps a message’s attributes for a receive that asks for them, and in its dead letters', async () => {
+    const queue = await target.createQueue(30, 2);
+    const traceparent = {
+      DataType: 'String',
+      StringValue: `00-${'a'.repeat(32)}-${'b'.repeat(16)}-01`,
+    };
+    await target.sqs.send(
+      new SendMessageBatchCommand({
+        QueueUrl: queue.url,
+        Entries: [{ Id: '0', MessageBody: 'marked', MessageAttributes: { traceparent } }],
+      }),
+    );
+    const receiveAsking = (url: string) =>
+      target.sqs.send(
+        new ReceiveMessageCommand({
+          QueueUrl: url,
+          MessageAttributeNames: ['All'],
+          VisibilityTimeout: 0,
+          WaitTimeSeconds: 2,
+        }),
+      );
+    const [plain] = await receive(target.sqs, queue.url, 0, 0);
+    expect(plain?.Body).toBe('marked');
+    expect(plain?.MessageAttributes).toBeUndefined();
+    const asked = await receiveAsking(queue.url);
+    expect(asked.Messages?.[0]?.MessageAttributes).toEqual({ traceparent });
+    // Received twice: in the dead letters at the next receive, its attributes with it.
+    expect(await receive(target.sqs, queue.url, 0, 0)).toHaveLength(0);
+    const dead = await receiveAsking(queue.deadLetters.url);
+    expect(dead.Messages?.[0]?.MessageAttributes).toEqual({ traceparent });
+  });
+
   it('answers a waiting receive as soon as a message is sent', async () => {
     const queue = await target.createQueue(30, 5);
     const started = Date.now();

@@ -3,14 +3,18 @@
  * `.ci/jaeger`) starts beside the API, the functions send it their spans, and its query API
  * returns one request's trace: the authorizer, the function and its store calls under API
  * Gateway's X-Ray trace, or the client's own; the fan-out linked to it; the delivery and its
- * attempt in the same trace as the receiver's `traceparent`. SIGTERM to npm stops the viewer too.
+ * attempt in the same trace as the receiver's `traceparent`. The viewer's page, in Debian's
+ * Chromium, draws that trace and follows the delivery's link to the fan-out's. SIGTERM to npm
+ * stops the viewer too.
  */
 import type { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { existsSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { type Browser, chromium, type Page } from 'playwright-core';
 import { startWebhookReceiver, type WebhookReceiver } from '../../beds/webhook-receiver.ts';
 import { npmToken, startNpmStart } from '../support/npm-start.ts';
 
@@ -22,6 +26,8 @@ let exited: Promise<unknown>;
 let apiUrl: string;
 let viewerUrl: string;
 let hooks: WebhookReceiver | undefined;
+let browser: Browser | undefined;
+const chromiumPath = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 
 /** `npm run -s token -- …`, as a developer runs it. */
 const token = (...args: string[]) => npmToken(repositoryRoot, dataDirectory, ...args);
@@ -62,7 +68,12 @@ async function waitForSpan(
 }
 
 beforeAll(async () => {
-  dataDirectory = await mkdtemp(join(tmpdir(), 'plant-store-traces-e2e-'));
+  if (!existsSync(chromiumPath)) {
+    throw new Error(
+      `Chromium is not installed at ${chromiumPath}: run \`bash .ci/browser\` (Debian's chromium package) or set CHROMIUM_PATH.`,
+    );
+  }
+  dataDirectory = await mkdtemp(join(tmpdir(), 'plant-store-traces-'));
   // A wait, not a bound: the first --traces on a machine builds the viewer (minutes).
   const started = await startNpmStart({
     repositoryRoot,
@@ -83,6 +94,7 @@ beforeAll(async () => {
 }, 1_260_000);
 
 afterAll(async () => {
+  await browser?.close();
   await hooks?.stop();
   // SIGTERM to npm alone: it stops the API, the store and the viewer.
   if (npmStart?.exitCode === null) {
@@ -178,5 +190,49 @@ describe('npm start -- --traces', () => {
       traceID: clientTrace,
       spanID: request?.spanID,
     });
+
+    // The page draws the trace, each span below its parent, and follows a link to another trace.
+    // As root (CI), Chromium's sandbox cannot start; the page is our own.
+    browser = await chromium.launch({ executablePath: chromiumPath, args: ['--no-sandbox'] });
+    const page = await browser.newPage();
+    await page.goto(`${viewerUrl}/trace/${clientTrace}`);
+    await page.locator(`tr[data-span-id="${attemptId}"]`).waitFor();
+    const drawn = await rowsOf(page);
+    const at = (spanId: string | undefined) => drawn.findIndex((row) => row.spanId === spanId);
+    expect(drawn[at(request?.spanID)]).toMatchObject({ service: 'create-plant', depth: 0 });
+    expect(drawn[at(delivery?.spanID)]).toMatchObject({ service: 'deliver-webhook', depth: 1 });
+    expect(drawn[at(attemptId)]).toMatchObject({ service: 'deliver-webhook', depth: 2 });
+    expect(drawn[at(attemptId)]?.operation).toContain('http.response.status_code=204');
+    expect(at(request?.spanID)).toBeLessThan(at(delivery?.spanID));
+    expect(at(delivery?.spanID)).toBeLessThan(at(attemptId));
+    expect(await page.locator('#status').textContent()).toMatch(
+      new RegExp(`^Trace ${clientTrace}: \\d+ spans\\.$`),
+    );
+    // The delivery came in the fan-out's message: its link opens the fan-out's trace, which
+    // links back to the request.
+    await page.locator(`tr[data-span-id="${delivery?.spanID}"] td.links a`).click();
+    await page.locator('tr td.service', { hasText: 'webhook-fanout' }).first().waitFor();
+    const fanoutRows = await rowsOf(page);
+    expect(fanoutRows.map((row) => row.service)).toContain('webhook-fanout');
+    expect(fanoutRows.some((row) => row.links.includes(`trace ${clientTrace}`))).toBe(true);
+    expect(page.url()).toMatch(/\/trace\/[0-9a-f]{32}$/);
+    expect(page.url()).not.toContain(clientTrace);
   }, 120_000);
 });
+
+/** The page's rows: each span's id, depth, service, operation (with its attributes) and links. */
+async function rowsOf(page: Page) {
+  const rows = page.locator('#spans tbody tr');
+  const drawn = [];
+  for (let index = 0; index < (await rows.count()); index += 1) {
+    const row = rows.nth(index);
+    drawn.push({
+      spanId: await row.getAttribute('data-span-id'),
+      depth: Number(await row.getAttribute('data-depth')),
+      service: (await row.locator('td.service').textContent()) ?? '',
+      operation: (await row.locator('td.operation').textContent()) ?? '',
+      links: (await row.locator('td.links').textContent()) ?? '',
+    });
+  }
+  return drawn;
+}
