@@ -81,7 +81,7 @@ export class PlantStoreFunction extends LambdaFunction {
     const ratio = props.traceSampleRatio ?? 0;
     // Spans to X-Ray's OTLP endpoint, signed (`spans.ts`): `xray:PutSpans` ("OTLP Endpoint").
     const spans = {
-      OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: `https://xray.${Aws.REGION}.amazonaws.com/v1/traces`,
+      OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: `https://xray.${Aws.REGION}.${Aws.URL_SUFFIX}/v1/traces`,
       OTEL_TRACES_SAMPLER_ARG: String(ratio),
     };
     if (ratio > 0) {

@@ -168,6 +168,22 @@ describe.each([stages.dev, stages.prod])('the PlantStore-$name stack', (stage) =
       });
     });
 
+    it("sends a sampling stage's spans to X-Ray's OTLP endpoint in its own Region and partition", () => {
+      const functions = Object.values(template().findResources('AWS::Lambda::Function'));
+      const endpoints = functions.map(
+        (resource) =>
+          resource.Properties.Environment?.Variables?.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT,
+      );
+      const xray = {
+        'Fn::Join': [
+          '',
+          ['https://xray.', { Ref: 'AWS::Region' }, '.', { Ref: 'AWS::URLSuffix' }, '/v1/traces'],
+        ],
+      };
+      if ((stage.traceSampleRatio ?? 0) > 0) expect(endpoints).toContainEqual(xray);
+      else expect(endpoints).not.toContainEqual(xray);
+    });
+
     it.each(
       routeFunctionNames
         .filter((name) => (functionSettings[name] as FunctionSettings).endpointAccess === undefined)

@@ -113,7 +113,7 @@ export async function flushSpans(timeLeftMilliseconds = Number.POSITIVE_INFINITY
     const target = new URL(url);
     // X-Ray's OTLP endpoint takes calls signed for `xray:PutSpans`; an emulator's is at
     // `AWS_ENDPOINT_URL`, as every AWS call's.
-    await (/^xray\.[a-z0-9-]+\.amazonaws\.com$/.test(target.host)
+    await (/^xray\.[a-z0-9-]+\.amazonaws\.com(\.cn)?$/.test(target.host)
       ? signedCalls('xray', {
           ...lambdaSignedSettings(process.env.AWS_ENDPOINT_URL?.trim() || target.origin),
           timeoutMilliseconds: timeout,
