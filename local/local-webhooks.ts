@@ -14,11 +14,8 @@ import { join } from 'node:path';
 import { DescribeTableCommand } from '@aws-sdk/client-dynamodb';
 import { DynamoDBStreamsClient } from '@aws-sdk/client-dynamodb-streams';
 import { GetSecretValueCommand, type SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
+import * as sqsCommands from '@aws-sdk/client-sqs';
 import {
-  DeleteMessageBatchCommand,
-  DeleteMessageCommand,
-  GetQueueAttributesCommand,
-  ReceiveMessageCommand,
   SendMessageBatchCommand,
   SendMessageCommand,
   type SQSClient,
@@ -197,15 +194,7 @@ export async function startLocalWebhooks(options: LocalWebhooksOptions): Promise
  */
 function functionsClient(sqs: MemoryQueues['sqs']): SQSClient {
   const client = createSqsClient();
-  const commands: Record<string, new (input: never) => unknown> = {
-    DeleteMessageBatchCommand,
-    DeleteMessageCommand,
-    GetQueueAttributesCommand,
-    ReceiveMessageCommand,
-    SendMessageBatchCommand,
-    SendMessageCommand,
-    StartMessageMoveTaskCommand,
-  };
+  const commands = sqsCommands as unknown as Record<string, new (input: never) => unknown>;
   const answered =
     (_next: unknown, { commandName }: { commandName: string }) =>
     async ({ input }: { input: never }) => {

@@ -93,27 +93,14 @@ export async function checkInvariants(options: {
     const pending = async () => {
       const found: string[] = [];
       for (const endpoint of options.endpoints) {
-        let start: Record<string, unknown> | undefined;
-        do {
-          const page = await documents.send(
-            new QueryCommand({
-              TableName: `${tableName}-webhook-log`,
-              KeyConditionExpression: 'pk = :pk',
-              FilterExpression: '#state = :pending',
-              ExpressionAttributeNames: { '#state': 'state' },
-              ExpressionAttributeValues: {
-                ':pk': `delivery#${endpoint.id}`,
-                ':pending': 'pending',
-              },
-              ConsistentRead: true,
-              ...(start === undefined ? {} : { ExclusiveStartKey: start }),
-            }),
-          );
-          for (const item of page.Items ?? []) {
-            found.push(`${endpoint.id}: claim of ${item.sk} left pending`);
-          }
-          start = page.LastEvaluatedKey;
-        } while (start !== undefined);
+        for (const item of await logItems(
+          documents,
+          `delivery#${endpoint.id}`,
+          'state',
+          'pending',
+        )) {
+          found.push(`${endpoint.id}: claim of ${item.sk} left pending`);
+        }
       }
       return found;
     };
@@ -211,24 +198,36 @@ export async function checkInvariants(options: {
 
 /** The attempts the webhook log kept as delivered at `endpointId`. */
 async function deliveredAttempts(documents: DynamoDBDocumentClient, endpointId: string) {
-  const found: { eventId: string; attempt: number; attemptedAt: string }[] = [];
+  const items = await logItems(documents, `attempts#${endpointId}`, 'outcome', 'delivered');
+  return items.map(({ eventId, attempt, attemptedAt }) => ({
+    eventId: String(eventId),
+    attempt: Number(attempt),
+    attemptedAt: String(attemptedAt),
+  }));
+}
+
+/** The webhook log's items under `pk` whose `name` is `value`, every page read. */
+async function logItems(
+  documents: DynamoDBDocumentClient,
+  pk: string,
+  name: string,
+  value: string,
+): Promise<Record<string, unknown>[]> {
+  const found: Record<string, unknown>[] = [];
   let start: Record<string, unknown> | undefined;
   do {
     const page = await documents.send(
       new QueryCommand({
         TableName: `${tableName}-webhook-log`,
         KeyConditionExpression: 'pk = :pk',
-        FilterExpression: '#outcome = :delivered',
-        ExpressionAttributeNames: { '#outcome': 'outcome' },
-        ExpressionAttributeValues: { ':pk': `attempts#${endpointId}`, ':delivered': 'delivered' },
+        FilterExpression: '#name = :value',
+        ExpressionAttributeNames: { '#name': name },
+        ExpressionAttributeValues: { ':pk': pk, ':value': value },
         ConsistentRead: true,
         ...(start === undefined ? {} : { ExclusiveStartKey: start }),
       }),
     );
-    for (const item of page.Items ?? []) {
-      const { eventId, attempt, attemptedAt } = item as (typeof found)[number];
-      found.push({ eventId, attempt: Number(attempt), attemptedAt });
-    }
+    found.push(...(page.Items ?? []));
     start = page.LastEvaluatedKey;
   } while (start !== undefined);
   return found;
