@@ -99,15 +99,15 @@ export function createHandler(
         methodArn: event.methodArn,
         [authorizerLog.unauthorizedField]: true,
       });
-      throw new Error('Unauthorized');
+      throw Object.assign(new Error('Unauthorized'), { code: { statusCode: 401 } });
     }
     let token: VerifiedToken;
     try {
       token = await verifyBearerToken(event.authorizationToken);
     } catch (error) {
       logRejection(logger, error);
-      // The exact message API Gateway turns into its UNAUTHORIZED (401) response.
-      throw new Error('Unauthorized');
+      // API Gateway's UNAUTHORIZED (401) takes this exact message; the span records a 401.
+      throw Object.assign(new Error('Unauthorized'), { code: { statusCode: 401 } });
     }
     const granted = routes.filter((route) => grantsRoute(token.scopes, route));
     if (granted.length === 0) {

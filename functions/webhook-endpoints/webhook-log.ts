@@ -150,11 +150,9 @@ export const pendingStaleMilliseconds = 12 * 60 * 60 * 1000;
 export const attemptHoldMilliseconds = 30_000;
 
 /**
- * Claims the event's delivery to the endpoint for `deliveryId`'s `attempt` (a recover's is 0):
- * taken unless another delivery of it is pending (not stale) or delivered, or a copy of this
- * message (SQS delivers at least once) holds this attempt. It goes stale `holdMilliseconds` after
- * `now` unless renewed (a recover's only until its message's first attempt). Resolves `'claimed'`,
- * `'delivered'`, or when the claim that holds it may be taken.
+ * Claims the event's delivery to the endpoint for `deliveryId`'s `attempt` (a recover's is 0),
+ * unless another delivery holds it (till stale), it was delivered, or a copy of this message (SQS
+ * delivers at least once) holds this attempt or made a later one; stale `holdMilliseconds` on.
  */
 export async function claimDelivery(
   endpointId: string,
@@ -171,7 +169,7 @@ export async function claimDelivery(
       'SET #state = :pending, deliveryId = :id, claimedAt = :now, staleAt = :staleAt, expiresAt = :expires, #attempt = :attempt, attemptEndsAt = :attemptEndsAt',
     // A claim written before claims had `staleAt` is stale 12 h after `claimedAt`.
     ConditionExpression:
-      'attribute_not_exists(#state) OR #state = :ended OR (#state = :pending AND (staleAt < :now OR claimedAt < :stale OR (deliveryId = :id AND (attribute_not_exists(attemptEndsAt) OR attemptEndsAt < :now OR #attempt < :attempt))))',
+      'attribute_not_exists(#state) OR #state = :ended OR (#state = :pending AND (staleAt < :now OR claimedAt < :stale OR (deliveryId = :id AND (attribute_not_exists(#attempt) OR #attempt < :attempt OR (#attempt = :attempt AND attemptEndsAt < :now)))))',
     ExpressionAttributeNames: { '#state': 'state', '#attempt': 'attempt' },
     ExpressionAttributeValues: {
       ':pending': 'pending',
@@ -189,7 +187,8 @@ export async function claimDelivery(
   if (!conditionFailed(claim)) return 'claimed';
   const held = claim.item;
   if (held?.state?.S === 'delivered') return 'delivered';
-  if (held?.deliveryId?.S === deliveryId) return { pendingUntil: Number(held.attemptEndsAt?.N) };
+  const holding = held?.deliveryId?.S === deliveryId && Number(held.attempt?.N) === attempt;
+  if (holding) return { pendingUntil: Number(held.attemptEndsAt?.N) };
   const staleAt = Number(held?.staleAt?.N ?? Number.NaN);
   const claimedAt = Number(held?.claimedAt?.N ?? 0);
   return { pendingUntil: Number.isNaN(staleAt) ? claimedAt + pendingStaleMilliseconds : staleAt };

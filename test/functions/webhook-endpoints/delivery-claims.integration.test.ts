@@ -50,7 +50,7 @@ it('releases a recover’s claim as it wrote it, and keeps one its delivery rene
   expect(states.get('msg_renewed')?.state).toBe('pending');
 });
 
-it('holds an attempt against a copy of its message until the attempt ends, not its next attempt', async () => {
+it('holds an attempt against a copy of its message until the attempt ends, and for good once a later one is made', async () => {
   const at = 2_000_000;
   const claim = (attempt: number, now: number) =>
     claimDelivery('ep_1', 'msg_copied', 'delivery-2', now, log, { attempt });
@@ -60,6 +60,10 @@ it('holds an attempt against a copy of its message until the attempt ends, not i
   // The delivery's own next attempt, and a message back after its attempt died, are not held.
   await expect(claim(2, at + 20)).resolves.toBe('claimed');
   await expect(claim(2, at + 20 + attemptHoldMilliseconds + 1)).resolves.toBe('claimed');
+  // A copy of an earlier attempt, once a later one was made, is spent: it never claims again.
+  const spent = await claim(1, at + 10 * attemptHoldMilliseconds);
+  expect(spent).toEqual({ pendingUntil: expect.any(Number) });
+  expect((spent as { pendingUntil: number }).pendingUntil - at).toBeGreaterThan(60 * 60 * 1000);
   // Another delivery of the event (a recover's) is held off as before.
   await expect(
     claimDelivery('ep_1', 'msg_copied', 'delivery-3', at + 40, log, { holdMilliseconds: 1 }),
