@@ -21,12 +21,18 @@ import { authorizerCacheSeconds } from '../infra/plants-api.ts';
 import { stages } from '../infra/stages.ts';
 import { isEndpointRoute, routeThrottling } from '../infra/throttling.ts';
 import {
-  deliveryBatchSize,
+  deliveryBatching,
   deliveryMaximumConcurrency,
   fanoutStreamSettings,
   retryMaximumConcurrency,
 } from '../infra/webhook-pipeline-settings.ts';
-import { defaultAssumptions, estimateCosts, estimateEndpointCosts, prices } from './cost.ts';
+import {
+  cpuMilliseconds,
+  defaultAssumptions,
+  estimateCosts,
+  estimateEndpointCosts,
+  prices,
+} from './cost.ts';
 
 /** AWS's figures, each with the page that states it (us-east-1 defaults). */
 export const awsLimits = {
@@ -41,8 +47,9 @@ export const awsLimits = {
   /** "Service, account, and table quotas in Amazon DynamoDB": per partition. */
   partitionWriteUnitsPerSecond: 1_000,
   partitionReadUnitsPerSecond: 3_000,
-  /** The same page: an on-demand table's default maximum throughput. */
+  /** The same page: an on-demand table's default maximum throughput (raisable). */
   tableWriteUnitsPerSecond: 40_000,
+  tableReadUnitsPerSecond: 40_000,
   /** "AWS KMS request quotas": cryptographic operations (symmetric), shared, the lowest Region's. */
   kmsCryptographicPerSecond: 5_500,
   /** "Change data capture for DynamoDB Streams": a record is kept 24 hours. */
@@ -122,6 +129,8 @@ export interface SizeFigures extends Size {
   readonly lambdaConcurrency: number;
   readonly deliveryConcurrency: number;
   readonly logTableWriteUnitsPerSecond: number;
+  /** A consistent read of an endpoint per delivery invocation and bundle. */
+  readonly endpointsTableReadUnitsPerSecond: number;
   readonly hottestKey: string;
   readonly hottestKeyShareOfPartition: number;
   readonly kmsDecryptPerSecond: number;
@@ -242,11 +251,21 @@ export function modelSize(size: Size): SizeFigures {
     );
   }
 
-  // Lambda: deliveries take their batch's slowest receiver, within their mapping's maximum;
-  // past it they wait in the queue, and what waits longer than its 4 days is lost.
+  // Lambda: a delivery invocation waits once for its batch's slowest receiver and store calls,
+  // and spends each delivery's CPU (`npm run cost`'s, at the function's memory), within its
+  // mapping's maximum; past it they wait in the queue, and what waits past its 4 days is lost.
+  // A batch holds its window's messages, up to its size.
+  const batches = {
+    deliveriesPerMessage: messagesPerBundle,
+    messagesPerInvocation: Math.min(
+      deliveryBatching.batchSize,
+      Math.max(1, (deliveriesPerSecond / messagesPerBundle) * deliveryBatching.windowSeconds),
+    ),
+  };
   const deliveryDemand =
-    (deliveriesPerSecond / (deliveryBatchSize * messagesPerBundle)) *
-    (latencies.receiverSeconds + 3 * latencies.dynamoSeconds);
+    (deliveriesPerSecond / (batches.messagesPerInvocation * messagesPerBundle)) *
+      (latencies.receiverSeconds + 3 * latencies.dynamoSeconds) +
+    (deliveriesPerSecond * cpuMilliseconds('deliverWebhook', defaultAssumptions)) / 1000;
   const deliveryConcurrency = Math.min(deliveryDemand, deliveryMaximumConcurrency);
   const deliveriesLostPerSecond =
     deliveryDemand > deliveryMaximumConcurrency
@@ -255,7 +274,7 @@ export function modelSize(size: Size): SizeFigures {
   const webhooksLostPerSecond = Math.max(fanoutLostPerSecond, deliveriesLostPerSecond);
   if (deliveriesLostPerSecond > 0) {
     limitsHit.push(
-      `deliveries: ${round(deliveryDemand)} concurrent needed, ${deliveryMaximumConcurrency} allowed; the backlog grows until its 4 days run out`,
+      `deliveries: ${round(deliveryDemand)} concurrent needed, ${deliveryMaximumConcurrency} allowed (raise the account's ${awsLimits.lambdaConcurrency.toLocaleString('en-US')} through Service Quotas, and the maximum with it); the backlog grows until its 4 days run out`,
     );
   }
   const routeConcurrency = size.requestsPerSecond * latencies.routeFunctionSeconds;
@@ -277,6 +296,13 @@ export function modelSize(size: Size): SizeFigures {
   if (logTableWriteUnitsPerSecond > awsLimits.tableWriteUnitsPerSecond) {
     limitsHit.push(
       `webhook log: ${Math.round(logTableWriteUnitsPerSecond).toLocaleString('en-US')} write units/s against a table's ${awsLimits.tableWriteUnitsPerSecond.toLocaleString('en-US')} (a Service Quotas raise)`,
+    );
+  }
+  // The endpoints table: a delivery invocation reads each endpoint once, so a read a bundle.
+  const endpointsTableReadUnitsPerSecond = deliveriesPerSecond / messagesPerBundle;
+  if (endpointsTableReadUnitsPerSecond > awsLimits.tableReadUnitsPerSecond) {
+    limitsHit.push(
+      `endpoints table: ${Math.round(endpointsTableReadUnitsPerSecond).toLocaleString('en-US')} read units/s against a table's ${awsLimits.tableReadUnitsPerSecond.toLocaleString('en-US')} (a Service Quotas raise)`,
     );
   }
   const hotKeys = [
@@ -313,7 +339,11 @@ export function modelSize(size: Size): SizeFigures {
     (sum, row) => sum + row.total * (routeMix[row.operation] ?? 0),
     0,
   );
-  const costPerMillionDeliveries = estimateEndpointCosts(defaultAssumptions).perMillionDeliveries;
+  const costPerMillionDeliveries = estimateEndpointCosts(
+    defaultAssumptions,
+    size.endpoints,
+    batches,
+  ).perMillionDeliveries;
   const logGigabytesPerDay =
     ((size.requestsPerSecond * defaultAssumptions.logBytesPerRequest + deliveriesPerSecond * 400) *
       86_400) /
@@ -337,6 +367,7 @@ export function modelSize(size: Size): SizeFigures {
     lambdaConcurrency,
     deliveryConcurrency,
     logTableWriteUnitsPerSecond,
+    endpointsTableReadUnitsPerSecond,
     hottestKey: hottest.key,
     hottestKeyShareOfPartition: hottest.share,
     kmsDecryptPerSecond,
@@ -390,6 +421,7 @@ export function capacityTable(figures: readonly SizeFigures[]): string {
     ),
     row('Lambda concurrency', (size) => round(size.lambdaConcurrency)),
     row('webhook log write units/s', (size) => round(size.logTableWriteUnitsPerSecond)),
+    row('endpoints table read units/s', (size) => round(size.endpointsTableReadUnitsPerSecond)),
     row(
       'hottest key (share of a partition)',
       (size) => `${size.hottestKey} ${percent(size.hottestKeyShareOfPartition)}`,

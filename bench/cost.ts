@@ -9,9 +9,11 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { type Route, routeFunctionOf, routes } from '../functions/shared/http/routes.ts';
+import { bundleLimits } from '../functions/shared/webhooks/delivery-message.ts';
 import { defaultRetrySchedule } from '../functions/shared/webhooks/send-webhook.ts';
 import { type FunctionSettings, functionSettings } from '../infra/function-settings.ts';
 import { authorizerCacheSeconds } from '../infra/plants-api.ts';
+import { deliveryBatching } from '../infra/webhook-pipeline-settings.ts';
 import { repositoryRoot } from './bundles.ts';
 
 /** US dollars, us-east-1 list prices (Lambda arm64, API Gateway REST first tier, DynamoDB on-demand). */
@@ -129,7 +131,7 @@ function lambdaCost(name: keyof typeof functionSettings, milliseconds: number): 
  * CPU time of an operation (or a function that serves none) at its function's memory size:
  * Lambda gives CPU in proportion to memory.
  */
-function cpuMilliseconds(
+export function cpuMilliseconds(
   name: Operation | Exclude<keyof typeof functionSettings, ReturnType<typeof functionOf>>,
   assumptions: CostAssumptions,
 ): number {
@@ -256,27 +258,44 @@ export interface EndpointCosts {
   readonly endpointListPerMonth: number;
 }
 
+/** How a delivery invocation is filled: deliveries a queue message, messages an invocation. */
+export interface DeliveryBatches {
+  readonly deliveriesPerMessage: number;
+  readonly messagesPerInvocation: number;
+}
+
+/** Full bundles in full batches, as the fan-out and the first attempts' mapping make them at load. */
+export const fullDeliveryBatches: DeliveryBatches = {
+  deliveriesPerMessage: bundleLimits.messages,
+  messagesPerInvocation: deliveryBatching.batchSize,
+};
+
 /**
  * The endpoints' running costs. Secrets: Secrets Manager bills each secret by the month; a KMS
- * key bills once, and each opening is one request (the delivery keeps an opened secret 5
- * minutes, so at most one a month per endpoint and container every 5 minutes; counted here as
- * one per delivery, the upper bound). A delivery to an endpoint reads it (one consistent read),
- * checks the event was not delivered (one), and logs the attempt and the delivery (two writes).
+ * key bills once, and the endpoints' secrets are sealed under the stage's data key, which a
+ * container opens once in its life: no KMS request a delivery. A queue message is a bundle of one
+ * endpoint's deliveries (sent, received, deleted: three requests), read once (a consistent read
+ * of the endpoint); an invocation attempts its batch side by side, spending each delivery's CPU
+ * and waiting once for its slowest receiver; each delivery writes its claim, its attempt and its
+ * outcome to the log.
  */
 export function estimateEndpointCosts(
   assumptions: CostAssumptions = defaultAssumptions,
   endpoints = 10_000,
+  batches: DeliveryBatches = fullDeliveryBatches,
 ): EndpointCosts {
-  const deliveryInvocation = lambdaCost(
+  const { deliveriesPerMessage: bundle, messagesPerInvocation } = batches;
+  const perInvocation = bundle * messagesPerInvocation;
+  const invocation = lambdaCost(
     'deliverWebhook',
-    cpuMilliseconds('deliverWebhook', assumptions) + assumptions.subscriberMilliseconds,
+    perInvocation * cpuMilliseconds('deliverWebhook', assumptions) +
+      assumptions.subscriberMilliseconds,
   );
   const perMillionDeliveries =
-    3 * prices.sqsRequestsPerMillion +
-    deliveryInvocation +
-    2 * prices.dynamoReadRequestUnitsPerMillion +
-    2 * prices.dynamoWriteRequestUnitsPerMillion +
-    100 * prices.kmsPerTenThousandRequests;
+    (3 * prices.sqsRequestsPerMillion) / bundle +
+    invocation / perInvocation +
+    prices.dynamoReadRequestUnitsPerMillion / bundle +
+    3 * prices.dynamoWriteRequestUnitsPerMillion;
   const batchesPerMonth = (30 * 24 * 3600) / 0.25;
   return {
     endpoints,
@@ -292,7 +311,7 @@ function describeEndpointCosts(costs: EndpointCosts): string[] {
     `Webhook endpoints, at ${costs.endpoints.toLocaleString('en-US')} of them:`,
     `- their secrets: ${dollars(costs.kmsPerMonth)} a month sealed by one KMS key (plus $0.03 per 10,000 openings), where a`,
     `  Secrets Manager secret each would cost ${dollars(costs.secretsManagerPerMonth)} a month: the key it is (docs/decisions/endpoint-secrets.md);`,
-    `- a million deliveries to endpoints: ${dollars(costs.perMillionDeliveries)} (SQS, the delivery, the endpoint read, the log writes, the secret opened);`,
+    `- a million deliveries to endpoints, in full bundles and batches: ${dollars(costs.perMillionDeliveries)} (SQS, the delivery, the endpoint read, the log writes);`,
     `- the fan-out's check of who hears what, one consistent read a batch while events arrive without pause: ${dollars(costs.endpointListPerMonth)} a month;`,
     '- every event is kept 7 days for recover: one write per event, whatever the number of endpoints.',
   ];

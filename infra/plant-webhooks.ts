@@ -18,10 +18,11 @@ import { keepFailuresIn, readTableStream } from './stream-access.ts';
 import type { WebhookEndpointStores } from './webhook-endpoint-stores.ts';
 import {
   deadLetterQueueSettings,
-  deliveryBatchSize,
+  deliveryBatching,
   deliveryMaximumConcurrency,
   deliveryMaxReceiveCount,
   fanoutStreamSettings,
+  retryBatching,
   retryMaximumConcurrency,
   workQueueSettings,
 } from './webhook-pipeline-settings.ts';
@@ -255,11 +256,12 @@ export class PlantWebhooks extends Construct {
         SECRETS_MANAGER_ENDPOINT: '',
       },
     });
-    for (const [queue, maxConcurrency] of [
-      [this.deliveryQueue, deliveryMaximumConcurrency],
-      [this.retryQueue, retryMaximumConcurrency],
+    for (const [queue, maxConcurrency, { batchSize, windowSeconds }] of [
+      [this.deliveryQueue, deliveryMaximumConcurrency, deliveryBatching],
+      [this.retryQueue, retryMaximumConcurrency, retryBatching],
     ] as const) {
-      const batches = { batchSize: deliveryBatchSize, reportBatchItemFailures: true };
+      const maxBatchingWindow = windowSeconds > 0 ? Duration.seconds(windowSeconds) : undefined;
+      const batches = { batchSize, maxBatchingWindow, reportBatchItemFailures: true };
       deliver.addEventSource(new SqsEventSource(queue, { ...batches, maxConcurrency }));
     }
     allowSending(deliver, this.retryQueue);

@@ -15,8 +15,9 @@ import type { Subscription } from '../../functions/shared/webhooks/plant-events.
 import type { SendOptions } from '../../functions/shared/webhooks/send-webhook.ts';
 import type { EndpointDeliveryDependencies } from '../../functions/webhook-endpoints/endpoint-targets.ts';
 import {
-  deliveryBatchSize,
+  deliveryBatching,
   fanoutStreamSettings,
+  retryBatching,
   retryMaximumConcurrency,
 } from '../../infra/webhook-pipeline-settings.ts';
 import { startSqsMapping } from './sqs-mapping.ts';
@@ -163,14 +164,20 @@ export async function startWebhookPipeline(
     retryAttempts: options.stream.retryAttempts ?? fanoutStreamSettings.retryAttempts,
     logger,
   });
-  const mapping = (queue: PipelineQueue, sqs: Pick<SQSClient, 'send'>, concurrency: number) =>
+  const mapping = (
+    queue: PipelineQueue,
+    sqs: Pick<SQSClient, 'send'>,
+    concurrency: number,
+    { batchSize, windowSeconds }: typeof deliveryBatching | typeof retryBatching,
+  ) =>
     startSqsMapping({
       sqs,
       queueUrl: queue.url,
       queueArn: queue.arn,
       region: options.region,
       handler: (event, context) => handlers.deliver(event, context),
-      batchSize: deliveryBatchSize,
+      batchSize,
+      batchingWindowSeconds: windowSeconds,
       concurrency,
       logger,
     });
@@ -178,12 +185,14 @@ export async function startWebhookPipeline(
     queues.deliveries,
     options.pollers?.deliveries ?? options.sqs,
     options.deliveryConcurrency ?? 2,
+    deliveryBatching,
   );
   // The retry queue's mapping, within its maximum concurrency (Lambda scales up to it).
   const retry = mapping(
     queues.retries,
     options.pollers?.retries ?? options.sqs,
     Math.min(retryMaximumConcurrency, options.retryConcurrency ?? 4),
+    retryBatching,
   );
   return {
     deliveries: modules.deliveryQueue.sqsDeliveryQueue(options.sqs, queues.deliveries.url),

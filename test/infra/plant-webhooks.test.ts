@@ -64,7 +64,9 @@ describe('PlantWebhooks with subscribers', () => {
     template.hasResourceProperties('AWS::Lambda::EventSourceMapping', {
       EventSourceArn: { 'Fn::GetAtt': [Match.stringLikeRegexp('^WebhooksDeliveries'), 'Arn'] },
       FunctionResponseTypes: ['ReportBatchItemFailures'],
-      BatchSize: 10,
+      // Fifty messages gathered for a second at most: 500 deliveries an invocation.
+      BatchSize: 50,
+      MaximumBatchingWindowInSeconds: 1,
       // However slow the endpoints, first attempts leave the routes their concurrency.
       ScalingConfig: { MaximumConcurrency: 600 },
     });
@@ -74,6 +76,7 @@ describe('PlantWebhooks with subscribers', () => {
       EventSourceArn: { 'Fn::GetAtt': [Match.stringLikeRegexp('^WebhooksRetries'), 'Arn'] },
       FunctionResponseTypes: ['ReportBatchItemFailures'],
       BatchSize: 10,
+      MaximumBatchingWindowInSeconds: Match.absent(),
       ScalingConfig: { MaximumConcurrency: 20 },
     });
     expect(
