@@ -91,7 +91,7 @@ export function createHandler(dependencies: DeliverDependencies) {
     dependencies.logger ?? createLogger({ service: 'deliver-webhook' }),
   );
   const now = dependencies.now ?? Date.now;
-  const deliver = deliveryOf(dependencies, now);
+  const deliveryFor = deliveryOf(dependencies, now);
   const sendForLater = laterSenderOf(dependencies, now);
   const deadLetter = deadLetterSenderOf(dependencies, now);
 
@@ -99,6 +99,7 @@ export function createHandler(dependencies: DeliverDependencies) {
     backgroundMarginMilliseconds,
     async (event: SQSEvent, context?: InvocationContext): Promise<SQSBatchResponse> => {
       const logger = loggerOf(context);
+      const deliver = deliveryFor(logger);
       // A record is one delivery or a bundle of one subscriber's; each is attempted side by side.
       const turns = event.Records.flatMap((record, index) =>
         parseDeliveryMessages(record.body, now()).map((message) => ({ index, message, record })),
@@ -115,7 +116,7 @@ export function createHandler(dependencies: DeliverDependencies) {
             context: trace && childOf(trace),
             links: [parseTraceparent(record.messageAttributes?.traceparent?.stringValue)],
           } as const;
-          const step = await inSpan('deliver-webhook', span, () => deliver(message, logger));
+          const step = await inSpan('deliver-webhook', span, () => deliver(message));
           if (step.kind === 'dead-letter') {
             await deadLetter(step.message, step.attempts, step.failure);
             return undefined;
@@ -145,22 +146,21 @@ export function createHandler(dependencies: DeliverDependencies) {
   );
 }
 
-/** One message's turn; what is no message goes to the dead letters as it is. */
+/** An invocation's turns; what is no message goes to the dead letters as it is. */
 function deliveryOf(dependencies: DeliverDependencies, now: () => number) {
   const stage = stageSubscriberTargets(secretsManagerSubscribers(dependencies, now));
   const endpoints = dependencies.endpoints && endpointTargets({ now, ...dependencies.endpoints });
-  return (message: DeliveryMessage | string, logger: Logger): Promise<DeliveryStep> => {
-    if (typeof message === 'string') {
+  const { retrySchedule: schedule, sendOptions } = dependencies;
+  return (logger: Logger) => {
+    const targets = combinedTargets(stage, endpoints?.(logger));
+    return (message: DeliveryMessage | string): Promise<DeliveryStep> => {
+      if (typeof message !== 'string') {
+        return attemptDelivery(message, targets, { logger, schedule, sendOptions, now });
+      }
       const unreadable = firstDeliveryMessage({ webhookId: '', payload: message }, '', now());
       const failure = 'not a delivery message';
       return Promise.resolve({ kind: 'dead-letter', message: unreadable, attempts: 0, failure });
-    }
-    return attemptDelivery(message, combinedTargets(stage, endpoints?.(logger)), {
-      logger,
-      schedule: dependencies.retrySchedule,
-      sendOptions: dependencies.sendOptions,
-      now,
-    });
+    };
   };
 }
 
@@ -194,12 +194,8 @@ function laterSenderOf(dependencies: DeliverDependencies, now: () => number) {
 /** Sends a delivery whose attempts are used up to the dead letters, with its last failure. */
 function deadLetterSenderOf(dependencies: DeliverDependencies, now: () => number) {
   return async (message: DeliveryMessage, attempts: number, lastFailure: string) => {
-    const letter: DeadLetterMessage = {
-      ...message,
-      attempts,
-      lastFailure,
-      failedAt: new Date(now()).toISOString(),
-    };
+    const failedAt = new Date(now()).toISOString();
+    const letter: DeadLetterMessage = { ...message, attempts, lastFailure, failedAt };
     const body = deliveryMessageBody(letter);
     await dependencies.sqs.send(
       new SendMessageCommand({ QueueUrl: dependencies.deadLetterQueueUrl, MessageBody: body }),

@@ -1,5 +1,5 @@
 /**
- * Delivering to webhook endpoints: each endpoint read as it is when its turn comes, the event's
+ * Delivering to webhook endpoints: each endpoint read (consistently) once an invocation, the event's
  * delivery claimed (so a `recover` never doubles one), the URL checked again and the connection
  * pinned to the address checked, signed (with the previous secret for 24 h after a rotation).
  * Every attempt is logged for its owner; 5 failing days disable the endpoint.
@@ -106,41 +106,48 @@ export function endpointTargets(
     },
   });
 
-  return (logger) => ({
-    resolve: async (message): Promise<TargetResolution> => {
-      const address = message.endpoint;
-      if (address === undefined) return { unknown: true };
-      const record = await readEndpoint(address.owner, address.id, stores);
-      if (record === undefined) return { done: 'the endpoint was deleted' };
-      // A test event is sent whatever the endpoint's state: its owner asked for it.
-      if (address.type === 'webhook.test') return { target: target(record, logger) };
-      const deliveryId = deliveryIdOf(message);
-      const notSent = async (reason: string) => {
-        await endDelivery(record.id, message.webhookId, deliveryId, stores);
-        return { done: reason };
-      };
-      if (!record.enabled) return notSent('the endpoint is disabled');
-      if (!(record.events as readonly string[]).includes(address.type)) {
-        return notSent(`the endpoint no longer hears of ${address.type}`);
-      }
-      // A failing endpoint (one that hangs, say) takes its first attempts to the retry queue,
-      // whose functions are its own and few: it never holds up the others' first attempts.
-      if (record.failingSince !== undefined && message.attempt === 1 && !message.sidelined) {
-        return { sideline: true };
-      }
-      const { webhookId, attempt } = message;
-      const claim = await claimDelivery(record.id, webhookId, deliveryId, now(), stores, {
-        attempt,
-      });
-      if (claim === 'delivered') return { done: 'the endpoint has had this event' };
-      if (claim === 'claimed') return { target: target(record, logger) };
-      // A recover's claim, or a copy's attempt, holds briefly: this may be the event's only message.
-      if (claim.pendingUntil - now() <= shortHoldMilliseconds) {
-        return { retryAt: claim.pendingUntil + 1_000 };
-      }
-      return { done: 'another delivery of this event is under way' };
-    },
-  });
+  return (logger) => {
+    // A bundle's deliveries share one read of their endpoint: one read a bundle, not a delivery.
+    const reads = new Map<string, ReturnType<typeof readEndpoint>>();
+    return {
+      resolve: async (message): Promise<TargetResolution> => {
+        const address = message.endpoint;
+        if (address === undefined) return { unknown: true };
+        const key = `${address.owner}/${address.id}`;
+        const read = reads.get(key) ?? readEndpoint(address.owner, address.id, stores);
+        reads.set(key, read);
+        const record = await read;
+        if (record === undefined) return { done: 'the endpoint was deleted' };
+        // A test event is sent whatever the endpoint's state: its owner asked for it.
+        if (address.type === 'webhook.test') return { target: target(record, logger) };
+        const deliveryId = deliveryIdOf(message);
+        const notSent = async (reason: string) => {
+          await endDelivery(record.id, message.webhookId, deliveryId, stores);
+          return { done: reason };
+        };
+        if (!record.enabled) return notSent('the endpoint is disabled');
+        if (!(record.events as readonly string[]).includes(address.type)) {
+          return notSent(`the endpoint no longer hears of ${address.type}`);
+        }
+        // A failing endpoint (one that hangs, say) takes its first attempts to the retry queue,
+        // whose functions are its own and few: it never holds up the others' first attempts.
+        if (record.failingSince !== undefined && message.attempt === 1 && !message.sidelined) {
+          return { sideline: true };
+        }
+        const { webhookId, attempt } = message;
+        const claim = await claimDelivery(record.id, webhookId, deliveryId, now(), stores, {
+          attempt,
+        });
+        if (claim === 'delivered') return { done: 'the endpoint has had this event' };
+        if (claim === 'claimed') return { target: target(record, logger) };
+        // A recover's claim, or a copy's attempt, holds briefly: this may be the event's only message.
+        if (claim.pendingUntil - now() <= shortHoldMilliseconds) {
+          return { retryAt: claim.pendingUntil + 1_000 };
+        }
+        return { done: 'another delivery of this event is under way' };
+      },
+    };
+  };
 }
 
 /** A claim held this long at most is a recover's, waiting for its first attempt. */

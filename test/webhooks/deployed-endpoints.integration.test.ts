@@ -7,7 +7,11 @@
  * @services dynamodb-local
  */
 import { randomBytes } from 'node:crypto';
-import { GetQueueAttributesCommand, SendMessageBatchCommand } from '@aws-sdk/client-sqs';
+import {
+  GetQueueAttributesCommand,
+  SendMessageBatchCommand,
+  SendMessageCommand,
+} from '@aws-sdk/client-sqs';
 import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
 import type { APIGatewayProxyResult } from 'aws-lambda';
@@ -19,6 +23,7 @@ import { createHandler as deleteEndpoint } from '../../functions/delete-webhook-
 import { createLogger } from '../../functions/shared/platform/logger.ts';
 import {
   deliveryMessageBody,
+  deliveryMessagesBody,
   firstDeliveryMessage,
 } from '../../functions/shared/webhooks/delivery-message.ts';
 import { endpointSubscriberName } from '../../functions/webhook-endpoints/endpoint-subscriptions.ts';
@@ -201,6 +206,43 @@ describe('webhook endpoints on the deployed path', () => {
     expect(hooks.deliveries).toHaveLength(1);
     expect(await bed.deadLetters()).toEqual([]);
   }, 180_000);
+
+  it('reads an endpoint once for a bundle of its deliveries, and sends each', async () => {
+    const bed = await startBed();
+    const hooks = await receiver();
+    const { id, secret } = await register(bed, 'client-a', hooks.url);
+    hooks.setSecret(secret);
+    const endpointsTable = bed.endpoints?.stores.endpointsTableName;
+    const endpointReads: unknown[] = [];
+    bed.table.documentClient.middlewareStack.add(
+      (next, context) => async (args) => {
+        const input = args.input as { TableName?: string };
+        if (context.commandName === 'GetItemCommand' && input.TableName === endpointsTable) {
+          endpointReads.push(input);
+        }
+        return next(args);
+      },
+      { step: 'initialize', name: 'countEndpointReads' },
+    );
+    const address = { id, owner: 'client-a', type: 'plant.created' };
+    const bundle = Array.from({ length: 10 }, (_, index) =>
+      firstDeliveryMessage(
+        { webhookId: `msg_bundled-${index}`, payload: `{"id":${index}}` },
+        endpointSubscriberName(id),
+        Date.now(),
+        address,
+      ),
+    );
+    await moto.sqs.send(
+      new SendMessageCommand({
+        QueueUrl: bed.deliveryQueueUrl,
+        MessageBody: deliveryMessagesBody(bundle),
+      }),
+    );
+    await hooks.waitForAccepted(10);
+    expect(new Set(hooks.deliveries.map((delivery) => delivery.webhookId)).size).toBe(10);
+    expect(endpointReads).toHaveLength(1);
+  }, 120_000);
 
   it('sends a delivery SQS hands out twice once, the copies side by side in one batch', async () => {
     // Standard queues deliver at least once: a copy of a message may come with it (SQS
