@@ -67,12 +67,7 @@ function patched(
   const enabled = patch.enabled ?? current.enabled;
   const description =
     patch.description === undefined ? current.description : (patch.description ?? undefined);
-  const {
-    description: _description,
-    disabledReason: _reason,
-    failingSince: _since,
-    ...rest
-  } = current;
+  const { description: _, disabledReason: _reason, failingSince: _since, ...rest } = current;
   const next: EndpointRecord = {
     ...rest,
     url: patch.url,

@@ -113,12 +113,7 @@ export function readEndpointBody<
 }
 
 /** What a create asks for, every field checked but the URL itself (which needs DNS). */
-export interface NewEndpoint {
-  readonly url: string;
-  readonly events: readonly PlantEventType[];
-  readonly format: WebhookFormat;
-  readonly description?: string;
-}
+export type NewEndpoint = Pick<EndpointRecord, 'url' | 'events' | 'format' | 'description'>;
 
 /** What a merge patch asks to change: a description of `null` removes it. */
 export type EndpointPatch = v.InferOutput<typeof endpointPatchSchema>;

@@ -65,8 +65,6 @@ export function preconditionFailed(
 
 /** 42800: a change without `If-Match`. */
 export function preconditionRequired(subject: Subject = 'plant'): ApiError {
-  return new ApiError(
-    errorCodes.preconditionRequired,
-    errorCodes.preconditionRequired.message.replace('plant', subject),
-  );
+  const code = errorCodes.preconditionRequired;
+  return new ApiError(code, code.message.replace('plant', subject));
 }

@@ -100,14 +100,10 @@ export function commaList(text: string): string[] {
 /** A variable holding JSON of `schema`'s shape ("must be <description>" otherwise). */
 export function parseJson<Schema extends v.GenericSchema>(schema: Schema, description: string) {
   return (text: string): v.InferOutput<Schema> => {
-    let value: unknown;
     try {
-      value = JSON.parse(text);
+      return v.parse(schema, JSON.parse(text));
     } catch {
       throw new Error(`must be ${description}`);
     }
-    const result = v.safeParse(schema, value);
-    if (!result.success) throw new Error(`must be ${description}`);
-    return result.output;
   };
 }
