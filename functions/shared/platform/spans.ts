@@ -5,6 +5,7 @@
  * context. No SDK and no layer: nothing to load at a cold start (docs/tracing.md).
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
+import { createLogger } from './logger.ts';
 import { lambdaSignedSettings, send, signedCalls } from './signed-calls.ts';
 import { childOf, type TraceContext } from './trace-context.ts';
 
@@ -103,7 +104,8 @@ export async function flushSpans(timeLeftMilliseconds = Number.POSITIVE_INFINITY
   const url = finished.length === 0 ? undefined : tracesEndpoint();
   const timeout = Math.min(exportTimeoutMilliseconds, timeLeftMilliseconds);
   if (url === undefined || !(timeout > 0)) return;
-  const services = Map.groupBy(finished.splice(0), (entry) => entry.service);
+  const spans = finished.splice(0);
+  const services = Map.groupBy(spans, (entry) => entry.service);
   const resourceSpans = [...services].map(([service, entries]) => ({
     resource: { attributes: [{ key: 'service.name', value: { stringValue: service } }] },
     scopeSpans: [{ scope: { name: 'plant-store' }, spans: entries.map((entry) => entry.span) }],
@@ -119,8 +121,9 @@ export async function flushSpans(timeLeftMilliseconds = Number.POSITIVE_INFINITY
           timeoutMilliseconds: timeout,
         })('POST', target.pathname, { body: { resourceSpans } })
       : send(target, 'POST', { 'content-type': 'application/json' }, body, timeout));
-  } catch {
-    // Dropped: a collector down, slow or misnamed never fails the work.
+  } catch (error) {
+    // Dropped, and said: a collector down, slow or misnamed never fails the work.
+    createLogger({ url }).warn('spans not exported', { spans: spans.length, error });
   }
 }
 

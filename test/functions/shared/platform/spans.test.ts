@@ -4,7 +4,7 @@
  * X-Ray's endpoint is called signed for its `xray` service; an SQS send carries its span's context.
  */
 import { SendMessageBatchCommand } from '@aws-sdk/client-sqs';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
+import { afterAll, afterEach, beforeAll, describe, expect, it, jest } from '@jest/globals';
 import { type OtlpRecorder, startOtlpRecorder } from '../../../../beds/otlp-recorder.ts';
 import { errorCodes } from '../../../../functions/shared/errors/error-codes.ts';
 import { ApiError } from '../../../../functions/shared/errors/errors.ts';
@@ -140,12 +140,26 @@ describe('spans', () => {
     expect(collector.spans.map((span) => span.traceId)).toEqual([`${'1'.repeat(24)}7fffffff`]);
   });
 
-  it('drops an export it cannot make, never failing the work, and reads blank settings as unset', async () => {
-    for (const endpoint of ['127.0.0.1:4318', 'collector', 'http://127.0.0.1:1']) {
-      process.env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT = endpoint;
-      await inSpan('work', { context: sampled }, async () => 0);
-      await expect(flushSpans()).resolves.toBeUndefined();
+  it('drops an export it cannot make, never failing the work but saying so, and reads blank settings as unset', async () => {
+    const lines: string[] = [];
+    const write = jest.spyOn(process.stdout, 'write').mockImplementation((line) => {
+      lines.push(String(line));
+      return true;
+    });
+    try {
+      for (const endpoint of ['127.0.0.1:4318', 'collector', 'http://127.0.0.1:1']) {
+        process.env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT = endpoint;
+        await inSpan('work', { context: sampled }, async () => 0);
+        await expect(flushSpans()).resolves.toBeUndefined();
+      }
+    } finally {
+      write.mockRestore();
     }
+    expect(lines.map((line) => JSON.parse(line))).toEqual(
+      ['127.0.0.1:4318', 'collector', 'http://127.0.0.1:1'].map((url) =>
+        expect.objectContaining({ level: 'warn', message: 'spans not exported', url, spans: 1 }),
+      ),
+    );
     process.env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT = ' ';
     process.env.OTEL_EXPORTER_OTLP_ENDPOINT = collector.endpoint;
     process.env.OTEL_TRACES_SAMPLER_ARG = ' ';
