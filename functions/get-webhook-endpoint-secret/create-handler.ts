@@ -20,8 +20,7 @@ export function createHandler(dependencies: Dependencies) {
   return createRouteHandler('get-webhook-endpoint-secret', dependencies, async (route) => {
     const request = endpointRequestOf(route, dependencies);
     const record = await requireEndpoint(request);
-    return jsonResponse(200, {
-      secret: await dependencies.secretBox.open(record.secret, record.id),
-    });
+    const secret = await dependencies.secretBox.open(record.secret, record.id);
+    return jsonResponse(200, { secret });
   });
 }

@@ -4,7 +4,7 @@
  * outcome, the endpoint's status and how long it took, and when. Paged like plants.
  */
 import { jsonResponse } from '../shared/http/api-responses.ts';
-import { nextLink, readPage } from '../shared/http/paging.ts';
+import { keyCursorOf, keyOfCursor, nextLink, readPage } from '../shared/http/paging.ts';
 import { createRouteHandler } from '../shared/http/route-handler.ts';
 import {
   type EndpointFunctionDependencies,
@@ -16,21 +16,14 @@ import { listAttempts } from '../webhook-endpoints/webhook-log.ts';
 // An attempt's key in the log: its time, the event's id and the attempt's number.
 const attemptKeyPattern = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z#[A-Za-z0-9_-]{1,200}#\d{2}$/;
 
-const cursorOf = (key: string) => Buffer.from(key, 'latin1').toString('base64url');
-
-function decodeAttemptCursor(cursor: string): string | undefined {
-  const key = Buffer.from(cursor, 'base64url').toString('latin1');
-  return attemptKeyPattern.test(key) && cursorOf(key) === cursor ? key : undefined;
-}
-
 export function createHandler(dependencies: EndpointFunctionDependencies) {
   return createRouteHandler('list-webhook-endpoint-attempts', dependencies, async (route) => {
     const request = endpointRequestOf(route, dependencies);
-    const page = readPage(request.event, decodeAttemptCursor);
+    const page = readPage(request.event, (cursor) => keyOfCursor(cursor, attemptKeyPattern));
     const record = await requireEndpoint(request);
     const { attempts, last } = await listAttempts(record.id, page, request.stores);
     const headers: Record<string, string> =
-      last === undefined ? {} : { Link: nextLink(request.event, page.limit, cursorOf(last)) };
+      last === undefined ? {} : { Link: nextLink(request.event, page.limit, keyCursorOf(last)) };
     return jsonResponse(200, attempts, headers);
   });
 }

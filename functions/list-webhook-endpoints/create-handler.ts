@@ -3,7 +3,7 @@
  * page at a time, with a `Link: <…>; rel="next"` while more follow (as the plants' list).
  */
 import { jsonResponse } from '../shared/http/api-responses.ts';
-import { nextLink, readPage } from '../shared/http/paging.ts';
+import { keyCursorOf, keyOfCursor, nextLink, readPage } from '../shared/http/paging.ts';
 import { createRouteHandler } from '../shared/http/route-handler.ts';
 import { endpointIdPattern, viewOf } from '../webhook-endpoints/endpoint.ts';
 import {
@@ -12,23 +12,15 @@ import {
 } from '../webhook-endpoints/endpoint-request.ts';
 import { listEndpoints } from '../webhook-endpoints/endpoint-store.ts';
 
-/** A cursor: base64url of the id the next page starts after. */
-const encodeEndpointCursor = (id: string) => Buffer.from(id, 'latin1').toString('base64url');
-
-function decodeEndpointCursor(cursor: string): string | undefined {
-  const id = Buffer.from(cursor, 'base64url').toString('latin1');
-  return endpointIdPattern.test(id) && encodeEndpointCursor(id) === cursor ? id : undefined;
-}
-
 export function createHandler(dependencies: EndpointFunctionDependencies) {
   return createRouteHandler('list-webhook-endpoints', dependencies, async (route) => {
     const request = endpointRequestOf(route, dependencies);
-    const page = readPage(request.event, decodeEndpointCursor);
+    const page = readPage(request.event, (cursor) => keyOfCursor(cursor, endpointIdPattern));
     const { records, more } = await listEndpoints(request.owner, page, request.stores);
     const last = records.at(-1);
     const headers: Record<string, string> =
       more && last !== undefined
-        ? { Link: nextLink(request.event, page.limit, encodeEndpointCursor(last.id)) }
+        ? { Link: nextLink(request.event, page.limit, keyCursorOf(last.id)) }
         : {};
     return jsonResponse(200, records.map(viewOf), headers);
   });

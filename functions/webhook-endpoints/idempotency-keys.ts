@@ -75,8 +75,7 @@ export async function answerOnceInWrite(
   const kept = await keptAnswer(key, request);
   if (kept !== undefined) return replay(kept, secrets);
   try {
-    const answer = await work({ keptIn: (answer) => ({ Put: keptItem(key, answer) }) });
-    return answer.response;
+    return (await work({ keptIn: (answer) => ({ Put: keptItem(key, answer) }) })).response;
   } catch (error) {
     // Another request with the key made its endpoint first: its answer is this one's.
     if (!(error instanceof ApiError && error.code === endpointErrorCodes.idempotencyKeyInUse)) {

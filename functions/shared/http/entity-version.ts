@@ -59,10 +59,8 @@ export function parseEntityTagList(value: string): EntityTagList {
     rest = rest.slice(match[0].length).replace(/^[\t ,]+/, '');
     const opaque = match[2] as string;
     const version = /^(0|[1-9][0-9]{0,15})$/.test(opaque) ? Number(opaque) : undefined;
-    tags.push({
-      weak: match[1] !== undefined,
-      version: version !== undefined && version <= maxVersion ? version : undefined,
-    });
+    const ours = version !== undefined && version <= maxVersion;
+    tags.push({ weak: match[1] !== undefined, version: ours ? version : undefined });
   }
   return { any: false, tags };
 }

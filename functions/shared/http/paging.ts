@@ -45,6 +45,15 @@ function singleQueryValue(event: APIGatewayProxyEvent, name: string): string | u
   return values[0] ?? event.queryStringParameters?.[name];
 }
 
+/** A cursor that is a key as it stands: base64url of its text. */
+export const keyCursorOf = (key: string) => Buffer.from(key, 'latin1').toString('base64url');
+
+/** The key of a {@link keyCursorOf} cursor that `pattern` accepts, in the one spelling written. */
+export function keyOfCursor(cursor: string, pattern: RegExp): string | undefined {
+  const key = Buffer.from(cursor, 'base64url').toString('latin1');
+  return pattern.test(key) && keyCursorOf(key) === cursor ? key : undefined;
+}
+
 /** The next page's `Link` (RFC 8288): absolute, on the host and path the client called. */
 export function nextLink(event: APIGatewayProxyEvent, limit: number, cursor: string): string {
   return `<${requestUrl(event)}?limit=${limit}&cursor=${cursor}>; rel="next"`;
