@@ -10,6 +10,7 @@ import {
   type SignedCallSettings,
   signedCalls,
 } from '../shared/platform/signed-calls.ts';
+import { traceSignedCalls } from '../shared/platform/spans.ts';
 
 /** The client every request is counted as while its own key cannot be made. */
 export const sharedClient = '*';
@@ -45,7 +46,7 @@ export type ControlPlane = SignedCall;
 
 /** API Gateway's REST API ("Amazon API Gateway REST API Reference"), each call signed. */
 export function apiGatewayControlPlane(settings: SignedCallSettings): ControlPlane {
-  return signedCalls('apigateway', settings);
+  return traceSignedCalls('APIGateway', signedCalls('apigateway', settings));
 }
 
 /** A key's record: in the plan, or being added by a container since `claimedAt`. */
@@ -93,7 +94,7 @@ export function dynamoDbKeyRecords(
     spacingMilliseconds = registrationSpacingMilliseconds,
   }: { readonly now?: () => number; readonly spacingMilliseconds?: number } = {},
 ): ClientKeyRecords {
-  const call = signedCalls('dynamodb', settings);
+  const call = traceSignedCalls('DynamoDB', signedCalls('dynamodb', settings));
   const dynamoDb = (operation: string, body: object) =>
     call('POST', '/', {
       body,

@@ -6,7 +6,7 @@
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { createLogger } from './logger.ts';
-import { lambdaSignedSettings, send, signedCalls } from './signed-calls.ts';
+import { lambdaSignedSettings, type SignedCall, send, signedCalls } from './signed-calls.ts';
 import { childOf, type TraceContext } from './trace-context.ts';
 
 const kinds = { internal: 1, server: 2, client: 3, producer: 4, consumer: 5 } as const;
@@ -153,6 +153,16 @@ export function traceAwsCalls(
   if (tracesEndpoint() !== undefined) {
     client.middlewareStack.add(middleware as never, { step: 'initialize', name: 'spans' });
   }
+}
+
+/** Calls signed without an SDK client (the authorizer's), each a client span as an SDK call's. */
+export function traceSignedCalls(system: string, call: SignedCall): SignedCall {
+  const attributes = { 'rpc.system': 'aws-api', 'rpc.service': system };
+  return (method, path, options) => {
+    const target = options?.headers?.['x-amz-target']?.split('.')[1];
+    const name = `${system}.${target ?? `${method} /${path.split('/')[1]}`}`;
+    return inSpan(name, { kind: 'client', attributes }, () => call(method, path, options));
+  };
 }
 
 /** The endpoint set, blank counting as none. */

@@ -3,12 +3,21 @@
  * sent once an invocation flushes them, only for sampled traces and only to a configured endpoint;
  * X-Ray's endpoint is called signed for its `xray` service; an SQS send carries its span's context.
  */
+
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { SendMessageBatchCommand } from '@aws-sdk/client-sqs';
 import { afterAll, afterEach, beforeAll, describe, expect, it, jest } from '@jest/globals';
 import { type OtlpRecorder, startOtlpRecorder } from '../../../../beds/otlp-recorder.ts';
 import { errorCodes } from '../../../../functions/shared/errors/error-codes.ts';
 import { ApiError } from '../../../../functions/shared/errors/errors.ts';
-import { activeSpan, flushSpans, inSpan } from '../../../../functions/shared/platform/spans.ts';
+import { signedCalls } from '../../../../functions/shared/platform/signed-calls.ts';
+import {
+  activeSpan,
+  flushSpans,
+  inSpan,
+  traceSignedCalls,
+} from '../../../../functions/shared/platform/spans.ts';
 import {
   parseTraceparent,
   type TraceContext,
@@ -184,6 +193,41 @@ describe('spans', () => {
     expect(String(collector.exports[0]?.authorization)).toMatch(
       /^AWS4-HMAC-SHA256 Credential=AKIDEXAMPLE\/\d{8}\/eu-west-1\/xray\/aws4_request, /,
     );
+  });
+
+  it('times the calls a function signs itself (the authorizer’s) as client spans, named as the SDK’s', async () => {
+    process.env.OTEL_EXPORTER_OTLP_ENDPOINT = collector.endpoint;
+    const service = createServer((_request, response) => response.end('{}'));
+    await new Promise<void>((resolve) => service.listen(0, '127.0.0.1', resolve));
+    try {
+      const settings = {
+        region: 'us-east-1',
+        endpoint: `http://127.0.0.1:${(service.address() as AddressInfo).port}`,
+        credentials: () => ({ accessKeyId: 'test', secretAccessKey: 'test' }),
+      };
+      const target = { 'x-amz-target': 'DynamoDB_20120810.GetItem' };
+      const dynamoDb = traceSignedCalls('DynamoDB', signedCalls('dynamodb', settings));
+      const apiGateway = traceSignedCalls('APIGateway', signedCalls('apigateway', settings));
+      await inSpan('authorizer', { context: sampled }, async () => {
+        await dynamoDb('POST', '/', { body: {}, headers: target });
+        await apiGateway('GET', '/usageplans/plan-1/keys');
+      });
+      // Outside a trace, a call is made without a span.
+      await dynamoDb('POST', '/', { body: {}, headers: target });
+    } finally {
+      service.close();
+    }
+    await flushSpans();
+    const [getItem, usagePlans, authorizer] = collector.spans;
+    expect(collector.spans.map((span) => [span.name, span.kind, span.attributes])).toEqual([
+      ['DynamoDB.GetItem', 3, { 'rpc.system': 'aws-api', 'rpc.service': 'DynamoDB' }],
+      ['APIGateway.GET /usageplans', 3, { 'rpc.system': 'aws-api', 'rpc.service': 'APIGateway' }],
+      ['authorizer', expect.any(Number), {}],
+    ]);
+    expect([getItem?.parentSpanId, usagePlans?.parentSpanId]).toEqual([
+      authorizer?.spanId,
+      authorizer?.spanId,
+    ]);
   });
 
   it('times each AWS call as a client span, and gives an SQS message its span’s context', async () => {
