@@ -21,7 +21,7 @@ import { authorizerCacheSeconds } from '../infra/plants-api.ts';
 import { stages } from '../infra/stages.ts';
 import { isEndpointRoute, routeThrottling } from '../infra/throttling.ts';
 import {
-  deliveryBatching,
+  deliveryBatchSize,
   deliveryMaximumConcurrency,
   fanoutStreamSettings,
   retryMaximumConcurrency,
@@ -254,17 +254,18 @@ export function modelSize(size: Size): SizeFigures {
   // Lambda: a delivery invocation waits once for its batch's slowest receiver and store calls,
   // and spends each delivery's CPU (`npm run cost`'s, at the function's memory), within its
   // mapping's maximum; past it they wait in the queue, and what waits past its 4 days is lost.
-  // A batch holds its window's messages, up to its size.
+  // A batch holds the messages that came while a poller's last batch ran, up to its size.
+  const invocationSeconds = latencies.receiverSeconds + 3 * latencies.dynamoSeconds;
   const batches = {
     deliveriesPerMessage: messagesPerBundle,
     messagesPerInvocation: Math.min(
-      deliveryBatching.batchSize,
-      Math.max(1, (deliveriesPerSecond / messagesPerBundle) * deliveryBatching.windowSeconds),
+      deliveryBatchSize,
+      Math.max(1, (deliveriesPerSecond / messagesPerBundle) * invocationSeconds),
     ),
   };
   const deliveryDemand =
     (deliveriesPerSecond / (batches.messagesPerInvocation * messagesPerBundle)) *
-      (latencies.receiverSeconds + 3 * latencies.dynamoSeconds) +
+      invocationSeconds +
     (deliveriesPerSecond * cpuMilliseconds('deliverWebhook', defaultAssumptions)) / 1000;
   const deliveryConcurrency = Math.min(deliveryDemand, deliveryMaximumConcurrency);
   const deliveriesLostPerSecond =

@@ -13,7 +13,7 @@ import { bundleLimits } from '../functions/shared/webhooks/delivery-message.ts';
 import { defaultRetrySchedule } from '../functions/shared/webhooks/send-webhook.ts';
 import { type FunctionSettings, functionSettings } from '../infra/function-settings.ts';
 import { authorizerCacheSeconds } from '../infra/plants-api.ts';
-import { deliveryBatching } from '../infra/webhook-pipeline-settings.ts';
+import { deliveryBatchSize } from '../infra/webhook-pipeline-settings.ts';
 import { repositoryRoot } from './bundles.ts';
 
 /** US dollars, us-east-1 list prices (Lambda arm64, API Gateway REST first tier, DynamoDB on-demand). */
@@ -267,7 +267,7 @@ export interface DeliveryBatches {
 /** Full bundles in full batches, as the fan-out and the first attempts' mapping make them at load. */
 export const fullDeliveryBatches: DeliveryBatches = {
   deliveriesPerMessage: bundleLimits.messages,
-  messagesPerInvocation: deliveryBatching.batchSize,
+  messagesPerInvocation: deliveryBatchSize,
 };
 
 /**

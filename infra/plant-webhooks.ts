@@ -18,11 +18,10 @@ import { keepFailuresIn, readTableStream } from './stream-access.ts';
 import type { WebhookEndpointStores } from './webhook-endpoint-stores.ts';
 import {
   deadLetterQueueSettings,
-  deliveryBatching,
+  deliveryBatchSize,
   deliveryMaximumConcurrency,
   deliveryMaxReceiveCount,
   fanoutStreamSettings,
-  retryBatching,
   retryMaximumConcurrency,
   workQueueSettings,
 } from './webhook-pipeline-settings.ts';
@@ -256,12 +255,11 @@ export class PlantWebhooks extends Construct {
         SECRETS_MANAGER_ENDPOINT: '',
       },
     });
-    for (const [queue, maxConcurrency, { batchSize, windowSeconds }] of [
-      [this.deliveryQueue, deliveryMaximumConcurrency, deliveryBatching],
-      [this.retryQueue, retryMaximumConcurrency, retryBatching],
+    for (const [queue, maxConcurrency] of [
+      [this.deliveryQueue, deliveryMaximumConcurrency],
+      [this.retryQueue, retryMaximumConcurrency],
     ] as const) {
-      const maxBatchingWindow = windowSeconds > 0 ? Duration.seconds(windowSeconds) : undefined;
-      const batches = { batchSize, maxBatchingWindow, reportBatchItemFailures: true };
+      const batches = { batchSize: deliveryBatchSize, reportBatchItemFailures: true };
       deliver.addEventSource(new SqsEventSource(queue, { ...batches, maxConcurrency }));
     }
     allowSending(deliver, this.retryQueue);

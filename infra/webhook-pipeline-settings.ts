@@ -18,15 +18,6 @@ export const retryMaximumConcurrency = 20;
  */
 export const deliveryMaximumConcurrency = 600;
 
-/**
- * First attempts: 50 messages (up to 500 deliveries) an invocation, gathered for at most a second,
- * which Lambda requires past ten ("Lambda parameters for Amazon SQS event source mappings"): a
- * hundred deliveries an invocation would need 1,740 functions at the large size (docs/capacity.md).
- * Retries: ten, at once.
- */
-export const deliveryBatching = { batchSize: 50, windowSeconds: 1 } as const;
-export const retryBatching = { batchSize: 10, windowSeconds: 0 } as const;
-
 /** Deliveries and Retries: six times the delivery's timeout (AWS's advice); 4 days kept. */
 export const workQueueSettings = {
   visibilityTimeoutSeconds: 6 * functionSettings.deliverWebhook.timeoutSeconds,
@@ -35,6 +26,9 @@ export const workQueueSettings = {
 
 /** DeadLetters: kept as long as SQS allows, for someone to look and redrive. */
 export const deadLetterQueueSettings = { retentionSeconds: 14 * 24 * 3600 } as const;
+
+/** Both SQS mappings of the delivery function: ten messages to an invocation. */
+export const deliveryBatchSize = 10;
 
 /**
  * The fan-out's stream mapping: a failing batch is bisected, retried ten times, then kept. Ten

@@ -26,13 +26,8 @@ export interface SqsMappingOptions {
   readonly region: string;
   /** Invoked as Lambda does, with a context naming the invocation. */
   readonly handler: (event: SQSEvent, context: InvocationContext) => Promise<SQSBatchResponse>;
-  /** Past ten (a receive's most), several receives make a batch. @default 10 */
+  /** @default 10 */
   readonly batchSize?: number;
-  /**
-   * How long the pollers gather a batch once its first message is in: the batch goes when full or
-   * when the window ends, as Lambda's `MaximumBatchingWindowInSeconds`. @default 0
-   */
-  readonly batchingWindowSeconds?: number;
   /** Pollers side by side, as Lambda scales them out. @default 2 */
   readonly concurrency?: number;
   /**
@@ -47,53 +42,35 @@ export interface SqsMappingOptions {
 export function startSqsMapping(options: SqsMappingOptions): RunningMapping {
   const stopping = new AbortController();
   let invocations = 0;
-  const batchSize = options.batchSize ?? 10;
-  /** One receive; a failed one is logged and gives nothing (its messages come back later). */
-  const receive = async (wanted: number, waitSeconds: number): Promise<Message[]> => {
-    try {
-      const {
-        Messages: messages = [],
-        $metadata: { attempts = 1 },
-      } = await options.sqs.send(
-        new ReceiveMessageCommand({
-          QueueUrl: options.queueUrl,
-          MaxNumberOfMessages: Math.min(wanted, 10),
-          WaitTimeSeconds: waitSeconds,
-          MessageSystemAttributeNames: ['All'],
-          MessageAttributeNames: ['All'],
-        }),
-        { abortSignal: stopping.signal },
-      );
+  const poll = async () => {
+    while (!stopping.signal.aborted) {
+      let messages: Message[] | undefined;
+      let attempts = 1;
+      try {
+        ({
+          Messages: messages,
+          $metadata: { attempts = 1 },
+        } = await options.sqs.send(
+          new ReceiveMessageCommand({
+            QueueUrl: options.queueUrl,
+            MaxNumberOfMessages: options.batchSize ?? 10,
+            // Lambda long-polls (up to 20 s); 5 s keeps a stopping test quick.
+            WaitTimeSeconds: 5,
+            MessageSystemAttributeNames: ['All'],
+            MessageAttributeNames: ['All'],
+          }),
+          { abortSignal: stopping.signal },
+        ));
+      } catch (error) {
+        if (stopping.signal.aborted) return;
+        options.logger?.error('could not receive from the queue', { error });
+        await wait(1_000, undefined, { signal: stopping.signal }).catch(() => undefined);
+        continue;
+      }
       // An attempt that failed may have been handed messages nobody got: they wait out the
       // visibility timeout. Said, so that a late message explains itself.
       if (attempts > 1) options.logger?.warn('a receive needed retries', { attempts });
-      return messages;
-    } catch (error) {
-      if (stopping.signal.aborted) return [];
-      options.logger?.error('could not receive from the queue', { error });
-      await wait(1_000, undefined, { signal: stopping.signal }).catch(() => undefined);
-      return [];
-    }
-  };
-  /** A long poll (Lambda's last up to 20 s; 5 s keeps a stop quick), then the window's receives. */
-  const gather = async (): Promise<Message[]> => {
-    const messages = await receive(batchSize, 5);
-    const windowEnds = Date.now() + (options.batchingWindowSeconds ?? 0) * 1000;
-    while (messages.length > 0 && messages.length < batchSize && !stopping.signal.aborted) {
-      const left = windowEnds - Date.now();
-      if (left <= 0) break;
-      const more = await receive(batchSize - messages.length, 0);
-      messages.push(...more);
-      if (more.length === 0) {
-        await wait(Math.min(left, 100), undefined, { signal: stopping.signal }).catch(() => {});
-      }
-    }
-    return messages;
-  };
-  const poll = async () => {
-    while (!stopping.signal.aborted) {
-      const messages = await gather();
-      if (messages.length === 0) continue;
+      if (messages === undefined || messages.length === 0) continue;
       const event: SQSEvent = {
         Records: messages.map((message) => ({
           messageId: message.MessageId ?? '',
@@ -126,24 +103,22 @@ export function startSqsMapping(options: SqsMappingOptions): RunningMapping {
   };
   /** Deletes what the function handled; a message SQS did not delete comes back later. */
   const deleteMessages = async (done: readonly Message[]) => {
-    for (let start = 0; start < done.length; start += 10) {
-      try {
-        const { Failed = [] } = await options.sqs.send(
-          new DeleteMessageBatchCommand({
-            QueueUrl: options.queueUrl,
-            Entries: done.slice(start, start + 10).map((message, index) => ({
-              Id: String(index),
-              ReceiptHandle: message.ReceiptHandle,
-            })),
-          }),
-        );
-        if (Failed.length > 0) {
-          options.logger?.error('could not delete handled messages', { failed: Failed.length });
-        }
-      } catch (error) {
-        if (!stopping.signal.aborted) {
-          options.logger?.error('could not delete handled messages', { error });
-        }
+    try {
+      const { Failed = [] } = await options.sqs.send(
+        new DeleteMessageBatchCommand({
+          QueueUrl: options.queueUrl,
+          Entries: done.map((message, index) => ({
+            Id: String(index),
+            ReceiptHandle: message.ReceiptHandle,
+          })),
+        }),
+      );
+      if (Failed.length > 0) {
+        options.logger?.error('could not delete handled messages', { failed: Failed.length });
+      }
+    } catch (error) {
+      if (!stopping.signal.aborted) {
+        options.logger?.error('could not delete handled messages', { error });
       }
     }
   };

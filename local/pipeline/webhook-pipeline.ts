@@ -15,9 +15,8 @@ import type { Subscription } from '../../functions/shared/webhooks/plant-events.
 import type { SendOptions } from '../../functions/shared/webhooks/send-webhook.ts';
 import type { EndpointDeliveryDependencies } from '../../functions/webhook-endpoints/endpoint-targets.ts';
 import {
-  deliveryBatching,
+  deliveryBatchSize,
   fanoutStreamSettings,
-  retryBatching,
   retryMaximumConcurrency,
 } from '../../infra/webhook-pipeline-settings.ts';
 import { startSqsMapping } from './sqs-mapping.ts';
@@ -164,20 +163,14 @@ export async function startWebhookPipeline(
     retryAttempts: options.stream.retryAttempts ?? fanoutStreamSettings.retryAttempts,
     logger,
   });
-  const mapping = (
-    queue: PipelineQueue,
-    sqs: Pick<SQSClient, 'send'>,
-    concurrency: number,
-    { batchSize, windowSeconds }: typeof deliveryBatching | typeof retryBatching,
-  ) =>
+  const mapping = (queue: PipelineQueue, sqs: Pick<SQSClient, 'send'>, concurrency: number) =>
     startSqsMapping({
       sqs,
       queueUrl: queue.url,
       queueArn: queue.arn,
       region: options.region,
       handler: (event, context) => handlers.deliver(event, context),
-      batchSize,
-      batchingWindowSeconds: windowSeconds,
+      batchSize: deliveryBatchSize,
       concurrency,
       logger,
     });
@@ -185,14 +178,12 @@ export async function startWebhookPipeline(
     queues.deliveries,
     options.pollers?.deliveries ?? options.sqs,
     options.deliveryConcurrency ?? 2,
-    deliveryBatching,
   );
   // The retry queue's mapping, within its maximum concurrency (Lambda scales up to it).
   const retry = mapping(
     queues.retries,
     options.pollers?.retries ?? options.sqs,
     Math.min(retryMaximumConcurrency, options.retryConcurrency ?? 4),
-    retryBatching,
   );
   return {
     deliveries: modules.deliveryQueue.sqsDeliveryQueue(options.sqs, queues.deliveries.url),

@@ -21,7 +21,6 @@ import {
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { type MotoServer, startMotoServer } from '../../../beds/moto-server.ts';
 import { type MemoryQueues, memoryQueues } from '../../../local/pipeline/memory-queues.ts';
-import { startSqsMapping } from '../../../local/pipeline/sqs-mapping.ts';
 
 type Sqs = Pick<SQSClient, 'send'>;
 
@@ -237,68 +236,6 @@ describe.each(Object.keys(targets))('SQS on %s', (name) => {
       ApproximateNumberOfMessages: '1',
       ApproximateNumberOfMessagesNotVisible: '1',
       ApproximateNumberOfMessagesDelayed: '1',
-    });
-  });
-
-  it('is mapped as Lambda maps it: ten a batch without a window, more over a window, all deleted', async () => {
-    const queue = await target.createQueue(30, 5);
-    const send = (from: number, count: number) =>
-      target.sqs.send(
-        new SendMessageBatchCommand({
-          QueueUrl: queue.url,
-          Entries: Array.from({ length: count }, (_, index) => ({
-            Id: String(index),
-            MessageBody: `m${from + index}`,
-          })),
-        }),
-      );
-    /** Runs a mapping until it has handled `expected` messages; the batches' sizes. */
-    const mapped = async (expected: number, batchSize: number, batchingWindowSeconds = 0) => {
-      const batches: number[] = [];
-      let done: () => void = () => undefined;
-      const handled = new Promise<void>((resolve) => {
-        done = resolve;
-      });
-      const mapping = startSqsMapping({
-        sqs: target.sqs,
-        queueUrl: queue.url,
-        queueArn: 'arn:aws:sqs:us-east-1:000000000000:work',
-        region: 'us-east-1',
-        batchSize,
-        batchingWindowSeconds,
-        concurrency: 1,
-        handler: async (event) => {
-          batches.push(event.Records.length);
-          if (batches.reduce((sum, size) => sum + size, 0) >= expected) done();
-          return { batchItemFailures: [] };
-        },
-      });
-      try {
-        await handled;
-      } finally {
-        await mapping.stop();
-      }
-      return batches;
-    };
-    for (const from of [0, 10, 20]) await send(from, 10);
-    const tens = await mapped(30, 10);
-    expect(Math.max(...tens)).toBeLessThanOrEqual(10);
-    for (const from of [0, 10, 20]) await send(from, 10);
-    expect(await mapped(30, 50, 1)).toEqual([30]);
-    // The window runs from the batch's first message: later ones join it.
-    await send(0, 5);
-    const later = setTimeout(() => void send(5, 5), 500);
-    try {
-      expect(await mapped(10, 50, 3)).toEqual([10]);
-    } finally {
-      clearTimeout(later);
-    }
-    const { Attributes } = await target.sqs.send(
-      new GetQueueAttributesCommand({ QueueUrl: queue.url, AttributeNames: ['All'] }),
-    );
-    expect(Attributes).toMatchObject({
-      ApproximateNumberOfMessages: '0',
-      ApproximateNumberOfMessagesNotVisible: '0',
     });
   });
 });
