@@ -115,12 +115,14 @@ export async function flushSpans(timeLeftMilliseconds = Number.POSITIVE_INFINITY
     const target = new URL(url);
     // X-Ray's OTLP endpoint takes calls signed for `xray:PutSpans`; an emulator's is at
     // `AWS_ENDPOINT_URL`, as every AWS call's.
-    await (/^xray\.[a-z0-9-]+\.amazonaws\.com(\.cn)?$/.test(target.host)
+    const { status } = await (/^xray\.[a-z0-9-]+\.amazonaws\.com(\.cn)?$/.test(target.host)
       ? signedCalls('xray', {
           ...lambdaSignedSettings(process.env.AWS_ENDPOINT_URL?.trim() || target.origin),
           timeoutMilliseconds: timeout,
         })('POST', target.pathname, { body: { resourceSpans } })
       : send(target, 'POST', { 'content-type': 'application/json' }, body, timeout));
+    // Refused (X-Ray's 403 without `xray:PutSpans`, say): as dropped.
+    if (status >= 300) throw new Error(`answered HTTP ${status}`);
   } catch (error) {
     // Dropped, and said: a collector down, slow or misnamed never fails the work.
     createLogger({ url }).warn('spans not exported', { spans: spans.length, error });

@@ -155,8 +155,15 @@ describe('spans', () => {
       lines.push(String(line));
       return true;
     });
+    // Not a URL, nothing listening, and a collector that refuses (a 404 here; X-Ray's 403).
+    const endpoints = [
+      '127.0.0.1:4318',
+      'collector',
+      'http://127.0.0.1:1',
+      `${collector.endpoint}/x`,
+    ];
     try {
-      for (const endpoint of ['127.0.0.1:4318', 'collector', 'http://127.0.0.1:1']) {
+      for (const endpoint of endpoints) {
         process.env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT = endpoint;
         await inSpan('work', { context: sampled }, async () => 0);
         await expect(flushSpans()).resolves.toBeUndefined();
@@ -165,10 +172,11 @@ describe('spans', () => {
       write.mockRestore();
     }
     expect(lines.map((line) => JSON.parse(line))).toEqual(
-      ['127.0.0.1:4318', 'collector', 'http://127.0.0.1:1'].map((url) =>
+      endpoints.map((url) =>
         expect.objectContaining({ level: 'warn', message: 'spans not exported', url, spans: 1 }),
       ),
     );
+    expect(JSON.parse(lines[3] as string).error).toMatchObject({ message: 'answered HTTP 404' });
     process.env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT = ' ';
     process.env.OTEL_EXPORTER_OTLP_ENDPOINT = collector.endpoint;
     process.env.OTEL_TRACES_SAMPLER_ARG = ' ';
