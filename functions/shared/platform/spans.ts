@@ -163,7 +163,11 @@ export function traceSignedCalls(system: string, call: SignedCall): SignedCall {
   return (method, path, options) => {
     const target = options?.headers?.['x-amz-target']?.split('.')[1];
     const name = `${system}.${target ?? `${method} /${path.split('/')[1]}`}`;
-    return inSpan(name, { kind: 'client', attributes }, () => call(method, path, options));
+    return inSpan(name, { kind: 'client', attributes }, async (span) => {
+      const answer = await call(method, path, options);
+      span?.set({ 'http.response.status_code': answer.status });
+      return answer;
+    });
   };
 }
 

@@ -205,7 +205,11 @@ describe('spans', () => {
 
   it('times the calls a function signs itself (the authorizer’s) as client spans, named as the SDK’s', async () => {
     process.env.OTEL_EXPORTER_OTLP_ENDPOINT = collector.endpoint;
-    const service = createServer((_request, response) => response.end('{}'));
+    // DynamoDB answers; the control plane fails (a 500).
+    const service = createServer((request, response) => {
+      response.statusCode = request.url?.startsWith('/usageplans') ? 500 : 200;
+      response.end('{}');
+    });
     await new Promise<void>((resolve) => service.listen(0, '127.0.0.1', resolve));
     try {
       const settings = {
@@ -228,8 +232,16 @@ describe('spans', () => {
     await flushSpans();
     const [getItem, usagePlans, authorizer] = collector.spans;
     expect(collector.spans.map((span) => [span.name, span.kind, span.attributes])).toEqual([
-      ['DynamoDB.GetItem', 3, { 'rpc.system': 'aws-api', 'rpc.service': 'DynamoDB' }],
-      ['APIGateway.GET /usageplans', 3, { 'rpc.system': 'aws-api', 'rpc.service': 'APIGateway' }],
+      [
+        'DynamoDB.GetItem',
+        3,
+        { 'rpc.system': 'aws-api', 'rpc.service': 'DynamoDB', 'http.response.status_code': 200 },
+      ],
+      [
+        'APIGateway.GET /usageplans',
+        3,
+        { 'rpc.system': 'aws-api', 'rpc.service': 'APIGateway', 'http.response.status_code': 500 },
+      ],
       ['authorizer', expect.any(Number), {}],
     ]);
     expect([getItem?.parentSpanId, usagePlans?.parentSpanId]).toEqual([
