@@ -71,9 +71,11 @@ export async function inSpan<T>(
     error = (thrown ?? {}) as typeof error;
     throw thrown;
   } finally {
-    // A server's error as answered (a 4xx is the client's: OTel leaves its status unset).
+    // A server's error as answered; an error is a throw, a 5xx or a client's 4xx (OTel's HTTP).
     const answered = error === undefined ? 0 : (error.code?.statusCode ?? 500);
     if (answered && options.kind === 'server') attributes['http.response.status_code'] = answered;
+    const status = Number(attributes['http.response.status_code'] ?? answered);
+    const failed = status >= (options.kind === 'client' ? 400 : 500);
     const parentSpanId = options.context ? options.context.parentSpanId : parent?.span.spanId;
     finished.push({
       service,
@@ -90,16 +92,13 @@ export async function inSpan<T>(
           value: { [otlpType(value)]: value },
         })),
         links: options.links?.filter((link) => link !== undefined).map(({ flags, ...ids }) => ids),
-        ...(answered < 500 ? {} : { status: { code: 2, message: String(error) } }),
+        ...(failed ? { status: { code: 2, message: String(error ?? `HTTP ${status}`) } } : {}),
       },
     });
   }
 }
 
-/**
- * Sends the spans finished so far, in one request: called as an invocation ends, since Lambda
- * freezes the container after. A failure is dropped: tracing never fails the work.
- */
+/** Sends the spans finished so far in one request, as an invocation ends (Lambda then freezes). */
 export async function flushSpans(timeLeftMilliseconds = Number.POSITIVE_INFINITY): Promise<void> {
   const url = finished.length === 0 ? undefined : tracesEndpoint();
   const timeout = Math.min(exportTimeoutMilliseconds, timeLeftMilliseconds);
@@ -113,8 +112,7 @@ export async function flushSpans(timeLeftMilliseconds = Number.POSITIVE_INFINITY
   const body = JSON.stringify({ resourceSpans });
   try {
     const target = new URL(url);
-    // X-Ray's OTLP endpoint takes calls signed for `xray:PutSpans`; an emulator's is at
-    // `AWS_ENDPOINT_URL`, as every AWS call's.
+    // X-Ray's OTLP endpoint takes calls signed for xray:PutSpans (an emulator's: AWS_ENDPOINT_URL).
     const { status } = await (/^xray\.[a-z0-9-]+\.amazonaws\.com(\.cn)?$/.test(target.host)
       ? signedCalls('xray', {
           ...lambdaSignedSettings(process.env.AWS_ENDPOINT_URL?.trim() || target.origin),
@@ -124,18 +122,25 @@ export async function flushSpans(timeLeftMilliseconds = Number.POSITIVE_INFINITY
     // Refused (X-Ray's 403 without `xray:PutSpans`, say): as dropped.
     if (status >= 300) throw new Error(`answered HTTP ${status}`);
   } catch (error) {
-    // Dropped, and said: a collector down, slow or misnamed never fails the work.
-    createLogger({ url }).warn('spans not exported', { spans: spans.length, error });
+    // Dropped, and said once a minute a container with the spans dropped since (the URL without
+    // credentials or query): a collector down, slow or misnamed never fails work nor floods logs.
+    dropped.spans += spans.length;
+    if (Date.now() - dropped.saidAt < 60_000) return;
+    const said = url.replace(/\/\/[^/]*@/, '//').replace(/[?#].*/, '');
+    createLogger({ url: said }).warn('spans not exported', { spans: dropped.spans, error });
+    Object.assign(dropped, { saidAt: Date.now(), spans: 0 });
   }
 }
+
+/** When a failed export was last said, and the spans dropped since. */
+const dropped = { saidAt: Number.NEGATIVE_INFINITY, spans: 0 };
 
 /** What a client's calls are made of, as its middleware sees them. */
 export type AwsCallArgs = { input: Record<string, unknown> };
 
 /**
- * Every call of an AWS SDK client as a client span below the active one (none outside a span),
- * where an endpoint is set when the client is made; `traced` may add the span to a call (an SQS
- * message's attribute).
+ * Each call of an AWS SDK client as a client span below the active one, if an endpoint is set as
+ * the client is made; `traced` may add the span to a call (an SQS message's attribute).
  */
 export function traceAwsCalls(
   client: { middlewareStack: { add(middleware: never, options: object): void } },

@@ -53,6 +53,9 @@ afterAll(async () => {
   await collector.stop();
 });
 
+/** A clock for the export warnings' minute, always ahead of the last one a test moved on. */
+const laterClock = { now: Date.now() };
+
 const sampled: TraceContext = {
   traceId: '4bf92f3577b34da6a3ce929d0e0e4736',
   spanId: '00f067aa0ba902b7',
@@ -162,14 +165,18 @@ describe('spans', () => {
       'http://127.0.0.1:1',
       `${collector.endpoint}/x`,
     ];
+    // A minute apart: a container says a failed export once a minute.
+    const clock = jest.spyOn(Date, 'now').mockImplementation(() => laterClock.now);
     try {
       for (const endpoint of endpoints) {
+        laterClock.now += 60_000;
         process.env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT = endpoint;
         await inSpan('work', { context: sampled }, async () => 0);
         await expect(flushSpans()).resolves.toBeUndefined();
       }
     } finally {
       write.mockRestore();
+      clock.mockRestore();
     }
     expect(lines.map((line) => JSON.parse(line))).toEqual(
       endpoints.map((url) =>
@@ -185,6 +192,34 @@ describe('spans', () => {
     expect(collector.spans.map((span) => [span.name, span.attributes])).toEqual([
       ['kept', { share: 0.5, count: 2 }],
     ]);
+  });
+
+  it('says a failing endpoint once a minute, with the spans dropped since, and never its credentials', async () => {
+    const lines: string[] = [];
+    const write = jest.spyOn(process.stdout, 'write').mockImplementation((line) => {
+      lines.push(String(line));
+      return true;
+    });
+    const start = laterClock.now + 60_000;
+    const clock = jest.spyOn(Date, 'now').mockImplementation(() => laterClock.now);
+    process.env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT =
+      'http://user:secret@127.0.0.1:1/v1/traces?key=k';
+    try {
+      // Six failed exports of one span each, a second apart, then one a minute after the first.
+      for (const second of [0, 1, 2, 3, 4, 5, 60]) {
+        laterClock.now = start + second * 1_000;
+        await inSpan('work', { context: sampled }, async () => 0);
+        await flushSpans();
+      }
+    } finally {
+      write.mockRestore();
+      clock.mockRestore();
+    }
+    expect(lines.map((line) => JSON.parse(line))).toEqual([
+      expect.objectContaining({ url: 'http://127.0.0.1:1/v1/traces', spans: 1 }),
+      expect.objectContaining({ url: 'http://127.0.0.1:1/v1/traces', spans: 6 }),
+    ]);
+    expect(lines.join('')).not.toMatch(/secret|key=/);
   });
 
   it('sends to X-Ray signed for its xray service, at AWS_ENDPOINT_URL on an emulator', async () => {
@@ -247,6 +282,35 @@ describe('spans', () => {
     expect([getItem?.parentSpanId, usagePlans?.parentSpanId]).toEqual([
       authorizer?.spanId,
       authorizer?.spanId,
+    ]);
+    // A call that failed is an error of its span, as a thrown SDK call's is.
+    expect([getItem?.status, usagePlans?.status]).toEqual([
+      undefined,
+      { code: 2, message: 'HTTP 500' },
+    ]);
+  });
+
+  it('makes a client span an error when it was answered 4xx or 5xx, a server span only on a 5xx', async () => {
+    process.env.OTEL_EXPORTER_OTLP_ENDPOINT = collector.endpoint;
+    const cases = [
+      ['client', 200],
+      ['client', 404],
+      ['client', 503],
+      ['server', 404],
+      ['server', 503],
+    ] as const;
+    for (const [kind, status] of cases) {
+      await inSpan(`${kind} ${status}`, { kind, context: sampled }, async (span) => {
+        span?.set({ 'http.response.status_code': status });
+      });
+    }
+    await flushSpans();
+    expect(collector.spans.map((span) => [span.name, span.status?.code])).toEqual([
+      ['client 200', undefined],
+      ['client 404', 2],
+      ['client 503', 2],
+      ['server 404', undefined],
+      ['server 503', 2],
     ]);
   });
 
