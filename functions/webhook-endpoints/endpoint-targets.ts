@@ -1,5 +1,5 @@
 /**
- * Delivering to webhook endpoints: each endpoint read (consistently) once an invocation, the event's
+ * Delivering to endpoints: each endpoint read (consistently) once an invocation, the event's
  * delivery claimed (so a `recover` never doubles one), the URL checked again and the connection
  * pinned to the address checked, signed (with the previous secret for 24 h after a rotation).
  * Every attempt is logged for its owner; 5 failing days disable the endpoint.

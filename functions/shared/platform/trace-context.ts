@@ -22,11 +22,10 @@ const allZeros = /^0+$/;
 /** A `traceparent`'s context if valid (§3.2: no version ff or zero id; a 00 ends at its flags). */
 export function parseTraceparent(value: string | undefined): TraceContext | undefined {
   const match = value === undefined ? null : traceparentPattern.exec(value.trim());
-  if (match === null) return undefined;
-  const [, version, traceId, spanId, flags, rest] = match as unknown as string[];
-  if (version === 'ff' || (version === '00' && rest !== undefined)) return undefined;
-  if (allZeros.test(traceId as string) || allZeros.test(spanId as string)) return undefined;
-  return { traceId: traceId as string, spanId: spanId as string, flags: flags as string };
+  const [, version, traceId = '', spanId = '', flags = '', rest] = match ?? [];
+  if (!version || version === 'ff' || (version === '00' && rest !== undefined)) return undefined;
+  if (allZeros.test(traceId) || allZeros.test(spanId)) return undefined;
+  return { traceId, spanId, flags };
 }
 
 /** The context as a `traceparent` (and `traceresponse`) header's value, version `00`. */
