@@ -48,9 +48,10 @@ export async function startOtlpRecorder(): Promise<OtlpRecorder> {
           for (const { spans: sent = [] } of scopeSpans) {
             for (const span of sent) {
               const attributes = Object.fromEntries(
+                // An int64 comes as its decimal string (protobuf's JSON), read as a number.
                 ((span.attributes ?? []) as OtlpAttribute[]).map(({ key, value }) => [
                   key,
-                  Object.values(value)[0],
+                  'intValue' in value ? Number(value.intValue) : Object.values(value)[0],
                 ]),
               );
               spans.push({ ...span, service, attributes, links: span.links ?? [] });

@@ -71,11 +71,11 @@ export async function inSpan<T>(
     error = (thrown ?? {}) as typeof error;
     throw thrown;
   } finally {
-    // A server's error as answered; an error is a throw, a 5xx or a client's 4xx (OTel's HTTP).
+    // A server's error as answered. An error: a 5xx, a throw without one, a client's 4xx (OTel's).
     const answered = error === undefined ? 0 : (error.code?.statusCode ?? 500);
     if (answered && options.kind === 'server') attributes['http.response.status_code'] = answered;
-    const status = Number(attributes['http.response.status_code'] ?? answered);
-    const failed = status >= (options.kind === 'client' ? 400 : 500);
+    const status = Number(attributes['http.response.status_code'] ?? 0);
+    const failed = answered >= 500 || status >= (options.kind === 'client' ? 400 : 500);
     const parentSpanId = options.context ? options.context.parentSpanId : parent?.span.spanId;
     finished.push({
       service,
@@ -87,10 +87,7 @@ export async function inSpan<T>(
         kind: kinds[options.kind ?? 'internal'],
         startTimeUnixNano: nanoseconds(startedAt),
         endTimeUnixNano: nanoseconds(startedAt + performance.now() - started),
-        attributes: Object.entries(attributes).map(([key, value]) => ({
-          key,
-          value: { [otlpType(value)]: value },
-        })),
+        attributes: Object.entries(attributes).map(([key, value]) => ({ key, value: otlp(value) })),
         links: options.links?.filter((link) => link !== undefined).map(({ flags, ...ids }) => ids),
         ...(failed ? { status: { code: 2, message: String(error ?? `HTTP ${status}`) } } : {}),
       },
@@ -104,13 +101,13 @@ export async function flushSpans(timeLeftMilliseconds = Number.POSITIVE_INFINITY
   const timeout = Math.min(exportTimeoutMilliseconds, timeLeftMilliseconds);
   if (url === undefined || !(timeout > 0)) return;
   const spans = finished.splice(0);
-  const services = Map.groupBy(spans, (entry) => entry.service);
-  const resourceSpans = [...services].map(([service, entries]) => ({
-    resource: { attributes: [{ key: 'service.name', value: { stringValue: service } }] },
-    scopeSpans: [{ scope: { name: 'plant-store' }, spans: entries.map((entry) => entry.span) }],
-  }));
-  const body = JSON.stringify({ resourceSpans });
   try {
+    const services = Map.groupBy(spans, (entry) => entry.service);
+    const resourceSpans = [...services].map(([service, entries]) => ({
+      resource: { attributes: [{ key: 'service.name', value: { stringValue: service } }] },
+      scopeSpans: [{ scope: { name: 'plant-store' }, spans: entries.map((entry) => entry.span) }],
+    }));
+    const body = JSON.stringify({ resourceSpans });
     const target = new URL(url);
     // X-Ray's OTLP endpoint takes calls signed for xray:PutSpans (an emulator's: AWS_ENDPOINT_URL).
     const { status } = await (/^xray\.[a-z0-9-]+\.amazonaws\.com(\.cn)?$/.test(target.host)
@@ -122,17 +119,16 @@ export async function flushSpans(timeLeftMilliseconds = Number.POSITIVE_INFINITY
     // Refused (X-Ray's 403 without `xray:PutSpans`, say): as dropped.
     if (status >= 300) throw new Error(`answered HTTP ${status}`);
   } catch (error) {
-    // Dropped, and said once a minute a container with the spans dropped since (the URL without
-    // credentials or query): a collector down, slow or misnamed never fails work nor floods logs.
+    // Dropped: said once a minute, the URL without credentials; never fails work nor floods logs.
     dropped.spans += spans.length;
     if (Date.now() - dropped.saidAt < 60_000) return;
-    const said = url.replace(/\/\/[^/]*@/, '//').replace(/[?#].*/, '');
+    const said = url.replace(/^([a-z][a-z\d+.-]*:\/\/)?[^/@]*@/i, '$1').replace(/[?#].*/, '');
     createLogger({ url: said }).warn('spans not exported', { spans: dropped.spans, error });
     Object.assign(dropped, { saidAt: Date.now(), spans: 0 });
   }
 }
 
-/** When a failed export was last said, and the spans dropped since. */
+/** When a failed export was last said (a collector down, slow or misnamed), spans dropped since. */
 const dropped = { saidAt: Number.NEGATIVE_INFINITY, spans: 0 };
 
 /** What a client's calls are made of, as its middleware sees them. */
@@ -185,13 +181,16 @@ export function tracesEndpoint(): string | undefined {
 
 /** The trace's flag, and `OTEL_TRACES_SAMPLER_ARG`'s share of trace ids (their last 32 bits). */
 function sampled({ traceId, flags }: TraceContext): boolean {
-  const share = Number(process.env.OTEL_TRACES_SAMPLER_ARG?.trim() || 1) * 2 ** 32;
+  const ratio = Number(process.env.OTEL_TRACES_SAMPLER_ARG?.trim() || 1);
+  const share = (Number.isFinite(ratio) ? ratio : 1) * 2 ** 32;
   return (Number.parseInt(flags, 16) & 1) === 1 && Number.parseInt(traceId.slice(-8), 16) < share;
 }
 
-function otlpType(value: string | number | boolean): string {
-  if (typeof value !== 'number') return `${typeof value === 'string' ? 'string' : 'bool'}Value`;
-  return Number.isInteger(value) ? 'intValue' : 'doubleValue';
+/** An attribute's OTLP/JSON value: an int64 as its decimal string, as protobuf's JSON has it. */
+function otlp(value: string | number | boolean): object {
+  if (typeof value === 'string') return { stringValue: value };
+  if (typeof value === 'boolean') return { boolValue: value };
+  return Number.isSafeInteger(value) ? { intValue: String(value) } : { doubleValue: value };
 }
 
 /** Wall-clock milliseconds as OTLP's nanoseconds since the epoch. */

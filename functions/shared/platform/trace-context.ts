@@ -25,7 +25,8 @@ export function parseTraceparent(value: string | undefined): TraceContext | unde
   const [, version, traceId = '', spanId = '', flags = '', rest] = match ?? [];
   if (!version || version === 'ff' || (version === '00' && rest !== undefined)) return undefined;
   if (allZeros.test(traceId) || allZeros.test(spanId)) return undefined;
-  return { traceId, spanId, flags };
+  // Only the sampled flag is passed on: level 1 leaves the others reserved, to be sent as zeros.
+  return { traceId, spanId, flags: Number.parseInt(flags, 16) & 1 ? '01' : '00' };
 }
 
 /** The context as a `traceparent` (and `traceresponse`) header's value, version `00`. */

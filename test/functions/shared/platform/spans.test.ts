@@ -53,8 +53,11 @@ afterAll(async () => {
   await collector.stop();
 });
 
-/** A clock for the export warnings' minute, always ahead of the last one a test moved on. */
-const laterClock = { now: Date.now() };
+/**
+ * A clock for the export warnings' minute, moved on by each test using it; near the epoch, so that
+ * the real clock of the tests after is always more than a minute past it.
+ */
+const laterClock = { now: 0 };
 
 const sampled: TraceContext = {
   traceId: '4bf92f3577b34da6a3ce929d0e0e4736',
@@ -148,8 +151,14 @@ describe('spans', () => {
     await traced(`${'1'.repeat(24)}7fffffff`, '01');
     await traced(`${'2'.repeat(24)}80000000`, '01');
     await traced(`${'3'.repeat(24)}00000000`, '00');
+    // A ratio that is no number is the default's, every sampled trace.
+    process.env.OTEL_TRACES_SAMPLER_ARG = 'half';
+    await traced(`${'4'.repeat(24)}ffffffff`, '01');
     await flushSpans();
-    expect(collector.spans.map((span) => span.traceId)).toEqual([`${'1'.repeat(24)}7fffffff`]);
+    expect(collector.spans.map((span) => span.traceId)).toEqual([
+      `${'1'.repeat(24)}7fffffff`,
+      `${'4'.repeat(24)}ffffffff`,
+    ]);
   });
 
   it('drops an export it cannot make, never failing the work but saying so, and reads blank settings as unset', async () => {
@@ -211,6 +220,11 @@ describe('spans', () => {
         await inSpan('work', { context: sampled }, async () => 0);
         await flushSpans();
       }
+      // Credentials before a host without a scheme are left out too.
+      laterClock.now += 60_000;
+      process.env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT = 'user:secret@127.0.0.1:1';
+      await inSpan('work', { context: sampled }, async () => 0);
+      await flushSpans();
     } finally {
       write.mockRestore();
       clock.mockRestore();
@@ -218,6 +232,7 @@ describe('spans', () => {
     expect(lines.map((line) => JSON.parse(line))).toEqual([
       expect.objectContaining({ url: 'http://127.0.0.1:1/v1/traces', spans: 1 }),
       expect.objectContaining({ url: 'http://127.0.0.1:1/v1/traces', spans: 6 }),
+      expect.objectContaining({ url: '127.0.0.1:1', spans: 1 }),
     ]);
     expect(lines.join('')).not.toMatch(/secret|key=/);
   });
@@ -304,6 +319,13 @@ describe('spans', () => {
         span?.set({ 'http.response.status_code': status });
       });
     }
+    // Answered, then failed: a throw after a 200 is the span's error all the same.
+    await expect(
+      inSpan('consumer 200, then a throw', { kind: 'consumer', context: sampled }, async (span) => {
+        span?.set({ 'http.response.status_code': 200 });
+        throw new Error('lost after the answer');
+      }),
+    ).rejects.toThrow('lost after the answer');
     await flushSpans();
     expect(collector.spans.map((span) => [span.name, span.status?.code])).toEqual([
       ['client 200', undefined],
@@ -311,6 +333,38 @@ describe('spans', () => {
       ['client 503', 2],
       ['server 404', undefined],
       ['server 503', 2],
+      ['consumer 200, then a throw', 2],
+    ]);
+  });
+
+  it('sends attributes as OTLP/JSON does: an int64 as its decimal string, any other number a double', async () => {
+    const bodies: string[] = [];
+    const raw = createServer((request, response) => {
+      let body = '';
+      request.on('data', (chunk) => {
+        body += chunk;
+      });
+      request.on('end', () => {
+        bodies.push(body);
+        response.end('{}');
+      });
+    });
+    await new Promise<void>((resolve) => raw.listen(0, '127.0.0.1', resolve));
+    process.env.OTEL_EXPORTER_OTLP_ENDPOINT = `http://127.0.0.1:${(raw.address() as AddressInfo).port}`;
+    try {
+      const attributes = { name: 'fern', kept: true, count: 2, share: 0.5, huge: 1e21 };
+      await inSpan('typed', { context: sampled, attributes }, async () => 0);
+      await flushSpans();
+    } finally {
+      raw.close();
+    }
+    const [span] = JSON.parse(bodies[0] as string).resourceSpans[0].scopeSpans[0].spans;
+    expect(span.attributes).toEqual([
+      { key: 'name', value: { stringValue: 'fern' } },
+      { key: 'kept', value: { boolValue: true } },
+      { key: 'count', value: { intValue: '2' } },
+      { key: 'share', value: { doubleValue: 0.5 } },
+      { key: 'huge', value: { doubleValue: 1e21 } },
     ]);
   });
 

@@ -39,6 +39,13 @@ describe('parseTraceparent', () => {
     expect(parseTraceparent(value)).toBeUndefined();
   });
 
+  it('keeps only the sampled flag, sending the reserved ones as zeros (§3.2.2.5)', () => {
+    const flagsOf = (flags: string) =>
+      parseTraceparent(`00-${traceId}-${parentId}-${flags}`)?.flags;
+    expect(['ff', '09', '01', '02', '00'].map(flagsOf)).toEqual(['01', '01', '01', '00', '00']);
+    expect(parseTraceparent(`cc-${traceId}-${parentId}-fb-later`)?.flags).toBe('01');
+  });
+
   it('reads a later version’s first four fields and leaves what follows (§4.3)', () => {
     expect(parseTraceparent(`cc-${traceId}-${parentId}-01-what-the-future-holds`)).toEqual({
       traceId,
