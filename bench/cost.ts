@@ -350,6 +350,7 @@ function readBenchAssumptions(): CostAssumptions {
       };
       others?: { name: string; warm?: { cpuMicrosecondsPerRequest?: number } }[];
     };
+    deliveries?: { cpuMicrosecondsPerDelivery?: { median?: number } };
   };
   // Measured per function: each of its operations costs what the function does.
   const byFunction = new Map<string, number>();
@@ -365,6 +366,8 @@ function readBenchAssumptions(): CostAssumptions {
     const cpu = byFunction.get(route.function);
     if (cpu !== undefined) measured[operationOf(route)] = cpu / 1000;
   }
+  const delivery = results.deliveries?.cpuMicrosecondsPerDelivery?.median;
+  if (delivery !== undefined) measured.deliverWebhook = delivery / 1000;
   return { ...defaultAssumptions, cpuMillisecondsAtFullVcpu: measured };
 }
 

@@ -13,8 +13,9 @@ import {
 } from './api-functions.ts';
 import { createFunctionName } from './bundles.ts';
 import type { ColdStartFigures } from './cold-start.ts';
+import type { DeliveryCpuFigures } from './delivery-cpu.ts';
 import type { measureEndToEnd } from './end-to-end.ts';
-
+import { round } from './statistics.ts';
 import type { EndpointFigures } from './webhook-endpoints.ts';
 import type { measureWebhookLoad } from './webhooks.ts';
 
@@ -59,6 +60,8 @@ export interface BenchResults {
   readonly endToEnd: Awaited<ReturnType<typeof measureEndToEnd>>;
   readonly webhooks: Awaited<ReturnType<typeof measureWebhookLoad>>;
   readonly endpoints: EndpointFigures;
+  /** Absent in results written before it was measured. */
+  readonly deliveries?: DeliveryCpuFigures;
   readonly memoryEstimates: ReturnType<typeof estimateLambdaTimes>;
 }
 
@@ -76,6 +79,7 @@ export function formatReport(results: BenchResults): string[] {
     ...formatEndToEnd(results, check),
     ...formatWebhooks(results, check),
     ...formatEndpoints(results.endpoints, check),
+    ...formatDeliveries(results.deliveries),
     ...formatMemoryEstimates(results),
   ];
 }
@@ -102,6 +106,16 @@ function formatEndpoints({ registration, fanout, batch }: EndpointFigures, check
     `  the stage subscriber's message taken by SQS ${fanout.stageSubscriberQueuedP50} ms (p50) into the fan-out, in its first round of batches, not after the endpoints' ${check(fanout.stageSubscriberQueuedP50 < fanout.p50 / 2)}`,
     `  a stream batch of ${batch.events} events to all of them and the stage subscriber (${batch.runs} runs, npm start's SQS stand-in): p50 ${batch.p50} ms, max ${batch.max} ms, within the fan-out's ${batch.timeoutSeconds} s timeout ${check(batch.max < batch.timeoutSeconds * 1000)}`,
     `  ${batch.deliveries.toLocaleString('en-US')} deliveries a batch in ${batch.messages.toLocaleString('en-US')} queue messages (each endpoint's bundled), ${batch.sqsCalls.toLocaleString('en-US')} SendMessageBatch calls`,
+  ];
+}
+
+function formatDeliveries(figures: DeliveryCpuFigures | undefined): string[] {
+  if (figures === undefined) return [];
+  const { median, min, max } = figures.cpuMicrosecondsPerDelivery;
+  return [
+    '',
+    `Webhook deliveries: ${figures.rounds} rounds of ${figures.deliveriesPerRound.toLocaleString('en-US')} (a stream batch to ${figures.endpoints} endpoints, ten bundles an invocation), ${figures.received.toLocaleString('en-US')} received`,
+    `  the delivery function's CPU a delivery: median ${median} µs [rounds ${min}–${max}], on one core here (Lambda gives ${figures.memorySizeMb} MB ${round(figures.memorySizeMb / 1769, 2)} of a vCPU); npm run capacity and npm run cost take it as deliverWebhook`,
   ];
 }
 

@@ -1,8 +1,8 @@
 /**
  * `npm run bench`: the figures that decide things (never pass/fail timings): each function's cold
  * start against its CDK-default build and the SDK's floor, the create function's bundling levers
- * and warm path, the authorizer, the local API under load, the webhook delay and the fan-out to
- * 1,000 endpoints, written to `.data/bench/results.json` and reported (`report.ts`). `--quick`
+ * and warm path, the authorizer, the local API under load, the webhook delay, the fan-out to
+ * 1,000 endpoints and a delivery's CPU, written to `.data/bench/results.json` and reported (`report.ts`). `--quick`
  * takes fewer samples; `npm run bench:retries` and `npm run cost` are apart. Every server a
  * section starts is stopped when it ends, also when it fails.
  */
@@ -19,6 +19,7 @@ import {
   type Sampling,
 } from './api-functions.ts';
 import { buildBenchBundles, createFunctionName, repositoryRoot } from './bundles.ts';
+import { measureDeliveryCpu } from './delivery-cpu.ts';
 import { measureEndToEnd } from './end-to-end.ts';
 import { type BenchResults, formatLoad, formatReport } from './report.ts';
 import { round } from './statistics.ts';
@@ -74,6 +75,9 @@ async function main(): Promise<void> {
   );
   const endpoints = await measureEndpoints();
 
+  log("Webhook deliveries: the delivery function's CPU a delivery (DynamoDB Local)…");
+  const deliveries = await measureDeliveries();
+
   const results: BenchResults = {
     quick,
     machine: describeMachine(loadBefore, loadavg()),
@@ -89,6 +93,7 @@ async function main(): Promise<void> {
     endToEnd,
     webhooks,
     endpoints,
+    deliveries,
     memoryEstimates: estimateLambdaTimes(
       apiFunctions.create.figures,
       apiFunctions.create.warmPath.figures,
@@ -112,6 +117,16 @@ async function measureEndpoints() {
     });
   } finally {
     await Promise.all([moto.stop(), store.stop()]);
+  }
+}
+
+/** The delivery function's CPU, on a store of its own. */
+async function measureDeliveries() {
+  const store = await startDynamoDbLocal();
+  try {
+    return await measureDeliveryCpu({ dynamoDbUrl: store.url, rounds: quick ? 2 : 7 });
+  } finally {
+    await store.stop();
   }
 }
 
