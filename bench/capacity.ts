@@ -54,6 +54,8 @@ export const awsLimits = {
   kmsCryptographicPerSecond: 5_500,
   /** "Change data capture for DynamoDB Streams": a record is kept 24 hours. */
   streamRetentionHours: 24,
+  /** "How Lambda scales with Amazon SQS event sources": the pollers an SQS mapping starts with. */
+  sqsFirstPollers: 5,
 } as const;
 
 /** Round trips and durations the model assumes (measured on AWS by others, not here). */
@@ -254,13 +256,15 @@ export function modelSize(size: Size): SizeFigures {
   // Lambda: a delivery invocation waits once for its batch's slowest receiver and store calls,
   // and spends each delivery's CPU (`npm run cost`'s, at the function's memory), within its
   // mapping's maximum; past it they wait in the queue, and what waits past its 4 days is lost.
-  // A batch holds the messages that came while a poller's last batch ran, up to its size.
+  // A batch holds the messages that came while a poller's last batch ran, up to its size; at
+  // least five pollers share them (`awsLimits.sqsFirstPollers`).
   const invocationSeconds = latencies.receiverSeconds + 3 * latencies.dynamoSeconds;
+  const messagesPerPoller = (deliveriesPerSecond / messagesPerBundle) * invocationSeconds;
   const batches = {
     deliveriesPerMessage: messagesPerBundle,
     messagesPerInvocation: Math.min(
       deliveryBatchSize,
-      Math.max(1, (deliveriesPerSecond / messagesPerBundle) * invocationSeconds),
+      Math.max(1, messagesPerPoller / awsLimits.sqsFirstPollers),
     ),
   };
   const deliveryDemand =
