@@ -95,8 +95,8 @@ export interface SamApi {
 }
 
 /**
- * Starts `sam local start-api` as the recipe does (each function's container made on its first
- * request) and resolves once it answers.
+ * Starts `sam local start-api` with each function's container made on its first request (the
+ * recipe in docs/running-locally.md makes them all at its start) and resolves once it answers.
  */
 export async function startSamApi(setting: SamBed): Promise<SamApi> {
   const port = 3000 + Math.floor(Math.random() * 1000);
@@ -149,6 +149,7 @@ export async function startSamApi(setting: SamBed): Promise<SamApi> {
     url,
     call: async (method, requestPath, token, body, headers = {}) => {
       const started = performance.now();
+      const heard = output.length;
       const response = await fetch(`${url}${requestPath}`, {
         method,
         headers: {
@@ -161,6 +162,9 @@ export async function startSamApi(setting: SamBed): Promise<SamApi> {
       requests += 1;
       figures[`start-api ${requests}: ${method} ${requestPath} → ${response.status}, s`] =
         since(started);
+      // What SAM said of a 5xx (a function's timeout, its error), printed with the figures.
+      if (response.status >= 500)
+        figures[`start-api ${requests}: SAM said`] = output.slice(heard).slice(-2000);
       return response;
     },
     /** Stops it as `docker stop` or an IDE would: SIGTERM to npm alone. */
