@@ -385,7 +385,7 @@ describe('new-plant webhooks', () => {
     }
   }, 300_000);
 
-  it('delivers 1,000 creates from 20 clients as 1,000 distinct, verified webhooks', async () => {
+  it('delivers 1,000 creates from 20 clients as 1,000 distinct, verified webhooks, a repeat rare', async () => {
     const receiver = await startReceiver();
     const api = await startApi([receiver]);
     let next = 0;
@@ -404,9 +404,21 @@ describe('new-plant webhooks', () => {
     };
     await Promise.all(Array.from({ length: 20 }, client));
     await receiver.waitForAccepted(1_000);
-    const accepted = [...receiver.accepted().values()];
+    const byId = receiver.accepted();
+    const accepted = [...byId.values()];
     expect(new Set(accepted.map((delivery) => JSON.parse(delivery.body).id)).size).toBe(1_000);
     expect(accepted.every((delivery) => delivery.verified)).toBe(true);
-    expect(receiver.deliveries).toHaveLength(1_000);
+    // At least once, as the contract says: a repeat is its event again, under the same
+    // webhook-id, verified. A busy store (the 503s above) can make the pipeline redo a send or a
+    // stream batch it had done; that stays rare, where a broken pipeline would repeat them all.
+    const repeats = receiver.deliveries.length - accepted.length;
+    console.info(`1,000 creates: ${receiver.deliveries.length} deliveries, ${repeats} repeats`);
+    for (const delivery of receiver.deliveries) {
+      expect([delivery.verified, delivery.body]).toEqual([
+        true,
+        byId.get(delivery.webhookId)?.body,
+      ]);
+    }
+    expect(repeats).toBeLessThanOrEqual(20);
   }, 300_000);
 });
