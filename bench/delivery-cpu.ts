@@ -1,11 +1,11 @@
 /**
- * What a webhook delivery costs the delivery function's CPU, which `npm run capacity` and
- * `npm run cost` take as `deliverWebhook` (bench/cost.ts). Endpoints registered through the local
- * API on DynamoDB Local; a stream batch fanned out to them by the fan-out's own code; its bundles
- * then delivered by the delivery's own handler in this process, ten queue messages an invocation
- * as the deployed mapping hands them: each endpoint read, each delivery claimed, signed, sent and
- * logged. The receiver runs in a process of its own, so only the function's work is counted.
- * `node bench/delivery-cpu.ts` runs it alone.
+ * What a webhook delivery costs the delivery function's CPU: `npm run cost` takes a run's figure
+ * as `deliverWebhook`, and `npm run capacity` the default it set (bench/cost.ts). Endpoints
+ * registered through the local API on DynamoDB Local; a stream batch fanned out to them by the
+ * fan-out's own code; its bundles then delivered by the delivery's own handler in this process,
+ * ten queue messages an invocation as the deployed mapping hands them: each endpoint read, each
+ * delivery claimed, signed, sent and logged. The receiver runs in a process of its own, so only
+ * the function's work is counted. `node bench/delivery-cpu.ts` runs it alone.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
@@ -41,7 +41,7 @@ export interface DeliveryCpuFigures {
   /** Deliveries a round: a stream batch's events, each to every endpoint. */
   readonly deliveriesPerRound: number;
   readonly rounds: number;
-  /** The delivery function's CPU (user and system) a delivery, µs: each round's, then their median. */
+  /** The function's CPU (user and system) a delivery, µs: each round's, then their median. */
   readonly cpuMicrosecondsPerDelivery: {
     readonly median: number;
     readonly min: number;

@@ -115,7 +115,7 @@ function formatDeliveries(figures: DeliveryCpuFigures | undefined): string[] {
   return [
     '',
     `Webhook deliveries: ${figures.rounds} rounds of ${figures.deliveriesPerRound.toLocaleString('en-US')} (a stream batch to ${figures.endpoints} endpoints, ten bundles an invocation), ${figures.received.toLocaleString('en-US')} received`,
-    `  the delivery function's CPU a delivery: median ${median} µs [rounds ${min}–${max}], on one core here (Lambda gives ${figures.memorySizeMb} MB ${round(figures.memorySizeMb / 1769, 2)} of a vCPU); npm run capacity and npm run cost take it as deliverWebhook`,
+    `  the delivery function's CPU a delivery: median ${median} µs [rounds ${min}–${max}], on one core here (Lambda gives ${figures.memorySizeMb} MB ${round(figures.memorySizeMb / 1769, 2)} of a vCPU); npm run cost takes it as deliverWebhook, npm run capacity its default (bench/cost.ts)`,
   ];
 }
 
