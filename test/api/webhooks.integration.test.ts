@@ -410,7 +410,8 @@ describe('new-plant webhooks', () => {
     expect(accepted.every((delivery) => delivery.verified)).toBe(true);
     // At least once, as the contract says: a repeat is its event again, under the same
     // webhook-id, verified. A busy store (the 503s above) can make the pipeline redo a send or a
-    // stream batch it had done; that stays rare, where a broken pipeline would repeat them all.
+    // stream batch it had done: 0 and 9 repeats idle, 49 beside stress-ng --cpu 4. A tenth is
+    // the bound: a pipeline that repeats every event, or most, fails it.
     const repeats = receiver.deliveries.length - accepted.length;
     console.info(`1,000 creates: ${receiver.deliveries.length} deliveries, ${repeats} repeats`);
     for (const delivery of receiver.deliveries) {
@@ -419,6 +420,6 @@ describe('new-plant webhooks', () => {
         byId.get(delivery.webhookId)?.body,
       ]);
     }
-    expect(repeats).toBeLessThanOrEqual(20);
+    expect(repeats).toBeLessThanOrEqual(100);
   }, 300_000);
 });
