@@ -101,9 +101,10 @@ export function createHandler(dependencies: DeliverDependencies) {
       const logger = loggerOf(context);
       const deliver = deliveryFor(logger);
       // A record is one delivery or a bundle of one subscriber's; each is attempted side by side.
-      const turns = event.Records.flatMap((record, index) =>
-        parseDeliveryMessages(record.body, now()).map((message) => ({ index, message, record })),
-      );
+      const turns = event.Records.flatMap((record, index) => {
+        const messages = parseDeliveryMessages(record.body, now());
+        return messages.map((message) => ({ index, message, record, alone: messages.length < 2 }));
+      });
       const recordOf = (turn: number) => (turns[turn] as (typeof turns)[number]).index;
       const outcomes = await Promise.allSettled(
         turns.map(async ({ message, record }) => {
@@ -124,17 +125,18 @@ export function createHandler(dependencies: DeliverDependencies) {
           return step.kind === 'later' ? step.message : undefined;
         }),
       );
-      // A record whose delivery failed unexpectedly comes back whole after the visibility
-      // timeout, the same attempts (its delivered endpoint events then not sent again).
+      // A delivery that failed unexpectedly goes back to the queue alone, due at once, so that
+      // its bundle's delivered ones are not sent again; alone already, its record comes back
+      // after the visibility timeout (SQS counts its receipts, and dead-letters it at the fifth).
       const failed = new Set<number>();
-      outcomes.forEach((outcome, turn) => {
-        if (outcome.status === 'fulfilled') return;
+      const later = outcomes.map((outcome, turn) => {
+        if (outcome.status === 'fulfilled') return outcome.value;
         logger.error('webhook delivery failed unexpectedly', { error: outcome.reason });
+        const { message, alone } = turns[turn] as (typeof turns)[number];
+        if (!alone && typeof message !== 'string') return message;
         failed.add(recordOf(turn));
+        return undefined;
       });
-      const later = outcomes.map((outcome, turn) =>
-        outcome.status === 'rejected' || failed.has(recordOf(turn)) ? undefined : outcome.value,
-      );
       for (const turn of await sendForLater(later, logger)) failed.add(recordOf(turn));
       await flushSpans();
       return {

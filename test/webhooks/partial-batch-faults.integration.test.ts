@@ -143,7 +143,7 @@ it('queues a stream batch as one bundle a subscriber, read back as every event i
   ]);
 });
 
-it("hands back a bundle whose delivery failed unexpectedly whole, and queues the others' retries", async () => {
+it("queues a bundle's unexpectedly failed deliveries again alone, hands back a lone one, and queues the others' retries", async () => {
   const failing = createServer((request, response) => {
     request.resume().on('end', () => response.writeHead(500).end());
   });
@@ -179,12 +179,15 @@ it("hands back a bundle whose delivery failed unexpectedly whole, and queues the
       Records: [
         deliveryRecord('one', bundle('audit', ['a', 'b'])),
         deliveryRecord('two', bundle('crm', ['c', 'd'])),
+        deliveryRecord('three', bundle('audit', ['e'])),
       ],
     };
-    // The first comes back as it was (SQS counts its receives); the second's members failed
-    // their attempts, so their next ones wait in the retry queue, each a message of its own.
+    // The first bundle's members go back alone, due at once, the same attempt: a bundle never
+    // comes back whole, with deliveries it had made. The lone third comes back as it was (SQS
+    // counts its receives). The second's members failed their attempts, so their next ones wait
+    // in the retry queue, each a message of its own.
     await expect(deliver(event)).resolves.toEqual({
-      batchItemFailures: [{ itemIdentifier: 'one' }],
+      batchItemFailures: [{ itemIdentifier: 'three' }],
     });
     const [call, ...more] = sqs.commandCalls(SendMessageBatchCommand);
     expect(more).toHaveLength(0);
@@ -193,6 +196,8 @@ it("hands back a bundle whose delivery failed unexpectedly whole, and queues the
       return [entry.DelaySeconds, message.webhookId, message.attempt];
     });
     expect(retried).toEqual([
+      [0, 'a', 1],
+      [0, 'b', 1],
       [5, 'c', 2],
       [5, 'd', 2],
     ]);
