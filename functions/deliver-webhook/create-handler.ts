@@ -72,9 +72,8 @@ function secretsManagerSubscribers(
     url: subscriber.url,
     secret: async () => {
       const cached = secrets.get(subscriber.secretArn);
-      if (cached !== undefined && now() - cached.readAt < secretCacheMilliseconds) {
-        return cached.value;
-      }
+      const fresh = cached !== undefined && now() - cached.readAt < secretCacheMilliseconds;
+      if (fresh) return cached.value;
       const { SecretString } = await dependencies.secretsManager.send(
         new GetSecretValueCommand({ SecretId: subscriber.secretArn }),
       );
@@ -125,9 +124,8 @@ export function createHandler(dependencies: DeliverDependencies) {
           return step.kind === 'later' ? step.message : undefined;
         }),
       );
-      // A delivery that failed unexpectedly goes back to the queue alone, due at once, so that
-      // its bundle's delivered ones are not sent again; alone already, its record comes back
-      // after the visibility timeout (SQS counts its receipts, and dead-letters it at the fifth).
+      // One that failed unexpectedly goes back alone, due at once, its bundle's others not sent
+      // again; a lone one's record comes back after the visibility timeout (SQS counts receipts).
       const failed = new Set<number>();
       const later = outcomes.map((outcome, turn) => {
         if (outcome.status === 'fulfilled') return outcome.value;

@@ -32,12 +32,15 @@ export interface Span extends TraceContext {
 type Spans = {
   active: AsyncLocalStorage<{ readonly span: Span; readonly service: string }>;
   finished: { service: string; span: object }[];
+  /** When a failed export was last said (a collector down, slow or misnamed), spans dropped since. */
+  dropped: { saidAt: number; spans: number };
 };
-// One store and one buffer a process, however many copies of this module hot reload imported.
+// One store, buffer and count a process, however many copies of this module hot reload imported.
 const process_ = globalThis as { [key: symbol]: Spans | undefined };
 const spans = Symbol.for('plant-store.spans');
-process_[spans] ??= { active: new AsyncLocalStorage(), finished: [] };
-const { active, finished } = process_[spans];
+const noneDropped = { saidAt: Number.NEGATIVE_INFINITY, spans: 0 };
+process_[spans] ??= { active: new AsyncLocalStorage(), finished: [], dropped: noneDropped };
+const { active, finished, dropped } = process_[spans];
 
 /** An export's time limit: a slow collector costs a sampled invocation this much at most. */
 export const exportTimeoutMilliseconds = 500;
@@ -128,9 +131,6 @@ export async function flushSpans(timeLeftMilliseconds = Number.POSITIVE_INFINITY
   }
 }
 
-/** When a failed export was last said (a collector down, slow or misnamed), spans dropped since. */
-const dropped = { saidAt: Number.NEGATIVE_INFINITY, spans: 0 };
-
 /** What a client's calls are made of, as its middleware sees them. */
 export type AwsCallArgs = { input: Record<string, unknown> };
 
@@ -143,6 +143,8 @@ export function traceAwsCalls(
   system: string,
   traced: (args: AwsCallArgs, operation: string, span: Span) => AwsCallArgs = (args) => args,
 ): void {
+  // Only where spans are sent: each middleware costs every call of the client.
+  if (tracesEndpoint() === undefined) return;
   const middleware =
     (next: (args: AwsCallArgs) => Promise<unknown>, { commandName }: { commandName: string }) =>
     (args: AwsCallArgs) => {
@@ -152,14 +154,12 @@ export function traceAwsCalls(
         next(span === undefined ? args : traced(args, operation, span)),
       );
     };
-  // Only where spans are sent: each middleware costs every call of the client.
-  if (tracesEndpoint() !== undefined) {
-    client.middlewareStack.add(middleware as never, { step: 'initialize', name: 'spans' });
-  }
+  client.middlewareStack.add(middleware as never, { step: 'initialize', name: 'spans' });
 }
 
 /** Calls signed without an SDK client (the authorizer's), each a client span as an SDK call's. */
 export function traceSignedCalls(system: string, call: SignedCall): SignedCall {
+  if (tracesEndpoint() === undefined) return call;
   const attributes = { 'rpc.system': 'aws-api', 'rpc.service': system };
   return (method, path, options) => {
     const target = options?.headers?.['x-amz-target']?.split('.')[1];

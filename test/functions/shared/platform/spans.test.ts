@@ -254,6 +254,10 @@ describe('spans', () => {
   });
 
   it('times the calls a function signs itself (the authorizer’s) as client spans, named as the SDK’s', async () => {
+    // Where no spans are sent, the calls are left as they are.
+    const credentials = () => ({ accessKeyId: 'test', secretAccessKey: 'test' });
+    const untraced = signedCalls('dynamodb', { region: 'us-east-1', credentials });
+    expect(traceSignedCalls('DynamoDB', untraced)).toBe(untraced);
     process.env.OTEL_EXPORTER_OTLP_ENDPOINT = collector.endpoint;
     // DynamoDB answers; the control plane fails (a 500).
     const service = createServer((request, response) => {
