@@ -32,9 +32,8 @@ export const deliveryBatchSize = 10;
 
 /**
  * The fan-out's stream mapping: a failing batch is bisected, retried ten times, then kept. Ten
- * batches of a shard at once (Lambda keeps each plant's records in order across them: "Using
- * AWS Lambda with Amazon DynamoDB", parallelization factor), since an event to 2,000 endpoints
- * is 200 queue sends: one batch at a time would admit 2.5 events a second (docs/capacity.md).
+ * batches of a shard at once (Lambda keeps each plant's records in order across them: "Using AWS
+ * Lambda with Amazon DynamoDB", parallelization factor), for 2,000 endpoints (docs/capacity.md).
  */
 export const fanoutStreamSettings = {
   batchSize: 100,

@@ -4,9 +4,7 @@
  */
 
 function failWithoutEventStreams(): never {
-  throw new Error(
-    'Event streams are not bundled in the Plant Store functions (infra/bundling.ts).',
-  );
+  throw new Error('Event streams are not bundled in the functions (infra/bundling.ts).');
 }
 
 /** Stands in for the SDK's event-stream serde; never constructed for DynamoDB. */

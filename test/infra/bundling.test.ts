@@ -38,19 +38,27 @@ afterAll(() => {
 describe('the create-plant bundle', () => {
   it('leaves out the credential providers Lambda never uses and the event-stream codec', () => {
     const inputs = Object.keys(metafile.inputs);
+    // What is in the bundle: a module read but tree-shaken away adds nothing.
+    const [output] = Object.values(metafile.outputs);
+    const written = Object.entries(output?.inputs ?? {}).filter(
+      ([, { bytesInOutput }]) => bytesInOutput,
+    );
+    const emitted = written.map(([input]) => input);
     for (const excluded of [
       '@aws-sdk/credential-provider-node/',
       '@aws-sdk/credential-provider-ini/',
       '@aws-sdk/credential-provider-sso/',
       '@aws-sdk/nested-clients/',
       '@smithy/core/dist-es/submodules/event-streams/',
+      '@smithy/core/dist-es/submodules/checksum/sha256/',
       'mnemonist/',
       '@aws/lambda-invoke-store/',
     ]) {
-      expect(inputs.filter((input) => input.includes(excluded))).toEqual([]);
+      expect(emitted.filter((input) => input.includes(excluded))).toEqual([]);
     }
     expect(inputs).toContain('infra/bundle-aliases/lambda-credentials.ts');
     expect(inputs).toContain('infra/bundle-aliases/lru-cache.ts');
+    expect(inputs).toContain('infra/bundle-aliases/node-checksum.ts');
   });
 
   it('loads node:http with require, never through an ES module import', () => {
@@ -232,5 +240,33 @@ describe('the LRU cache that stands in for mnemonist’s', () => {
     expect([cache.has('a'), cache.has('c'), cache.has('d')]).toEqual([false, true, true]);
     cache.clear();
     expect(cache.size).toBe(0);
+  });
+});
+
+describe('the SHA-256 that stands in for the SDK’s', () => {
+  it('digest and sign every kind of data as the SDK’s own do', async () => {
+    const lean = await import('../../infra/bundle-aliases/node-checksum.ts');
+    const sdk = await import('@smithy/core/checksum');
+    type Data = string | Uint8Array | ArrayBuffer | DataView;
+    type Hash = new (secret?: Data) => { update(data: Data): void; digest(): Promise<Uint8Array> };
+    const digest = async (Algorithm: Hash, input: Data, secret?: Data) => {
+      const hash = new Algorithm(secret);
+      hash.update(input);
+      hash.update(' and more');
+      return Buffer.from(await hash.digest()).toString('hex');
+    };
+    const bytes = new TextEncoder().encode('Monstera deliciosa');
+    // What the clients hash (the SDK's own takes no ArrayBuffer there).
+    for (const input of ['Monstera deliciosa', bytes, new DataView(bytes.buffer, 3, 8)]) {
+      expect(await digest(lean.Sha256, input)).toBe(await digest(sdk.Sha256, input));
+    }
+    // An HMAC, keyed by each kind of data, as SigV4 derives its keys.
+    for (const key of ['key', bytes.subarray(2, 9), bytes.slice().buffer]) {
+      expect(await digest(lean.Sha256, 'x', key)).toBe(await digest(sdk.Sha256, 'x', key));
+    }
+    // The rest is the SDK's own (its ES module; Jest loads its CommonJS one).
+    const { Md5, Crc32 } = lean as unknown as Record<'Md5' | 'Crc32', Hash>;
+    expect(await digest(Md5, bytes)).toBe(await digest(sdk.Md5, bytes));
+    expect(await digest(Crc32, bytes)).toBe(await digest(sdk.Crc32, bytes));
   });
 });

@@ -1,11 +1,11 @@
 /**
  * Signed calls of AWS's JSON APIs, without an SDK client (one would be most of the authorizer's
- * bundle): SigV4 by `@smithy/signature-v4`, hashed by Node's own crypto.
+ * bundle): SigV4 by `@smithy/signature-v4`, hashed by the SDK's SHA-256 (Node's own crypto).
  */
-import { createHash, createHmac } from 'node:crypto';
 import { Agent as HttpAgent, request as httpRequest } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import { text } from 'node:stream/consumers';
+import { Sha256 } from '@smithy/core/checksum';
 import { SignatureV4 } from '@smithy/signature-v4';
 import { remainingBudget } from './invocation-budget.ts';
 
@@ -25,27 +25,6 @@ export interface SignedCallSettings {
   readonly appId?: string;
 }
 
-/** SHA-256 (and its HMAC) as the signer wants it, from Node's own crypto. */
-class Sha256 {
-  private readonly hash;
-  constructor(secret?: string | ArrayBuffer | ArrayBufferView) {
-    this.hash = secret === undefined ? createHash('sha256') : createHmac('sha256', bytes(secret));
-  }
-  update(data: string | ArrayBuffer | ArrayBufferView): void {
-    this.hash.update(bytes(data));
-  }
-  async digest(): Promise<Uint8Array> {
-    return new Uint8Array(this.hash.digest());
-  }
-}
-
-function bytes(data: string | ArrayBuffer | ArrayBufferView): string | Uint8Array {
-  if (typeof data === 'string') return data;
-  return ArrayBuffer.isView(data)
-    ? new Uint8Array(data.buffer, data.byteOffset, data.byteLength)
-    : new Uint8Array(data);
-}
-
 /** One signed JSON call of an AWS service: its status and JSON body. */
 export type SignedCall = (
   method: 'GET' | 'POST',
@@ -58,12 +37,11 @@ export type SignedCall = (
 ) => Promise<{ readonly status: number; readonly body: Record<string, unknown> }>;
 
 export function signedCalls(service: string, settings: SignedCallSettings): SignedCall {
-  const origin = new URL(
-    settings.endpoint ?? `https://${service}.${settings.region}.amazonaws.com`,
-  );
+  const { region, endpoint = `https://${service}.${region}.amazonaws.com` } = settings;
+  const origin = new URL(endpoint);
   const signer = new SignatureV4({
     service,
-    region: settings.region,
+    region,
     credentials: async () => settings.credentials(),
     sha256: Sha256,
   });
