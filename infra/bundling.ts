@@ -21,9 +21,9 @@ export const bundleSettings = {
   alias: {
     '@aws-sdk/credential-provider-node': './infra/bundle-aliases/lambda-credentials.ts',
     '@aws/lambda-invoke-store': './infra/bundle-aliases/lambda-invoke-store.ts',
+    '@aws-sdk/middleware-endpoint-discovery': './infra/bundle-aliases/no-endpoint-discovery.ts',
     '@smithy/core/checksum': './infra/bundle-aliases/node-checksum.ts',
     '@smithy/core/event-streams': './infra/bundle-aliases/no-event-streams.ts',
-    'mnemonist/lru-cache': './infra/bundle-aliases/lru-cache.ts',
     http: './infra/bundle-aliases/node-http.ts',
     'node:http': './infra/bundle-aliases/node-http.ts',
     process: './infra/bundle-aliases/node-process.ts',

@@ -36,7 +36,7 @@ afterAll(() => {
 });
 
 describe('the create-plant bundle', () => {
-  it('leaves out the credential providers Lambda never uses and the event-stream codec', () => {
+  it('leaves out the credential providers Lambda never uses, the event-stream codec and endpoint discovery', () => {
     const inputs = Object.keys(metafile.inputs);
     // What is in the bundle: a module read but tree-shaken away adds nothing.
     const [output] = Object.values(metafile.outputs);
@@ -52,12 +52,14 @@ describe('the create-plant bundle', () => {
       '@smithy/core/dist-es/submodules/event-streams/',
       '@smithy/core/dist-es/submodules/checksum/sha256/',
       'mnemonist/',
+      '@aws-sdk/endpoint-cache/',
+      '@aws-sdk/middleware-endpoint-discovery/',
       '@aws/lambda-invoke-store/',
     ]) {
       expect(emitted.filter((input) => input.includes(excluded))).toEqual([]);
     }
     expect(inputs).toContain('infra/bundle-aliases/lambda-credentials.ts');
-    expect(inputs).toContain('infra/bundle-aliases/lru-cache.ts');
+    expect(inputs).toContain('infra/bundle-aliases/no-endpoint-discovery.ts');
     expect(inputs).toContain('infra/bundle-aliases/node-checksum.ts');
   });
 
@@ -221,25 +223,16 @@ async function invokeBundle(prelude: string, environment: Record<string, string>
   }
 }
 
-describe('the LRU cache that stands in for mnemonist’s', () => {
-  it('keeps the most recently used entries up to its capacity, as the endpoint cache needs', async () => {
-    const { default: LruCache } = await import('../../infra/bundle-aliases/lru-cache.ts');
-    const cache = new LruCache<string, number>(2);
-    cache.set('a', 1).set('b', 2);
-    expect(cache.get('a')).toBe(1); // a is now the most recent
-    cache.set('c', 3); // evicts b
-    expect([cache.has('a'), cache.has('b'), cache.has('c'), cache.size]).toEqual([
-      true,
-      false,
-      true,
-      2,
-    ]);
-    expect(cache.peek('c')).toBe(3);
-    expect(cache.peek('a')).toBe(1); // a peek leaves a the least recently used
-    cache.set('d', 4); // evicts a
-    expect([cache.has('a'), cache.has('c'), cache.has('d')]).toEqual([false, true, true]);
-    cache.clear();
-    expect(cache.size).toBe(0);
+describe('the endpoint discovery that stands in for the SDK’s', () => {
+  it('leaves a client as it is, and refuses one that asks for discovery', async () => {
+    const { resolveEndpointDiscoveryConfig } = await import(
+      '../../infra/bundle-aliases/no-endpoint-discovery.ts'
+    );
+    const config = { region: 'eu-west-1' };
+    expect(resolveEndpointDiscoveryConfig(config)).toBe(config);
+    expect(() => resolveEndpointDiscoveryConfig({ endpointDiscoveryEnabled: true })).toThrow(
+      /not bundled/,
+    );
   });
 });
 
