@@ -23,6 +23,7 @@ export const bundleSettings = {
     '@aws/lambda-invoke-store': './infra/bundle-aliases/lambda-invoke-store.ts',
     '@aws-sdk/middleware-endpoint-discovery': './infra/bundle-aliases/no-endpoint-discovery.ts',
     '@smithy/core/checksum': './infra/bundle-aliases/node-checksum.ts',
+    '@smithy/core/config': './infra/bundle-aliases/lambda-config.ts',
     '@smithy/core/event-streams': './infra/bundle-aliases/no-event-streams.ts',
     http: './infra/bundle-aliases/node-http.ts',
     'node:http': './infra/bundle-aliases/node-http.ts',

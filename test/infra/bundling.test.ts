@@ -54,12 +54,15 @@ describe('the create-plant bundle', () => {
       'mnemonist/',
       '@aws-sdk/endpoint-cache/',
       '@aws-sdk/middleware-endpoint-discovery/',
+      '@smithy/core/dist-es/submodules/config/shared-ini-file-loader/',
+      '@smithy/core/dist-es/submodules/config/defaults-mode/resolveDefaultsModeConfig',
       '@aws/lambda-invoke-store/',
     ]) {
       expect(emitted.filter((input) => input.includes(excluded))).toEqual([]);
     }
     expect(inputs).toContain('infra/bundle-aliases/lambda-credentials.ts');
     expect(inputs).toContain('infra/bundle-aliases/no-endpoint-discovery.ts');
+    expect(inputs).toContain('infra/bundle-aliases/lambda-config.ts');
     expect(inputs).toContain('infra/bundle-aliases/node-checksum.ts');
   });
 
@@ -223,16 +226,50 @@ async function invokeBundle(prelude: string, environment: Record<string, string>
   }
 }
 
-describe('the endpoint discovery that stands in for the SDK’s', () => {
-  it('leaves a client as it is, and refuses one that asks for discovery', async () => {
+describe('the client settings that stand in for the SDK’s', () => {
+  it('reads a setting from the environment once, else its default, and refuses to guess a mode', async () => {
+    const { loadConfig, resolveDefaultsModeConfig } = await import(
+      '../../infra/bundle-aliases/lambda-config.ts'
+    );
     const { resolveEndpointDiscoveryConfig } = await import(
       '../../infra/bundle-aliases/no-endpoint-discovery.ts'
     );
-    const config = { region: 'eu-west-1' };
-    expect(resolveEndpointDiscoveryConfig(config)).toBe(config);
-    expect(() => resolveEndpointDiscoveryConfig({ endpointDiscoveryEnabled: true })).toThrow(
-      /not bundled/,
-    );
+    const saved = { ...process.env };
+    try {
+      let reads = 0;
+      const retries = loadConfig({
+        environmentVariableSelector: (environment) => {
+          reads += 1;
+          const value = Number(environment.AWS_MAX_ATTEMPTS);
+          if (Number.isNaN(value)) throw new Error('not a number');
+          return environment.AWS_MAX_ATTEMPTS === undefined ? undefined : value;
+        },
+        default: 3,
+      });
+      process.env.AWS_MAX_ATTEMPTS = '5';
+      expect([await retries(), await retries(), reads]).toEqual([5, 5, 1]);
+      // A value the selector refuses, or none: the default, as the SDK's chain gives it.
+      for (const value of ['many', undefined]) {
+        if (value === undefined) delete process.env.AWS_MAX_ATTEMPTS;
+        else process.env.AWS_MAX_ATTEMPTS = value;
+        const fresh = loadConfig({
+          environmentVariableSelector: (environment) => {
+            if (environment.AWS_MAX_ATTEMPTS === 'many') throw new Error('not a number');
+            return environment.AWS_MAX_ATTEMPTS;
+          },
+          default: async () => 'default',
+        });
+        expect(await fresh()).toBe('default');
+      }
+      delete process.env.AWS_DEFAULTS_MODE;
+      await expect(resolveDefaultsModeConfig()()).resolves.toBe('legacy');
+      process.env.AWS_DEFAULTS_MODE = 'auto';
+      await expect(resolveDefaultsModeConfig()()).rejects.toThrow(/not bundled/);
+      const config = { region: 'eu-west-1' };
+      expect(resolveEndpointDiscoveryConfig(config)).toBe(config);
+    } finally {
+      process.env = saved;
+    }
   });
 });
 

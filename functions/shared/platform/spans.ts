@@ -136,14 +136,13 @@ export type AwsCallArgs = { input: Record<string, unknown> };
 
 /**
  * Each call of an AWS SDK client as a client span below the active one, if an endpoint is set as
- * the client is made; `traced` may add the span to a call (an SQS message's attribute).
+ * the client is made (each middleware costs every call); `traced` may add the span to a call.
  */
 export function traceAwsCalls(
   client: { middlewareStack: { add(middleware: never, options: object): void } },
   system: string,
   traced: (args: AwsCallArgs, operation: string, span: Span) => AwsCallArgs = (args) => args,
 ): void {
-  // Only where spans are sent: each middleware costs every call of the client.
   if (tracesEndpoint() === undefined) return;
   const middleware =
     (next: (args: AwsCallArgs) => Promise<unknown>, { commandName }: { commandName: string }) =>
