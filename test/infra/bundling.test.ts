@@ -36,7 +36,7 @@ afterAll(() => {
 });
 
 describe('the create-plant bundle', () => {
-  it('leaves out the credential providers Lambda never uses, the event-stream codec and endpoint discovery', () => {
+  it('leaves out what Lambda never runs: other credential providers, event streams, the JavaScript SHA-256, endpoint discovery, config files', () => {
     const inputs = Object.keys(metafile.inputs);
     // What is in the bundle: a module read but tree-shaken away adds nothing.
     const [output] = Object.values(metafile.outputs);
