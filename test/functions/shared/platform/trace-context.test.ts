@@ -8,6 +8,7 @@ import { createLogger } from '../../../../functions/shared/platform/logger.ts';
 import {
   childOf,
   formatTraceparent,
+  newSpanId,
   parseTraceparent,
   requestTrace,
 } from '../../../../functions/shared/platform/trace-context.ts';
@@ -80,6 +81,16 @@ describe('requestTrace', () => {
     for (const trace of [one, other]) expect(formatTraceparent(trace)).toMatch(traceresponse);
     expect(one.traceId).not.toBe(other.traceId);
     expect(one.flags).toBe('01');
+  });
+
+  it('draws ids that never repeat, past many refills of the random pool', () => {
+    // 4 KiB a refill: 2,000 traces (24 bytes each) and 2,000 span ids take about 16 refills.
+    const ids = Array.from({ length: 2_000 }, () => [
+      requestTrace(undefined, undefined).traceId,
+      newSpanId(),
+    ]).flat();
+    expect(new Set(ids).size).toBe(ids.length);
+    for (const id of ids) expect(id).toMatch(/^(?!0+$)([0-9a-f]{16}|[0-9a-f]{32})$/);
   });
 });
 
