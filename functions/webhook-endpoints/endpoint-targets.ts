@@ -6,7 +6,7 @@
  */
 import { retryWhileUnavailable } from '../shared/platform/dynamodb.ts';
 import type { Logger } from '../shared/platform/logger.ts';
-import { parseTraceparent } from '../shared/platform/trace-context.ts';
+import { activeSpan } from '../shared/platform/spans.ts';
 import type {
   DeliveryTarget,
   DeliveryTargets,
@@ -172,6 +172,6 @@ function attemptRecordOf(
     durationMilliseconds: Math.round(timing.durationMilliseconds),
     ...(outcome.delivered ? {} : { failure: outcome.failure }),
     attemptedAt: new Date(timing.startedAt).toISOString(),
-    traceId: parseTraceparent(message.traceparent)?.traceId,
+    traceId: activeSpan()?.traceId,
   };
 }

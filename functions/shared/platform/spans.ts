@@ -51,7 +51,8 @@ export function activeSpan(): Span | undefined {
 
 /**
  * `work` as a span: its own `context`, else a child of the active span; with neither, no span.
- * Kept when an endpoint is set and the trace sampled (`sampled`); a throw is its error.
+ * Active for `work` (what it calls and logs is in its trace), and kept when an endpoint is set and
+ * the trace sampled (`sampled`); a throw is its error.
  */
 export async function inSpan<T>(
   name: string,
@@ -63,9 +64,11 @@ export async function inSpan<T>(
   if (context === undefined) return work(undefined);
   const attributes: Attributes = { ...options.attributes };
   const span: Span = { ...context, set: (more) => Object.assign(attributes, more) };
-  // Not kept (no endpoint, or a trace not sampled): its context only, and no spans below it.
-  if (tracesEndpoint() === undefined || !sampled(context)) return work(span);
   const service = options.service ?? parent?.service ?? 'plant-store';
+  // Not kept (no endpoint, or a trace not sampled): its context only, as are those below it.
+  if (tracesEndpoint() === undefined || !sampled(context)) {
+    return active.run({ span, service }, () => work(span));
+  }
   const [startedAt, started] = [Date.now(), performance.now()];
   let error: { code?: { statusCode?: number } } | undefined;
   try {

@@ -4,7 +4,7 @@
  */
 import { StoreUnavailableError } from '../errors/errors.ts';
 import type { Logger } from '../platform/logger.ts';
-import { parseTraceparent } from '../platform/trace-context.ts';
+import { activeSpan } from '../platform/spans.ts';
 import type { DeliveryMessage } from './delivery-message.ts';
 import {
   defaultRetrySchedule,
@@ -76,8 +76,8 @@ export async function attemptDelivery(
 ): Promise<DeliveryStep> {
   const now = options.now ?? Date.now;
   const schedule = options.schedule ?? defaultRetrySchedule;
-  // The attempt's lines are in its event's trace.
-  const traceId = parseTraceparent(message.traceparent)?.traceId;
+  // The attempt's lines are in its event's trace, as its delivery's span is.
+  const traceId = activeSpan()?.traceId;
   const logger = traceId === undefined ? options.logger : options.logger.child({ traceId });
   // Not yet due: one more hop (SQS delays 15 minutes at most).
   if (message.dueAt > now()) return { kind: 'later', message };

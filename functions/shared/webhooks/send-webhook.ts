@@ -7,8 +7,8 @@ import { request as httpsRequest } from 'node:https';
 import { isIPv6, type LookupFunction } from 'node:net';
 import { Webhook } from 'standardwebhooks';
 import type { Logger } from '../platform/logger.ts';
-import { activeSpan, inSpan } from '../platform/spans.ts';
-import { childOf, formatTraceparent, parseTraceparent } from '../platform/trace-context.ts';
+import { inSpan } from '../platform/spans.ts';
+import { formatTraceparent } from '../platform/trace-context.ts';
 import type { Webhook as PlantWebhook } from './plant-events.ts';
 
 /** A subscriber: where its webhooks go and the `whsec_…` secret they are signed with. */
@@ -42,9 +42,9 @@ export interface SendOptions {
 
 /**
  * POSTs the webhook once, signed afresh (with the previous secret too, during a rotation), with
- * its version as `plant-version` for receivers older than the id's, and a `traceparent` of its
- * event's trace. Only a 2xx within the
- * timeout is delivered; a redirect is never followed. A failure is described in a line.
+ * its version as `plant-version` for receivers older than the id's, and a `traceparent` below the
+ * active span (its delivery's, in its event's trace). Only a 2xx within the timeout is delivered;
+ * a redirect is never followed. A failure is described in a line.
  */
 export async function sendWebhook(
   event: PlantWebhook,
@@ -56,12 +56,10 @@ export async function sendWebhook(
     .filter((secret): secret is string => secret !== undefined)
     .map((secret) => new Webhook(secret).sign(event.webhookId, now, event.payload));
   const body = Buffer.from(event.payload, 'utf8');
-  const trace = parseTraceparent(event.traceparent);
-  // The attempt is a client span below the delivery's (or the event's request), which the
-  // receiver continues; a delete's event has no trace.
-  const context = activeSpan() === undefined ? trace && childOf(trace) : undefined;
+  // The attempt is a client span below the delivery's, which the receiver continues; a delete's
+  // event has no trace.
   const attributes = { 'http.request.method': 'POST', 'url.full': subscriber.url };
-  const span = { kind: 'client', context, attributes } as const;
+  const span = { kind: 'client', attributes } as const;
   try {
     const status = await inSpan('POST', span, async (attempt) => {
       const answered = await post(

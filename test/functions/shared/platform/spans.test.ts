@@ -137,6 +137,16 @@ describe('spans', () => {
     expect(await inSpan('traced', { context: sampled }, async (span) => span?.traceId)).toBe(
       sampled.traceId,
     );
+    // Not kept, a span is still active for its work: what that calls is below it, in its trace.
+    const below = await inSpan('traced', { context: sampled }, () =>
+      inSpan('below', {}, async (span) => [
+        span?.traceId,
+        span?.parentSpanId,
+        activeSpan() === span,
+      ]),
+    );
+    expect(below).toEqual([sampled.traceId, sampled.spanId, true]);
+    expect(activeSpan()).toBeUndefined();
     await flushSpans();
     process.env.OTEL_EXPORTER_OTLP_ENDPOINT = collector.endpoint;
     await flushSpans();
