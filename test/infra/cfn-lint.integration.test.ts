@@ -6,9 +6,9 @@ import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { beforeAll, describe, expect, it } from '@jest/globals';
-import { cfnLintExceptions } from '../../infra/cfn-lint-exceptions.ts';
 import { type StageConfig, stages } from '../../infra/stages.ts';
 import { findPythonTool } from '../../local/python-tools.ts';
+import { cfnLintExceptions } from './cfn-lint-exceptions.ts';
 import { synthesizedStages } from './synthesized-stages.ts';
 
 const synthesizedStage = synthesizedStages();
