@@ -29,8 +29,9 @@ export interface Span extends TraceContext {
   set(attributes: Attributes): void;
 }
 
+type Active = { readonly span: Span; readonly service: string; readonly kept: boolean };
 type Spans = {
-  active: AsyncLocalStorage<{ readonly span: Span; readonly service: string }>;
+  active: AsyncLocalStorage<Active>;
   finished: { service: string; span: object }[];
   /** When a failed export was last said (a collector down, slow or misnamed), spans dropped since. */
   dropped: { saidAt: number; spans: number };
@@ -51,8 +52,8 @@ export function activeSpan(): Span | undefined {
 
 /**
  * `work` as a span: its own `context`, else a child of the active span; with neither, no span.
- * Active for `work` (what it calls and logs is in its trace), and kept when an endpoint is set and
- * the trace sampled (`sampled`); a throw is its error.
+ * Active for `work` (what it calls and logs is in its trace); kept when an endpoint is set and the
+ * trace sampled (`sampled`), a child as its parent is; a throw is its error.
  */
 export async function inSpan<T>(
   name: string,
@@ -65,14 +66,12 @@ export async function inSpan<T>(
   const attributes: Attributes = { ...options.attributes };
   const span: Span = { ...context, set: (more) => Object.assign(attributes, more) };
   const service = options.service ?? parent?.service ?? 'plant-store';
-  // Not kept (no endpoint, or a trace not sampled): its context only, as are those below it.
-  if (tracesEndpoint() === undefined || !sampled(context)) {
-    return active.run({ span, service }, () => work(span));
-  }
+  const kept = parent && !options.context ? parent.kept : !!tracesEndpoint() && sampled(context);
+  if (!kept) return active.run({ span, service, kept }, () => work(span));
   const [startedAt, started] = [Date.now(), performance.now()];
   let error: { code?: { statusCode?: number } } | undefined;
   try {
-    return await active.run({ span, service }, () => work(span));
+    return await active.run({ span, service, kept }, () => work(span));
   } catch (thrown) {
     error = (thrown ?? {}) as typeof error;
     throw thrown;
@@ -138,8 +137,9 @@ export async function flushSpans(timeLeftMilliseconds = Number.POSITIVE_INFINITY
 export type AwsCallArgs = { input: Record<string, unknown> };
 
 /**
- * Each call of an AWS SDK client as a client span below the active one, if an endpoint is set as
- * the client is made (each middleware costs every call); `traced` may add the span to a call.
+ * Each call of an AWS SDK client as a client span below the active one when that is kept, if an
+ * endpoint is set as the client is made (each middleware costs every call); `traced` may add the
+ * span to a call.
  */
 export function traceAwsCalls(
   client: { middlewareStack: { add(middleware: never, options: object): void } },
@@ -150,6 +150,7 @@ export function traceAwsCalls(
   const middleware =
     (next: (args: AwsCallArgs) => Promise<unknown>, { commandName }: { commandName: string }) =>
     (args: AwsCallArgs) => {
+      if (!active.getStore()?.kept) return next(args);
       const operation = commandName.replace(/Command$/, '');
       const attributes = { 'rpc.system': 'aws-api', 'rpc.service': system };
       return inSpan(`${system}.${operation}`, { kind: 'client', attributes }, (span) =>
@@ -164,6 +165,7 @@ export function traceSignedCalls(system: string, call: SignedCall): SignedCall {
   if (tracesEndpoint() === undefined) return call;
   const attributes = { 'rpc.system': 'aws-api', 'rpc.service': system };
   return (method, path, options) => {
+    if (!active.getStore()?.kept) return call(method, path, options);
     const target = options?.headers?.['x-amz-target']?.split('.')[1];
     const name = `${system}.${target ?? `${method} /${path.split('/')[1]}`}`;
     return inSpan(name, { kind: 'client', attributes }, async (span) => {

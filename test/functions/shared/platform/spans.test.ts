@@ -421,5 +421,10 @@ describe('spans', () => {
       ...sampled,
       spanId: call?.spanId,
     });
+    // In a trace not sampled, the call goes as it is: no span, and no context on the message.
+    await inSpan('fan-out', { context: { ...sampled, flags: '00' } }, () => sqs.send(command()));
+    await flushSpans();
+    expect(sent[2]?.Entries).toEqual([{ Id: '0', MessageBody: '{}' }]);
+    expect(collector.spans.filter((span) => span.name === 'SQS.SendMessageBatch')).toHaveLength(1);
   });
 });
