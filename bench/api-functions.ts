@@ -30,13 +30,16 @@ import {
 } from './cold-start.ts';
 import { startInstantDynamoDb } from './instant-dynamodb.ts';
 import { round } from './statistics.ts';
-import { measureWarmPath, median } from './warm-path.ts';
+import { measureSteadyState, measureWarmPath, median, type WarmFigures } from './warm-path.ts';
 
 /** How many samples each measurement takes. */
 export interface Sampling {
   readonly coldStartRuns: number;
   readonly warmRounds: number;
   readonly warmRoundMilliseconds: number;
+  /** Tracing's steady state: blocks of each subject in turn, and invocations a block. */
+  readonly steadyBlocks: number;
+  readonly steadyInvocationsPerBlock: number;
   readonly authorizerMilliseconds: number;
 }
 
@@ -274,47 +277,71 @@ async function measureCreateWarmPath(
     OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${(sink.address() as AddressInfo).port}`,
     OTEL_TRACES_SAMPLER_ARG: String(xraySampledShare * (stages.prod.traceSampleRatio ?? 0)),
   };
-  const figures = await measureWarmPath(
-    [
-      { name: createFunctionName, bundlePath: bundles.create.path, environment },
-      { name: tracingSubjects.untraced, bundlePath: untraced?.path ?? '', environment },
-      { name: tracingSubjects.exporting, bundlePath: bundles.create.path, environment: exporting },
-      { name: 'bare-handler', bundlePath: bundles.bareCreate.path, environment },
-      { name: 'raw-http-put', bundlePath: 'raw-http', environment },
+  const traced = [
+    { name: createFunctionName, bundlePath: bundles.create.path, environment },
+    { name: tracingSubjects.untraced, bundlePath: untraced?.path ?? '', environment },
+    { name: tracingSubjects.exporting, bundlePath: bundles.create.path, environment: exporting },
+  ];
+  const eventPath = sampleEventPath(createFunction);
+  try {
+    const figures = await measureWarmPath(
+      [
+        ...traced,
+        { name: 'bare-handler', bundlePath: bundles.bareCreate.path, environment },
+        { name: 'raw-http-put', bundlePath: 'raw-http', environment },
+        {
+          name: 'bare, client per invocation',
+          bundlePath: bundles.bareCreate.path,
+          environment: { ...environment, BENCH_CLIENT_PER_INVOCATION: '1' },
+        },
+      ],
       {
-        name: 'bare, client per invocation',
-        bundlePath: bundles.bareCreate.path,
-        environment: { ...environment, BENCH_CLIENT_PER_INVOCATION: '1' },
+        eventPath,
+        storeUrl,
+        rounds: sampling.warmRounds,
+        roundMilliseconds: sampling.warmRoundMilliseconds,
       },
-    ],
-    {
-      eventPath: sampleEventPath(createFunction),
-      storeUrl,
-      rounds: sampling.warmRounds,
-      roundMilliseconds: sampling.warmRoundMilliseconds,
-    },
-  ).finally(() => sink.close());
-  // Round by round, each create round against the bare round right after it: load from
-  // elsewhere changes between rounds far more than within a pair.
-  const createRounds = figures[createFunctionName]?.requestsPerSecondByRound ?? [];
-  const bareRounds = figures['bare-handler']?.requestsPerSecondByRound ?? [];
-  const roundRatios = createRounds.map((value, index) => value / (bareRounds[index] ?? Number.NaN));
-  const toUntraced = (name: string) => {
-    const untracedRounds = figures[tracingSubjects.untraced]?.requestsPerSecondByRound ?? [];
-    const ratios = (figures[name]?.requestsPerSecondByRound ?? []).map(
-      (value, index) => value / (untracedRounds[index] ?? Number.NaN),
     );
-    return { ratio: round(median(ratios), 3), spread: spreadOf(ratios) };
-  };
-  return {
-    figures,
-    ratioToBareHandler: round(median(roundRatios), 2),
-    ratioSpread: spreadOf(roundRatios),
-    tracing: {
-      carried: toUntraced(createFunctionName),
-      exporting: toUntraced(tracingSubjects.exporting),
-    },
-  };
+    const steady = await measureSteadyState(traced, {
+      eventPath,
+      storeUrl,
+      blocks: sampling.steadyBlocks,
+      invocationsPerBlock: sampling.steadyInvocationsPerBlock,
+    });
+    // Round by round, each create round against the bare round right after it: load from
+    // elsewhere changes between rounds far more than within a pair.
+    const createRounds = figures[createFunctionName]?.requestsPerSecondByRound ?? [];
+    const bareRounds = figures['bare-handler']?.requestsPerSecondByRound ?? [];
+    const roundRatios = createRounds.map(
+      (value, index) => value / (bareRounds[index] ?? Number.NaN),
+    );
+    return {
+      figures,
+      ratioToBareHandler: round(median(roundRatios), 2),
+      ratioSpread: spreadOf(roundRatios),
+      steady,
+      // Judged in the steady state; a fresh process's first seconds are reported beside it.
+      tracing: {
+        carried: toUntraced(steady, createFunctionName),
+        exporting: toUntraced(steady, tracingSubjects.exporting),
+      },
+      tracingFirstSeconds: {
+        carried: toUntraced(figures, createFunctionName),
+        exporting: toUntraced(figures, tracingSubjects.exporting),
+      },
+    };
+  } finally {
+    sink.close();
+  }
+}
+
+/** A subject's throughput over the untraced build's, round (or block) by round. */
+function toUntraced(figures: Record<string, WarmFigures>, name: string) {
+  const untracedRounds = figures[tracingSubjects.untraced]?.requestsPerSecondByRound ?? [];
+  const ratios = (figures[name]?.requestsPerSecondByRound ?? []).map(
+    (value, index) => value / (untracedRounds[index] ?? Number.NaN),
+  );
+  return { ratio: round(median(ratios), 3), spread: spreadOf(ratios) };
 }
 
 /** The share of requests X-Ray's default sampling rule samples, past its first a second. */

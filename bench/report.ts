@@ -16,6 +16,7 @@ import type { ColdStartFigures } from './cold-start.ts';
 import type { DeliveryCpuFigures } from './delivery-cpu.ts';
 import type { measureEndToEnd } from './end-to-end.ts';
 import { round } from './statistics.ts';
+import { steadyWarmUpMilliseconds } from './warm-path.ts';
 import type { EndpointFigures } from './webhook-endpoints.ts';
 import type { measureWebhookLoad } from './webhooks.ts';
 
@@ -149,10 +150,17 @@ function formatCreate({ apiFunctions }: BenchResults, check: Check): string[] {
         `  ${name.padEnd(44)} ${String(figures.requestsPerSecond).padStart(9)}   ${String(figures.cpuMicrosecondsPerRequest).padStart(14)}`,
     ),
     `  ${createFunctionName} / bare handler: ${warm.ratioToBareHandler}, round by round ${formatSpread(warm.ratioSpread)} (target ≥ ${targets.warmRatioToBareHandler}) ${check(warm.ratioToBareHandler >= targets.warmRatioToBareHandler)}`,
+    '',
+    `Tracing, steady state (each build warmed up ${steadyWarmUpMilliseconds / 1000} s, then ${warm.steady[createFunctionName]?.requestsPerSecondByRound.length} blocks of each in turn)   creates/s   CPU µs/request`,
+    ...Object.entries(warm.steady).map(
+      ([name, figures]) =>
+        `  ${name.padEnd(44)} ${String(figures.requestsPerSecond).padStart(9)}   ${String(figures.cpuMicrosecondsPerRequest).padStart(14)}`,
+    ),
     ...(['carried', 'exporting'] as const).map((kind) => {
       const { ratio, spread } = warm.tracing[kind];
+      const first = warm.tracingFirstSeconds[kind];
       const what = kind === 'carried' ? 'traced, nothing sent' : tracingSubjects.exporting;
-      return `  ${createFunctionName} ${what} / untraced: ${ratio}, round by round ${formatSpread(spread)} (target ≥ ${targets.warmRatioToUntraced}) ${check(ratio >= targets.warmRatioToUntraced)}`;
+      return `  ${createFunctionName} ${what} / untraced: ${ratio}, block by block ${formatSpread(spread)} (target ≥ ${targets.warmRatioToUntraced}) ${check(ratio >= targets.warmRatioToUntraced)}; a fresh process's first seconds (the rounds above): ${first.ratio} ${formatSpread(first.spread)}`;
     }),
   ];
 }

@@ -2,7 +2,7 @@
  * The warm path: back-to-back invocations of a bundle's handler in a fresh process against the
  * instant store, in rounds that alternate between subjects so that outside load hits them alike.
  */
-import { fork } from 'node:child_process';
+import { type ChildProcess, fork } from 'node:child_process';
 import { openSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { round } from './statistics.ts';
@@ -38,24 +38,98 @@ export async function measureWarmPath(
       results.get(subject.name)?.push(await runRound(subject, options));
     }
   }
-  return Object.fromEntries(
-    subjects.map(({ name }) => {
-      const rounds = results.get(name) ?? [];
-      const requestsPerSecondByRound = rounds.map((result) =>
-        Math.round((result.requests * 1000) / result.elapsedMilliseconds),
-      );
-      return [
-        name,
-        {
-          requestsPerSecond: median(requestsPerSecondByRound),
-          cpuMicrosecondsPerRequest: round(
-            median(rounds.map((result) => result.cpuMicroseconds / result.requests)),
-          ),
-          requestsPerSecondByRound,
-        },
-      ];
-    }),
+  return Object.fromEntries(subjects.map(({ name }) => [name, figuresOf(results.get(name) ?? [])]));
+}
+
+/** A steady state's warm-up: past it, V8 has tiered the hot path up and the heap has grown. */
+export const steadyWarmUpMilliseconds = 3000;
+
+/**
+ * Steady state: each subject in one process of its own, warmed up until V8 has tiered its hot path
+ * up (`warm-runner.mjs`), then `blocks` blocks of `invocationsPerBlock` invocations, a block of each
+ * subject in turn (the order rotating), so that a block's neighbours see the same outside load. A
+ * warm container's life after its first seconds; the rounds above are a fresh process's first.
+ */
+export async function measureSteadyState(
+  subjects: readonly WarmSubject[],
+  options: { eventPath: string; storeUrl: string; blocks: number; invocationsPerBlock: number },
+): Promise<Record<string, WarmFigures>> {
+  const runners: Runner[] = [];
+  try {
+    for (const subject of subjects) {
+      const roundMilliseconds = `blocks=${steadyWarmUpMilliseconds}`;
+      const runner = startRunner(subject, { ...options, roundMilliseconds });
+      runners.push(runner);
+      await runner.next();
+    }
+    const results = subjects.map(() => [] as RoundResult[]);
+    for (let block = 0; block < options.blocks; block += 1) {
+      for (let turn = 0; turn < runners.length; turn += 1) {
+        const index = (turn + block) % runners.length;
+        const runner = runners[index] as Runner;
+        const result = runner.next();
+        runner.child.send({ count: options.invocationsPerBlock });
+        results[index]?.push(await result);
+      }
+    }
+    return Object.fromEntries(
+      subjects.map(({ name }, index) => [name, figuresOf(results[index] ?? [])]),
+    );
+  } finally {
+    for (const { child } of runners) child.kill('SIGKILL');
+  }
+}
+
+function figuresOf(rounds: readonly RoundResult[]): WarmFigures {
+  const requestsPerSecondByRound = rounds.map((result) =>
+    Math.round((result.requests * 1000) / result.elapsedMilliseconds),
   );
+  return {
+    requestsPerSecond: median(requestsPerSecondByRound),
+    cpuMicrosecondsPerRequest: round(
+      median(rounds.map((result) => result.cpuMicroseconds / result.requests)),
+    ),
+    requestsPerSecondByRound,
+  };
+}
+
+/** A runner's process, and its next report: rejected, with its errors, if it ends first. */
+interface Runner {
+  readonly child: ChildProcess;
+  next(): Promise<RoundResult>;
+}
+
+function startRunner(
+  subject: WarmSubject,
+  options: { eventPath: string; storeUrl: string; roundMilliseconds: number | string },
+): Runner {
+  // The handler logs a line per request; /dev/null keeps the write without the noise.
+  const devNull = openSync('/dev/null', 'w');
+  const child = fork(
+    runnerPath,
+    [
+      subject.bundlePath,
+      subject.eventPath ?? options.eventPath,
+      String(options.roundMilliseconds),
+      options.storeUrl,
+    ],
+    { env: subject.environment, stdio: ['ignore', devNull, 'pipe', 'ipc'] },
+  );
+  let stderr = '';
+  child.stderr?.setEncoding('utf8').on('data', (chunk: string) => {
+    stderr += chunk;
+  });
+  const ended = new Promise<never>((_, reject) => {
+    const fail = (code: unknown) =>
+      reject(new Error(`Warm run of ${subject.name} failed (${code}): ${stderr.slice(-2000)}`));
+    child.on('error', fail).on('close', (code, signal) => fail(signal ?? code));
+  });
+  ended.catch(() => undefined);
+  return {
+    child,
+    next: () =>
+      Promise.race([new Promise<RoundResult>((resolve) => child.once('message', resolve)), ended]),
+  };
 }
 
 interface RoundResult {
@@ -64,46 +138,17 @@ interface RoundResult {
   readonly cpuMicroseconds: number;
 }
 
-function runRound(
+async function runRound(
   subject: WarmSubject,
   options: { eventPath: string; storeUrl: string; roundMilliseconds: number },
 ): Promise<RoundResult> {
-  return new Promise((resolve, reject) => {
-    // The handler logs a line per request; /dev/null keeps the write without the noise.
-    const devNull = openSync('/dev/null', 'w');
-    const child = fork(
-      runnerPath,
-      [
-        subject.bundlePath,
-        subject.eventPath ?? options.eventPath,
-        String(options.roundMilliseconds),
-        options.storeUrl,
-      ],
-      { env: subject.environment, stdio: ['ignore', devNull, 'pipe', 'ipc'] },
-    );
-    let stderr = '';
-    let result: RoundResult | undefined;
-    child.stderr?.setEncoding('utf8').on('data', (chunk: string) => {
-      stderr += chunk;
-    });
-    child.on('message', (message) => {
-      result = message as RoundResult;
-    });
-    const timer = setTimeout(() => child.kill('SIGKILL'), options.roundMilliseconds + 15_000);
-    child.on('error', reject);
-    child.on('close', (code, signal) => {
-      clearTimeout(timer);
-      if (result === undefined || code !== 0) {
-        reject(
-          new Error(
-            `Warm run of ${subject.name} failed (${signal ?? code}): ${stderr.slice(-2000)}`,
-          ),
-        );
-      } else {
-        resolve(result);
-      }
-    });
-  });
+  const runner = startRunner(subject, options);
+  const timer = setTimeout(() => runner.child.kill('SIGKILL'), options.roundMilliseconds + 15_000);
+  try {
+    return await runner.next();
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 /** The middle value (the upper one of an even count). */

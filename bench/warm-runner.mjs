@@ -1,7 +1,9 @@
 // Warm throughput in a fresh process spawned by bench/warm-path.ts: import a bundle (or nothing,
 // for raw HTTP), warm it up, then invoke it back to back for a fixed time and report requests,
-// wall time and CPU time over IPC. stdout (the handler's log lines) goes to /dev/null.
-// argv: <bundle path | "raw-http"> <event JSON file> <milliseconds> <store endpoint>
+// wall time and CPU time over IPC. With "blocks=<milliseconds>" it warms up that long instead, then
+// runs each `{ count }` asked over IPC and reports each block the same way, until killed. stdout
+// (the handler's log lines) goes to /dev/null.
+// argv: <bundle path | "raw-http"> <event JSON file> <milliseconds | "blocks=<ms>"> <store endpoint>
 import { readFileSync } from 'node:fs';
 import { Agent, request } from 'node:http';
 import { pathToFileURL } from 'node:url';
@@ -69,19 +71,32 @@ const invokeOnce = async () => {
   }
 };
 
-// Warm-up: let V8 optimise the hot path before anything is counted.
-const warmUpUntil = performance.now() + 500;
-while (performance.now() < warmUpUntil) await invokeOnce();
-
-const duration = Number(durationText);
-const cpuBefore = process.cpuUsage();
-const start = performance.now();
-let requests = 0;
-while (performance.now() - start < duration) {
-  await invokeOnce();
-  requests += 1;
+/** Invocations back to back while `more(requests, elapsed)` holds: requests, wall and CPU time. */
+async function measure(more) {
+  const cpuBefore = process.cpuUsage();
+  const start = performance.now();
+  let requests = 0;
+  while (more(requests, performance.now() - start)) {
+    await invokeOnce();
+    requests += 1;
+  }
+  const elapsedMilliseconds = performance.now() - start;
+  const cpu = process.cpuUsage(cpuBefore);
+  return { requests, elapsedMilliseconds, cpuMicroseconds: cpu.user + cpu.system };
 }
-const elapsed = performance.now() - start;
-const cpu = process.cpuUsage(cpuBefore);
-process.send({ requests, elapsedMilliseconds: elapsed, cpuMicroseconds: cpu.user + cpu.system });
-process.disconnect();
+
+// Warm-up: let V8 optimise the hot path before anything is counted.
+const blocks = durationText.startsWith('blocks=');
+const warmUp = blocks ? Number(durationText.slice('blocks='.length)) : 500;
+await measure((_, elapsed) => elapsed < warmUp);
+
+if (blocks) {
+  process.on('message', async ({ count }) => {
+    process.send(await measure((requests) => requests < count));
+  });
+  process.send('ready');
+} else {
+  const duration = Number(durationText);
+  process.send(await measure((_, elapsed) => elapsed < duration));
+  process.disconnect();
+}
