@@ -3,7 +3,7 @@
  * instant store, in rounds that alternate between subjects so that outside load hits them alike.
  */
 import { type ChildProcess, fork } from 'node:child_process';
-import { openSync } from 'node:fs';
+import { closeSync, openSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { round } from './statistics.ts';
 
@@ -60,14 +60,14 @@ export async function measureSteadyState(
       const roundMilliseconds = `blocks=${steadyWarmUpMilliseconds}`;
       const runner = startRunner(subject, { ...options, roundMilliseconds });
       runners.push(runner);
-      await runner.next();
+      await runner.next(steadyWarmUpMilliseconds + runnerStartMilliseconds);
     }
     const results = subjects.map(() => [] as RoundResult[]);
     for (let block = 0; block < options.blocks; block += 1) {
       for (let turn = 0; turn < runners.length; turn += 1) {
         const index = (turn + block) % runners.length;
         const runner = runners[index] as Runner;
-        const result = runner.next();
+        const result = runner.next(blockLimitMilliseconds);
         runner.child.send({ count: options.invocationsPerBlock });
         results[index]?.push(await result);
       }
@@ -93,10 +93,17 @@ function figuresOf(rounds: readonly RoundResult[]): WarmFigures {
   };
 }
 
-/** A runner's process, and its next report: rejected, with its errors, if it ends first. */
+/** Time for a runner to start and import its bundle; a block's at most (about 0.5 s each here). */
+const runnerStartMilliseconds = 15_000;
+const blockLimitMilliseconds = 60_000;
+
+/**
+ * A runner's process, and its next report within `limitMilliseconds`: rejected, with its errors,
+ * if it ends first (killed past the limit).
+ */
 interface Runner {
   readonly child: ChildProcess;
-  next(): Promise<RoundResult>;
+  next(limitMilliseconds: number): Promise<RoundResult>;
 }
 
 function startRunner(
@@ -115,6 +122,7 @@ function startRunner(
     ],
     { env: subject.environment, stdio: ['ignore', devNull, 'pipe', 'ipc'] },
   );
+  closeSync(devNull);
   let stderr = '';
   child.stderr?.setEncoding('utf8').on('data', (chunk: string) => {
     stderr += chunk;
@@ -127,8 +135,11 @@ function startRunner(
   ended.catch(() => undefined);
   return {
     child,
-    next: () =>
-      Promise.race([new Promise<RoundResult>((resolve) => child.once('message', resolve)), ended]),
+    next: (limitMilliseconds) => {
+      const timer = setTimeout(() => child.kill('SIGKILL'), limitMilliseconds);
+      const report = new Promise<RoundResult>((resolve) => child.once('message', resolve));
+      return Promise.race([report, ended]).finally(() => clearTimeout(timer));
+    },
   };
 }
 
@@ -138,17 +149,11 @@ interface RoundResult {
   readonly cpuMicroseconds: number;
 }
 
-async function runRound(
+function runRound(
   subject: WarmSubject,
   options: { eventPath: string; storeUrl: string; roundMilliseconds: number },
 ): Promise<RoundResult> {
-  const runner = startRunner(subject, options);
-  const timer = setTimeout(() => runner.child.kill('SIGKILL'), options.roundMilliseconds + 15_000);
-  try {
-    return await runner.next();
-  } finally {
-    clearTimeout(timer);
-  }
+  return startRunner(subject, options).next(options.roundMilliseconds + runnerStartMilliseconds);
 }
 
 /** The middle value (the upper one of an even count). */
