@@ -37,7 +37,8 @@ export interface Sampling {
   readonly coldStartRuns: number;
   readonly warmRounds: number;
   readonly warmRoundMilliseconds: number;
-  /** Tracing's steady state: blocks of each subject in turn, and invocations a block. */
+  /** Tracing's steady state: processes a build, blocks, and invocations a process and block. */
+  readonly steadyProcesses: number;
   readonly steadyBlocks: number;
   readonly steadyInvocationsPerBlock: number;
   readonly authorizerMilliseconds: number;
@@ -302,11 +303,14 @@ async function measureCreateWarmPath(
         roundMilliseconds: sampling.warmRoundMilliseconds,
       },
     );
-    const steady = await measureSteadyState(traced, {
+    // The untraced build twice: how far apart two identical subjects come out, the method's own.
+    const control = { ...(traced[1] as (typeof traced)[number]), name: tracingSubjects.control };
+    const steady = await measureSteadyState([...traced, control], {
       eventPath,
       storeUrl,
       blocks: sampling.steadyBlocks,
       invocationsPerBlock: sampling.steadyInvocationsPerBlock,
+      processes: sampling.steadyProcesses,
     });
     // Round by round, each create round against the bare round right after it: load from
     // elsewhere changes between rounds far more than within a pair.
@@ -320,10 +324,12 @@ async function measureCreateWarmPath(
       ratioToBareHandler: round(median(roundRatios), 2),
       ratioSpread: spreadOf(roundRatios),
       steady,
+      steadyProcesses: sampling.steadyProcesses,
       // Judged in the steady state; a fresh process's first seconds are reported beside it.
       tracing: {
         carried: toUntraced(steady, createFunctionName),
         exporting: toUntraced(steady, tracingSubjects.exporting),
+        control: toUntraced(steady, tracingSubjects.control),
       },
       tracingFirstSeconds: {
         carried: toUntraced(figures, createFunctionName),
@@ -350,6 +356,7 @@ const xraySampledShare = 0.05;
 /** The warm subjects that weigh tracing against the create function built without it. */
 export const tracingSubjects = {
   untraced: 'deployed-untraced',
+  control: 'deployed-untraced again (control)',
   exporting: `prod's spans sent (${xraySampledShare * (stages.prod.traceSampleRatio ?? 0) * 100} % of requests)`,
 } as const;
 

@@ -151,7 +151,7 @@ function formatCreate({ apiFunctions }: BenchResults, check: Check): string[] {
     ),
     `  ${createFunctionName} / bare handler: ${warm.ratioToBareHandler}, round by round ${formatSpread(warm.ratioSpread)} (target ≥ ${targets.warmRatioToBareHandler}) ${check(warm.ratioToBareHandler >= targets.warmRatioToBareHandler)}`,
     '',
-    `Tracing, steady state (each build warmed up ${steadyWarmUpMilliseconds / 1000} s, then ${warm.steady[createFunctionName]?.requestsPerSecondByRound.length} blocks of each in turn)   creates/s   CPU µs/request`,
+    `Tracing, steady state (each build in ${warm.steadyProcesses} processes warmed up ${steadyWarmUpMilliseconds / 1000} s, ${warm.steady[createFunctionName]?.requestsPerSecondByRound.length} blocks)   creates/s   CPU µs/request`,
     ...Object.entries(warm.steady).map(
       ([name, figures]) =>
         `  ${name.padEnd(44)} ${String(figures.requestsPerSecond).padStart(9)}   ${String(figures.cpuMicrosecondsPerRequest).padStart(14)}`,
@@ -162,6 +162,7 @@ function formatCreate({ apiFunctions }: BenchResults, check: Check): string[] {
       const what = kind === 'carried' ? 'traced, nothing sent' : tracingSubjects.exporting;
       return `  ${createFunctionName} ${what} / untraced: ${ratio}, block by block ${formatSpread(spread)} (target ≥ ${targets.warmRatioToUntraced}) ${check(ratio >= targets.warmRatioToUntraced)}; a fresh process's first seconds (the rounds above): ${first.ratio} ${formatSpread(first.spread)}`;
     }),
+    `  the untraced build against itself, two processes (the method's own spread, no verdict): ${warm.tracing.control.ratio}, block by block ${formatSpread(warm.tracing.control.spread)}`,
   ];
 }
 

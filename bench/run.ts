@@ -33,9 +33,11 @@ const sampling: Sampling = {
   // with each ratio shows how much the rounds disagreed).
   warmRounds: quick ? 1 : 15,
   warmRoundMilliseconds: quick ? 500 : 1000,
-  // About half a second a block: many pairs, each within one stretch of outside load.
-  steadyBlocks: quick ? 4 : 60,
-  steadyInvocationsPerBlock: quick ? 200 : 1000,
+  // Three processes a build, a quarter second each a block; an odd count of blocks, so that the
+  // median ratio is the middle one.
+  steadyProcesses: quick ? 1 : 3,
+  steadyBlocks: quick ? 5 : 41,
+  steadyInvocationsPerBlock: quick ? 200 : 500,
   authorizerMilliseconds: quick ? 500 : 2000,
 };
 const endToEndSeconds = quick ? 2 : 10;

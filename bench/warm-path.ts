@@ -41,43 +41,88 @@ export async function measureWarmPath(
   return Object.fromEntries(subjects.map(({ name }) => [name, figuresOf(results.get(name) ?? [])]));
 }
 
-/** A steady state's warm-up: past it, V8 has tiered the hot path up and the heap has grown. */
-export const steadyWarmUpMilliseconds = 3000;
+/** A steady state's warm-up, each process's; then one block each not counted. */
+export const steadyWarmUpMilliseconds = 5_000;
 
 /**
- * Steady state: each subject in one process of its own, warmed up until V8 has tiered its hot path
- * up (`warm-runner.mjs`), then `blocks` blocks of `invocationsPerBlock` invocations, a block of each
- * subject in turn (the order rotating), so that a block's neighbours see the same outside load. A
- * warm container's life after its first seconds; the rounds above are a fresh process's first.
+ * Steady state: each subject in `processes` processes of its own, warmed up (`warm-runner.mjs`),
+ * then `blocks` blocks; in each, every process runs `invocationsPerBlock` invocations, in an order
+ * shuffled block by block, so that the subjects compared meet about the same outside load. A
+ * subject's block is its processes' together: one process's layout (where its code and heap
+ * landed) moves its throughput by a percent or two, as much as the differences to be measured.
+ * A warm container past its first seconds; the rounds above are a fresh process's first.
  */
 export async function measureSteadyState(
   subjects: readonly WarmSubject[],
-  options: { eventPath: string; storeUrl: string; blocks: number; invocationsPerBlock: number },
+  options: {
+    eventPath: string;
+    storeUrl: string;
+    blocks: number;
+    invocationsPerBlock: number;
+    processes: number;
+  },
 ): Promise<Record<string, WarmFigures>> {
-  const runners: Runner[] = [];
+  const runners: { runner: Runner; subject: number }[] = [];
+  const runBlock = ({ runner }: (typeof runners)[number]) => {
+    const result = runner.next(blockLimitMilliseconds);
+    runner.child.send({ count: options.invocationsPerBlock });
+    return result;
+  };
   try {
-    for (const subject of subjects) {
-      const roundMilliseconds = `blocks=${steadyWarmUpMilliseconds}`;
-      const runner = startRunner(subject, { ...options, roundMilliseconds });
-      runners.push(runner);
-      await runner.next(steadyWarmUpMilliseconds + runnerStartMilliseconds);
-    }
-    const results = subjects.map(() => [] as RoundResult[]);
-    for (let block = 0; block < options.blocks; block += 1) {
-      for (let turn = 0; turn < runners.length; turn += 1) {
-        const index = (turn + block) % runners.length;
-        const runner = runners[index] as Runner;
-        const result = runner.next(blockLimitMilliseconds);
-        runner.child.send({ count: options.invocationsPerBlock });
-        results[index]?.push(await result);
+    for (let copy = 0; copy < options.processes; copy += 1) {
+      for (const [subject, settings] of subjects.entries()) {
+        const roundMilliseconds = `blocks=${steadyWarmUpMilliseconds}`;
+        const runner = startRunner(settings, { ...options, roundMilliseconds });
+        runners.push({ runner, subject });
+        await runner.next(steadyWarmUpMilliseconds + runnerStartMilliseconds);
       }
+    }
+    // The first warmed up has waited for the others since.
+    for (const runner of runners) await runBlock(runner);
+    const results = subjects.map(() => [] as RoundResult[]);
+    const random = seededRandom(options.blocks);
+    for (let block = 0; block < options.blocks; block += 1) {
+      const sums = subjects.map(() => ({
+        requests: 0,
+        elapsedMilliseconds: 0,
+        cpuMicroseconds: 0,
+      }));
+      for (const runner of shuffled(runners, random)) {
+        const { requests, elapsedMilliseconds, cpuMicroseconds } = await runBlock(runner);
+        const sum = sums[runner.subject] as (typeof sums)[number];
+        sum.requests += requests;
+        sum.elapsedMilliseconds += elapsedMilliseconds;
+        sum.cpuMicroseconds += cpuMicroseconds;
+      }
+      for (const [subject, sum] of sums.entries()) results[subject]?.push(sum);
     }
     return Object.fromEntries(
       subjects.map(({ name }, index) => [name, figuresOf(results[index] ?? [])]),
     );
   } finally {
-    for (const { child } of runners) child.kill('SIGKILL');
+    for (const { runner } of runners) runner.child.kill('SIGKILL');
   }
+}
+
+/** A copy of `items` in a random order (Fisher–Yates). */
+function shuffled<T>(items: readonly T[], random: () => number): T[] {
+  const copy = [...items];
+  for (let index = copy.length - 1; index > 0; index -= 1) {
+    const other = Math.floor(random() * (index + 1));
+    [copy[index], copy[other]] = [copy[other] as T, copy[index] as T];
+  }
+  return copy;
+}
+
+/** Numbers in [0, 1) from a seed, the same every run (mulberry32). */
+function seededRandom(seed: number): () => number {
+  let state = seed >>> 0;
+  return () => {
+    state = (state + 0x6d2b79f5) >>> 0;
+    let value = Math.imul(state ^ (state >>> 15), state | 1);
+    value ^= value + Math.imul(value ^ (value >>> 7), value | 61);
+    return ((value ^ (value >>> 14)) >>> 0) / 2 ** 32;
+  };
 }
 
 function figuresOf(rounds: readonly RoundResult[]): WarmFigures {
@@ -98,12 +143,13 @@ const runnerStartMilliseconds = 15_000;
 const blockLimitMilliseconds = 60_000;
 
 /**
- * A runner's process, and its next report within `limitMilliseconds`: rejected, with its errors,
- * if it ends first (killed past the limit).
+ * A runner's process; its next report within `limitMilliseconds` (rejected, with its errors, if
+ * it ends first: killed past the limit); and its end, rejected unless it exits cleanly.
  */
 interface Runner {
   readonly child: ChildProcess;
   next(limitMilliseconds: number): Promise<RoundResult>;
+  readonly ended: Promise<void>;
 }
 
 function startRunner(
@@ -112,33 +158,56 @@ function startRunner(
 ): Runner {
   // The handler logs a line per request; /dev/null keeps the write without the noise.
   const devNull = openSync('/dev/null', 'w');
-  const child = fork(
-    runnerPath,
-    [
-      subject.bundlePath,
-      subject.eventPath ?? options.eventPath,
-      String(options.roundMilliseconds),
-      options.storeUrl,
-    ],
-    { env: subject.environment, stdio: ['ignore', devNull, 'pipe', 'ipc'] },
-  );
-  closeSync(devNull);
+  let child: ChildProcess;
+  try {
+    child = fork(
+      runnerPath,
+      [
+        subject.bundlePath,
+        subject.eventPath ?? options.eventPath,
+        String(options.roundMilliseconds),
+        options.storeUrl,
+      ],
+      { env: subject.environment, stdio: ['ignore', devNull, 'pipe', 'ipc'] },
+    );
+  } finally {
+    closeSync(devNull);
+  }
   let stderr = '';
   child.stderr?.setEncoding('utf8').on('data', (chunk: string) => {
     stderr += chunk;
   });
-  const ended = new Promise<never>((_, reject) => {
-    const fail = (code: unknown) =>
-      reject(new Error(`Warm run of ${subject.name} failed (${code}): ${stderr.slice(-2000)}`));
-    child.on('error', fail).on('close', (code, signal) => fail(signal ?? code));
+  let killedAfter: number | undefined;
+  const ended = new Promise<void>((resolve, reject) => {
+    const fail = (how: unknown) => {
+      const why = killedAfter === undefined ? `failed (${how})` : `killed after ${killedAfter} ms`;
+      reject(new Error(`Warm run of ${subject.name} ${why}: ${stderr.slice(-2000)}`));
+    };
+    child.on('error', fail);
+    child.on('close', (code, signal) => (code === 0 ? resolve() : fail(signal ?? code)));
   });
   ended.catch(() => undefined);
+  const endedEarly = ended.then(() => {
+    throw new Error(`Warm run of ${subject.name} ended before it reported`);
+  });
+  endedEarly.catch(() => undefined);
   return {
     child,
+    ended,
     next: (limitMilliseconds) => {
-      const timer = setTimeout(() => child.kill('SIGKILL'), limitMilliseconds);
-      const report = new Promise<RoundResult>((resolve) => child.once('message', resolve));
-      return Promise.race([report, ended]).finally(() => clearTimeout(timer));
+      const timer = setTimeout(() => {
+        killedAfter = limitMilliseconds;
+        child.kill('SIGKILL');
+      }, limitMilliseconds);
+      let report: (result: RoundResult) => void = () => undefined;
+      const reported = new Promise<RoundResult>((resolve) => {
+        report = resolve;
+        child.once('message', report);
+      });
+      return Promise.race([reported, endedEarly]).finally(() => {
+        clearTimeout(timer);
+        child.off('message', report);
+      });
     },
   };
 }
@@ -149,11 +218,20 @@ interface RoundResult {
   readonly cpuMicroseconds: number;
 }
 
-function runRound(
+/** One round in a fresh runner, which must then exit cleanly. */
+async function runRound(
   subject: WarmSubject,
   options: { eventPath: string; storeUrl: string; roundMilliseconds: number },
 ): Promise<RoundResult> {
-  return startRunner(subject, options).next(options.roundMilliseconds + runnerStartMilliseconds);
+  const runner = startRunner(subject, options);
+  const result = await runner.next(options.roundMilliseconds + runnerStartMilliseconds);
+  const timer = setTimeout(() => runner.child.kill('SIGKILL'), runnerStartMilliseconds);
+  try {
+    await runner.ended;
+  } finally {
+    clearTimeout(timer);
+  }
+  return result;
 }
 
 /** The middle value (the upper one of an even count). */
