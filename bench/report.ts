@@ -162,7 +162,7 @@ function formatCreate({ apiFunctions }: BenchResults, check: Check): string[] {
       const what = kind === 'carried' ? 'traced, nothing sent' : tracingSubjects.exporting;
       return `  ${createFunctionName} ${what} / untraced: ${ratio}, block by block ${formatSpread(spread)} (target ≥ ${targets.warmRatioToUntraced}) ${check(ratio >= targets.warmRatioToUntraced)}; a fresh process's first seconds (the rounds above): ${first.ratio} ${formatSpread(first.spread)}`;
     }),
-    `  the untraced build against itself, two processes (the method's own spread, no verdict): ${warm.tracing.control.ratio}, block by block ${formatSpread(warm.tracing.control.spread)}`,
+    `  the untraced build again, in ${warm.steadyProcesses} processes more / untraced (the method's own spread, no verdict): ${warm.tracing.control.ratio}, block by block ${formatSpread(warm.tracing.control.spread)}`,
   ];
 }
 
