@@ -304,7 +304,11 @@ async function measureCreateWarmPath(
       },
     );
     // The untraced build twice: how far apart two identical subjects come out, the method's own.
-    const control = { ...(traced[1] as (typeof traced)[number]), name: tracingSubjects.control };
+    const control = {
+      name: tracingSubjects.control,
+      bundlePath: untraced?.path ?? '',
+      environment,
+    };
     const steady = await measureSteadyState([...traced, control], {
       eventPath,
       storeUrl,

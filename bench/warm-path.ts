@@ -5,6 +5,7 @@
 import { type ChildProcess, fork } from 'node:child_process';
 import { closeSync, openSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import { seededRandom } from '../test/faults/fault-plan.ts';
 import { round } from './statistics.ts';
 
 const runnerPath = fileURLToPath(new URL('./warm-runner.mjs', import.meta.url));
@@ -112,17 +113,6 @@ function shuffled<T>(items: readonly T[], random: () => number): T[] {
     [copy[index], copy[other]] = [copy[other] as T, copy[index] as T];
   }
   return copy;
-}
-
-/** Numbers in [0, 1) from a seed, the same every run (mulberry32). */
-function seededRandom(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let value = Math.imul(state ^ (state >>> 15), state | 1);
-    value ^= value + Math.imul(value ^ (value >>> 7), value | 61);
-    return ((value ^ (value >>> 14)) >>> 0) / 2 ** 32;
-  };
 }
 
 function figuresOf(rounds: readonly RoundResult[]): WarmFigures {
