@@ -1,7 +1,4 @@
-/**
- * The answers API Gateway gives itself, for the stack and `npm start` alike, each with the Error
- * body. Plain data: `npm start` loads it.
- */
+/** The answers API Gateway gives itself, each with the Error body; plain data, for `npm start`. */
 import {
   type ErrorBody,
   type ErrorCode,

@@ -105,9 +105,8 @@ export function addBusinessMetrics(monitoring: MetricsScope, props: MetricsProps
 }
 
 /**
- * Every function's cold starts, from Lambda's `platform.report` lines (below), on the dashboard;
- * a p99 alarm for each function a client waits on. Cold starts are sparse: a quarter hour holds
- * enough for a p99, and two such quarters within 45 minutes are a regression.
+ * Every function's cold starts (`platform.report` lines) on the dashboard; a p99 alarm for each a
+ * client waits on, by quarter hours (cold starts are sparse): two in 45 minutes are a regression.
  */
 export function addInitDurations(monitoring: MetricsScope, props: MetricsProps): void {
   const metrics = props.functions.map(({ name, logGroup, role }) => {
@@ -180,8 +179,7 @@ export const endpointOutcomes = ['delivered', 'retrying', 'dead-lettered', 'not-
 
 /**
  * The self-service endpoints: deliveries by outcome, endpoints disabled after 5 failing days
- * (their owners may not know), the fan-out's duration (a thousand endpoints take about a second,
- * `npm run bench`) and the endpoint stores' throttling.
+ * (their owners may not know), the fan-out's duration and the endpoint stores' throttling.
  */
 export function monitorWebhookEndpoints(monitoring: MetricsScope, props: MetricsProps): void {
   const deliver = logGroupOf(props, 'deliver-webhook');

@@ -57,9 +57,8 @@ export class PipelineAccessStack extends Stack {
   }
 
   /**
-   * What `npm run smoke` calls with the deploy job's own credentials: the stage stack's outputs
-   * (`DescribeStacks`) and its app client's secret (`DescribeUserPoolClient`), in the stage's pool
-   * only (the stack tags it with its stage). The permissions tier (`npm run test:permissions`)
+   * What `npm run smoke` calls with the deploy job's own credentials: the stack's outputs and its
+   * app client's secret, in the stage's pool only (tagged with its stage). The permissions tier
    * holds this to the calls the smoke makes.
    */
   private allowSmoke(deployRole: Role, stage: string): void {

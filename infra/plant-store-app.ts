@@ -14,8 +14,7 @@ export interface PlantStoreApp {
 
 /**
  * The CDK app for the stages of `-c stage=<name>[,<name>…]` (default `dev`), every synth checked
- * by cdk-nag and cfn-guard: an unacknowledged finding fails it. @throws UnknownStageError,
- * WrongDeploymentTargetError
+ * by cdk-nag and cfn-guard. @throws UnknownStageError, WrongDeploymentTargetError
  */
 export function createPlantStoreApp(
   props: AppProps = {},

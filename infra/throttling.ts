@@ -25,9 +25,8 @@ export function methodThrottling(budget: ThrottlingLimits, methods: number): Thr
 }
 
 /**
- * Each plants route's share of the plants budget: a read-heavy API, the two reads 30 % each, each
- * write 10 %. Together 1, so the routes never pass the budget. Traffic of another shape
- * re-declares it (docs/capacity.md).
+ * Each plants route's share of the plants budget, together 1: a read-heavy API, the two reads 30 %
+ * each, each write 10 %. Traffic of another shape re-declares it (docs/capacity.md).
  */
 export const plantsRouteShares: Readonly<Record<string, number>> = {
   'GET /plants/{id}': 0.3,
@@ -83,9 +82,8 @@ export function clientThrottling(route: RouteKey, budgets: Budgets): ThrottlingL
 }
 
 /**
- * Per-token limits, which the stage's web ACL counts per `Authorization` header before API
- * Gateway ("Rate-based rule high-level settings", AWS WAF Developer Guide): a loop on one token,
- * valid or not, costs no authorizer call.
+ * Per-token limits, counted per `Authorization` header by the stage's web ACL before API Gateway
+ * (AWS WAF, "Rate-based rule high-level settings"): a loop on one token costs no authorizer call.
  */
 export interface TokenLimit {
   readonly group: 'plants' | 'webhookEndpoints';

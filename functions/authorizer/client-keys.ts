@@ -62,8 +62,7 @@ export interface ClientKeyRecords {
   read(value: string): Promise<KeyRecord | undefined>;
   /**
    * Claims the adding of `value`: a new record (a client's counted against `cap`), or one whose
-   * claim went stale at `staleClaimAt`; at most one claim a {@link registrationSpacingMilliseconds}
-   * for the stage.
+   * claim went stale at `staleClaimAt`; a claim a {@link registrationSpacingMilliseconds} a stage.
    */
   claim(
     value: string,

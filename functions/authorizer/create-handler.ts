@@ -1,7 +1,6 @@
 /**
  * The TOKEN authorizer: no valid token, `Unauthorized` (401); else a policy allowing exactly the
- * routes its scopes grant, or Deny (403) (docs/decisions/authorizer-policy.md), and the client's
- * API key (docs/decisions/per-client-limits.md).
+ * routes its scopes grant, or Deny (403), and the client's API key (docs/decisions/).
  */
 import type { APIGatewayAuthorizerResult, APIGatewayTokenAuthorizerEvent } from 'aws-lambda';
 import { grantsRoute, routeResource, routes } from '../shared/http/routes.ts';

@@ -1,7 +1,6 @@
 /**
- * `DELETE /webhook-endpoints/{endpointId}`: removes one of the token's subject's endpoints, at the
- * version `If-Match` / `If-None-Match` were evaluated against, as for `DELETE /plants/{id}`.
- * Nothing is delivered to it afterwards: every delivery reads its endpoint as it sends.
+ * `DELETE /webhook-endpoints/{endpointId}`: one of the subject's endpoints, preconditions as for a
+ * plant. Nothing is delivered to it afterwards: every delivery reads its endpoint as it sends.
  */
 import { endpointErrorCodes } from '../shared/errors/error-codes.ts';
 import { ApiError, StoreUnavailableError } from '../shared/errors/errors.ts';

@@ -1,7 +1,6 @@
 /**
  * The webhook delivery: each queued delivery is one attempt, a batch's side by side; a failed one
- * sends the next to the retry queue, delayed until due (docs/decisions/retries-as-delayed-
- * messages.md), and the last to the dead letters with its failure.
+ * sends the next to the retry queue, delayed until due, and the last to the dead letters.
  */
 import { GetSecretValueCommand, type SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { SendMessageBatchCommand, SendMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';

@@ -1,7 +1,6 @@
 /**
- * The `GET /plants/{id}` handler: the id from the path, the plant as a StoredPlant (exact id)
- * with its `ETag`, `412` when `If-Match` names another version, or `304 Not Modified` when
- * `If-None-Match` names it.
+ * `GET /plants/{id}`: the plant as a StoredPlant (exact id) with its `ETag`, `412` when
+ * `If-Match` names another version, or `304 Not Modified` when `If-None-Match` names it.
  */
 import { jsonTextResponse } from '../shared/http/api-responses.ts';
 import { entityTagOf } from '../shared/http/entity-version.ts';

@@ -1,7 +1,4 @@
-/**
- * The `GET /plants?limit=&cursor=` handler: a page of StoredPlants (exact ids) and, while more
- * remain, a `Link: <…>; rel="next"` header.
- */
+/** `GET /plants`: a page of StoredPlants (exact ids), and `Link: <…>; rel="next"` while more. */
 import { jsonTextResponse } from '../shared/http/api-responses.ts';
 import { nextLink } from '../shared/http/paging.ts';
 import { createRouteHandler } from '../shared/http/route-handler.ts';

@@ -1,7 +1,6 @@
 /**
- * `GET /webhook-endpoints/{endpointId}/attempts?limit=&cursor=`: every attempt at the endpoint in
- * the 7 days the log keeps, newest first: the event's id and type, the attempt's number, its
- * outcome, the endpoint's status and how long it took, and when. Paged like plants.
+ * `GET /webhook-endpoints/{endpointId}/attempts`: every attempt at the endpoint in the log's 7
+ * days, newest first (event id and type, number, outcome, status, duration, when), paged.
  */
 import { jsonResponse } from '../shared/http/api-responses.ts';
 import { keyCursorOf, keyOfCursor, nextLink, readPage } from '../shared/http/paging.ts';

@@ -64,9 +64,9 @@ export const setAsideAfterFailures = 7;
 export const setAsidePrefix = 'set-aside/';
 
 /**
- * Whether a scheduled run replays a batch this old, last tried at `triedAtAgeMinutes` (none yet:
- * `undefined`): when a replay point (5, 10, 20, 40, 80, 160 minutes, then every 4 hours) has passed
- * since. A late or missed run therefore skips no point: the next one makes it up.
+ * Whether a scheduled run replays a batch this old, last tried at `triedAtAgeMinutes` (if ever):
+ * when a replay point (5, 10, 20, 40, 80, 160 minutes, then every 4 hours) has passed since. A
+ * late or missed run therefore skips no point: the next one makes it up.
  */
 export function replayDue(ageMinutes: number, triedAtAgeMinutes?: number): boolean {
   const pointsPassed = (age: number) => {

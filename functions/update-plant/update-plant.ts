@@ -58,9 +58,8 @@ const attempts = 6;
 type Pin = { readonly version: number } | 'below-clock' | 'from-clock';
 
 /**
- * Applies `change` to plant `id` if its version is one `If-Match` names and none `If-None-Match`
- * names (RFC 9110 §13.2.2). @throws PlantNotFoundError (no upsert), ApiError 41200, or
- * StoreUnavailableError, also when the plant kept changing under a `*` change.
+ * Applies `change` to plant `id` if `If-Match` names its version and `If-None-Match` does not
+ * (RFC 9110 §13.2.2). @throws PlantNotFoundError, ApiError 41200, or StoreUnavailableError
  */
 export async function updatePlant(
   id: bigint,

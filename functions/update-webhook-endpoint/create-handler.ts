@@ -1,7 +1,6 @@
 /**
- * `PATCH /webhook-endpoints/{endpointId}` (merge patch): changes its own members only, under a
- * required `If-Match` (412 for the loser of two changes from one read). Re-enabling clears the
- * failures but sends nothing missed: `recover` does that.
+ * `PATCH /webhook-endpoints/{endpointId}` (merge patch): its own members only, under a required
+ * `If-Match`. Re-enabling clears the failures but sends nothing missed: `recover` does that.
  */
 import { preconditionFailed, preconditionRequired } from '../shared/errors/errors.ts';
 import { jsonResponse } from '../shared/http/api-responses.ts';

@@ -1,7 +1,6 @@
 /**
- * The fan-out's list of who hears what, in the webhook log (strongly consistent). Every change
- * writes the endpoint's entry, then counts a change, before the answer; the fan-out reads the
- * count every batch, so an event after a create's answer always reaches the new endpoint.
+ * The fan-out's list of who hears what, in the webhook log. Every change writes its entry and
+ * counts a change before the answer; the fan-out reads the count (consistently) every batch.
  */
 import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { conditionFailed, sendToStore, updateIf } from '../shared/platform/dynamodb.ts';

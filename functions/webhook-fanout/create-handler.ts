@@ -1,7 +1,6 @@
 /**
- * The webhook fan-out: a message per stream record and subscriber of its type; it never calls a
- * subscriber. A record not all sent is a batch item failure, retried (receivers dedupe by
- * `webhook-id`); a batch still failing is kept and replayed.
+ * The webhook fan-out: a message per stream record and subscriber of its type. A record not all
+ * sent is a batch item failure, retried (receivers dedupe); a batch still failing is kept.
  */
 import type { DynamoDBBatchResponse, DynamoDBStreamEvent } from 'aws-lambda';
 import { backgroundMarginMilliseconds, budgeted } from '../shared/platform/invocation-budget.ts';

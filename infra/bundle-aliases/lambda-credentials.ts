@@ -1,7 +1,6 @@
 /**
- * The bundles' credential provider: Lambda hands a function its role's credentials in the
- * environment, and the default chain's other links were a third of a bundle
- * (docs/decisions/bundling.md). The sources keep the SDK's full chain.
+ * The bundles' credential provider: Lambda gives a function its role's credentials in the
+ * environment, and the chain's other links were a third of a bundle (docs/decisions/bundling.md).
  */
 import { fromEnv } from '@aws-sdk/credential-provider-env';
 import {

@@ -116,9 +116,8 @@ export function gatewayResponseCors(allowed: readonly string[]): {
 }
 
 /**
- * The gateway's own answers' `Access-Control-Allow-Origin`: a gateway response's headers are
- * literals or request parameters, without conditions, so several origins echo `Origin` (an
- * error body holds no data).
+ * The gateway's own answers' `Access-Control-Allow-Origin`: its headers cannot be conditional,
+ * so several origins echo `Origin` (an error body holds no data).
  */
 export function gatewayAllowOrigin(
   allowed: readonly string[],

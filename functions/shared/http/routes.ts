@@ -1,7 +1,6 @@
 /**
- * The one route table: method, path, scope and function of every operation. The CDK app,
- * `npm start` and the authorizer's policy are built from it, and `openapi.yaml` is tested against
- * it. Plain data: the authorizer's bundle imports it.
+ * The one route table: method, path, scope and function of every operation, for the CDK app,
+ * `npm start` and the authorizer's policy; tested against `openapi.yaml`. Plain data.
  */
 
 /** The OAuth scopes of the API: `<resource server>/<scope>`, as Cognito names them. */

@@ -1,7 +1,6 @@
 /**
- * Reading one plant by id: one strongly consistent GetItem, so a plant acknowledged by a create
- * is found by the next read, and a deleted one is not. `GET /plants/{id}` answers with it; a
- * change that writes nothing (an empty patch, a list of ETags to check) reads with it.
+ * Reading one plant by id: one strongly consistent GetItem, so a created plant is found by the
+ * next read and a deleted one is not; for `GET /plants/{id}` and a change that writes nothing.
  */
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { type StoreDependencies, sendToStore } from '../platform/dynamodb.ts';

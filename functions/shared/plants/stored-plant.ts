@@ -1,7 +1,4 @@
-/**
- * A plant as the table holds it and the API and webhooks send it, its id an exact JSON integer:
- * the item's shape, for every reader.
- */
+/** A plant as the table holds it and the API and webhooks send it, its id an exact integer. */
 import { PlantNotFoundError } from '../errors/errors.ts';
 import { readItemVersion } from '../http/entity-version.ts';
 import { parseDecimalInt64 } from '../http/int64-json.ts';

@@ -1,7 +1,6 @@
 /**
- * The DynamoDB document client, bounded so that a hung store fails fast: per-attempt timeouts,
- * `maxAttempts` with jittered backoff, and a deadline per call, all well inside the Lambda
- * timeout, so a client gets a 503 it may retry, never a gateway timeout.
+ * The DynamoDB document client, bounded so that a hung store fails fast (per-attempt timeouts,
+ * jittered retries, a deadline per call): a client gets a 503 it may retry, never a timeout.
  */
 import { Agent as HttpAgent } from 'node:http';
 import { Agent as HttpsAgent } from 'node:https';
@@ -72,8 +71,7 @@ export function createDocumentClient(options: DocumentClientOptions = {}): Dynam
 
 /**
  * The SDK's standard retries, but `maxAttempts` for every call: no retry quota, which an outage
- * drains for seconds after. The deadline bounds what retries cost
- * (docs/decisions/store-retries.md).
+ * drains for seconds after. The deadline bounds them (docs/decisions/store-retries.md).
  */
 export function everyCallRetries(maxAttempts: number): RetryStrategyV2 {
   const token = (retries: number, delay: number): RetryToken => ({

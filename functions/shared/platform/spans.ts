@@ -137,9 +137,8 @@ export async function flushSpans(timeLeftMilliseconds = Number.POSITIVE_INFINITY
 export type AwsCallArgs = { input: Record<string, unknown> };
 
 /**
- * Each call of an AWS SDK client as a client span below the active one when that is kept, if an
- * endpoint is set as the client is made (each middleware costs every call); `traced` may add the
- * span to a call.
+ * Each call of an AWS SDK client as a client span below the active one when kept, if an endpoint
+ * is set as the client is made (a middleware costs every call); `traced` may add it to a call.
  */
 export function traceAwsCalls(
   client: { middlewareStack: { add(middleware: never, options: object): void } },

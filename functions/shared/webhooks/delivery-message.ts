@@ -19,10 +19,7 @@ export interface DeliveryMessage extends Webhook {
   readonly dueAt: number;
   /** How often in a row this attempt was put off, its store not answering (none: absent). */
   readonly putOffs?: number;
-  /**
-   * A first attempt moved to the retry queue, its endpoint failing: made there, by the retries'
-   * own functions, not again moved.
-   */
+  /** A first attempt moved to the retry queue (its endpoint failing), made there, not moved. */
   readonly sidelined?: true;
   /** When the event was first queued, in milliseconds since the epoch. */
   readonly queuedAt: number;
@@ -43,10 +40,8 @@ export interface DeadLetterMessage extends DeliveryMessage {
 }
 
 /**
- * A message's body as SQS takes it: JSON, with the two characters JSON leaves as they are and SQS
- * refuses (U+FFFE, U+FFFF: SQS allows only XML's characters, "Amazon SQS message quotas") escaped,
- * so that every plant the store accepts can be queued. `JSON.stringify` already escapes the
- * control characters and lone surrogates.
+ * A message's body as SQS takes it: JSON, with U+FFFE and U+FFFF escaped (SQS allows only XML's
+ * characters, "Amazon SQS message quotas"; `JSON.stringify` escapes the other ones it refuses).
  */
 export function deliveryMessageBody(message: DeliveryMessage): string {
   return JSON.stringify(message).replace(

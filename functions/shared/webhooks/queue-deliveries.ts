@@ -69,9 +69,8 @@ export interface QueueOutcome {
 }
 
 /**
- * Queues every event of `records`, a delivery per subscriber of its type; stops at the first
- * record SQS cannot take now, sets aside (and logs) one it refuses for good and items that
- * are not plants, and logs one line.
+ * Queues every event of `records`, a delivery per subscriber of its type; stops at the first record
+ * SQS cannot take now, sets aside one it refuses for good and items not plants; logs one line.
  */
 export async function queuePlantEventDeliveries(
   records: readonly PlantStreamRecord[],
