@@ -18,12 +18,13 @@ import { bundleLimits } from '../functions/shared/webhooks/delivery-message.ts';
 import { concurrentSendBatches } from '../functions/shared/webhooks/delivery-queue.ts';
 import { functionSettings } from '../infra/function-settings.ts';
 import { authorizerCacheSeconds } from '../infra/plants-api.ts';
-import { stages } from '../infra/stages.ts';
+import { defaultWebhookDeliveries, stages, type WebhookDeliveriesConfig } from '../infra/stages.ts';
 import { isEndpointRoute, routeThrottling } from '../infra/throttling.ts';
 import {
   deliveryBatchSize,
-  deliveryMaximumConcurrency,
+  deliveryMappingConcurrency,
   fanoutStreamSettings,
+  mappingMaximumConcurrency,
   retryMaximumConcurrency,
 } from '../infra/webhook-pipeline-settings.ts';
 import {
@@ -71,6 +72,22 @@ export const latencies = {
    */
   containerLifeSeconds: 3600,
 } as const;
+
+/** The quotas of the account that Service Quotas raises, and a stage's first attempts. */
+export interface Setup {
+  readonly webhookDeliveries: WebhookDeliveriesConfig;
+  readonly lambdaConcurrency: number;
+  readonly tableWriteUnitsPerSecond: number;
+  readonly tableReadUnitsPerSecond: number;
+}
+
+/** `PlantStore-prod` as `infra/stages.ts` configures it, in an account of AWS's defaults. */
+export const prodSetup: Setup = {
+  webhookDeliveries: stages.prod.webhookDeliveries ?? defaultWebhookDeliveries,
+  lambdaConcurrency: awsLimits.lambdaConcurrency,
+  tableWriteUnitsPerSecond: awsLimits.tableWriteUnitsPerSecond,
+  tableReadUnitsPerSecond: awsLimits.tableReadUnitsPerSecond,
+};
 
 /** One size of traffic. */
 export interface Size {
@@ -141,6 +158,10 @@ export interface SizeFigures extends Size {
   readonly costPerMillionDeliveries: number;
   /** The limits this size passes, first the worst. */
   readonly limitsHit: readonly string[];
+  /** What the size needs that the setup lacks: `null` when it lacks nothing. */
+  readonly needs: Setup | null;
+  /** The limits it passes with them: none, or the model says what no raise lifts. */
+  readonly limitsHitWithNeeds: readonly string[];
 }
 
 /**
@@ -164,8 +185,51 @@ function refusedUnderBudget(size: Size): number {
   return refused / size.requestsPerSecond;
 }
 
-/** The model at one size. */
+/** The model at one size, for `PlantStore-prod` as configured, and what it needs. */
 export function modelSize(size: Size): SizeFigures {
+  const figures = modelSetup(size, prodSetup);
+  const needs = needsOf(figures, prodSetup);
+  return {
+    ...figures,
+    needs,
+    limitsHitWithNeeds: needs === null ? figures.limitsHit : modelSetup(size, needs).limitsHit,
+  };
+}
+
+/**
+ * What a size needs, with a quarter's headroom, where the setup has less: deliveries'
+ * functions (and a queue per mapping's 1,000), the account's concurrency, each table's units.
+ */
+function needsOf(figures: SetupFigures, setup: Setup): Setup | null {
+  const headroom = (value: number, step: number) => Math.ceil((1.25 * value) / step) * step;
+  const deliveries = headroom(figures.deliveryDemand, 100);
+  const webhookDeliveries =
+    figures.deliveryDemand > setup.webhookDeliveries.concurrency
+      ? { concurrency: deliveries, queues: Math.ceil(deliveries / mappingMaximumConcurrency) }
+      : setup.webhookDeliveries;
+  const others = figures.lambdaConcurrency - figures.deliveryConcurrency;
+  const lambda = 1.25 * others + webhookDeliveries.concurrency;
+  const needs = {
+    webhookDeliveries,
+    lambdaConcurrency: Math.max(setup.lambdaConcurrency, Math.ceil(lambda / 1_000) * 1_000),
+    tableWriteUnitsPerSecond:
+      figures.logTableWriteUnitsPerSecond > setup.tableWriteUnitsPerSecond
+        ? headroom(figures.logTableWriteUnitsPerSecond, 1_000)
+        : setup.tableWriteUnitsPerSecond,
+    tableReadUnitsPerSecond:
+      figures.endpointsTableReadUnitsPerSecond > setup.tableReadUnitsPerSecond
+        ? headroom(figures.endpointsTableReadUnitsPerSecond, 1_000)
+        : setup.tableReadUnitsPerSecond,
+  };
+  const same = (Object.keys(needs) as (keyof Setup)[]).every((key) => needs[key] === setup[key]);
+  return same ? null : needs;
+}
+
+/** What the model finds for one setup; `deliveryDemand`: the functions the deliveries need. */
+type SetupFigures = Omit<SizeFigures, 'needs' | 'limitsHitWithNeeds'> & { deliveryDemand: number };
+
+/** The model at one size, for a setup. */
+function modelSetup(size: Size, setup: Setup): SetupFigures {
   const limitsHit: string[] = [];
   const refusedShareUnderBudget = refusedUnderBudget(size);
   if (refusedShareUnderBudget > 0) {
@@ -271,15 +335,17 @@ export function modelSize(size: Size): SizeFigures {
     (deliveriesPerSecond / (batches.messagesPerInvocation * messagesPerBundle)) *
       invocationSeconds +
     (deliveriesPerSecond * cpuMilliseconds('deliverWebhook', defaultAssumptions)) / 1000;
-  const deliveryConcurrency = Math.min(deliveryDemand, deliveryMaximumConcurrency);
+  const { queues } = setup.webhookDeliveries;
+  const deliveryMaximum = deliveryMappingConcurrency(setup.webhookDeliveries) * queues;
+  const deliveryConcurrency = Math.min(deliveryDemand, deliveryMaximum);
   const deliveriesLostPerSecond =
-    deliveryDemand > deliveryMaximumConcurrency
-      ? deliveriesPerSecond * (1 - deliveryMaximumConcurrency / deliveryDemand)
+    deliveryDemand > deliveryMaximum
+      ? deliveriesPerSecond * (1 - deliveryMaximum / deliveryDemand)
       : 0;
   const webhooksLostPerSecond = Math.max(fanoutLostPerSecond, deliveriesLostPerSecond);
   if (deliveriesLostPerSecond > 0) {
     limitsHit.push(
-      `deliveries: ${round(deliveryDemand)} concurrent needed, ${deliveryMaximumConcurrency} allowed (raise the account's ${awsLimits.lambdaConcurrency.toLocaleString('en-US')} through Service Quotas, and the maximum with it); the backlog grows until its 4 days run out`,
+      `deliveries: ${round(deliveryDemand)} functions needed, ${round(deliveryMaximum)} allowed on ${queues} ${queues === 1 ? 'queue' : 'queues'} (\`webhookDeliveries\`); the backlog grows until its 4 days run out`,
     );
   }
   const routeConcurrency = size.requestsPerSecond * latencies.routeFunctionSeconds;
@@ -289,25 +355,25 @@ export function modelSize(size: Size): SizeFigures {
     authorizerPerSecond * latencies.authorizerWarmSeconds +
     streamShards +
     retryMaximumConcurrency;
-  if (lambdaConcurrency > awsLimits.lambdaConcurrency) {
+  if (lambdaConcurrency > setup.lambdaConcurrency) {
     limitsHit.push(
-      `Lambda: ${Math.round(lambdaConcurrency).toLocaleString('en-US')} concurrent of ${awsLimits.lambdaConcurrency.toLocaleString('en-US')}; the routes and the authorizer are throttled`,
+      `Lambda: ${Math.round(lambdaConcurrency).toLocaleString('en-US')} concurrent of the account's ${setup.lambdaConcurrency.toLocaleString('en-US')}; the routes and the authorizer are throttled`,
     );
   }
 
   // DynamoDB: per delivery, a claim, an attempt and its outcome in the log; per event, the event
   // under `event#<hour>`. The hottest key: that hour's, or page 1 of the plants list.
   const logTableWriteUnitsPerSecond = 3 * deliveriesPerSecond + eventsPerSecond;
-  if (logTableWriteUnitsPerSecond > awsLimits.tableWriteUnitsPerSecond) {
+  if (logTableWriteUnitsPerSecond > setup.tableWriteUnitsPerSecond) {
     limitsHit.push(
-      `webhook log: ${Math.round(logTableWriteUnitsPerSecond).toLocaleString('en-US')} write units/s against a table's ${awsLimits.tableWriteUnitsPerSecond.toLocaleString('en-US')} (a Service Quotas raise)`,
+      `webhook log: ${Math.round(logTableWriteUnitsPerSecond).toLocaleString('en-US')} write units/s against a table's ${setup.tableWriteUnitsPerSecond.toLocaleString('en-US')}`,
     );
   }
   // The endpoints table: a delivery invocation reads each endpoint once, so a read a bundle.
   const endpointsTableReadUnitsPerSecond = deliveriesPerSecond / messagesPerBundle;
-  if (endpointsTableReadUnitsPerSecond > awsLimits.tableReadUnitsPerSecond) {
+  if (endpointsTableReadUnitsPerSecond > setup.tableReadUnitsPerSecond) {
     limitsHit.push(
-      `endpoints table: ${Math.round(endpointsTableReadUnitsPerSecond).toLocaleString('en-US')} read units/s against a table's ${awsLimits.tableReadUnitsPerSecond.toLocaleString('en-US')} (a Service Quotas raise)`,
+      `endpoints table: ${Math.round(endpointsTableReadUnitsPerSecond).toLocaleString('en-US')} read units/s against a table's ${setup.tableReadUnitsPerSecond.toLocaleString('en-US')}`,
     );
   }
   const hotKeys = [
@@ -380,6 +446,7 @@ export function modelSize(size: Size): SizeFigures {
     costPerMillionRequests,
     costPerMillionDeliveries,
     limitsHit,
+    deliveryDemand,
   };
 }
 
@@ -435,16 +502,31 @@ export function capacityTable(figures: readonly SizeFigures[]): string {
     row('logs (GB a day)', (size) => round(size.logGigabytesPerDay)),
     row('$ per million requests', (size) => size.costPerMillionRequests.toFixed(2)),
     row('$ per million deliveries', (size) => size.costPerMillionDeliveries.toFixed(2)),
+    row('needs: deliveries (functions, queues)', (size) => {
+      const { concurrency, queues } = (size.needs ?? prodSetup).webhookDeliveries;
+      return `${round(concurrency)}, ${queues}`;
+    }),
+    row('needs: account Lambda concurrency', (size) =>
+      round((size.needs ?? prodSetup).lambdaConcurrency),
+    ),
+    row('needs: a table’s write, read units/s', (size) => {
+      const needs = size.needs ?? prodSetup;
+      return `${round(needs.tableWriteUnitsPerSecond)}, ${round(needs.tableReadUnitsPerSecond)}`;
+    }),
   ].join('\n');
 }
 
-/** The limits each size passes, a list per size. */
+/** The limits each size passes, a list per size, and then with what it needs. */
 export function limitsList(figures: readonly SizeFigures[]): string {
+  const listed = (limits: readonly string[]) =>
+    limits.length === 0 ? 'no limit reached' : limits.join('; ');
   return figures
-    .map(
-      (size) =>
-        `${size.name}: ${size.limitsHit.length === 0 ? 'no limit reached' : size.limitsHit.join('; ')}.`,
-    )
+    .flatMap((size) => [
+      `${size.name}: ${listed(size.limitsHit)}.`,
+      ...(size.needs === null
+        ? []
+        : [`${size.name} with what it needs: ${listed(size.limitsHitWithNeeds)}.`]),
+    ])
     .join('\n');
 }
 

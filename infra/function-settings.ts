@@ -51,6 +51,7 @@ const idempotencyKeyActions = [
 /** The fan-out and the replay read who hears and keep the events, in the webhook log. */
 const fanoutEndpointAccess = {
   logActions: ['dynamodb:GetItem', 'dynamodb:Query', 'dynamodb:PutItem', 'dynamodb:BatchWriteItem'],
+  sendsDeliveries: true,
 } as const;
 
 export const functionSettings = {

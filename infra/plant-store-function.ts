@@ -125,12 +125,10 @@ export class PlantStoreFunction extends LambdaFunction {
 }
 
 /**
- * Lets `fn` queue messages on `queue`: `sqs:SendMessage` alone (`SendMessageBatch` is authorized
- * as it), not CDK's `grantSendMessages`, whose `GetQueueUrl` and `GetQueueAttributes` no function
- * calls (the permissions tier reports unused grants).
+ * Lets `fn` queue messages on `queues`: `sqs:SendMessage` alone (which authorizes the batch), not
+ * CDK's `grantSendMessages`, whose `GetQueueUrl` and `GetQueueAttributes` no function calls.
  */
-export function allowSending(fn: LambdaFunction, queue: IQueue): void {
-  fn.addToRolePolicy(
-    new PolicyStatement({ actions: ['sqs:SendMessage'], resources: [queue.queueArn] }),
-  );
+export function allowSending(fn: LambdaFunction, ...queues: IQueue[]): void {
+  const resources = queues.map((queue) => queue.queueArn);
+  fn.addToRolePolicy(new PolicyStatement({ actions: ['sqs:SendMessage'], resources }));
 }

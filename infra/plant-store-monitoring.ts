@@ -227,6 +227,10 @@ export class PlantStoreMonitoring extends Construct implements MetricsScope {
       // Any dead letter is an event a subscriber never got: look, then redrive.
       addDeadLetterQueueMaxSizeAlarm: { Warning: { maxMessageCount: 0, ...atOnce } },
     });
+    for (const [index, queue] of webhooks.deliveryQueues.slice(1).entries()) {
+      const name = `WebhookDeliveries${index + 2}`;
+      this.facade.monitorSqsQueue({ queue, humanReadableName: name, alarmFriendlyName: name });
+    }
     // A retry waits 15 minutes at most: one 30 minutes old waits for a free function.
     this.facade.monitorSqsQueue({
       queue: webhooks.retryQueue,

@@ -26,7 +26,11 @@ import { PlantsApi, usagePlanName } from './plants-api.ts';
 import { PlantsTable } from './plants-table.ts';
 import { GradualDeployment } from './safe-deployment.ts';
 import { SamResourceIds } from './sam-resource-ids.ts';
-import { defaultInitDurationAlarmMilliseconds, type StageConfig } from './stages.ts';
+import {
+  defaultInitDurationAlarmMilliseconds,
+  defaultWebhookDeliveries,
+  type StageConfig,
+} from './stages.ts';
 import { TokenIssuer } from './token-issuer.ts';
 import { WebhookEndpointStores } from './webhook-endpoint-stores.ts';
 
@@ -99,6 +103,7 @@ export class PlantStoreStack extends Stack {
       stageName: stage.name,
       subscribers: stage.webhookSubscribers ?? [],
       productionLike: stage.productionLike,
+      deliveries: stage.webhookDeliveries ?? defaultWebhookDeliveries,
       ...this.logs,
     });
     this.routeFunctions = this.createRouteFunctions(allowedOrigins);
@@ -116,7 +121,7 @@ export class PlantStoreStack extends Stack {
     this.endpointStores.bind(
       this.authorizerFunction,
       functionSettings.authorizer.endpointAccess,
-      this.webhooks.deliveryQueue,
+      this.webhooks.deliveryQueues,
     );
     this.gradualDeployments = this.createGradualDeployments();
     this.api = this.createApi(allowedOrigins);
@@ -139,7 +144,7 @@ export class PlantStoreStack extends Stack {
       if (settings.endpointAccess === undefined) {
         this.table.bindFunction(fn, settings.tableActions ?? []);
       } else {
-        this.endpointStores.bind(fn, settings.endpointAccess, this.webhooks.deliveryQueue);
+        this.endpointStores.bind(fn, settings.endpointAccess, this.webhooks.deliveryQueues);
       }
       // Declared in every stage, so that `sam local invoke --env-vars` can set it.
       fn.addEnvironment('CORS_ALLOWED_ORIGINS', allowedOrigins.join(','));

@@ -13,13 +13,13 @@ import { Construct } from 'constructs';
 import { replayPeriodMinutes } from '../functions/replay-stream-failures/create-handler.ts';
 import { functionSettings } from './function-settings.ts';
 import { allowSending, PlantStoreFunction } from './plant-store-function.ts';
-import type { WebhookSubscriberConfig } from './stages.ts';
+import type { WebhookDeliveriesConfig, WebhookSubscriberConfig } from './stages.ts';
 import { keepFailuresIn, readTableStream } from './stream-access.ts';
 import type { WebhookEndpointStores } from './webhook-endpoint-stores.ts';
 import {
   deadLetterQueueSettings,
   deliveryBatchSize,
-  deliveryMaximumConcurrency,
+  deliveryMappingConcurrency,
   deliveryMaxReceiveCount,
   fanoutStreamSettings,
   retryMaximumConcurrency,
@@ -37,18 +37,21 @@ export interface PlantWebhooksProps {
   readonly logRetention: RetentionDays;
   readonly logRemovalPolicy: RemovalPolicy;
   readonly traceSampleRatio?: number;
+  readonly deliveries: WebhookDeliveriesConfig;
 }
 
 /** How long a kept stream failure waits in its bucket for someone to replay it. */
 const streamFailureRetention = Duration.days(30);
 
 /**
- * The plant webhooks: stream → fan-out → delivery queue → delivery (signs and POSTs) → retry
+ * The plant webhooks: stream → fan-out → delivery queues → delivery (signs and POSTs) → retry
  * queue (delayed messages) → dead-letter queue, kept 14 days. A batch the fan-out cannot queue is
- * kept in a bucket for the replay (docs/decisions/events-from-the-stream.md and
- * retries-as-delayed-messages.md).
+ * kept in a bucket for the replay (docs/webhooks.md and its decisions).
  */
 export class PlantWebhooks extends Construct {
+  /** First attempts, each endpoint's on one queue of them (`sqsDeliveryQueue`). */
+  readonly deliveryQueues: readonly Queue[];
+  /** The first of them: where dead letters are redriven to. */
   readonly deliveryQueue: Queue;
   /** Later attempts and their hops: a subscriber's failures never queue before others' events. */
   readonly retryQueue: Queue;
@@ -71,7 +74,8 @@ export class PlantWebhooks extends Construct {
     this.removalPolicy = props.productionLike ? RemovalPolicy.RETAIN : RemovalPolicy.DESTROY;
     const subscriptions = JSON.stringify(checkSubscribers(props.subscribers));
     const queues = this.createQueues();
-    this.deliveryQueue = queues.deliveryQueue;
+    this.deliveryQueues = queues.deliveryQueues;
+    this.deliveryQueue = queues.deliveryQueues[0] as Queue;
     this.retryQueue = queues.retryQueue;
     this.deadLetterQueue = queues.deadLetterQueue;
     this.streamFailureBucket = this.createStreamFailureBucket();
@@ -82,7 +86,7 @@ export class PlantWebhooks extends Construct {
     this.acknowledgeFindings();
   }
 
-  /** Deliveries (first attempts), Retries (later ones), each with DeadLetters behind it. */
+  /** Deliveries (first attempts, `Deliveries2`… beside), Retries (later ones), DeadLetters. */
   private createQueues() {
     const queueDefaults = {
       encryption: QueueEncryption.SQS_MANAGED,
@@ -102,7 +106,10 @@ export class PlantWebhooks extends Construct {
     };
     return {
       deadLetterQueue,
-      deliveryQueue: new Queue(this, 'Deliveries', workQueue),
+      deliveryQueues: Array.from(
+        { length: this.props.deliveries.queues },
+        (_, index) => new Queue(this, `Deliveries${index === 0 ? '' : index + 1}`, workQueue),
+      ),
       retryQueue: new Queue(this, 'Retries', workQueue),
     };
   }
@@ -160,10 +167,7 @@ export class PlantWebhooks extends Construct {
       settings: functionSettings.webhookFanout,
       description:
         'Plant Store: queues one webhook delivery per plant event and subscriber of its type.',
-      environment: {
-        DELIVERY_QUEUE_URL: this.deliveryQueue.queueUrl,
-        SUBSCRIPTIONS: subscriptions,
-      },
+      environment: { SUBSCRIPTIONS: subscriptions },
     });
     readTableStream(fanout, table);
     fanout.addEventSourceMapping('PlantsStream', {
@@ -173,8 +177,7 @@ export class PlantWebhooks extends Construct {
       reportBatchItemFailures: true,
       onFailure: keepFailuresIn(this.streamFailureBucket),
     });
-    allowSending(fanout, this.deliveryQueue);
-    endpointStores.bind(fanout, functionSettings.webhookFanout.endpointAccess, this.deliveryQueue);
+    endpointStores.bind(fanout, functionSettings.webhookFanout.endpointAccess, this.deliveryQueues);
     return fanout;
   }
 
@@ -190,7 +193,6 @@ export class PlantWebhooks extends Construct {
         STREAM_FAILURES_BUCKET: bucket.bucketName,
         // Empty: AWS's endpoint; declared so that `sam local invoke --env-vars` can set it.
         S3_ENDPOINT: '',
-        DELIVERY_QUEUE_URL: this.deliveryQueue.queueUrl,
         SUBSCRIPTIONS: subscriptions,
       },
     });
@@ -210,7 +212,6 @@ export class PlantWebhooks extends Construct {
     replay.addToRolePolicy(
       new PolicyStatement({ actions: ['s3:ListBucket'], resources: [bucket.bucketArn] }),
     );
-    allowSending(replay, this.deliveryQueue);
     // Runs never overlap: one at a time, and a failed run is not retried by Lambda (its retries
     // would race the next scheduled run); the next run, 5 minutes on, makes it up.
     (replay.node.defaultChild as CfnFunction).reservedConcurrentExecutions = 1;
@@ -230,11 +231,11 @@ export class PlantWebhooks extends Construct {
       reason:
         'A scheduled event carries nothing: a run that fails is made up by the next, 5 minutes on.',
     });
-    this.props.endpointStores.bind(replay, settings.endpointAccess, this.deliveryQueue);
+    this.props.endpointStores.bind(replay, settings.endpointAccess, this.deliveryQueues);
     return replay;
   }
 
-  /** The delivery, fed by both queues; the retry queue's share of concurrency is capped. */
+  /** The delivery, fed by every queue, each mapping's concurrency capped. */
   private createDelivery(scope: Construct): PlantStoreFunction {
     const settings = functionSettings.deliverWebhook;
     const deliver = new PlantStoreFunction(scope, 'DeliverWebhook', {
@@ -255,17 +256,17 @@ export class PlantWebhooks extends Construct {
         SECRETS_MANAGER_ENDPOINT: '',
       },
     });
+    const firstAttempts = deliveryMappingConcurrency(this.props.deliveries);
     for (const [queue, maxConcurrency] of [
-      [this.deliveryQueue, deliveryMaximumConcurrency],
-      [this.retryQueue, retryMaximumConcurrency],
-    ] as const) {
+      ...this.deliveryQueues.map((queue) => [queue, firstAttempts] as const),
+      [this.retryQueue, retryMaximumConcurrency] as const,
+    ]) {
       const batches = { batchSize: deliveryBatchSize, reportBatchItemFailures: true };
       deliver.addEventSource(new SqsEventSource(queue, { ...batches, maxConcurrency }));
     }
-    allowSending(deliver, this.retryQueue);
-    allowSending(deliver, this.deadLetterQueue);
+    allowSending(deliver, this.retryQueue, this.deadLetterQueue);
     for (const secret of this.secrets.values()) secret.grantRead(deliver);
-    this.props.endpointStores.bind(deliver, settings.endpointAccess, this.deliveryQueue);
+    this.props.endpointStores.bind(deliver, settings.endpointAccess, this.deliveryQueues);
     return deliver;
   }
 

@@ -50,6 +50,12 @@ export interface WebhookSubscriberConfig {
   readonly events?: readonly PlantEventType[];
 }
 
+/** Webhooks' first attempts: functions at once, on queues of 1,000 at most each (docs/capacity.md). */
+export interface WebhookDeliveriesConfig {
+  readonly concurrency: number;
+  readonly queues: number;
+}
+
 /** Who hears of the stage's alarms: e-mail addresses and a Slack channel (AWS Chatbot). */
 export interface AlarmNotificationsConfig {
   readonly emails?: readonly string[];
@@ -100,12 +106,17 @@ export interface StageConfig {
    * X-Ray's OTLP endpoint (docs/tracing.md), with Transaction Search on. @default 0: none
    */
   readonly traceSampleRatio?: number;
+  /** @default {@link defaultWebhookDeliveries}: 600 functions on one queue */
+  readonly webhookDeliveries?: WebhookDeliveriesConfig;
   /** Init Duration p99 (ms) that pages. @default {@link defaultInitDurationAlarmMilliseconds} */
   readonly initDurationAlarmMilliseconds?: number;
 }
 
 /** About three times the benched cold start at 1,024 MB (docs/performance.md#memory). */
 export const defaultInitDurationAlarmMilliseconds = 500;
+
+/** The routes and the authorizer keep the rest of the account's 1,000. */
+export const defaultWebhookDeliveries: WebhookDeliveriesConfig = { concurrency: 600, queues: 1 };
 
 /** Retention periods CloudWatch Logs accepts (a subset: the ones that make sense here). */
 export type LogRetentionDays = 1 | 3 | 5 | 7 | 14 | 30 | 60 | 90 | 180 | 365 | 731;
@@ -125,6 +136,8 @@ export const stages: Readonly<Record<StageName, StageConfig>> = {
     issuer: { kind: 'cognito' },
     // A web app's dev server on a developer's machine may call the dev stage.
     cors: { allowedOrigins: ['http://localhost:5173'] },
+    // Two queues, so that every deploy of dev shares endpoints among queues as a large stage does.
+    webhookDeliveries: { concurrency: 100, queues: 2 },
   },
   prod: {
     name: 'prod',

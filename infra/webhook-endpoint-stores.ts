@@ -1,4 +1,4 @@
-import { RemovalPolicy, Validations } from 'aws-cdk-lib';
+import { Fn, RemovalPolicy, Validations } from 'aws-cdk-lib';
 import type { Table } from 'aws-cdk-lib/aws-dynamodb';
 import { AnyPrincipal, Effect, PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import { Key } from 'aws-cdk-lib/aws-kms';
@@ -67,7 +67,7 @@ export class WebhookEndpointStores extends Construct {
   }
 
   /** Lets a function use the stores exactly as its settings say (the key: endpoint secrets only). */
-  bind(fn: LambdaFunction, access: EndpointAccess, deliveryQueue: IQueue): void {
+  bind(fn: LambdaFunction, access: EndpointAccess, deliveryQueues: readonly IQueue[]): void {
     fn.addEnvironment('ENDPOINTS_TABLE_NAME', this.endpointsTable.tableName);
     fn.addEnvironment('WEBHOOK_LOG_TABLE_NAME', this.logTable.tableName);
     fn.addEnvironment('DYNAMODB_ENDPOINT', '');
@@ -97,8 +97,10 @@ export class WebhookEndpointStores extends Construct {
       );
     }
     if (access.sendsDeliveries) {
-      fn.addEnvironment('DELIVERY_QUEUE_URL', deliveryQueue.queueUrl);
-      allowSending(fn, deliveryQueue);
+      // The queues' URLs, a space between: `sqsDeliveryQueue` puts each endpoint on one.
+      const urls = deliveryQueues.map((queue) => queue.queueUrl);
+      fn.addEnvironment('DELIVERY_QUEUE_URLS', Fn.join(' ', urls));
+      allowSending(fn, ...deliveryQueues);
     }
   }
 }

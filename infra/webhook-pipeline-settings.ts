@@ -1,5 +1,6 @@
 /** The webhook pipeline's queue and mapping settings, for the stack and `npm start`. Plain data. */
 import { functionSettings } from './function-settings.ts';
+import type { WebhookDeliveriesConfig } from './stages.ts';
 
 /** Receipts of one message before SQS dead-letters it: a safety net (Lambda advises 5 or more). */
 export const deliveryMaxReceiveCount = 5;
@@ -10,13 +11,17 @@ export const deliveryMaxReceiveCount = 5;
  */
 export const retryMaximumConcurrency = 20;
 
-/**
- * The first attempts' mapping's concurrency: however slow the endpoints, deliveries never take
- * the account's concurrency (1,000 by default) from the route functions and the authorizer,
- * which keep 1,000 less this, less the retries', the fan-out's and the replay's (docs/capacity.md).
- * Past it, messages wait in the queue: late, not lost.
- */
-export const deliveryMaximumConcurrency = 600;
+/** Most functions one SQS mapping takes at once ("ScalingConfig": MaximumConcurrency 2 to 1,000). */
+export const mappingMaximumConcurrency = 1_000;
+
+/** A first-attempt queue's mapping maximum: past it, messages wait in the queue, late, not lost. */
+export function deliveryMappingConcurrency({ concurrency, queues }: WebhookDeliveriesConfig) {
+  const each = Math.floor(concurrency / queues);
+  if (Number.isInteger(queues) && each >= 2 && each <= mappingMaximumConcurrency) return each;
+  throw new Error(
+    `webhookDeliveries: ${concurrency} functions on ${queues} queues is ${each} a mapping; a mapping takes 2 to ${mappingMaximumConcurrency} (add queues).`,
+  );
+}
 
 /** Deliveries and Retries: six times the delivery's timeout (AWS's advice); 4 days kept. */
 export const workQueueSettings = {

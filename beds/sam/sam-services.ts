@@ -137,7 +137,7 @@ export async function startSamServices(options: SamServicesOptions): Promise<Sam
         DYNAMODB_ENDPOINT: reachable(store.url, options.host),
         SECRETS_KEY_ID: KeyMetadata?.KeyId ?? '',
         KMS_ENDPOINT: moto.url,
-        DELIVERY_QUEUE_URL: queues.deliveries,
+        DELIVERY_QUEUE_URLS: queues.deliveries,
         // A stage that samples traces sends spans to X-Ray: none from a container here.
         OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: '',
       },
@@ -149,7 +149,7 @@ export async function startSamServices(options: SamServicesOptions): Promise<Sam
         API_GATEWAY_ENDPOINT: moto.url,
       },
       WebhookFanout: {
-        DELIVERY_QUEUE_URL: queues.deliveries,
+        DELIVERY_QUEUE_URLS: queues.deliveries,
         SUBSCRIPTIONS: JSON.stringify([
           { name: sampleSubscriber, events: ['plant.created'], format: 'plant' },
         ]),
@@ -162,7 +162,7 @@ export async function startSamServices(options: SamServicesOptions): Promise<Sam
       },
       ReplayStreamFailures: {
         STREAM_FAILURES_BUCKET: bucket,
-        DELIVERY_QUEUE_URL: queues.deliveries,
+        DELIVERY_QUEUE_URLS: queues.deliveries,
         SUBSCRIPTIONS: JSON.stringify([
           { name: sampleSubscriber, events: ['plant.created'], format: 'plant' },
         ]),

@@ -1,7 +1,6 @@
 /**
- * The replay's settings: the fan-out's (`DELIVERY_QUEUE_URL`, `SUBSCRIPTIONS`),
- * `STREAM_FAILURES_BUCKET`, where the kept batches are, and `S3_ENDPOINT` (optional; empty means
- * AWS's, and `sam local` points it at an emulator).
+ * The replay's settings: the fan-out's, `STREAM_FAILURES_BUCKET` (where the kept batches are) and
+ * `S3_ENDPOINT` (optional; empty means AWS's, and `sam local` points it at an emulator).
  */
 import { optional, readConfiguration, required } from '../shared/platform/configuration.ts';
 import { fanoutSettingsOf, fanoutVariables } from '../webhook-endpoints/fanout-dependencies.ts';

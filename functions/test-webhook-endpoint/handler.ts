@@ -5,10 +5,10 @@ import { readEndpointFunctionConfig } from '../webhook-endpoints/endpoint-config
 import { createHandler } from './create-handler.ts';
 
 const { variables, ...config } = readEndpointFunctionConfig('test-webhook-endpoint', {
-  DELIVERY_QUEUE_URL: required(),
+  DELIVERY_QUEUE_URLS: required(),
 });
 
 export const handler = createHandler({
   ...config,
-  deliveries: sqsDeliveryQueue(createSqsClient(), variables.DELIVERY_QUEUE_URL),
+  deliveries: sqsDeliveryQueue(createSqsClient(), variables.DELIVERY_QUEUE_URLS),
 });

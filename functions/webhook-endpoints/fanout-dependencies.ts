@@ -23,7 +23,7 @@ import { eventLogOf } from './webhook-log.ts';
  */
 export function fanoutVariables(environment: Readonly<Record<string, string | undefined>>) {
   return {
-    DELIVERY_QUEUE_URL: required(),
+    DELIVERY_QUEUE_URLS: required(),
     SUBSCRIPTIONS: parsed(parseSubscriptions),
     ...(isSet(environment, 'ENDPOINTS_TABLE_NAME')
       ? endpointStoreVariables
@@ -36,7 +36,7 @@ export function fanoutVariables(environment: Readonly<Record<string, string | un
 }
 
 export function fanoutSettingsOf(variables: {
-  readonly DELIVERY_QUEUE_URL: string;
+  readonly DELIVERY_QUEUE_URLS: string;
   readonly SUBSCRIPTIONS: Subscription[];
   readonly ENDPOINTS_TABLE_NAME?: string | undefined;
   readonly WEBHOOK_LOG_TABLE_NAME?: string | undefined;
@@ -44,7 +44,7 @@ export function fanoutSettingsOf(variables: {
 }) {
   const { ENDPOINTS_TABLE_NAME, WEBHOOK_LOG_TABLE_NAME } = variables;
   return {
-    deliveryQueueUrl: variables.DELIVERY_QUEUE_URL,
+    deliveryQueueUrls: variables.DELIVERY_QUEUE_URLS,
     subscriptions: variables.SUBSCRIPTIONS,
     ...(ENDPOINTS_TABLE_NAME === undefined || WEBHOOK_LOG_TABLE_NAME === undefined
       ? {}
@@ -76,13 +76,13 @@ function parseSubscriptions(text: string): Subscription[] {
 /** The fan-out's and the replay's dependencies; endpoints and the log where the stage has them. */
 export function fanoutDependenciesOf(
   settings: {
-    readonly deliveryQueueUrl: string;
+    readonly deliveryQueueUrls: string;
     readonly subscriptions: readonly Subscription[];
     readonly endpoints?: EndpointStoreSettings;
   },
   sqs: Pick<SQSClient, 'send'>,
 ): FanoutDependencies {
-  const deliveries = sqsDeliveryQueue(sqs, settings.deliveryQueueUrl);
+  const deliveries = sqsDeliveryQueue(sqs, settings.deliveryQueueUrls);
   if (settings.endpoints === undefined) {
     return { deliveries, subscriptions: fixedSubscriptions(settings.subscriptions) };
   }

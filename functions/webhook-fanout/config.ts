@@ -1,7 +1,6 @@
 /**
- * The fan-out's settings: `DELIVERY_QUEUE_URL`, `SUBSCRIPTIONS` (a JSON array of the stage's
- * subscribers, `{name, events, format}`), and the webhook endpoint stores (`ENDPOINTS_TABLE_NAME`,
- * `WEBHOOK_LOG_TABLE_NAME`, `DYNAMODB_ENDPOINT`).
+ * The fan-out's settings: `DELIVERY_QUEUE_URLS`, `SUBSCRIPTIONS` (the stage's subscribers, a JSON
+ * array of `{name, events, format}`), and the webhook endpoint stores' (`fanout-dependencies.ts`).
  */
 import { readConfiguration } from '../shared/platform/configuration.ts';
 import { fanoutSettingsOf, fanoutVariables } from '../webhook-endpoints/fanout-dependencies.ts';

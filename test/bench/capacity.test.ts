@@ -4,8 +4,12 @@ import { capacityTable, limitsList, modelSize, sizes } from '../../bench/capacit
 import { routes } from '../../functions/shared/http/routes.ts';
 import { bundleLimits } from '../../functions/shared/webhooks/delivery-message.ts';
 import { concurrentSendBatches } from '../../functions/shared/webhooks/delivery-queue.ts';
+import { defaultWebhookDeliveries, stages } from '../../infra/stages.ts';
 import { isEndpointRoute, plantsRouteShares } from '../../infra/throttling.ts';
-import { fanoutStreamSettings } from '../../infra/webhook-pipeline-settings.ts';
+import {
+  fanoutStreamSettings,
+  mappingMaximumConcurrency,
+} from '../../infra/webhook-pipeline-settings.ts';
 
 const figures = sizes.map(modelSize);
 
@@ -55,6 +59,42 @@ describe('npm run capacity', () => {
     );
     expect(medium?.webhooksLostPerSecond).toBe(0);
     expect(medium?.deliveriesPerSecond).toBe((medium?.eventsPerSecond ?? 0) * 2_000);
+  });
+});
+
+describe('what each size needs', () => {
+  it('finds L losing webhooks on prod as configured, and says what lifts it: more first-attempt queues, and raises', () => {
+    const large = figures[2];
+    const configured = stages.prod.webhookDeliveries ?? defaultWebhookDeliveries;
+    expect(large?.webhooksLostPerSecond).toBeGreaterThan(0);
+    expect(large?.limitsHit.join('; ')).toContain(
+      `${configured.concurrency} allowed on ${configured.queues} queue`,
+    );
+    const needs = large?.needs;
+    // More functions than the deliveries need, on as many queues as one mapping's 1,000 asks.
+    expect(needs?.webhookDeliveries.concurrency).toBeGreaterThan(large?.deliveryConcurrency ?? 0);
+    expect(needs?.webhookDeliveries.queues).toBe(
+      Math.ceil((needs?.webhookDeliveries.concurrency ?? 0) / mappingMaximumConcurrency),
+    );
+    // The account holds the deliveries and the rest.
+    expect(needs?.lambdaConcurrency).toBeGreaterThan(needs?.webhookDeliveries.concurrency ?? 0);
+    expect(needs?.tableWriteUnitsPerSecond).toBeGreaterThan(
+      large?.logTableWriteUnitsPerSecond ?? 0,
+    );
+    expect(large?.limitsHitWithNeeds).toEqual([]);
+  });
+
+  it('needs nothing at S, and at M only the webhook log’s write units', () => {
+    const [small, medium] = figures;
+    expect(small?.needs).toBeNull();
+    expect(small?.limitsHitWithNeeds).toEqual([]);
+    expect(medium?.needs).toMatchObject({
+      webhookDeliveries: stages.prod.webhookDeliveries ?? defaultWebhookDeliveries,
+      lambdaConcurrency: 1_000,
+      tableReadUnitsPerSecond: 40_000,
+    });
+    expect(medium?.needs?.tableWriteUnitsPerSecond).toBeGreaterThan(40_000);
+    expect(medium?.limitsHitWithNeeds).toEqual([]);
   });
 });
 

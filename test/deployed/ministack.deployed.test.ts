@@ -231,7 +231,7 @@ describe('what MiniStack built, read back through its AWS APIs', () => {
     }
   });
 
-  it('maps the stream to the fan-out and both queues to the delivery, each as the stack says', async () => {
+  it('maps the stream to the fan-out and every queue to the delivery, each as the stack says', async () => {
     const lambda = new LambdaClient({});
     try {
       const { EventSourceMappings: mappings = [] } = await lambda.send(
@@ -248,7 +248,8 @@ describe('what MiniStack built, read back through its AWS APIs', () => {
         DestinationConfig: { OnFailure: { Destination: expect.stringMatching(/^arn:aws:s3:::/) } },
       });
       const queues = mappings.filter((mapping) => mapping.EventSourceArn?.includes(':sqs:'));
-      expect(queues).toHaveLength(2);
+      // Dev's two first-attempt queues (`webhookDeliveries`) and the retries'.
+      expect(queues).toHaveLength((stages.dev.webhookDeliveries?.queues ?? 1) + 1);
       for (const mapping of queues) {
         expect(mapping).toMatchObject({
           State: 'Enabled',
@@ -308,7 +309,7 @@ describe('what MiniStack built, read back through its AWS APIs', () => {
     }
   });
 
-  it('makes the delivery and retry queues with their dead letters, and the secrets’ key', async () => {
+  it('makes the delivery queues and the retries’ with their dead letters, and the secrets’ key', async () => {
     const sqs = new SQSClient({});
     const kms = new KMSClient({});
     try {
@@ -322,12 +323,13 @@ describe('what MiniStack built, read back through its AWS APIs', () => {
         }),
       );
       const redriven = attributes.filter((queue) => queue.RedrivePolicy !== undefined);
-      expect(redriven).toHaveLength(2);
+      const deliveryQueues = stages.dev.webhookDeliveries?.queues ?? 1;
+      expect(redriven).toHaveLength(deliveryQueues + 1);
       for (const queue of redriven) {
         expect(JSON.parse(queue.RedrivePolicy as string)).toMatchObject({ maxReceiveCount: 5 });
         expect(queue.VisibilityTimeout).toBe('180');
       }
-      expect(attributes).toHaveLength(3);
+      expect(attributes).toHaveLength(deliveryQueues + 2);
       const { Keys = [] } = await kms.send(new ListKeysCommand({}));
       const keys = await Promise.all(
         Keys.map(

@@ -94,7 +94,7 @@ describe('the route events (one per route function)', () => {
       WEBHOOK_LOG_TABLE_NAME: endpointTables.log,
       SECRETS_KEY_ID: KeyMetadata?.KeyId ?? '',
       KMS_ENDPOINT: moto.url,
-      DELIVERY_QUEUE_URL: QueueUrl ?? '',
+      DELIVERY_QUEUE_URLS: QueueUrl ?? '',
       AWS_ACCESS_KEY_ID: 'testing',
       AWS_SECRET_ACCESS_KEY: 'testing',
       AWS_REGION: moto.region,

@@ -83,7 +83,7 @@ describe.each([stages.dev, stages.prod])('the PlantStore-$name stack', (stage) =
           DYNAMODB_ENDPOINT: 'http://172.29.213.1:8000',
           SECRETS_KEY_ID: 'arn:aws:kms:us-east-1:123456789012:key/local',
           KMS_ENDPOINT: 'http://172.29.213.1:2',
-          DELIVERY_QUEUE_URL: 'http://172.29.213.1:2/1/deliveries',
+          DELIVERY_QUEUE_URLS: 'http://172.29.213.1:2/1/deliveries',
           OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: '',
         },
         route: { TABLE_NAME: 'plants', DYNAMODB_ENDPOINT: 'http://172.29.213.1:8000' },
@@ -92,7 +92,7 @@ describe.each([stages.dev, stages.prod])('the PlantStore-$name stack', (stage) =
           TOKEN_AUDIENCE: 'local',
           JWKS_URI: 'http://172.29.213.1:1/jwks',
         },
-        WebhookFanout: { DELIVERY_QUEUE_URL: 'http://172.29.213.1:2/1/deliveries' },
+        WebhookFanout: { DELIVERY_QUEUE_URLS: 'http://172.29.213.1:2/1/deliveries' },
         DeliverWebhook: {
           RETRY_QUEUE_URL: 'http://172.29.213.1:2/1/retries',
           DEAD_LETTER_QUEUE_URL: 'http://172.29.213.1:2/1/dead-letters',
@@ -101,7 +101,7 @@ describe.each([stages.dev, stages.prod])('the PlantStore-$name stack', (stage) =
         },
         ReplayStreamFailures: {
           STREAM_FAILURES_BUCKET: 'stream-failures',
-          DELIVERY_QUEUE_URL: 'http://172.29.213.1:2/1/deliveries',
+          DELIVERY_QUEUE_URLS: 'http://172.29.213.1:2/1/deliveries',
           S3_ENDPOINT: 'http://172.29.213.1:2',
         },
       };

@@ -1,4 +1,5 @@
 /** Where deliveries wait for their attempt: SQS, or `npm start`'s stand-in, for every sender. */
+import { createHash } from 'node:crypto';
 import { SendMessageBatchCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { errorCodes } from '../errors/error-codes.ts';
 import { ApiError } from '../errors/errors.ts';
@@ -44,9 +45,8 @@ export interface DeliveryQueue {
 }
 
 /**
- * The SQS client of every sender. With `AWS_ENDPOINT_URL` (an emulator) it calls that endpoint,
- * whatever host a queue URL names (an emulator's name themselves); elsewhere the queue URL's host,
- * which in AWS is the regional endpoint.
+ * The SQS client of every sender: with `AWS_ENDPOINT_URL` (an emulator), that endpoint, whatever
+ * host a queue URL names; elsewhere the queue URL's host, in AWS the regional endpoint.
  */
 export function createSqsClient(): SQSClient {
   const sqs = new SQSClient(process.env.AWS_ENDPOINT_URL ? { useQueueUrlAsEndpoint: false } : {});
@@ -69,10 +69,7 @@ function withTraceparent(args: AwsCallArgs, operation: string, span: Span): AwsC
   };
 }
 
-/**
- * Batches in flight at once (the SDK's 50 sockets a client): ten events to 2,000 endpoints are
- * 2,000 bundles, 200 batches, queued in about 80 ms.
- */
+/** Batches in flight at once (the SDK's 50 sockets a client): 200 batches in about 80 ms. */
 export const concurrentSendBatches = 50;
 
 /** `messages` as queue messages: each subscriber's, in order, bundled within `bundleLimits`. */
@@ -101,12 +98,23 @@ export function bundlesOf(
 }
 
 /**
- * The delivery queue: each subscriber's messages bundled (`bundlesOf`), ten bundles to a
- * SendMessageBatch (SQS's limit), 50 batches at a time.
+ * Of the stage's delivery queues (`queueUrls`, a space between), the one that takes a
+ * subscriber's messages: always the same, so a subscriber's first attempts share one mapping.
  */
-export function sqsDeliveryQueue(sqs: Pick<SQSClient, 'send'>, queueUrl: string): DeliveryQueue {
+export function queueOf(queueUrls: readonly string[], subscriber: string): string {
+  if (queueUrls.length === 1) return queueUrls[0] as string;
+  const hash = createHash('sha256').update(subscriber).digest().readUInt32BE(0);
+  return queueUrls[hash % queueUrls.length] as string;
+}
+
+/**
+ * The delivery queues (`DELIVERY_QUEUE_URLS`): each subscriber's messages bundled (`bundlesOf`),
+ * on its queue (`queueOf`), ten bundles to a SendMessageBatch (SQS's limit), 50 at a time.
+ */
+export function sqsDeliveryQueue(sqs: Pick<SQSClient, 'send'>, queueUrls: string): DeliveryQueue {
+  const urls = queueUrls.split(' ');
   const sendBatch = async (
-    batch: readonly DeliveryMessage[][],
+    { queueUrl, batch }: { queueUrl: string; batch: readonly DeliveryMessage[][] },
     bodyOf: (message: DeliveryMessage) => string,
   ) => {
     // Within the invocation's time, as a store call is (`invocation-budget.ts`).
@@ -130,18 +138,20 @@ export function sqsDeliveryQueue(sqs: Pick<SQSClient, 'send'>, queueUrl: string)
       const bodies = new Map(messages.map((message) => [message, deliveryMessageBody(message)]));
       const bodyOf = (message: DeliveryMessage) => bodies.get(message) as string;
       const bundles = bundlesOf(messages, bodyOf);
-      const batches: DeliveryMessage[][][] = [];
-      for (let start = 0; start < bundles.length; start += 10) {
-        batches.push(bundles.slice(start, start + 10));
-      }
+      const byQueue = Map.groupBy(bundles, ([first]) => queueOf(urls, first?.subscriber ?? ''));
+      const batches = [...byQueue].flatMap(([queueUrl, queued]) =>
+        Array.from({ length: Math.ceil(queued.length / 10) }, (_, index) => {
+          return { queueUrl, batch: queued.slice(10 * index, 10 * index + 10) };
+        }),
+      );
       const unsent: DeliveryMessage[] = [];
       // Refused for good only when SQS blamed the sender for every message it did not take: an
       // entry it failed on its side, or a request that failed whole, may be sent again.
       let mayBeSentAgain = 0;
       let code: string | undefined;
-      await forEachConcurrently(batches, concurrentSendBatches, async (batch) => {
+      await forEachConcurrently(batches, concurrentSendBatches, async ({ queueUrl, batch }) => {
         try {
-          for (const entry of await sendBatch(batch, bodyOf)) {
+          for (const entry of await sendBatch({ queueUrl, batch }, bodyOf)) {
             const bundle = batch[Number(entry.Id)] as DeliveryMessage[];
             unsent.push(...bundle);
             if (entry.SenderFault !== true) mayBeSentAgain += bundle.length;

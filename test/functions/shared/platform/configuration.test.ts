@@ -40,7 +40,7 @@ describe('readConfiguration', () => {
       readConfiguration(
         'deliver-webhook',
         {
-          DELIVERY_QUEUE_URL: required('the delivery queue'),
+          DELIVERY_QUEUE_URLS: required('the delivery queue'),
           SUBSCRIBERS: parsed(parseJson(v.array(v.unknown()), 'a JSON array')),
           PORT: parsed((text) => {
             if (!/^[0-9]+$/.test(text)) throw new Error('must be digits');
@@ -55,7 +55,7 @@ describe('readConfiguration', () => {
       ),
     );
     expect(problems).toEqual([
-      'DELIVERY_QUEUE_URL is required: the delivery queue.',
+      'DELIVERY_QUEUE_URLS is required: the delivery queue.',
       'SUBSCRIBERS must be a JSON array, got "{"not": "a list"}".',
       'PORT must be digits, got " 80".',
       // A secret's value is never shown.
@@ -65,7 +65,7 @@ describe('readConfiguration', () => {
 
   it('starts its message with the owner, so a failed cold start says which function', () => {
     expect(() =>
-      readConfiguration('webhook-fanout', { DELIVERY_QUEUE_URL: required() }, {}),
-    ).toThrow('webhook-fanout: DELIVERY_QUEUE_URL is required.');
+      readConfiguration('webhook-fanout', { DELIVERY_QUEUE_URLS: required() }, {}),
+    ).toThrow('webhook-fanout: DELIVERY_QUEUE_URLS is required.');
   });
 });

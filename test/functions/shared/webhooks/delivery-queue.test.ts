@@ -2,11 +2,13 @@ import { describe, expect, it } from '@jest/globals';
 import { ApiError } from '../../../../functions/shared/errors/errors.ts';
 import {
   bundleLimits,
+  type DeliveryMessage,
   firstDeliveryMessage,
   parseDeliveryMessages,
 } from '../../../../functions/shared/webhooks/delivery-message.ts';
 import {
   bundlesOf,
+  queueOf,
   sqsDeliveryQueue,
   unsentOf,
 } from '../../../../functions/shared/webhooks/delivery-queue.ts';
@@ -127,5 +129,52 @@ describe('the delivery queue', () => {
       bundles.flat(),
     );
     expect(unsentOf(failure, messages)).toEqual(bundles[1]);
+  });
+
+  it("puts each subscriber's bundles on one of the stage's queues, always the same, and every queue gets its share", async () => {
+    const urls = ['q1', 'q2', 'q3'];
+    const sent: { QueueUrl: string; subscribers: string[] }[] = [];
+    const queue = sqsDeliveryQueue(
+      {
+        send: async (command: {
+          input: { QueueUrl: string; Entries: { MessageBody: string }[] };
+        }) => {
+          const { QueueUrl, Entries } = command.input;
+          const subscribers = Entries.flatMap((entry) =>
+            parseDeliveryMessages(entry.MessageBody, 0).map(
+              (one) => (one as DeliveryMessage).subscriber,
+            ),
+          );
+          sent.push({ QueueUrl, subscribers });
+          return {};
+        },
+      } as never,
+      urls.join(' '),
+    );
+    // 300 subscribers, 12 events each: two bundles a subscriber.
+    const messages = Array.from({ length: 12 }, (_, event) =>
+      Array.from({ length: 300 }, (_, subscriber) =>
+        firstDeliveryMessage({ webhookId: `msg_${event}`, payload: '{}' }, `ep_${subscriber}`, 0),
+      ),
+    ).flat();
+    await queue.send(messages);
+    const queuesOf = new Map<string, Set<string>>();
+    for (const { QueueUrl, subscribers } of sent) {
+      expect(subscribers.length).toBeLessThanOrEqual(10 * bundleLimits.messages);
+      for (const subscriber of subscribers) {
+        queuesOf.set(subscriber, (queuesOf.get(subscriber) ?? new Set()).add(QueueUrl));
+        expect(QueueUrl).toBe(queueOf(urls, subscriber));
+      }
+    }
+    expect(queuesOf.size).toBe(300);
+    for (const queues of queuesOf.values()) expect(queues.size).toBe(1);
+    expect(sent.reduce((sum, batch) => sum + batch.subscribers.length, 0)).toBe(3_600);
+    // Each queue about a third of the subscribers (a hash of 300 names: within 80 to 120).
+    for (const url of urls) {
+      const share = [...queuesOf.values()].filter((queues) => queues.has(url)).length;
+      expect([url, share >= 80 && share <= 120]).toEqual([url, true]);
+    }
+    // One URL: that queue, whatever the subscriber.
+    expect(queueOf(['only'], 'ep_1')).toBe('only');
   });
 });
