@@ -76,6 +76,7 @@ export const latencies = {
 /** The quotas of the account that Service Quotas raises, and a stage's first attempts. */
 export interface Setup {
   readonly webhookDeliveries: WebhookDeliveriesConfig;
+  readonly apiRequestsPerSecond: number;
   readonly lambdaConcurrency: number;
   readonly tableWriteUnitsPerSecond: number;
   readonly tableReadUnitsPerSecond: number;
@@ -84,6 +85,7 @@ export interface Setup {
 /** `PlantStore-prod` as `infra/stages.ts` configures it, in an account of AWS's defaults. */
 export const prodSetup: Setup = {
   webhookDeliveries: stages.prod.webhookDeliveries ?? defaultWebhookDeliveries,
+  apiRequestsPerSecond: awsLimits.accountRequestsPerSecond,
   lambdaConcurrency: awsLimits.lambdaConcurrency,
   tableWriteUnitsPerSecond: awsLimits.tableWriteUnitsPerSecond,
   tableReadUnitsPerSecond: awsLimits.tableReadUnitsPerSecond,
@@ -197,21 +199,25 @@ export function modelSize(size: Size): SizeFigures {
 }
 
 /**
- * What a size needs, with a quarter's headroom, where the setup has less: deliveries'
- * functions (and a queue per mapping's 1,000), the account's concurrency, each table's units.
+ * What a size needs, with a quarter's headroom, where the setup has less: deliveries' functions
+ * (a queue per mapping's 1,000, shared evenly), the account's requests and concurrency (the
+ * deliveries' maximum beside the rest), each table's units.
  */
 function needsOf(figures: SetupFigures, setup: Setup): Setup | null {
-  const headroom = (value: number, step: number) => Math.ceil((1.25 * value) / step) * step;
-  const deliveries = headroom(figures.deliveryDemand, 100);
+  // Rounded to a millionth first: 100,000.00000000001 read units need 125,000, not 126,000.
+  const up = (value: number, step: number) => Math.ceil(Number(value.toFixed(6)) / step) * step;
+  const headroom = (value: number, step: number) => up(1.25 * value, step);
+  const wanted = 1.25 * figures.deliveryDemand;
+  const queues = Math.ceil(wanted / mappingMaximumConcurrency);
   const webhookDeliveries =
-    figures.deliveryDemand > setup.webhookDeliveries.concurrency
-      ? { concurrency: deliveries, queues: Math.ceil(deliveries / mappingMaximumConcurrency) }
+    figures.deliveryDemand > figures.deliveryMaximum
+      ? { concurrency: up(wanted / queues, 10) * queues, queues }
       : setup.webhookDeliveries;
-  const others = figures.lambdaConcurrency - figures.deliveryConcurrency;
-  const lambda = 1.25 * others + webhookDeliveries.concurrency;
+  const lambda = 1.25 * figures.otherConcurrency + webhookDeliveries.concurrency;
   const needs = {
     webhookDeliveries,
-    lambdaConcurrency: Math.max(setup.lambdaConcurrency, Math.ceil(lambda / 1_000) * 1_000),
+    apiRequestsPerSecond: Math.max(setup.apiRequestsPerSecond, figures.stageBudgetPerSecond),
+    lambdaConcurrency: Math.max(setup.lambdaConcurrency, up(lambda, 1_000)),
     tableWriteUnitsPerSecond:
       figures.logTableWriteUnitsPerSecond > setup.tableWriteUnitsPerSecond
         ? headroom(figures.logTableWriteUnitsPerSecond, 1_000)
@@ -225,8 +231,15 @@ function needsOf(figures: SetupFigures, setup: Setup): Setup | null {
   return same ? null : needs;
 }
 
-/** What the model finds for one setup; `deliveryDemand`: the functions the deliveries need. */
-type SetupFigures = Omit<SizeFigures, 'needs' | 'limitsHitWithNeeds'> & { deliveryDemand: number };
+/**
+ * What the model finds for one setup, and the functions the deliveries need (`deliveryDemand`),
+ * may take (`deliveryMaximum`), and the others' beside them.
+ */
+type SetupFigures = Omit<SizeFigures, 'needs' | 'limitsHitWithNeeds'> & {
+  readonly deliveryDemand: number;
+  readonly deliveryMaximum: number;
+  readonly otherConcurrency: number;
+};
 
 /** The model at one size, for a setup. */
 function modelSetup(size: Size, setup: Setup): SetupFigures {
@@ -348,16 +361,22 @@ function modelSetup(size: Size, setup: Setup): SetupFigures {
       `deliveries: ${round(deliveryDemand)} functions needed, ${round(deliveryMaximum)} allowed on ${queues} ${queues === 1 ? 'queue' : 'queues'} (\`webhookDeliveries\`); the backlog grows until its 4 days run out`,
     );
   }
-  const routeConcurrency = size.requestsPerSecond * latencies.routeFunctionSeconds;
-  const lambdaConcurrency =
-    deliveryConcurrency +
-    routeConcurrency +
+  // The account holds the rest beside the deliveries' maximum, or slow endpoints throttle them.
+  const otherConcurrency =
+    size.requestsPerSecond * latencies.routeFunctionSeconds +
     authorizerPerSecond * latencies.authorizerWarmSeconds +
     streamShards +
     retryMaximumConcurrency;
-  if (lambdaConcurrency > setup.lambdaConcurrency) {
+  const lambdaConcurrency = deliveryConcurrency + otherConcurrency;
+  if (deliveryMaximum + otherConcurrency > setup.lambdaConcurrency) {
     limitsHit.push(
-      `Lambda: ${Math.round(lambdaConcurrency).toLocaleString('en-US')} concurrent of the account's ${setup.lambdaConcurrency.toLocaleString('en-US')}; the routes and the authorizer are throttled`,
+      `Lambda: the routes, the authorizer, the fan-out and the retries need ${round(otherConcurrency)} beside the deliveries' ${round(deliveryMaximum)}, of the account's ${setup.lambdaConcurrency.toLocaleString('en-US')}; slow endpoints would throttle them`,
+    );
+  }
+  const budget = stageBudget(size).rateLimit;
+  if (budget > setup.apiRequestsPerSecond) {
+    limitsHit.push(
+      `API Gateway: the stage's budget of ${round(budget)} requests/s past the account's ${round(setup.apiRequestsPerSecond)} (its bursts refused)`,
     );
   }
 
@@ -447,6 +466,8 @@ function modelSetup(size: Size, setup: Setup): SetupFigures {
     costPerMillionDeliveries,
     limitsHit,
     deliveryDemand,
+    deliveryMaximum,
+    otherConcurrency,
   };
 }
 
@@ -506,9 +527,10 @@ export function capacityTable(figures: readonly SizeFigures[]): string {
       const { concurrency, queues } = (size.needs ?? prodSetup).webhookDeliveries;
       return `${round(concurrency)}, ${queues}`;
     }),
-    row('needs: account Lambda concurrency', (size) =>
-      round((size.needs ?? prodSetup).lambdaConcurrency),
-    ),
+    row('needs: account API requests/s, Lambda concurrency', (size) => {
+      const needs = size.needs ?? prodSetup;
+      return `${round(needs.apiRequestsPerSecond)}, ${round(needs.lambdaConcurrency)}`;
+    }),
     row('needs: a table’s write, read units/s', (size) => {
       const needs = size.needs ?? prodSetup;
       return `${round(needs.tableWriteUnitsPerSecond)}, ${round(needs.tableReadUnitsPerSecond)}`;
@@ -523,7 +545,7 @@ export function limitsList(figures: readonly SizeFigures[]): string {
   return figures
     .flatMap((size) => [
       `${size.name}: ${listed(size.limitsHit)}.`,
-      ...(size.needs === null
+      ...(size.limitsHit.length === 0
         ? []
         : [`${size.name} with what it needs: ${listed(size.limitsHitWithNeeds)}.`]),
     ])

@@ -3,12 +3,13 @@
  * start against its CDK-default build and the SDK's floor, the create function's bundling levers
  * and warm path, the authorizer, the local API under load, the webhook delay, the fan-out to
  * 1,000 endpoints and a delivery's CPU, written to `.data/bench/results.json` and reported (`report.ts`). `--quick`
- * takes fewer samples; `npm run bench:retries` and `npm run cost` are apart. Every server a
+ * takes fewer samples, `--steady-processes N` more processes for tracing's steady state; `npm run bench:retries` and `npm run cost` are apart. Every server a
  * section starts is stopped when it ends, also when it fails.
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, release, totalmem } from 'node:os';
 import { join } from 'node:path';
+import { parseArgs } from 'node:util';
 import { startMotoServer } from '../beds/moto-server.ts';
 import { functionDisplayName } from '../functions/shared/http/routes.ts';
 import { startDynamoDbLocal } from '../local/dynamodb-local.ts';
@@ -26,20 +27,27 @@ import { round } from './statistics.ts';
 import { measureWebhookEndpoints } from './webhook-endpoints.ts';
 import { measureWebhookLoad } from './webhooks.ts';
 
-const quick = process.argv.includes('--quick');
+const { values: flags } = parseArgs({
+  options: { quick: { type: 'boolean' }, 'steady-processes': { type: 'string' } },
+});
+const quick = flags.quick === true;
 const sampling: Sampling = {
   coldStartRuns: quick ? 5 : 31,
   // Long and many enough that one noisy second cannot move the median ratio (the spread printed
   // with each ratio shows how much the rounds disagreed).
   warmRounds: quick ? 1 : 15,
   warmRoundMilliseconds: quick ? 500 : 1000,
-  // Three processes a build, a quarter second each a block; an odd count of blocks, so that the
-  // median ratio is the middle one.
-  steadyProcesses: quick ? 1 : 3,
+  // Three processes a build (`--steady-processes N` for more: a build's own processes differ by a
+  // few per cent, which more of them average out), a quarter second each a block; an odd count of
+  // blocks, so that the median ratio is the middle one.
+  steadyProcesses: Number(flags['steady-processes'] ?? (quick ? 1 : 3)),
   steadyBlocks: quick ? 5 : 41,
   steadyInvocationsPerBlock: quick ? 200 : 500,
   authorizerMilliseconds: quick ? 500 : 2000,
 };
+if (!Number.isInteger(sampling.steadyProcesses) || sampling.steadyProcesses < 1) {
+  throw new Error('--steady-processes takes a whole number, 1 or more.');
+}
 const endToEndSeconds = quick ? 2 : 10;
 const listedPlants = quick ? 1_000 : 10_000;
 /** Endpoints at the medium size of `npm run capacity`: an event, and a stream batch, to 2,000. */

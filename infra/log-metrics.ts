@@ -106,7 +106,7 @@ export function addBusinessMetrics(monitoring: MetricsScope, props: MetricsProps
 
 /**
  * Every function's cold starts (`platform.report` lines) on the dashboard; a p99 alarm for each a
- * client waits on, by quarter hours (cold starts are sparse): two in 45 minutes are a regression.
+ * client waits on: a quarter hour holds enough for a p99, and two such of three are a regression.
  */
 export function addInitDurations(monitoring: MetricsScope, props: MetricsProps): void {
   const metrics = props.functions.map(({ name, logGroup, role }) => {

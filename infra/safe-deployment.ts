@@ -37,7 +37,8 @@ export interface GradualDeploymentProps {
 
 /**
  * A function behind the alias `live`, each new version shifted by CodeDeploy (10 % for 5 minutes)
- * and rolled back on alarms that count the new version alone: the old one's faults roll nothing.
+ * and rolled back on alarms that count the new version alone (`ExecutedVersion`, each log line's
+ * `functionVersion`): a fault of the old version rolls nothing back.
  */
 export class GradualDeployment extends Construct {
   readonly alias: Alias;

@@ -16,10 +16,11 @@ export const mappingMaximumConcurrency = 1_000;
 
 /** A first-attempt queue's mapping maximum: past it, messages wait in the queue, late, not lost. */
 export function deliveryMappingConcurrency({ concurrency, queues }: WebhookDeliveriesConfig) {
-  const each = Math.floor(concurrency / queues);
-  if (Number.isInteger(queues) && each >= 2 && each <= mappingMaximumConcurrency) return each;
+  const each = concurrency / queues;
+  const even = Number.isInteger(queues) && Number.isInteger(each);
+  if (even && each >= 2 && each <= mappingMaximumConcurrency) return each;
   throw new Error(
-    `webhookDeliveries: ${concurrency} functions on ${queues} queues is ${each} a mapping; a mapping takes 2 to ${mappingMaximumConcurrency} (add queues).`,
+    `webhookDeliveries: ${concurrency} functions on ${queues} queues; each queue's mapping takes an even, whole share of 2 to ${mappingMaximumConcurrency} (add queues).`,
   );
 }
 
@@ -32,7 +33,7 @@ export const workQueueSettings = {
 /** DeadLetters: kept as long as SQS allows, for someone to look and redrive. */
 export const deadLetterQueueSettings = { retentionSeconds: 14 * 24 * 3600 } as const;
 
-/** Both SQS mappings of the delivery function: ten messages to an invocation. */
+/** Every SQS mapping of the delivery function: ten messages to an invocation. */
 export const deliveryBatchSize = 10;
 
 /**

@@ -59,7 +59,8 @@ type Pin = { readonly version: number } | 'below-clock' | 'from-clock';
 
 /**
  * Applies `change` to plant `id` if `If-Match` names its version and `If-None-Match` does not
- * (RFC 9110 §13.2.2). @throws PlantNotFoundError, ApiError 41200, or StoreUnavailableError
+ * (RFC 9110 §13.2.2). @throws PlantNotFoundError (no upsert), ApiError 41200, or
+ * StoreUnavailableError, also when the plant kept changing under a `*` change.
  */
 export async function updatePlant(
   id: bigint,

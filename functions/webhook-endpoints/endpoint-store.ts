@@ -1,6 +1,7 @@
 /**
  * The endpoints table: each endpoint under its owner, so no client finds another's; reads are
- * strongly consistent. A client's changes are in `endpoint-changes.ts`.
+ * strongly consistent. The delivery writes `failingSince` (and a disable) conditionally; a
+ * client's changes are in `endpoint-changes.ts`.
  */
 import { GetCommand, type NativeAttributeValue, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import {

@@ -1,6 +1,7 @@
 /**
  * The fan-out's list of who hears what, in the webhook log. Every change writes its entry and
- * counts a change before the answer; the fan-out reads the count (consistently) every batch.
+ * counts a change before the answer; the fan-out reads the count (consistently) every batch, so
+ * an event after a create's answer always reaches the new endpoint.
  */
 import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { conditionFailed, sendToStore, updateIf } from '../shared/platform/dynamodb.ts';

@@ -1,6 +1,7 @@
 /**
  * The bundles' credential provider: Lambda gives a function its role's credentials in the
  * environment, and the chain's other links were a third of a bundle (docs/decisions/bundling.md).
+ * The sources keep the SDK's full chain.
  */
 import { fromEnv } from '@aws-sdk/credential-provider-env';
 import {

@@ -170,7 +170,11 @@ describe('PlantWebhooks with subscribers', () => {
     });
     // More than one mapping's 1,000 on a queue is refused before anything is deployed.
     expect(() => synthesizeWebhooks(false, { concurrency: 2_400, queues: 2 })).toThrow(
-      'webhookDeliveries: 2400 functions on 2 queues is 1200 a mapping; a mapping takes 2 to 1000 (add queues).',
+      "webhookDeliveries: 2400 functions on 2 queues; each queue's mapping takes an even, whole share of 2 to 1000 (add queues).",
+    );
+    // Shared evenly or refused: 1,000 on 3 queues would be 999 in all, not what the stage says.
+    expect(() => synthesizeWebhooks(false, { concurrency: 1_000, queues: 3 })).toThrow(
+      '1000 functions on 3 queues',
     );
   });
 

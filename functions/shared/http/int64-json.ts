@@ -29,8 +29,7 @@ export function parseJsonWithInt64(text: string, key: string): unknown {
 
 /**
  * The source text of the last `key` number of the root object (as `JSON.parse` keeps the last).
- * A loop, not a reviver, whose recursion runs out of stack near 2,500 levels of nesting (a 16 KiB
- * body can nest 8,000 deep in a field the API ignores).
+ * A loop, not a reviver: its recursion overflows near 2,500 levels, and 16 KiB can nest 8,000.
  */
 function findRootMemberSource(text: string, key: string): string | undefined {
   let depth = 0;

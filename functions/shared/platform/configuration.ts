@@ -1,7 +1,6 @@
 /**
- * The one way configuration is read from the environment, by every function and `npm start`:
- * required, optional or defaulted variables, maybe parsed; a blank one is not set, and every
- * problem is named in one error, so a cold start fails once with the whole story.
+ * The one way every function and `npm start` read the environment: required, optional or
+ * defaulted variables, maybe parsed; a blank one is unset, and one error names every problem.
  */
 import * as v from 'valibot';
 

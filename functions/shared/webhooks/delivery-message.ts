@@ -19,7 +19,7 @@ export interface DeliveryMessage extends Webhook {
   readonly dueAt: number;
   /** How often in a row this attempt was put off, its store not answering (none: absent). */
   readonly putOffs?: number;
-  /** A first attempt moved to the retry queue (its endpoint failing), made there, not moved. */
+  /** A first attempt moved to the retry queue, its endpoint failing; never moved again. */
   readonly sidelined?: true;
   /** When the event was first queued, in milliseconds since the epoch. */
   readonly queuedAt: number;

@@ -112,7 +112,7 @@ export function queueOf(queueUrls: readonly string[], subscriber: string): strin
  * on its queue (`queueOf`), ten bundles to a SendMessageBatch (SQS's limit), 50 at a time.
  */
 export function sqsDeliveryQueue(sqs: Pick<SQSClient, 'send'>, queueUrls: string): DeliveryQueue {
-  const urls = queueUrls.split(' ');
+  const urls = queueUrls.trim().split(/\s+/);
   const sendBatch = async (
     { queueUrl, batch }: { queueUrl: string; batch: readonly DeliveryMessage[][] },
     bodyOf: (message: DeliveryMessage) => string,

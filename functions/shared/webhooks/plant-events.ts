@@ -90,7 +90,7 @@ export interface Webhook {
 
 /**
  * An event's `webhook-id`, the same on every retry, with the plant's version in it: Standard
- * Webhooks signs no other header, and the `plant` format's body has no version.
+ * Webhooks signs only the id, the timestamp and the body, and the `plant` body has no version.
  */
 export function webhookIdOf(eventId: string, version: number): string {
   return `msg_${eventId}_v${version}`;
