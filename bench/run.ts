@@ -39,8 +39,8 @@ const sampling: Sampling = {
   warmRounds: quick ? 1 : 15,
   warmRoundMilliseconds: quick ? 500 : 1000,
   // Eight processes a build (`--steady-processes N`): a build's own processes differ by a few per
-  // cent, and with three the control came out up to 3 % from itself, with eight 1.00. A quarter
-  // second each a block; an odd count of blocks, so that the median ratio is the middle one.
+  // cent, and with three the control came out up to 3 % from itself, with eight within 1 %. A
+  // quarter second each a block; an odd count of blocks, so that the median ratio is the middle one.
   steadyProcesses: Number(flags['steady-processes'] ?? (quick ? 1 : 8)),
   steadyBlocks: quick ? 5 : 41,
   steadyInvocationsPerBlock: quick ? 200 : 500,
