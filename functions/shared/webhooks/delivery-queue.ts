@@ -1,5 +1,4 @@
 /** Where deliveries wait for their attempt: SQS, or `npm start`'s stand-in, for every sender. */
-import { createHash } from 'node:crypto';
 import { SendMessageBatchCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { errorCodes } from '../errors/error-codes.ts';
 import { ApiError } from '../errors/errors.ts';
@@ -98,13 +97,14 @@ export function bundlesOf(
 }
 
 /**
- * Of the stage's delivery queues (`queueUrls`, a space between), the one that takes a
- * subscriber's messages: always the same, so a subscriber's first attempts share one mapping.
+ * Of the stage's delivery queues, the one that takes a subscriber's messages, by FNV-1a (cheap: a
+ * fan-out batch at L hashes 200,000 bundles): always the same, so they share one mapping.
  */
 export function queueOf(queueUrls: readonly string[], subscriber: string): string {
   if (queueUrls.length === 1) return queueUrls[0] as string;
-  const hash = createHash('sha256').update(subscriber).digest().readUInt32BE(0);
-  return queueUrls[hash % queueUrls.length] as string;
+  let hash = 2166136261;
+  for (const char of subscriber) hash = Math.imul(hash ^ (char.codePointAt(0) ?? 0), 16777619);
+  return queueUrls[(hash >>> 0) % queueUrls.length] as string;
 }
 
 /**
