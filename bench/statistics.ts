@@ -1,5 +1,6 @@
 /**
- * The few statistics the benchmark reports: medians and 90th percentiles of small samples.
+ * The few statistics the benchmark reports: medians and 90th percentiles of small samples; and a
+ * seeded generator, for an order (or a fault plan) that a run can replay.
  */
 
 /** A sample summarised; times in milliseconds unless the field says otherwise. */
@@ -32,4 +33,16 @@ export function summarize(values: readonly number[]): Summary {
 export function round(value: number, digits = 1): number {
   const factor = 10 ** digits;
   return Math.round(value * factor) / factor;
+}
+
+/** mulberry32: a small, well-mixed 32-bit generator, enough to replay a run. */
+export function seededRandom(seed: number): () => number {
+  let state = seed >>> 0;
+  return () => {
+    state = (state + 0x6d2b79f5) >>> 0;
+    let mixed = state;
+    mixed = Math.imul(mixed ^ (mixed >>> 15), mixed | 1);
+    mixed ^= mixed + Math.imul(mixed ^ (mixed >>> 7), mixed | 61);
+    return ((mixed ^ (mixed >>> 14)) >>> 0) / 4_294_967_296;
+  };
 }

@@ -5,8 +5,7 @@
 import { type ChildProcess, fork } from 'node:child_process';
 import { closeSync, openSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { seededRandom } from '../test/faults/fault-plan.ts';
-import { round } from './statistics.ts';
+import { round, seededRandom } from './statistics.ts';
 
 const runnerPath = fileURLToPath(new URL('./warm-runner.mjs', import.meta.url));
 

@@ -1,5 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
-import { planFaults, seededRandom } from './fault-plan.ts';
+import { seededRandom } from '../../bench/statistics.ts';
+import { planFaults } from './fault-plan.ts';
 
 describe('a fault plan', () => {
   it('is the same for the same seed, and another for another seed', () => {

@@ -2,6 +2,7 @@
  * The faults of one seeded run, decided before it starts: the same seed gives the same faults at
  * the same moments, so a failing run can be replayed (`npm run test:faults -- --seed <seed>`).
  */
+import { seededRandom } from '../../bench/statistics.ts';
 
 /** A fault and when it strikes, in milliseconds from the workload's start. */
 export type Fault =
@@ -28,18 +29,6 @@ export type Operation =
   | { readonly kind: 'delete' }
   | { readonly kind: 'describe-endpoint'; readonly endpoint: number }
   | { readonly kind: 'recover'; readonly endpoint: number };
-
-/** mulberry32: a small, well-mixed 32-bit generator, enough to replay a run. */
-export function seededRandom(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let mixed = state;
-    mixed = Math.imul(mixed ^ (mixed >>> 15), mixed | 1);
-    mixed ^= mixed + Math.imul(mixed ^ (mixed >>> 7), mixed | 61);
-    return ((mixed ^ (mixed >>> 14)) >>> 0) / 4_294_967_296;
-  };
-}
 
 export interface FaultPlan {
   readonly faults: readonly Fault[];
